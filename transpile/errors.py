@@ -1,0 +1,30 @@
+"""Errors raised by transpile. Every refusal names the user's file:line and the construct."""
+
+
+class TranspileError(Exception):
+    """A function could not be transformed.
+
+    The message names the user's source location (file:line), the construct that was refused,
+    and what to do instead.
+    """
+
+    def __init__(self, message, filename=None, lineno=None, construct=None, hint=None):
+        self.filename = filename
+        self.lineno = lineno
+        self.construct = construct
+        self.hint = hint
+        where = f"{filename}:{lineno}: " if filename else ""
+        text = f"{where}{message}"
+        if construct:
+            text += f"\n    construct: {construct}"
+        if hint:
+            text += f"\n    hint: {hint}"
+        super().__init__(text)
+
+
+class UnsupportedSyntax(TranspileError):
+    """The function uses Python syntax outside the supported subset."""
+
+
+class NoRuleError(TranspileError):
+    """A called object has neither Python source nor a registered rule."""
