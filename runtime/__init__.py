@@ -1,0 +1,7 @@
+"""What generated code calls at run time. Generated files do `import runtime as rt`."""
+from runtime.broadcasting import (astype, broadcast_like, cast_like, clip_mask, extremum_mask,
+                                  identity, mT, reduced_count, select_weight, stop_gradient,
+                                  sum_grad, unbroadcast)
+from runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left,
+                              dot_vjp_right, getitem_vjp, matmul_vjp_left, matmul_vjp_right,
+                              put_axis, take_axis, transpose_inverse)

@@ -1,0 +1,106 @@
+"""Broadcasting helpers called by generated derivative code.
+
+`unbroadcast` and `broadcast_like` are each other's transpose: reverse mode sums a cotangent
+back to an argument's shape; forward mode broadcasts a tangent up to the result's shape.
+"""
+import numpy as np
+
+
+def unbroadcast(g, x):
+    """Sum g over the axes along which x was broadcast, so the result has x's shape/dtype."""
+    shape = np.shape(x)
+    gshape = np.shape(g)
+    if gshape == shape:
+        return g
+    extra = len(gshape) - len(shape)
+    axes = tuple(range(extra)) + tuple(
+        i + extra for i, n in enumerate(shape) if n == 1 and gshape[i + extra] != 1)
+    out = np.sum(g, axis=axes) if axes else g
+    return np.reshape(out, shape)
+
+
+def broadcast_like(t, like):
+    """Broadcast t to the shape of `like` (a no-op when the shapes already agree)."""
+    shape = np.shape(like)
+    if np.shape(t) == shape:
+        return t
+    return np.broadcast_to(t, shape)
+
+
+def _norm_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim for a in axis))
+    return (axis % ndim,)
+
+
+def sum_grad(ct, x, axis=None, keepdims=False):
+    """Broadcast the cotangent of a reduction over `axis` back to x's shape."""
+    shape = np.shape(x)
+    if not keepdims:
+        for a in _norm_axes(axis, len(shape)):
+            ct = np.expand_dims(ct, a)
+    return np.broadcast_to(ct, shape)
+
+
+def reduced_count(x, axis=None):
+    """How many elements of x each reduction output combines."""
+    shape = np.shape(x)
+    n = 1
+    for a in _norm_axes(axis, len(shape)):
+        n *= shape[a]
+    return n
+
+
+def extremum_mask(x, ans, axis=None, keepdims=False):
+    """Weights that share a max/min's cotangent equally among the tied maximal entries."""
+    hit = np.asarray(x) == sum_grad(ans, x, axis, keepdims)
+    count = np.sum(hit, axis=_norm_axes(axis, np.ndim(x)), keepdims=True)
+    return (hit / count).astype(np.result_type(x, ans))
+
+
+def select_weight(x, y):
+    """d maximum(x, y)/dx: 1 where x > y, 1/2 on ties, 0 elsewhere (dtype of the result)."""
+    dtype = np.result_type(x, y)
+    if not np.issubdtype(dtype, np.inexact):
+        dtype = np.float64
+    return np.where(np.greater(x, y), dtype.type(1), np.where(np.equal(x, y), dtype.type(0.5), dtype.type(0)))
+
+
+def clip_mask(x, lo, hi):
+    """1 where lo <= x <= hi (the clip passes x through), else 0; in x's dtype."""
+    x = np.asarray(x)
+    inside = np.ones(x.shape, dtype=bool)
+    if lo is not None:
+        inside &= x >= lo
+    if hi is not None:
+        inside &= x <= hi
+    dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+    return inside.astype(dtype)
+
+
+def cast_like(t, x):
+    """Cast t to x's dtype (adjoints and tangents keep their primal's dtype)."""
+    dtype = np.result_type(x)
+    if np.result_type(t) == dtype:
+        return t
+    return np.asarray(t).astype(dtype)
+
+
+def astype(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+def mT(x):
+    """Swap the last two axes (matrix transpose of a stack of matrices)."""
+    return np.swapaxes(x, -1, -2)
+
+
+def identity(x):
+    return x
+
+
+def stop_gradient(x):
+    """Returns x; derivatives do not flow through it."""
+    return x
