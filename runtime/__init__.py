@@ -5,3 +5,6 @@ from runtime.broadcasting import (astype, broadcast_like, cast_like, clip_mask, 
 from runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left,
                               dot_vjp_right, getitem_vjp, matmul_vjp_left, matmul_vjp_right,
                               put_axis, take_axis, transpose_inverse)
+from runtime.helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
+                             cumsum_vjp, diagonal_vjp, expand_last, getitem, log_base,
+                             tile_vjp, transpose_back)

@@ -16,6 +16,8 @@ class TreeDef:
     def num_leaves(self):
         if self.kind == "leaf":
             return 1
+        if self.kind == "static":
+            return 0
         return sum(c.num_leaves for c in self.children)
 
     def __repr__(self):
@@ -23,6 +25,8 @@ class TreeDef:
             return "*"
         if self.kind == "none":
             return "None"
+        if self.kind == "static":
+            return f"static({self.keys[0]!r})"
         inner = [repr(c) for c in self.children]
         if self.kind == "dict":
             return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(self.keys, inner)) + "}"
@@ -73,6 +77,8 @@ def _unflatten(treedef, it):
             raise ValueError("tree_unflatten: too few leaves for the structure") from None
     if treedef.kind == "none":
         return None
+    if treedef.kind == "static":
+        return treedef.keys[0]
     children = [_unflatten(c, it) for c in treedef.children]
     if treedef.kind == "dict":
         return dict(zip(treedef.keys, children))

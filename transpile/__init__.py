@@ -1,0 +1,24 @@
+"""transpile: JAX-like transforms for plain Python/NumPy code, as readable generated source.
+
+    import numpy as np
+    from transpile import grad, jit, vmap
+
+    def loss(w, x, y):
+        return np.mean((x @ w - y) ** 2)
+
+    dloss = grad(loss)          # reverse-mode source, written to a file you can open
+    print(dloss.source)
+"""
+from transpile import primitives as _primitives  # noqa: F401  (registers the table)
+from transpile.api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, show, value_and_grad,
+                           vjp)
+from transpile.errors import NoRuleError, TranspileError, UnsupportedSyntax
+from transpile.pytree import (tree_flatten, tree_leaves, tree_map, tree_structure,
+                              tree_unflatten)
+from runtime.broadcasting import stop_gradient
+
+__version__ = "0.1.0"
+
+__all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
+           "show", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
+           "tree_structure", "TranspileError", "UnsupportedSyntax", "NoRuleError"]

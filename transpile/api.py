@@ -1,0 +1,535 @@
+"""Public transforms: grad, value_and_grad, jvp, vjp, jacfwd, jacrev, jacobian, hessian, show.
+
+A transformed function specializes on the pytree structure of its arguments (and on the values
+of Python bool/int/str arguments, which act as static values, as in JAX's static_argnums).
+For each specialization it builds core Python, transforms it, writes the generated source to a
+file and loads it. Before every call it checks that the globals and functions the code was
+generated from are still the same objects, so it never runs stale code.
+"""
+import functools
+import inspect
+import threading
+
+import numpy as np
+
+from transpile import codegen
+from transpile.errors import TranspileError
+from transpile.ir import CoreFn
+from transpile.normalize import build_core
+from transpile.parse import read_binding
+from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
+from transpile.transforms.forward import forward_core
+from transpile.transforms.reverse import make_core, reverse_core
+
+_STATIC_TYPES = (bool, int, str, type(None))
+
+
+def spec_flatten(value):
+    """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves)."""
+    leaves, tree = tree_flatten(value)
+    dyn = []
+    statics = iter(leaves)
+
+    def mark(t):
+        if t.kind == "leaf":
+            v = next(statics)
+            if isinstance(v, _STATIC_TYPES) and not isinstance(v, np.generic):
+                return TreeDef("static", (), (v,))
+            dyn.append(v)
+            return LEAF
+        return TreeDef(t.kind, tuple(mark(c) for c in t.children), t.keys)
+    return dyn, mark(tree)
+
+
+class Specialization:
+    """Generated code for one argument structure."""
+
+    def __init__(self, core, fn, path, text):
+        self.core, self.fn, self.path, self.text = core, fn, path, text
+        self.deps = list(getattr(core, "deps", []))
+
+    def fresh(self):
+        for where, obj in self.deps:
+            try:
+                now = read_binding(where)
+            except Exception:
+                return False
+            if now is not obj and not (type(now) is type(obj) and _literal_equal(now, obj)):
+                return False
+        return True
+
+    def free_values(self):
+        return [read_binding(where) for _, where, _ in self.core.free]
+
+
+def _literal_equal(a, b):
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def _signature(fun):
+    if isinstance(fun, Transform):
+        return fun.signature
+    try:
+        return inspect.signature(fun)
+    except (TypeError, ValueError):
+        raise TranspileError(f"cannot transform {fun!r}: no Python signature") from None
+
+
+def core_of(fun, in_trees, static_args=None):
+    if isinstance(fun, Transform) or hasattr(fun, "__transpile_core__"):
+        return fun.__transpile_core__(in_trees)
+    if not callable(fun):
+        raise TypeError(f"expected a function, got {type(fun).__name__}")
+    return build_core(fun, in_trees, static_args)
+
+
+def _origin(fun):
+    f = fun
+    while isinstance(f, Transform):
+        f = f.fun
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return repr(f)
+    return f"{code.co_filename}:{code.co_firstlineno} ({f.__qualname__})"
+
+
+class Transform:
+    """Base class: a callable wrapping `fun`, generating code per argument structure."""
+
+    suffix = ""
+
+    def __init__(self, fun):
+        if not callable(fun):
+            raise TypeError(f"{type(self).__name__.lower()} expects a function, got {fun!r}")
+        self.fun = fun
+        self.signature = _signature(fun)
+        self._params = list(self.signature.parameters.values())
+        for p in self._params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise TranspileError(f"cannot transform {getattr(fun, '__qualname__', fun)}: "
+                                     "*args/**kwargs parameters are not supported",
+                                     hint="name each parameter")
+        self._cache = {}
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fun, updated=())
+
+    # -- arguments ---------------------------------------------------------------------------
+
+    def bind(self, args, kwargs):
+        """Arguments -> one value per parameter (defaults applied)."""
+        if not kwargs and len(args) == len(self._params):
+            return list(args)
+        try:
+            ba = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        ba.apply_defaults()
+        return [ba.arguments[p.name] for p in self._params]
+
+    def flatten_args(self, values):
+        leaves, trees = [], []
+        for v in values:
+            dyn, tree = spec_flatten(v)
+            leaves += dyn
+            trees.append(tree)
+        return leaves, tuple(trees)
+
+    # -- code ----------------------------------------------------------------------------------
+
+    def __transpile_core__(self, in_trees):
+        raise NotImplementedError
+
+    def specialize(self, in_trees):
+        spec = self._cache.get(in_trees)
+        if spec is not None and spec.fresh():
+            return spec
+        with self._lock:
+            spec = self._cache.get(in_trees)
+            if spec is None or not spec.fresh():
+                core = self.__transpile_core__(in_trees)
+                fn, path, text = codegen.load(core, _origin(self))
+                spec = Specialization(core, fn, path, text)
+                self._cache[in_trees] = spec
+        return spec
+
+    def __call__(self, *args, **kwargs):
+        values = self.bind(args, kwargs)
+        leaves, trees = self.flatten_args(values)
+        self.check_args(values, trees)
+        spec = self.specialize(trees)
+        out = spec.fn(*leaves, *spec.free_values())
+        flat = list(out) if len(spec.core.outs) != 1 else [out]
+        return self.finish(tree_unflatten(spec.core.out_tree, flat), values)
+
+    def check_args(self, values, trees):
+        pass
+
+    def finish(self, result, values):
+        return result
+
+    # -- inspection ----------------------------------------------------------------------------
+
+    def default_trees(self):
+        return tuple(LEAF for _ in self._params)
+
+    def source_for(self, *args, **kwargs):
+        if args or kwargs:
+            _, trees = self.flatten_args(self.bind(args, kwargs))
+        else:
+            trees = self.default_trees()
+        return self.specialize(trees).text
+
+    @property
+    def source(self):
+        """The generated source for array arguments (use show(f, *args) for other structures)."""
+        return self.source_for()
+
+    def __repr__(self):
+        return f"<{type(self).__name__.lower()} of {getattr(self.fun, '__qualname__', self.fun)}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+class Plain(Transform):
+    """No transform: the user's function in core form (what `show` prints for a plain function)."""
+
+    def __transpile_core__(self, in_trees):
+        return core_of(self.fun, in_trees)
+
+
+# ---- argnums ------------------------------------------------------------------------------
+
+
+def _norm_argnums(argnums, nparams, fname):
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise ValueError(f"argnums must name at least one argument of {fname}")
+    for a in nums:
+        if not isinstance(a, int):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -nparams <= a < nparams:
+            raise ValueError(f"argnums={argnums!r} is out of range: {fname} takes {nparams} "
+                             f"argument{'s' if nparams != 1 else ''}")
+    return single, tuple(a % nparams for a in nums)
+
+
+def _leaf_ranges(in_trees):
+    ranges, start = [], 0
+    for t in in_trees:
+        n = t.num_leaves
+        ranges.append(range(start, start + n))
+        start += n
+    return ranges
+
+
+def _check_float(values, argnums, what):
+    for a in argnums:
+        for leaf in tree_flatten(values[a])[0]:
+            dtype = np.result_type(leaf)
+            if isinstance(leaf, (bool, int)) or not np.issubdtype(dtype, np.inexact):
+                raise TypeError(
+                    f"{what} requires float inputs for the differentiated arguments, but argument "
+                    f"{a} has a leaf of type {type(leaf).__name__} (dtype {dtype}). "
+                    "Pass floats, e.g. 2.0 instead of 2, or x.astype(float).")
+
+
+def _fname(fun):
+    f = fun
+    while isinstance(f, Transform):
+        f = f.fun
+    return getattr(f, "__name__", "f")
+
+
+class Grad(Transform):
+    """grad / value_and_grad."""
+
+    def __init__(self, fun, argnums=0, has_aux=False, with_value=False):
+        super().__init__(fun)
+        self.single, self.argnums = _norm_argnums(argnums, len(self._params), _fname(fun))
+        self.has_aux = has_aux
+        self.with_value = with_value
+        self.suffix = "__value_and_grad" if with_value else "__grad"
+
+    def check_args(self, values, trees):
+        for a in self.argnums:
+            if any(t.kind == "static" for t in _walk(trees[a])):
+                _check_float(values, (a,), "grad")
+        _check_float(values, self.argnums, "grad")
+
+    def __transpile_core__(self, in_trees):
+        inner = core_of(self.fun, in_trees)
+        ranges = _leaf_ranges(in_trees)
+        wrt = [i for a in self.argnums for i in ranges[a]]
+        fname = _fname(self.fun)
+        if self.has_aux:
+            t = inner.out_tree
+            if t.kind not in ("tuple", "list") or len(t.children) != 2 or t.children[0].kind != "leaf":
+                raise TranspileError(f"has_aux=True requires {fname} to return a pair "
+                                     f"(scalar output, auxiliary data), got structure {t}")
+        elif inner.out_tree.kind != "leaf":
+            raise TranspileError(f"grad requires {fname} to return a scalar, but it returns the "
+                                 f"structure {inner.out_tree}",
+                                 hint="use has_aux=True to return (loss, extra)")
+        body, _, grads, outs = reverse_core(inner, wrt, seed="scalar", fname=fname)
+        gtrees = [in_trees[a] for a in self.argnums]
+        gtree = gtrees[0] if self.single else TreeDef("tuple", tuple(gtrees))
+        if self.has_aux:
+            aux_tree = inner.out_tree.children[1]
+            n_aux = aux_tree.num_leaves
+            value, aux = outs[:1], outs[1:1 + n_aux]
+        else:
+            value, aux = outs[:1], []
+        parts, trees = [], []
+        if self.with_value:
+            if self.has_aux:
+                parts += value + aux
+                trees.append(TreeDef("tuple", (LEAF, aux_tree)))
+            else:
+                parts += value
+                trees.append(LEAF)
+            parts += grads
+            trees.append(gtree)
+            out_tree = TreeDef("tuple", tuple(trees))
+        elif self.has_aux:
+            parts = grads + aux
+            out_tree = TreeDef("tuple", (gtree, aux_tree))
+        else:
+            parts = grads
+            out_tree = gtree
+        core = make_core(inner, self.suffix, body, inner.params, parts, out_tree)
+        core.deps = getattr(inner, "deps", [])
+        return core
+
+
+def _walk(tree):
+    yield tree
+    for c in tree.children:
+        yield from _walk(c)
+
+
+def grad(fun=None, argnums=0, has_aux=False):
+    """Gradient of a scalar function, as generated reverse-mode source.
+
+    grad(f)(x) is df/dx; argnums picks the argument(s), has_aux=True lets f return
+    (loss, aux) and gives (grads, aux). Usable as @grad, @grad(argnums=1) or grad(f).
+    """
+    if fun is None:
+        return lambda f: Grad(f, argnums, has_aux)
+    return Grad(fun, argnums, has_aux)
+
+
+def value_and_grad(fun=None, argnums=0, has_aux=False):
+    """(f(x), grad(f)(x)) from one generated function; with has_aux: ((f, aux), grads)."""
+    if fun is None:
+        return lambda f: Grad(f, argnums, has_aux, with_value=True)
+    return Grad(fun, argnums, has_aux, with_value=True)
+
+
+# ---- forward mode -------------------------------------------------------------------------
+
+
+class JVP(Transform):
+    """f(primals..., tangents...) -> (outputs, output tangents) for all array arguments."""
+
+    suffix = "__jvp"
+
+    def __init__(self, fun, argnums=None):
+        super().__init__(fun)
+        self.argnums = tuple(range(len(self._params))) if argnums is None else tuple(argnums)
+
+    def __transpile_core__(self, in_trees):
+        inner = core_of(self.fun, in_trees)
+        ranges = _leaf_ranges(in_trees)
+        wrt = [i for a in self.argnums for i in ranges[a]]
+        body, tparams, outs, touts = forward_core(inner, wrt)
+        n_user = len(inner.params) - len(inner.free)
+        params = inner.params[:n_user] + tparams + inner.params[n_user:]
+        out_tree = TreeDef("tuple", (inner.out_tree, inner.out_tree))
+        core = make_core(inner, self.suffix, body, params, outs + touts, out_tree)
+        core.deps = getattr(inner, "deps", [])
+        return core
+
+    def call_with(self, primals, tangents):
+        values = self.bind(primals, {})
+        leaves, trees = self.flatten_args(values)
+        tleaves = []
+        for a in self.argnums:
+            tl, tt = tree_flatten(tangents[a])
+            pl, pt = tree_flatten(values[a])
+            if [np.shape(x) for x in tl] != [np.shape(x) for x in pl] or len(tl) != len(pl):
+                raise ValueError(f"jvp: tangent {a} must have the structure and shapes of primal "
+                                 f"{a}: {[np.shape(x) for x in pl]} vs {[np.shape(x) for x in tl]}")
+            tleaves += [_tangent_like(t, p) for t, p in zip(tl, pl)]
+        spec = self.specialize(trees)
+        out = spec.fn(*leaves, *tleaves, *spec.free_values())
+        flat = list(out) if len(spec.core.outs) != 1 else [out]
+        return tree_unflatten(spec.core.out_tree, flat)
+
+
+def _tangent_like(t, p):
+    dtype = np.result_type(p)
+    if np.issubdtype(dtype, np.inexact):
+        return np.asarray(t, dtype=dtype) if np.ndim(p) or isinstance(p, np.ndarray) else \
+            dtype.type(t)
+    return t
+
+
+_JVP_CACHE = {}
+
+
+def _cached(kind, fun, make):
+    key = (kind, id(fun))
+    hit = _JVP_CACHE.get(key)
+    if hit is None or hit[0] is not fun:
+        hit = (fun, make())
+        _JVP_CACHE[key] = hit
+    return hit[1]
+
+
+def jvp(fun, primals, tangents):
+    """(fun(*primals), J @ tangents) by generated forward-mode source."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    t = _cached("jvp", fun, lambda: JVP(fun))
+    return t.call_with(tuple(primals), tuple(tangents))
+
+
+class VJP(Transform):
+    """f(primals..., cotangents...) -> (outputs, input cotangents)."""
+
+    suffix = "__vjp"
+
+    def __transpile_core__(self, in_trees):
+        inner = core_of(self.fun, in_trees)
+        n_user = len(inner.params) - len(inner.free)
+        wrt = list(range(n_user))
+        body, ctparams, grads, outs = reverse_core(inner, wrt, seed="cotangent")
+        params = inner.params[:n_user] + ctparams + inner.params[n_user:]
+        out_tree = TreeDef("tuple", (inner.out_tree, TreeDef("tuple", tuple(in_trees))))
+        core = make_core(inner, self.suffix, body, params, outs + grads, out_tree)
+        core.deps = getattr(inner, "deps", [])
+        return core
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), vjp_fn) where vjp_fn(cotangent) -> tuple of input cotangents."""
+    t = _cached("vjp", fun, lambda: VJP(fun))
+    values = t.bind(primals, {})
+    leaves, trees = t.flatten_args(values)
+    spec = t.specialize(trees)
+    core = spec.core
+    out_tree = core.out_tree.children[0]
+    n_out = out_tree.num_leaves
+    # the primal output, from the same generated function with zero cotangents
+    plain = _cached("plain", fun, lambda: Plain(fun))
+    out = plain(*primals)
+    if has_aux:
+        out, aux = out
+
+    def vjp_fn(ct):
+        if has_aux:
+            ct = (ct, tree_map_zeros(aux))
+        ct_leaves, ct_tree = tree_flatten(ct)
+        if ct_tree != out_tree or len(ct_leaves) != n_out:
+            raise ValueError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
+                             f"structure {out_tree}")
+        res = spec.fn(*leaves, *ct_leaves, *spec.free_values())
+        flat = list(res)
+        grads = tree_unflatten(core.out_tree, flat)[1]
+        return tuple(grads)
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+def tree_map_zeros(tree):
+    leaves, t = tree_flatten(tree)
+    return tree_unflatten(t, [np.zeros_like(l) for l in leaves])
+
+
+# ---- Jacobians ------------------------------------------------------------------------------
+
+
+def _basis(x):
+    x = np.asarray(x)
+    n = x.size
+    eye = np.eye(n, dtype=x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64)
+    return [eye[i].reshape(x.shape) for i in range(n)]
+
+
+def jacfwd(fun, argnums=0):
+    """Jacobian by forward mode: one generated-jvp call per input element."""
+    single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
+
+    def jac(*args):
+        jvp_t = _cached("jvp", fun, lambda: JVP(fun))
+        results = []
+        for a in nums:
+            x = np.asarray(args[a])
+            cols = []
+            for e in _basis(x):
+                tangents = [np.zeros_like(np.asarray(v, dtype=float)) if i != a else e
+                            for i, v in enumerate(args)]
+                tangents = [_zeros_tree(v) if i != a else e for i, v in enumerate(args)]
+                _, tout = jvp_t.call_with(args, tangents)
+                cols.append(np.asarray(tout))
+            out_shape = cols[0].shape
+            jac_a = np.stack(cols, axis=-1).reshape(out_shape + x.shape)
+            results.append(jac_a)
+        return results[0] if single else tuple(results)
+    functools.update_wrapper(jac, fun, updated=())
+    return jac
+
+
+def _zeros_tree(v):
+    leaves, t = tree_flatten(v)
+    return tree_unflatten(t, [np.zeros_like(np.asarray(l, dtype=np.result_type(l, 0.0)))
+                              if not isinstance(l, (bool, int)) else l for l in leaves])
+
+
+def jacrev(fun, argnums=0):
+    """Jacobian by reverse mode: one generated-vjp call per output element."""
+    single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
+
+    def jac(*args):
+        out, pullback = vjp(fun, *args)
+        out = np.asarray(out)
+        rows = [pullback(e) for e in _basis(out)]
+        results = []
+        for a in nums:
+            x = np.asarray(args[a])
+            stacked = np.stack([np.asarray(r[a]) for r in rows], axis=0)
+            results.append(stacked.reshape(out.shape + x.shape))
+        return results[0] if single else tuple(results)
+    functools.update_wrapper(jac, fun, updated=())
+    return jac
+
+
+jacobian = jacrev
+
+
+def hessian(fun, argnums=0):
+    """Second derivatives: jacfwd of the generated gradient (forward over reverse)."""
+    return jacfwd(Grad(fun, argnums), argnums)
+
+
+# ---- inspection -----------------------------------------------------------------------------
+
+
+def show(fun, *example_args, **example_kwargs):
+    """The generated source of a transformed function (for these example arguments' structure).
+
+    A plain Python function shows its core-Python (normalized) form.
+    """
+    if hasattr(fun, "show_source"):
+        return fun.show_source(*example_args, **example_kwargs)
+    if not isinstance(fun, Transform):
+        fun = Plain(fun)
+    return fun.source_for(*example_args, **example_kwargs)

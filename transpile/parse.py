@@ -1,0 +1,158 @@
+"""parse: a Python function object -> its gast tree, source location and name resolver.
+
+Works for module-level functions, nested defs, lambdas (the right one when several share a
+line) and functions typed into IPython/Jupyter (their cells are in linecache).
+"""
+import builtins
+import inspect
+import linecache
+import textwrap
+from dataclasses import dataclass, field
+
+import gast
+
+from transpile.errors import TranspileError
+
+DECORATOR_NAMES = {"grad", "value_and_grad", "jit", "vmap", "pmap", "jvp", "vjp", "jacfwd",
+                   "jacrev", "jacobian", "hessian", "custom_vjp", "custom_jvp", "partial",
+                   "checkpoint", "remat"}
+
+
+@dataclass
+class ParsedFunction:
+    fn: object
+    node: object                  # gast.FunctionDef or gast.Lambda
+    filename: str
+    line_offset: int              # add to node line numbers to get file line numbers
+    lines: dict = field(default_factory=dict)   # file lineno -> source text (stripped)
+
+    @property
+    def name(self):
+        return self.fn.__name__ if self.fn.__name__ != "<lambda>" else "lambda"
+
+    def loc(self, node):
+        lineno = getattr(node, "lineno", None)
+        return (self.filename, lineno + self.line_offset) if lineno else (self.filename, None)
+
+    def source_line(self, lineno):
+        return self.lines.get(lineno, "")
+
+
+_CACHE = {}
+
+
+def parse_function(fn):
+    """Parse fn's source. Results are cached by the code object (redefinitions re-parse)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise TranspileError(f"cannot transform {fn!r}: it is not a Python function",
+                             hint="pass a function defined with def or lambda")
+    key = (code, code.co_filename, code.co_firstlineno)
+    hit = _CACHE.get(key)
+    if hit is not None and hit.fn is fn:
+        return hit
+    filename = code.co_filename
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        lines = linecache.getlines(filename)
+        if not lines:
+            raise TranspileError(
+                f"cannot read the source of {fn.__qualname__}: transpile needs the Python "
+                "source of the functions it transforms",
+                filename=filename, lineno=code.co_firstlineno,
+                hint="define the function in a file or notebook cell, not via exec/eval")
+        start = code.co_firstlineno
+        lines = lines[start - 1:]
+    source = textwrap.dedent("".join(lines))
+    tree = _parse_text(source, filename, start, fn)
+    if fn.__name__ == "<lambda>":
+        node = _find_lambda(tree, fn, start)
+    else:
+        node = next((n for n in tree.body if isinstance(n, (gast.FunctionDef,))), None)
+        if node is None:
+            raise TranspileError(f"cannot find the definition of {fn.__qualname__}",
+                                 filename=filename, lineno=start)
+        node.decorator_list = []
+    all_lines = linecache.getlines(filename) or lines
+    text = {i + 1: l.rstrip("\n") for i, l in enumerate(all_lines)}
+    parsed = ParsedFunction(fn, node, filename, start - 1, text)
+    _CACHE[key] = parsed
+    return parsed
+
+
+def _parse_text(source, filename, start, fn):
+    try:
+        return gast.parse(source)
+    except SyntaxError:
+        pass
+    # A lambda inside a larger expression: getsourcelines gave a fragment. Wrap it.
+    try:
+        return gast.parse("(\n" + source + "\n)")
+    except SyntaxError:
+        pass
+    stripped = source.strip().rstrip(",").rstrip(")")
+    for cut in range(len(stripped), 0, -1):
+        try:
+            return gast.parse(stripped[:cut])
+        except SyntaxError:
+            continue
+    raise TranspileError(f"cannot parse the source of {fn.__qualname__}", filename=filename,
+                         lineno=start)
+
+
+def _find_lambda(tree, fn, start):
+    lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)]
+    want = [a for a in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
+    candidates = [n for n in lambdas if [a.id for a in n.args.args] == want]
+    if not candidates:
+        raise TranspileError("cannot find the lambda's source", filename=fn.__code__.co_filename,
+                             lineno=start)
+    if len(candidates) > 1:
+        # Several lambdas with the same parameters on the line: match the body's column.
+        positions = [p for p in fn.__code__.co_positions() if p[2] is not None]
+        if positions:
+            col = min(p[2] for p in positions if p[0] == positions[0][0])
+            for n in candidates:
+                body_col = getattr(n.body, "col_offset", None)
+                if body_col is not None and body_col <= col:
+                    best = n
+            candidates = [best] if "best" in locals() else candidates
+    return candidates[0]
+
+
+class Resolver:
+    """Resolves free names of a function: closure cells, then globals, then builtins."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.globals = fn.__globals__
+        code = fn.__code__
+        cells = fn.__closure__ or ()
+        self.closure = dict(zip(code.co_freevars, cells))
+
+    def has(self, name):
+        return name in self.closure or name in self.globals or hasattr(builtins, name)
+
+    def lookup(self, name):
+        """Returns (value, where) where `where` says how to re-read it at call time."""
+        if name in self.closure:
+            try:
+                return self.closure[name].cell_contents, ("closure", self.closure[name])
+            except ValueError:
+                raise NameError(f"free variable {name!r} is not bound yet") from None
+        if name in self.globals:
+            return self.globals[name], ("global", self.globals, name)
+        if hasattr(builtins, name):
+            return getattr(builtins, name), ("builtin", name)
+        raise NameError(name)
+
+
+def read_binding(where):
+    """Re-read a free variable at call time (so globals changed later are seen)."""
+    kind = where[0]
+    if kind == "closure":
+        return where[1].cell_contents
+    if kind == "global":
+        return where[1][where[2]]
+    return getattr(builtins, where[1])

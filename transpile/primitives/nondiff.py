@@ -1,0 +1,69 @@
+"""Primitives with no derivative: comparisons, rounding, array creation, shape queries.
+Their results carry no gradient (like integers in JAX)."""
+import operator
+
+import numpy as np
+
+from transpile.primitives.registry import by_name, defmethod, defprim
+
+E = "elementwise"
+
+
+def _nd(name, impls, path, sig, **kw):
+    return defprim(name, impls, path, sig, nondiff=True, **kw)
+
+
+for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
+                              ("greater_equal", np.greater_equal, operator.ge, ">="),
+                              ("less", np.less, operator.lt, "<"),
+                              ("less_equal", np.less_equal, operator.le, "<="),
+                              ("equal", np.equal, operator.eq, "=="),
+                              ("not_equal", np.not_equal, operator.ne, "!=")]:
+    _nd(_name, [_np, _op], f"np.{_name}", "x, y", op=_sym, batch=E)
+
+for _name in ["logical_and", "logical_or", "logical_xor"]:
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E)
+_nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not", batch=E)
+for _name in ["sign", "floor", "ceil", "round", "rint", "trunc", "isnan", "isinf", "isfinite",
+              "signbit"]:
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E)
+_nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//", batch=E)
+_nd("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E)
+
+# creation from a shape or from another array's shape
+for _name in ["zeros", "ones", "empty"]:
+    _nd(_name, getattr(np, _name), f"np.{_name}", "shape, dtype=None", batch="creation")
+for _name in ["zeros_like", "ones_like", "empty_like"]:
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x, dtype=None", batch="creation_like")
+_nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch="creation")
+_nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None", batch="creation_like")
+_nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None", batch="creation")
+_nd("linspace", np.linspace, "np.linspace", "start, stop, num=50, endpoint=True, dtype=None",
+    batch="creation")
+_nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch="creation")
+_nd("identity_matrix", np.identity, "np.identity", "n, dtype=None", batch="creation")
+
+# queries
+_nd("shape", np.shape, "np.shape", "x", batch="query")
+_nd("ndim", np.ndim, "np.ndim", "x", batch="query")
+_nd("size", np.size, "np.size", "x, axis=None", batch="query")
+_nd("len", len, "len", "x", batch="query")
+_nd("float", float, "float", "x", batch="query")
+_nd("int", int, "int", "x", batch="query")
+_nd("bool", bool, "bool", "x", batch="query")
+_nd("result_type", np.result_type, "np.result_type", "*arrays", batch="query")
+_nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch="reduction")
+_nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch="reduction")
+_nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch="reduction")
+_nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch="query")
+_nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch="query")
+_nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch="query")
+_nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch="query")
+_nd("range", range, "range", "start, stop=None, step=None", batch="query")
+_nd("any", np.any, "np.any", "x, axis=None", batch="reduction")
+_nd("all", np.all, "np.all", "x, axis=None", batch="reduction")
+
+for _name in ["argmax", "argmin", "argsort", "any", "all"]:
+    defmethod(_name, by_name(_name))
+for _name in ["shape", "ndim", "size", "dtype"]:
+    defmethod(_name, by_name(f"attr_{_name}"))   # attributes x.shape, x.ndim, ...

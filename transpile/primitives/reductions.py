@@ -1,0 +1,42 @@
+"""Reductions over an axis (None, int or tuple) with keepdims. Reverse rules broadcast the
+cotangent back over the reduced axes with rt.sum_grad."""
+import numpy as np
+
+from transpile.primitives.registry import defmethod, defprim
+
+R = "reduction"
+SIG = "x, axis=None, dtype=None, out=None, keepdims=False"
+
+sum_ = defprim("sum", np.sum, "np.sum", SIG, batch=R, linear=("x",),
+               vjp={"x": "rt.sum_grad(g, x, axis, keepdims)"})
+mean = defprim("mean", np.mean, "np.mean", SIG, batch=R, linear=("x",),
+               vjp={"x": "rt.sum_grad(g, x, axis, keepdims) / rt.reduced_count(x, axis)"})
+prod = defprim("prod", np.prod, "np.prod", SIG, batch=R,
+               vjp={"x": "rt.sum_grad(g * ans, x, axis, keepdims) / x"},
+               jvp={"x": "np.sum(x_dot * rt.sum_grad(ans, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)"})
+_EXT_VJP = {"x": "rt.sum_grad(g, x, axis, keepdims) * rt.extremum_mask(x, ans, axis, keepdims)"}
+_EXT_JVP = {"x": "np.sum(x_dot * rt.extremum_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims)"}
+max_ = defprim("max", [np.max, np.amax], "np.max", "x, axis=None, out=None, keepdims=False",
+               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP)
+min_ = defprim("min", [np.min, np.amin], "np.min", "x, axis=None, out=None, keepdims=False",
+               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP)
+_CENTERED = "(x - np.mean(x, axis=axis, keepdims=True))"
+var = defprim("var", np.var, "np.var", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
+              batch=R,
+              vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * 2 * {_CENTERED} / (rt.reduced_count(x, axis) - ddof)"},
+              jvp={"x": f"np.sum(2 * x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / (rt.reduced_count(x, axis) - ddof)"})
+std = defprim("std", np.std, "np.std", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
+              batch=R,
+              vjp={"x": f"rt.sum_grad(g / ans, x, axis, keepdims) * {_CENTERED} / (rt.reduced_count(x, axis) - ddof)"},
+              jvp={"x": f"np.sum(x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
+cumsum = defprim("cumsum", np.cumsum, "np.cumsum", "x, axis=None, dtype=None, out=None",
+                 batch="cumulative", linear=("x",),
+                 vjp={"x": "rt.cumsum_vjp(g, x, axis)"})
+norm = defprim("norm", np.linalg.norm, "np.linalg.norm", "x, ord=None, axis=None, keepdims=False",
+               batch=R,
+               vjp={"x": "rt.sum_grad(g / ans, x, axis, keepdims) * rt.check_norm_ord(x, ord)"},
+               jvp={"x": "np.sum(x_dot * rt.check_norm_ord(x, ord), axis=axis, keepdims=keepdims) / ans"})
+
+for _name, _prim in [("sum", sum_), ("mean", mean), ("prod", prod), ("max", max_), ("min", min_),
+                     ("var", var), ("std", std), ("cumsum", cumsum)]:
+    defmethod(_name, _prim)

@@ -1,0 +1,59 @@
+"""Shape and indexing primitives: they move elements around without arithmetic, so every one
+is linear and its reverse rule moves the cotangent back."""
+import operator
+
+import numpy as np
+
+from transpile.primitives.registry import defmethod, defprim
+
+S = "structure"
+
+getitem = defprim("getitem", operator.getitem, "rt.getitem", "x, index", op="getitem", batch="index",
+                  linear=("x",), vjp={"x": "rt.getitem_vjp(g, x, index)"})
+transpose = defprim("transpose", np.transpose, "np.transpose", "x, axes=None", batch=S,
+                    linear=("x",), vjp={"x": "rt.transpose_back(g, axes)"})
+reshape = defprim("reshape", np.reshape, "np.reshape", "x, shape", batch=S, linear=("x",),
+                  vjp={"x": "np.reshape(g, np.shape(x))"})
+ravel = defprim("ravel", np.ravel, "np.ravel", "x", batch=S, linear=("x",),
+                vjp={"x": "np.reshape(g, np.shape(x))"})
+expand_dims = defprim("expand_dims", np.expand_dims, "np.expand_dims", "x, axis", batch=S,
+                      linear=("x",), vjp={"x": "np.reshape(g, np.shape(x))"})
+squeeze = defprim("squeeze", np.squeeze, "np.squeeze", "x, axis=None", batch=S, linear=("x",),
+                  vjp={"x": "np.reshape(g, np.shape(x))"})
+atleast_1d = defprim("atleast_1d", np.atleast_1d, "np.atleast_1d", "x", batch=S, linear=("x",),
+                     vjp={"x": "np.reshape(g, np.shape(x))"})
+atleast_2d = defprim("atleast_2d", np.atleast_2d, "np.atleast_2d", "x", batch=S, linear=("x",),
+                     vjp={"x": "np.reshape(g, np.shape(x))"})
+swapaxes = defprim("swapaxes", np.swapaxes, "np.swapaxes", "x, axis1, axis2", batch=S,
+                   linear=("x",), vjp={"x": "np.swapaxes(g, axis1, axis2)"})
+moveaxis = defprim("moveaxis", np.moveaxis, "np.moveaxis", "x, source, destination", batch=S,
+                   linear=("x",), vjp={"x": "np.moveaxis(g, destination, source)"})
+broadcast_to = defprim("broadcast_to", np.broadcast_to, "np.broadcast_to", "x, shape", batch=S,
+                       linear=("x",), vjp={"x": "rt.unbroadcast(g, x)"})
+concatenate = defprim("concatenate", np.concatenate, "np.concatenate", "arrays, axis=0", batch=S,
+                      linear=("arrays",), vjp={"arrays": "rt.concat_vjp(g, arrays, k, axis)"})
+stack = defprim("stack", np.stack, "np.stack", "arrays, axis=0", batch=S, linear=("arrays",),
+                vjp={"arrays": "rt.take_axis(g, k, axis)"})
+array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x, dtype=None",
+                batch=S, linear=("x",), vjp={"x": "rt.cast_like(g, x)"})
+copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x": "g"})
+astype = defprim("astype", None, "rt.astype", "x, dtype", batch="elementwise", linear=("x",),
+                 vjp={"x": "rt.cast_like(g, x)"})
+tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
+               vjp={"x": "rt.tile_vjp(g, x, reps)"})
+diagonal = defprim("diagonal", np.diagonal, "np.diagonal", "x, offset=0, axis1=0, axis2=1",
+                   batch=S, linear=("x",), vjp={"x": "rt.diagonal_vjp(g, x, offset, axis1, axis2)"})
+trace = defprim("trace", np.trace, "np.trace", "x, offset=0, axis1=0, axis2=1", batch=S,
+                linear=("x",), vjp={"x": "rt.diagonal_vjp(rt.expand_last(g), x, offset, axis1, axis2)"})
+
+defmethod("T", transpose)          # attribute x.T
+defmethod("transpose", transpose)
+defmethod("reshape", reshape)
+defmethod("ravel", ravel)
+defmethod("flatten", ravel)
+defmethod("squeeze", squeeze)
+defmethod("swapaxes", swapaxes)
+defmethod("astype", astype)
+defmethod("copy", copy)
+defmethod("diagonal", diagonal)
+defmethod("trace", trace)

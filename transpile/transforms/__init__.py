@@ -1,0 +1,1 @@
+"""Transforms: core Python -> core Python (reverse mode, forward mode, batching)."""
