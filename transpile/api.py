@@ -14,7 +14,9 @@ import numpy as np
 
 from transpile import codegen
 from transpile.errors import TranspileError
-from transpile.ir import CoreFn
+from transpile.ir import CoreFn, Eqn, Var
+from transpile.primitives import lookup
+from transpile.primitives.registry import REQUIRED
 from transpile.normalize import build_core
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
@@ -72,6 +74,10 @@ def _literal_equal(a, b):
 def _signature(fun):
     if isinstance(fun, Transform):
         return fun.signature
+    prim = lookup(fun)
+    if prim is not None:
+        return inspect.Signature([inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                  for p in prim.params if p.kind == "pos" and p.default is REQUIRED])
     try:
         return inspect.signature(fun)
     except (TypeError, ValueError):
@@ -83,13 +89,29 @@ def core_of(fun, in_trees, static_args=None):
         return fun.__transpile_core__(in_trees)
     if not callable(fun):
         raise TypeError(f"expected a function, got {type(fun).__name__}")
+    prim = lookup(fun)
+    if prim is not None:
+        return primitive_core(prim, in_trees)
     return build_core(fun, in_trees, static_args)
+
+
+def primitive_core(prim, in_trees):
+    """A NumPy function with a rule (np.exp, np.linalg.det, ...) as a one-statement function."""
+    names = [p.name for p in prim.params if p.kind == "pos" and p.default is REQUIRED]
+    for t in in_trees:
+        if t.kind != "leaf":
+            raise TranspileError(f"{prim.path} takes array arguments, got the structure {t}")
+    eqn = Eqn("out", prim, {n: Var(n) for n in names})
+    return CoreFn(name=prim.name, params=names, body=[eqn], outs=[Var("out")], out_tree=LEAF,
+                  filename="<numpy>")
 
 
 def _origin(fun):
     f = fun
     while isinstance(f, Transform):
         f = f.fun
+    if lookup(f) is not None:
+        return lookup(f).path
     code = getattr(f, "__code__", None)
     if code is None:
         return repr(f)
@@ -519,6 +541,9 @@ def hessian(fun, argnums=0):
     """Second derivatives: jacfwd of the generated gradient (forward over reverse)."""
     return jacfwd(Grad(fun, argnums), argnums)
 
+
+for _f in (grad, value_and_grad):
+    _f.__transpile_static__ = True
 
 # ---- inspection -----------------------------------------------------------------------------
 

@@ -719,6 +719,15 @@ class Normalizer:
             raise self.error(node, "calling a value that is not a known function",
                              hint="functions passed in as arguments must be static arguments")
         obj = func.obj
+        if getattr(obj, "__transpile_static__", False):
+            # A transform constructor (grad(f), vmap(f, ...)): evaluated while generating code.
+            try:
+                values = [self.static_value(a, node, "an argument of a transform") for a in args]
+                kw = {k: self.static_value(v, node, "an argument of a transform")
+                      for k, v in kwargs.items()}
+            except TranspileError:
+                raise
+            return Static(obj(*values, **kw))
         prim = lookup(obj)
         if prim is not None:
             return self.apply(prim, args, kwargs, node, base)

@@ -64,19 +64,20 @@ def parse_function(fn):
                 hint="define the function in a file or notebook cell, not via exec/eval")
         start = code.co_firstlineno
         lines = lines[start - 1:]
-    source = textwrap.dedent("".join(lines))
-    tree = _parse_text(source, filename, start, fn)
     if fn.__name__ == "<lambda>":
-        node = _find_lambda(tree, fn, start)
+        node, offset = _find_lambda("".join(lines), fn, start, filename)
     else:
+        source = textwrap.dedent("".join(lines))
+        tree = _parse_text(source, filename, start, fn)
         node = next((n for n in tree.body if isinstance(n, (gast.FunctionDef,))), None)
         if node is None:
             raise TranspileError(f"cannot find the definition of {fn.__qualname__}",
                                  filename=filename, lineno=start)
         node.decorator_list = []
+        offset = start - 1
     all_lines = linecache.getlines(filename) or lines
     text = {i + 1: l.rstrip("\n") for i, l in enumerate(all_lines)}
-    parsed = ParsedFunction(fn, node, filename, start - 1, text)
+    parsed = ParsedFunction(fn, node, filename, offset, text)
     _CACHE[key] = parsed
     return parsed
 
@@ -85,40 +86,41 @@ def _parse_text(source, filename, start, fn):
     try:
         return gast.parse(source)
     except SyntaxError:
-        pass
-    # A lambda inside a larger expression: getsourcelines gave a fragment. Wrap it.
-    try:
-        return gast.parse("(\n" + source + "\n)")
-    except SyntaxError:
-        pass
-    stripped = source.strip().rstrip(",").rstrip(")")
-    for cut in range(len(stripped), 0, -1):
-        try:
-            return gast.parse(stripped[:cut])
-        except SyntaxError:
-            continue
-    raise TranspileError(f"cannot parse the source of {fn.__qualname__}", filename=filename,
-                         lineno=start)
+        raise TranspileError(f"cannot parse the source of {fn.__qualname__}", filename=filename,
+                             lineno=start) from None
 
 
-def _find_lambda(tree, fn, start):
-    lambdas = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)]
-    want = [a for a in fn.__code__.co_varnames[:fn.__code__.co_argcount]]
-    candidates = [n for n in lambdas if [a.id for a in n.args.args] == want]
-    if not candidates:
-        raise TranspileError("cannot find the lambda's source", filename=fn.__code__.co_filename,
-                             lineno=start)
-    if len(candidates) > 1:
-        # Several lambdas with the same parameters on the line: match the body's column.
-        positions = [p for p in fn.__code__.co_positions() if p[2] is not None]
+def _find_lambda(text, fn, start, filename):
+    """The lambda's node in the lines that hold it: parse from each `lambda` keyword (longest
+    prefix that parses) and pick the one with fn's parameters (and body column, if several)."""
+    import re
+    want = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    found = []
+    for m in re.finditer(r"\blambda\b", text):
+        o = m.start()
+        for end in range(len(text), o, -1):
+            try:
+                tree = gast.parse("(" + text[o:end] + ")", mode="eval")
+            except SyntaxError:
+                continue
+            lam = next((n for n in gast.walk(tree) if isinstance(n, gast.Lambda)), None)
+            if lam is not None and [a.id for a in lam.args.args] == want:
+                line = text.count("\n", 0, o)
+                col = o - (text.rfind("\n", 0, o) + 1)
+                found.append((lam, start - 1 + line, col))
+            break
+    if not found:
+        raise TranspileError("cannot find the lambda's source", filename=filename, lineno=start)
+    if len(found) > 1:
+        positions = [p for p in fn.__code__.co_positions() if p[0] is not None and p[2] is not None]
         if positions:
-            col = min(p[2] for p in positions if p[0] == positions[0][0])
-            for n in candidates:
-                body_col = getattr(n.body, "col_offset", None)
-                if body_col is not None and body_col <= col:
-                    best = n
-            candidates = [best] if "best" in locals() else candidates
-    return candidates[0]
+            first_line = min(p[0] for p in positions)
+            body_col = min(p[2] for p in positions if p[0] == first_line)
+            same_line = [f for f in found if f[1] + 1 == first_line and f[2] < body_col]
+            if same_line:
+                found = [max(same_line, key=lambda f: f[2])]
+    lam, offset, _ = found[0]
+    return lam, offset
 
 
 class Resolver:

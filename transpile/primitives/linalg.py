@@ -18,8 +18,47 @@ outer = defprim("outer", np.outer, "np.outer", "x, y", batch=L, linear=("x", "y"
 inner = defprim("inner", np.inner, "np.inner", "x, y", batch=L, linear=("x", "y"),
                 vjp={"x": "rt.dot_vjp_left(g, x, rt.mT(y))",
                      "y": "rt.mT(rt.dot_vjp_right(g, x, rt.mT(y)))"})
+
+
+def _einsum_parts(eqn):
+    subs = eqn.args["subscripts"].value.replace(" ", "")
+    if "->" in subs:
+        ins, out = subs.split("->")
+    else:
+        ins = subs
+        letters = [c for c in subs if c.isalpha()]
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    return ins.split(","), out
+
+
+def _einsum_vjp(eqn, k):
+    """Cotangent of operand k: contract g with the other operands back to operand k's indices."""
+    ins, out = _einsum_parts(eqn)
+    mine = ins[k].replace("...", "")
+    others = [ins[i] for i in range(len(ins)) if i != k]
+    summed_only = [i for i, c in enumerate(mine) if c not in out + "".join(others)]
+    if len(set(mine)) != len(mine) or (summed_only and "..." in ins[k]):
+        raise NotImplementedError(
+            f"grad of np.einsum({eqn.args['subscripts'].value!r}): operand {k} has a repeated "
+            "index; write it with np.diagonal/np.trace instead")
+    kept = "".join(c for c in ins[k] if c not in [mine[i] for i in summed_only])
+    spec = ",".join([out] + others) + "->" + kept
+    names = ", ".join(f"operands_{i}" for i in range(len(ins)) if i != k)
+    text = f"np.einsum({spec!r}, g, {names})" if names else f"np.einsum({spec!r}, g)"
+    if summed_only:   # indices summed inside this operand alone: broadcast back over them
+        text = f"rt.sum_grad({text}, operands_{k}, {tuple(summed_only)!r})"
+    return text
+
+
+def _einsum_jvp(eqn, k):
+    """Multilinear: operand k replaced by its tangent."""
+    n = len(eqn.args["operands"].items)
+    names = ", ".join(f"operands_{i}_dot" if i == k else f"operands_{i}" for i in range(n))
+    return f"np.einsum({eqn.args['subscripts'].value!r}, {names})"
+
+
 einsum = defprim("einsum", np.einsum, "np.einsum", "subscripts, *operands", batch=L,
-                 linear=("operands",), vjp={"operands": "einsum_vjp"})
+                 vjp={"operands": _einsum_vjp}, jvp={"operands": _einsum_jvp})
 det = defprim("det", np.linalg.det, "np.linalg.det", "x", batch=L,
               vjp={"x": "rt.mT(np.linalg.inv(x)) * rt.expand_last(rt.expand_last(g * ans))"},
               jvp={"x": "ans * np.sum(rt.mT(np.linalg.inv(x)) * x_dot, axis=(-2, -1))"})

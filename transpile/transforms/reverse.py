@@ -42,6 +42,8 @@ def contributions(eqn, active, mode):
     rules = prim.vjp if mode == "vjp" else prim.jvp
     out = []
     for pname, value in eqn.args.items():
+        if pname in prim.shape_args:
+            continue
         items = list(enumerate(value.items)) if isinstance(value, TupleArg) else [(None, value)]
         for k, atom in items:
             if not (isinstance(atom, Var) and atom.name in active):
