@@ -343,3 +343,49 @@ def test_grad_of_grad_through_matmul_and_reductions():
     x = rng.normal(size=3)
     np.testing.assert_allclose(grad(lambda x: np.sum(grad(f)(x) * np.arange(1.0, 4.0)))(x),
                                numerical_grad(gsum, [x]), rtol=1e-5, atol=1e-7)
+
+
+def test_function_from_notebook_cell_via_linecache():
+    """IPython/Jupyter register each cell's text in linecache under a pseudo file name."""
+    cell = "import numpy as np\ndef cell_fn(x):\n    y = np.sin(x)\n    return np.sum(y * y)\n"
+    name = "<ipython-input-7-abcdef>"
+    linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
+    ns = {}
+    exec(compile(cell, name, "exec"), ns)
+    x = np.array([0.3, 0.7])
+    np.testing.assert_allclose(grad(ns["cell_fn"])(x), 2 * np.sin(x) * np.cos(x))
+    assert "# line 3: y = np.sin(x)" in grad(ns["cell_fn"]).source
+
+
+def test_generated_names_do_not_collide_with_users():
+    def f(x, dx):
+        out = x * dx
+        out_1 = np.sin(out)
+        return np.sum(out_1 * dx)
+    x, dx = np.array([0.1, 0.2]), np.array([1.5, 2.0])
+    np.testing.assert_allclose(grad(f)(x, dx), numerical_grad(f, [x, dx]), rtol=1e-6)
+    src = grad(f).source
+    assert "dx_2" in src or "ddx" in src
+
+
+def test_nested_def_and_lambda_at_call_site():
+    def outer():
+        def inner(x):
+            return np.sum(np.cos(x))
+        return inner
+    np.testing.assert_allclose(grad(outer())(np.zeros(2)), [0.0, 0.0])
+    pair = (lambda x: np.sum(x * 2.0), lambda x: np.sum(x * 3.0))
+    np.testing.assert_allclose(grad(pair[1])(np.ones(2)), [3.0, 3.0])
+    np.testing.assert_allclose(grad(pair[0])(np.ones(2)), [2.0, 2.0])
+
+
+def test_tuple_unpacking_and_augmented_assignment():
+    def f(p):
+        a, b = p
+        a += b * 2
+        a *= a
+        return np.sum(a)
+    p = (np.array([1.0, 2.0]), np.array([0.5, -1.0]))
+    ga, gb = grad(f)(p)
+    np.testing.assert_allclose(ga, 2 * (p[0] + 2 * p[1]))
+    np.testing.assert_allclose(gb, 4 * (p[0] + 2 * p[1]))

@@ -112,7 +112,8 @@ def _find_lambda(text, fn, start, filename):
     if not found:
         raise TranspileError("cannot find the lambda's source", filename=filename, lineno=start)
     if len(found) > 1:
-        positions = [p for p in fn.__code__.co_positions() if p[0] is not None and p[2] is not None]
+        positions = [p for p in fn.__code__.co_positions()
+                     if p[0] is not None and p[2] is not None and (p[2], p[3]) != (0, 0)]
         if positions:
             first_line = min(p[0] for p in positions)
             body_col = min(p[2] for p in positions if p[0] == first_line)
