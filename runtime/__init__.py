@@ -8,3 +8,5 @@ from runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_v
 from runtime.helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
                              cumsum_vjp, diagonal_vjp, expand_last, getitem, log_base,
                              tile_vjp, transpose_back)
+from runtime.collectives import (all_gather, all_gather_vjp, axis_index, axis_size,
+                                 extremum_share, pmax, pmean, pmin, psum)

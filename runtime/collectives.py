@@ -26,7 +26,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from transpile.pytree import tree_flatten, tree_unflatten
+from runtime.pytree import tree_flatten, tree_unflatten
 
 
 class CollectiveError(RuntimeError):
@@ -358,3 +358,25 @@ COLLECTIVES = {
     "psum": psum, "pmean": pmean, "pmax": pmax, "pmin": pmin,
     "all_gather": all_gather, "axis_index": axis_index, "axis_size": axis_size,
 }
+
+
+# ---------------------------------------------------------------- adjoint helpers
+
+def extremum_share(x, ans, axis_name):
+    """d pmax(x)/dx on this shard: 1/k where this shard holds one of k tied extrema, else 0."""
+    hit = (np.asarray(x) == np.asarray(ans)).astype(np.result_type(x, ans))
+    return hit / psum(hit, axis_name)
+
+
+def all_gather_vjp(ct, axis_name, axis=0, tiled=False):
+    """Cotangent of x in all_gather(x, axis_name): every shard's cotangent for this shard's
+    slot, summed over shards."""
+    total = psum(ct, axis_name)
+    index = axis_index(axis_name)
+    if tiled:
+        n = axis_size(axis_name)
+        size = total.shape[axis] // n
+        sl = [slice(None)] * total.ndim
+        sl[axis] = slice(index * size, (index + 1) * size)
+        return total[tuple(sl)]
+    return np.take(total, index, axis=axis)

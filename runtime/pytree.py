@@ -1,0 +1,111 @@
+"""Pytrees: nested tuples, lists and dicts (keys sorted, as in JAX) whose leaves are arrays/scalars.
+
+`None` is an empty subtree. Anything else is a leaf.
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TreeDef:
+    """The structure of a pytree: kind in {'leaf', 'none', 'tuple', 'list', 'dict'}."""
+    kind: str
+    children: tuple = ()
+    keys: tuple = ()
+
+    @property
+    def num_leaves(self):
+        if self.kind == "leaf":
+            return 1
+        if self.kind == "static":
+            return 0
+        return sum(c.num_leaves for c in self.children)
+
+    def __repr__(self):
+        if self.kind == "leaf":
+            return "*"
+        if self.kind == "none":
+            return "None"
+        if self.kind == "static":
+            return f"static({self.keys[0]!r})"
+        inner = [repr(c) for c in self.children]
+        if self.kind == "dict":
+            return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(self.keys, inner)) + "}"
+        if self.kind == "list":
+            return "[" + ", ".join(inner) + "]"
+        return "(" + ", ".join(inner) + ("," if len(inner) == 1 else "") + ")"
+
+
+LEAF = TreeDef("leaf")
+
+
+def tree_flatten(tree):
+    """Return (leaves, treedef)."""
+    leaves = []
+    treedef = _flatten(tree, leaves)
+    return leaves, treedef
+
+
+def _flatten(tree, leaves):
+    if isinstance(tree, tuple) and not hasattr(tree, "_fields"):
+        return TreeDef("tuple", tuple(_flatten(c, leaves) for c in tree))
+    if isinstance(tree, list):
+        return TreeDef("list", tuple(_flatten(c, leaves) for c in tree))
+    if isinstance(tree, dict):
+        keys = tuple(sorted(tree))
+        return TreeDef("dict", tuple(_flatten(tree[k], leaves) for k in keys), keys)
+    if tree is None:
+        return TreeDef("none")
+    leaves.append(tree)
+    return LEAF
+
+
+def tree_unflatten(treedef, leaves):
+    """Inverse of tree_flatten."""
+    it = iter(leaves)
+    out = _unflatten(treedef, it)
+    rest = list(it)
+    if rest:
+        raise ValueError(f"tree_unflatten: {len(rest)} leaves left over for structure {treedef}")
+    return out
+
+
+def _unflatten(treedef, it):
+    if treedef.kind == "leaf":
+        try:
+            return next(it)
+        except StopIteration:
+            raise ValueError("tree_unflatten: too few leaves for the structure") from None
+    if treedef.kind == "none":
+        return None
+    if treedef.kind == "static":
+        return treedef.keys[0]
+    children = [_unflatten(c, it) for c in treedef.children]
+    if treedef.kind == "dict":
+        return dict(zip(treedef.keys, children))
+    if treedef.kind == "list":
+        return children
+    return tuple(children)
+
+
+def tree_leaves(tree):
+    return tree_flatten(tree)[0]
+
+
+def tree_structure(tree):
+    return tree_flatten(tree)[1]
+
+
+def tree_map(f, tree, *rest):
+    """Apply f to each leaf (and the matching leaves of `rest`, which share tree's structure)."""
+    leaves, treedef = tree_flatten(tree)
+    others = []
+    for r in rest:
+        r_leaves, r_def = tree_flatten(r)
+        if r_def != treedef:
+            raise ValueError(f"tree_map: structures differ: {treedef} vs {r_def}")
+        others.append(r_leaves)
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def treedef_children(treedef):
+    return list(treedef.children)
