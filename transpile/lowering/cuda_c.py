@@ -405,3 +405,65 @@ def kernel_text(core, example_args):
     head = [f"// CUDA C kernels for {core.name} (transpile, backend='cupy')",
             "// Plan:"] + [f"//   {ln}" for ln in plan.describe().splitlines()]
     return "\n".join(head) + "\n\n" + "\n".join(sources.values())
+
+
+# ---- NVRTC: CUDA C -> PTX without a GPU or driver ------------------------------------------------
+
+
+def compile_to_ptx(source, name="kernel.cu", arch="compute_80", options=()):
+    """Compile CUDA C to PTX text with NVRTC (no device needed). Uses CuPy's NVRTC binding
+    (cupy_backends) when installed, else libnvrtc from the nvidia-cuda-nvrtc wheel by ctypes."""
+    opts = [f"--gpu-architecture={arch}", "--std=c++14"] + list(options)
+    try:
+        from cupy_backends.cuda.libs import nvrtc
+    except ImportError:
+        return _ptx_ctypes(source, name, opts)
+    prog = nvrtc.createProgram(source, name, [], [])
+    try:
+        try:
+            nvrtc.compileProgram(prog, opts)
+        except Exception as e:
+            log = nvrtc.getProgramLog(prog)
+            raise RuntimeError(f"NVRTC failed to compile {name}:\n{log}\n--- source ---\n"
+                               f"{source}") from e
+        ptx = nvrtc.getPTX(prog)
+    finally:
+        nvrtc.destroyProgram(prog)
+    return ptx.decode() if isinstance(ptx, bytes) else ptx
+
+
+def _nvrtc_library():
+    import ctypes
+    import glob
+    import importlib.util
+    spec = importlib.util.find_spec("nvidia")
+    paths = []
+    for base in (spec.submodule_search_locations if spec else []):
+        paths += glob.glob(os.path.join(base, "**", "libnvrtc.so*"), recursive=True)
+    paths = [p for p in paths if "builtins" not in p]
+    if not paths:
+        raise ImportError("NVRTC not found: pip install nvidia-cuda-nvrtc (or cupy-cuda13x)")
+    return ctypes.CDLL(sorted(paths)[0])
+
+
+def _ptx_ctypes(source, name, opts):
+    import ctypes
+    lib = _nvrtc_library()
+    prog = ctypes.c_void_p()
+    if lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None,
+                              None):
+        raise RuntimeError("nvrtcCreateProgram failed")
+    arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
+    rc = lib.nvrtcCompileProgram(prog, len(opts), arr)
+    if rc:
+        size = ctypes.c_size_t()
+        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+        buf = ctypes.create_string_buffer(size.value)
+        lib.nvrtcGetProgramLog(prog, buf)
+        raise RuntimeError(f"NVRTC failed to compile {name}:\n{buf.value.decode()}")
+    size = ctypes.c_size_t()
+    lib.nvrtcGetPTXSize(prog, ctypes.byref(size))
+    buf = ctypes.create_string_buffer(size.value)
+    lib.nvrtcGetPTX(prog, buf)
+    lib.nvrtcDestroyProgram(ctypes.byref(prog))
+    return buf.value.decode()

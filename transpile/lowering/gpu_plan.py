@@ -354,9 +354,11 @@ def build_plan(core, example_args, lowerable, kernel_prefix=None):
         regions.append(region)
         steps.append(KernelStep(region))
     prune(steps, [o.name for o in core.outs if isinstance(o, Var)])
+    unlowered = [s.eqn for s in steps if isinstance(s, OpStep) and s.eqn.prim.elementwise
+                 and not lowerable(s.eqn.prim.name) and s.eqn.prim.name not in ("getitem",)]
     for i, r in enumerate(s.region for s in steps if isinstance(s, KernelStep)):
         r.name = f"{prefix}_k{i}"
-    return Plan(core, steps, avals, list(core.outs))
+    return Plan(core, steps, avals, list(core.outs), unlowered=unlowered)
 
 
 def rematerialize(region, producer, avals, limit=64):
