@@ -57,12 +57,13 @@ def kernel_args(info, env, xp):
         if p.kind == "in":
             a = env[p.var]
             a = xp.ascontiguousarray(xp.asarray(a, dtype=p.dtype))
-            args.append(a)
+            args.append(a.reshape(-1))
         elif p.kind == "scalar":
             args.append(p.dtype.type(env[p.var]))
         elif p.kind == "out":
-            outs[p.var] = xp.empty(info.shape, dtype=p.dtype)
-            args.append(outs[p.var])
+            flat = xp.empty(info.size, dtype=p.dtype)
+            outs[p.var] = flat.reshape(info.shape)
+            args.append(flat)
         elif p.kind == "acc":
             outs[p.var] = xp.zeros((1,), dtype=p.dtype)
             args.append(outs[p.var])
