@@ -68,7 +68,7 @@ def proxy_of(aval):
 # helpers that broadcast their first argument to another value's shape: a broadcast load
 BROADCAST_HELPERS = ("sum_grad", "broadcast_like")
 # helpers whose result depends only on the shape/dtype of an argument: folded at plan time
-SHAPE_ONLY = ("check_scalar_output",)
+SHAPE_ONLY = ("check_scalar_output", "reduced_count")
 REDUCTIONS = ("sum", "mean")
 
 
@@ -421,7 +421,7 @@ def prune(steps, outs):
             steps.remove(s)
             continue
         own = {e.out for e in r.eqns}
-        r.outputs = [e.out for e in r.eqns if e.out in live and e.out not in r.remat]
+        r.outputs = [e.out for e in r.eqns if e.out in live]
         reads = []
         for e in r.eqns:
             for v in data_reads(e):
