@@ -154,8 +154,9 @@ for dt in (np.float32, np.float64):
         t = fn if isinstance(fn, Transform) else Plain(fn)
         ref = t(*args)
         ref = list(ref) if isinstance(ref, tuple) else [ref]
-        err = max(float(np.max(np.abs(np.asarray(o, np.float64) - np.asarray(r, np.float64))))
-                  for o, r in zip(out, ref))
+        err = max(float(np.max(np.abs(np.asarray(o, np.float64) - np.asarray(r, np.float64))
+                            / max(1.0, float(np.max(np.abs(r))))))
+                  for o, r in zip(out, ref))   # relative to the output's magnitude
         res.append(dict(label=label, dtype=np.dtype(dt).name, err=err,
                         dtypes=[np.asarray(o).dtype.name for o in out],
                         ref_dtypes=[np.asarray(r).dtype.name for r in ref]))
