@@ -50,7 +50,7 @@ def cases(dtype, n=300):
     margs = mlp_args(dtype)
     return [("selu", selu, [x]), ("poly", poly, [x2]), ("sum_logistic", sum_logistic, [x]),
             ("grad_sum_logistic", grad_sum_logistic, [x]),
-            ("mlp_layer", mlp_layer, margs[:2][::-1][::-1][:1] + [margs[1], margs[4]]),
+            ("mlp_layer", mlp_layer, [margs[0], margs[1], margs[4]]),
             ("mlp_grad", mlp_grad, margs)]
 
 
