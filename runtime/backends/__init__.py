@@ -1,0 +1,1 @@
+"""Execution backends for generated code (CuPy RawKernels, numba.cuda kernels)."""

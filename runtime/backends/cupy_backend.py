@@ -1,0 +1,116 @@
+"""backend='cupy': fused elementwise regions as generated CUDA C RawKernels, everything else as
+CuPy array ops (cupy.matmul -> cuBLAS, cupy.sum, ...). Arrays stay on the GPU: NumPy inputs are
+copied in once, outputs are CuPy arrays (pass to_numpy=True to get NumPy back).
+
+    prog = CupyProgram(core, example_flat_args)   # lowering + plan (no device needed)
+    outs = prog(*flat_args)                       # needs CuPy and a visible GPU
+
+Kernels compile through cupy.RawKernel, which caches the compiled module by source hash.
+"""
+import warnings
+
+import numpy as np
+
+from runtime.backends.gpu_executor import run_plan
+
+INSTALL_HINT = 'pip install "transpile[cuda]"  (CuPy for CUDA 13: cupy-cuda13x)'
+
+
+class GPUUnavailable(RuntimeError):
+    """The GPU backend was requested but CuPy or a CUDA device is missing."""
+
+
+def import_cupy():
+    try:
+        import cupy
+    except ImportError as e:
+        raise GPUUnavailable(f"backend='cupy' needs CuPy, which is not installed ({e}). "
+                             f"Install it with: {INSTALL_HINT}") from None
+    return cupy
+
+
+def require_device(cupy=None):
+    """CuPy, checked to see at least one CUDA device; clear errors otherwise."""
+    cupy = cupy or import_cupy()
+    try:
+        n = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:
+        raise GPUUnavailable(f"backend='cupy': no CUDA device is visible (CUDA says: "
+                             f"{type(e).__name__}: {e}). Run on a machine with an NVIDIA GPU "
+                             "and driver, check CUDA_VISIBLE_DEVICES, or use the CPU backends; "
+                             "show(...) still prints the kernel source without a GPU.") from None
+    if n < 1:
+        raise GPUUnavailable("backend='cupy': no CUDA device is visible "
+                             "(cudaGetDeviceCount() == 0); check CUDA_VISIBLE_DEVICES")
+    return cupy
+
+
+def device_available():
+    try:
+        require_device()
+        return True
+    except GPUUnavailable:
+        return False
+
+
+_KERNELS = {}
+
+
+def raw_kernel(cupy, info):
+    key = (info.name, info.source)
+    k = _KERNELS.get(key)
+    if k is None:
+        k = cupy.RawKernel(info.source, info.name, options=("--std=c++14",))
+        _KERNELS[key] = k
+    return k
+
+
+class CupyProgram:
+    """A core function lowered for the GPU: kernels + plan, runnable with CuPy."""
+
+    def __init__(self, core, example_args):
+        from transpile.lowering.cuda_c import lower_to_cuda_c
+        self.core = core
+        self.fallback = None
+        try:
+            self.sources, self.plan = lower_to_cuda_c(core, example_args)
+        except NotImplementedError as e:
+            # control flow or a construct the planner does not model: the whole function runs
+            # as CuPy array ops (NumPy calls dispatch to CuPy arrays)
+            self.sources, self.plan = {}, None
+            self.fallback = str(e)
+
+    def __call__(self, *args, to_numpy=False):
+        cupy = require_device()
+        if self.plan is None:
+            outs = self._run_fallback(cupy, args)
+        else:
+            if not hasattr(self.plan, "max_blocks"):
+                sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+                self.plan.max_blocks = sms * 16
+            outs = run_cupy(self.core, self.plan, args, cupy)
+        if to_numpy:
+            outs = [cupy.asnumpy(o) if isinstance(o, cupy.ndarray) else o for o in outs]
+        return outs
+
+    def _run_fallback(self, cupy, args):
+        from transpile import codegen
+        if not getattr(self, "_warned", False):
+            self._warned = True
+            warnings.warn(f"transpile[cupy]: {self.core.name} has no GPU kernel lowering "
+                          f"({self.fallback}); running it as CuPy array ops", RuntimeWarning,
+                          stacklevel=3)
+        fn, _, _ = codegen.load(self.core)
+        dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
+        out = fn(*dev)
+        return list(out) if len(self.core.outs) != 1 else [out]
+
+
+def run_cupy(core, plan, args, cupy=None):
+    """Execute a plan from `lower_to_cuda_c` on the GPU: RawKernels for fused regions, CuPy
+    array ops for everything else. Returns the flat outputs (CuPy arrays)."""
+    cupy = cupy or require_device()
+
+    def launch(info, grid, kargs):
+        raw_kernel(cupy, info)((grid,), (256,), tuple(kargs))
+    return run_plan(plan, args, cupy, launch, "cupy")

@@ -1,0 +1,1 @@
+"""Lowerings of core Python to compiled forms (CUDA C for CuPy RawKernels, numba.cuda kernels)."""
