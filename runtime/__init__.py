@@ -8,3 +8,7 @@ from runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_v
 from runtime.helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
                              cumsum_vjp, diagonal_vjp, expand_last, getitem, log_base,
                              tile_vjp, transpose_back)
+from runtime.batching import (batch_align, batch_axes, batch_broadcast, batch_broadcast_like,
+                              batch_check_scalar_output, batch_extremum_mask, batch_parts,
+                              batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
+                              batch_sum_grad_vjp, batch_unbroadcast)
