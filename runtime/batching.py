@@ -20,10 +20,11 @@ def batch_axes(x):
     return tuple(range(1, np.ndim(x)))
 
 
-def batch_align(x, like, like_batched):
-    """Insert unit axes after the batch axis of x so that it broadcasts against `like`
-    example by example (NumPy aligns shapes from the right; the batch axis sits at 0)."""
-    n = np.ndim(like) - (1 if like_batched else 0)
+def batch_align(x, like_ndim, like_batched):
+    """Insert unit axes after the batch axis of x so that it broadcasts example by example
+    against a value of rank like_ndim (NumPy aligns shapes from the right; the batch axis
+    sits at 0)."""
+    n = like_ndim - (1 if like_batched else 0)
     r = np.ndim(x) - 1
     if r >= n:
         return x
@@ -70,7 +71,7 @@ def batch_broadcast_like(t, like, t_batched, like_batched):
     shape = _example_shape(like, like_batched)
     size = np.shape(t)[0] if t_batched else np.shape(like)[0]
     if t_batched:
-        t = batch_align(t, np.empty((0,) * len(shape)), False)
+        t = batch_align(t, len(shape), False)
     return np.broadcast_to(t, (size,) + tuple(shape))
 
 

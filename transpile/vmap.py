@@ -13,7 +13,7 @@ from transpile.api import Transform, _fname, core_of
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, Var
 from transpile.parse import read_binding
-from transpile.pytree import tree_unflatten
+from transpile.pytree import LEAF, tree_unflatten
 from transpile.transforms.batching import BatchSweep, reads
 from transpile.transforms.reverse import make_core
 
@@ -86,9 +86,13 @@ class Vmap(Transform):
 
     # -- axes -----------------------------------------------------------------------------------
 
-    def leaf_axes(self, in_trees):
+    def leaf_axes(self, in_trees, passed=None):
+        """One (axis or None, description) per argument leaf. Parameters left to their
+        defaults are not mapped (in_axes speaks about the arguments the caller passes)."""
         spec = self.in_axes
         per_arg = list(spec) if isinstance(spec, (tuple, list)) else [spec] * len(in_trees)
+        if passed is not None:
+            per_arg = [s if ok else None for s, ok in zip(per_arg, passed)]
         axes, statics = [], []
         for p, s, t in zip(self._params, per_arg, in_trees):
             a, st = _broadcast_prefix(s, t, p.name, "in_axes")
@@ -96,8 +100,8 @@ class Vmap(Transform):
             statics += st
         return axes, statics
 
-    def check_call(self, leaves, trees):
-        axes, statics = self.leaf_axes(trees)
+    def check_call(self, leaves, trees, passed=None):
+        axes, statics = self.leaf_axes(trees, passed)
         if statics and self.in_axes != 0:
             raise ValueError(f"vmap: in_axes maps {statics[0]}, which is a Python "
                              "bool/int/str (a static value); give it in_axes None")
@@ -124,14 +128,19 @@ class Vmap(Transform):
 
     # -- specialization -------------------------------------------------------------------------
 
-    def key_for(self, values):
-        leaves, trees = self.flatten_args(values)
-        return leaves, trees, Ranked((trees, tuple(int(np.ndim(l)) for l in leaves)))
+    def key_for(self, args, kwargs):
+        try:
+            ba = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}(): {e}") from None
+        passed = tuple(p.name in ba.arguments for p in self._params)
+        leaves, trees = self.flatten_args(self.bind(args, kwargs))
+        key = Ranked((trees, tuple(int(np.ndim(l)) for l in leaves), passed))
+        self.check_call(leaves, trees, passed)
+        return leaves, key
 
     def __call__(self, *args, **kwargs):
-        values = self.bind(args, kwargs)
-        leaves, trees, key = self.key_for(values)
-        self.check_call(leaves, trees)
+        leaves, key = self.key_for(args, kwargs)
         spec = self.specialize(key)
         free = spec.free_values()
         if tuple(int(np.ndim(v)) for v in free) != spec.core.free_ranks:
@@ -145,8 +154,7 @@ class Vmap(Transform):
     def source_for(self, *args, **kwargs):
         if not args and not kwargs:
             return super().source_for()
-        leaves, trees, key = self.key_for(self.bind(args, kwargs))
-        self.check_call(leaves, trees)
+        _, key = self.key_for(args, kwargs)
         return self.specialize(key).text
 
     def __transpile_core__(self, in_trees):
@@ -156,14 +164,17 @@ class Vmap(Transform):
 
     # -- the transform --------------------------------------------------------------------------
 
-    def batched_core(self, in_trees, ranks):
-        axes, _ = self.leaf_axes(in_trees)
+    def batched_core(self, in_trees, ranks, passed=None):
+        axes, _ = self.leaf_axes(in_trees, passed)
         fun = self.fun
         if isinstance(fun, Vmap) and ranks is not None:
-            inner_axes, _ = fun.leaf_axes(in_trees)
             inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
-            del inner_axes
-            inner = fun.batched_core(in_trees, inner_ranks)
+            inner = fun.batched_core(in_trees, inner_ranks, passed)
+        elif len(in_trees) < len(self._params) and not isinstance(fun, Transform):
+            # called inside another transform with some parameters left to their defaults
+            missing = self._params[len(in_trees):]
+            inner = core_of(fun, tuple(in_trees) + (LEAF,) * len(missing),
+                            {p.name: p.default for p in missing})
         else:
             inner = core_of(fun, in_trees)
         n_user = len(inner.params) - len(inner.free)

@@ -8,7 +8,7 @@ _H = BR.batch_helper
 
 batch_broadcast = defprim("batch_broadcast", RB.batch_broadcast, "rt.batch_broadcast", "x, size",
                           batch=_H, linear=("x",), vjp={"x": "np.sum(g, axis=0)"})
-batch_align = defprim("batch_align", RB.batch_align, "rt.batch_align", "x, like, like_batched",
+batch_align = defprim("batch_align", RB.batch_align, "rt.batch_align", "x, like_ndim, like_batched",
                       batch=_H, linear=("x",), vjp={"x": "np.reshape(g, np.shape(x))"})
 batch_squeeze = defprim("batch_squeeze", RB.batch_squeeze, "rt.batch_squeeze", "x", batch=_H,
                         linear=("x",), vjp={"x": "np.reshape(g, np.shape(x))"})

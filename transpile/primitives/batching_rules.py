@@ -99,7 +99,8 @@ def elementwise_batch(s, eqn, prim=None):
         else:
             for k2, w in arrays:
                 if k2 != k and isinstance(w, Var):
-                    args[k] = s.emit("batch_align", {"x": args[k], "like": w,
+                    nd = s.emit("ndim", {"x": w}, base=w.name + "_ndim", batched=False, rank=0)
+                    args[k] = s.emit("batch_align", {"x": args[k], "like_ndim": nd,
                                                      "like_batched": Const(s.b(w))},
                                      base=v.name, rank=None)
     s.final(prim or eqn.prim, args)
