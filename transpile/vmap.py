@@ -83,6 +83,7 @@ class Vmap(Transform):
         if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
             raise ValueError(f"vmap: axis_size must be a non-negative int, got {axis_size!r}")
         self.in_axes, self.out_axes, self.axis_size = in_axes, out_axes, axis_size
+        self._axes_cache = {}
 
     # -- axes -----------------------------------------------------------------------------------
 
@@ -101,7 +102,10 @@ class Vmap(Transform):
         return axes, statics
 
     def check_call(self, leaves, trees, passed=None):
-        axes, statics = self.leaf_axes(trees, passed)
+        hit = self._axes_cache.get((trees, passed))
+        if hit is None:
+            hit = self._axes_cache[(trees, passed)] = self.leaf_axes(trees, passed)
+        axes, statics = hit
         if statics and self.in_axes != 0:
             raise ValueError(f"vmap: in_axes maps {statics[0]}, which is a Python "
                              "bool/int/str (a static value); give it in_axes None")
@@ -109,11 +113,12 @@ class Vmap(Transform):
         for leaf, (ax, where) in zip(leaves, axes):
             if ax is None:
                 continue
-            nd = np.ndim(leaf)
+            shape = np.shape(leaf)
+            nd = len(shape)
             if not -nd <= ax < nd:
                 raise ValueError(f"vmap: in_axes={ax} is out of range for {where}, which has "
                                  f"rank {nd} (shape {np.shape(leaf)})")
-            sizes.append((np.shape(leaf)[ax], where, ax))
+            sizes.append((shape[ax], where, ax))
         if not sizes and self.axis_size is None:
             raise ValueError(f"vmap of {_fname(self.fun)}: no argument is mapped (in_axes="
                              f"{self.in_axes!r}) and axis_size is not given, so the batch size "
@@ -129,12 +134,16 @@ class Vmap(Transform):
     # -- specialization -------------------------------------------------------------------------
 
     def key_for(self, args, kwargs):
-        try:
-            ba = self.signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise TypeError(f"{self.__name__}(): {e}") from None
-        passed = tuple(p.name in ba.arguments for p in self._params)
-        leaves, trees = self.flatten_args(self.bind(args, kwargs))
+        if not kwargs and len(args) == len(self._params):
+            passed, values = (True,) * len(args), list(args)
+        else:
+            try:
+                ba = self.signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{self.__name__}(): {e}") from None
+            passed = tuple(p.name in ba.arguments for p in self._params)
+            values = self.bind(args, kwargs)
+        leaves, trees = self.flatten_args(values)
         key = Ranked((trees, tuple(int(np.ndim(l)) for l in leaves), passed))
         self.check_call(leaves, trees, passed)
         return leaves, key
