@@ -10,3 +10,7 @@ from runtime.helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check
                              tile_vjp, transpose_back)
 from runtime.collectives import (all_gather, all_gather_vjp, axis_index, axis_size,
                                  extremum_share, pmax, pmean, pmin, psum)
+from runtime.batching import (batch_align, batch_axes, batch_broadcast, batch_broadcast_like,
+                              batch_check_scalar_output, batch_extremum_mask, batch_parts,
+                              batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
+                              batch_sum_grad_vjp, batch_unbroadcast)

@@ -27,3 +27,4 @@ from transpile.pmap import (all_gather, axis_index, device_count, devices, local
 
 __all__ += ["pmap", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "device_count",
             "devices", "local_device_count"]
+from transpile.vmap import vmap  # noqa: E402

@@ -3,3 +3,4 @@ from transpile.primitives import (adjoint_helpers, collectives, elementwise, lin
                                   nondiff, reductions, structure)
 from transpile.primitives.registry import (METHODS, Primitive, all_primitives, by_name,
                                            defmethod, defprim, lookup)
+from transpile.primitives import batch_helpers  # noqa: F401,E402  (vmap's run-time helpers)

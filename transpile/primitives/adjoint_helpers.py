@@ -3,71 +3,72 @@ runtime/adjoints.py). With these rows, generated derivatives can be differentiat
 from runtime import adjoints as A
 from runtime import broadcasting as B
 from runtime import helpers as H
+from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defprim
 
-unbroadcast = defprim("unbroadcast", B.unbroadcast, "rt.unbroadcast", "ct, x", shape_args=("x",), batch="helper",
+unbroadcast = defprim("unbroadcast", B.unbroadcast, "rt.unbroadcast", "ct, x", shape_args=("x",), batch=BR.helper,
                       linear=("ct",), vjp={"ct": "rt.broadcast_like(g, ct)"})
 broadcast_like = defprim("broadcast_like", B.broadcast_like, "rt.broadcast_like", "t, like",
-                         shape_args=("like",), batch="helper", linear=("t",), vjp={"t": "rt.unbroadcast(g, t)"})
+                         shape_args=("like",), batch=BR.helper, linear=("t",), vjp={"t": "rt.unbroadcast(g, t)"})
 sum_grad = defprim("sum_grad", B.sum_grad, "rt.sum_grad", "ct, x, axis=None, keepdims=False",
-                   shape_args=("x",), batch="helper", linear=("ct",),
+                   shape_args=("x",), batch=BR.helper, linear=("ct",),
                    vjp={"ct": "np.sum(g, axis=axis, keepdims=keepdims)"})
-cast_like = defprim("cast_like", B.cast_like, "rt.cast_like", "t, x", shape_args=("x",), batch="helper",
+cast_like = defprim("cast_like", B.cast_like, "rt.cast_like", "t, x", shape_args=("x",), batch=BR.helper,
                     linear=("t",), vjp={"t": "rt.cast_like(g, t)"})
-mT = defprim("mT", B.mT, "rt.mT", "x", batch="helper", linear=("x",), vjp={"x": "rt.mT(g)"})
-identity = defprim("identity", B.identity, "rt.identity", "x", batch="elementwise",
+mT = defprim("mT", B.mT, "rt.mT", "x", batch=BR.helper, linear=("x",), vjp={"x": "rt.mT(g)"})
+identity = defprim("identity", B.identity, "rt.identity", "x", batch=BR.elementwise,
                    linear=("x",), vjp={"x": "g"})
 stop_gradient = defprim("stop_gradient", B.stop_gradient, "rt.stop_gradient", "x",
-                        batch="elementwise", nondiff=True)
+                        batch=BR.elementwise, nondiff=True)
 for _name, _f, _sig in [("reduced_count", B.reduced_count, "x, axis=None"),
                         ("extremum_mask", B.extremum_mask, "x, ans, axis=None, keepdims=False"),
                         ("select_weight", B.select_weight, "x, y"),
                         ("clip_mask", B.clip_mask, "x, lo, hi"),
                         ("transpose_inverse", A.transpose_inverse, "axes"),
                         ("check_scalar_output", A.check_scalar_output, "out, fname")]:
-    defprim(_name, _f, f"rt.{_name}", _sig, batch="helper", nondiff=True)
+    defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True)
 
 matmul_vjp_left = defprim(
-    "matmul_vjp_left", A.matmul_vjp_left, "rt.matmul_vjp_left", "ct, x, y", shape_args=("x",), batch="helper",
+    "matmul_vjp_left", A.matmul_vjp_left, "rt.matmul_vjp_left", "ct, x, y", shape_args=("x",), batch=BR.helper,
     linear=("ct", "y"),
     vjp={"ct": "rt.broadcast_like(np.matmul(g, y), ct)", "y": "rt.matmul_vjp_right(ct, g, y)"})
 matmul_vjp_right = defprim(
-    "matmul_vjp_right", A.matmul_vjp_right, "rt.matmul_vjp_right", "ct, x, y", shape_args=("y",), batch="helper",
+    "matmul_vjp_right", A.matmul_vjp_right, "rt.matmul_vjp_right", "ct, x, y", shape_args=("y",), batch=BR.helper,
     linear=("ct", "x"),
     vjp={"ct": "rt.broadcast_like(np.matmul(x, g), ct)", "x": "rt.matmul_vjp_left(ct, x, g)"})
 dot_vjp_left = defprim(
-    "dot_vjp_left", A.dot_vjp_left, "rt.dot_vjp_left", "ct, x, y", shape_args=("x",), batch="helper",
+    "dot_vjp_left", A.dot_vjp_left, "rt.dot_vjp_left", "ct, x, y", shape_args=("x",), batch=BR.helper,
     linear=("ct", "y"),
     vjp={"ct": "rt.broadcast_like(np.dot(g, y), ct)", "y": "rt.dot_vjp_right(ct, g, y)"})
 dot_vjp_right = defprim(
-    "dot_vjp_right", A.dot_vjp_right, "rt.dot_vjp_right", "ct, x, y", shape_args=("y",), batch="helper",
+    "dot_vjp_right", A.dot_vjp_right, "rt.dot_vjp_right", "ct, x, y", shape_args=("y",), batch=BR.helper,
     linear=("ct", "x"),
     vjp={"ct": "rt.broadcast_like(np.dot(x, g), ct)", "x": "rt.dot_vjp_left(ct, x, g)"})
 getitem_vjp = defprim("getitem_vjp", A.getitem_vjp, "rt.getitem_vjp", "ct, x, index",
-                      shape_args=("x",), batch="helper", linear=("ct",), vjp={"ct": "g[index]"})
+                      shape_args=("x",), batch=BR.helper, linear=("ct",), vjp={"ct": "g[index]"})
 concat_vjp = defprim("concat_vjp", A.concat_vjp, "rt.concat_vjp", "ct, arrays, k, axis=0",
-                     shape_args=("arrays",), batch="helper", linear=("ct",),
+                     shape_args=("arrays",), batch=BR.helper, linear=("ct",),
                      vjp={"ct": "rt.concat_pad(g, arrays, k, axis)"})
 concat_pad = defprim("concat_pad", A.concat_pad, "rt.concat_pad", "part, arrays, k, axis=0",
-                     shape_args=("arrays",), batch="helper", linear=("part",),
+                     shape_args=("arrays",), batch=BR.helper, linear=("part",),
                      vjp={"part": "rt.concat_vjp(g, arrays, k, axis)"})
-take_axis = defprim("take_axis", A.take_axis, "rt.take_axis", "x, k, axis=0", batch="helper",
+take_axis = defprim("take_axis", A.take_axis, "rt.take_axis", "x, k, axis=0", batch=BR.helper,
                     linear=("x",), vjp={"x": "rt.put_axis(g, x, k, axis)"})
 put_axis = defprim("put_axis", A.put_axis, "rt.put_axis", "part, like, k, axis=0",
-                   shape_args=("like",), batch="helper", linear=("part",), vjp={"part": "rt.take_axis(g, k, axis)"})
+                   shape_args=("like",), batch=BR.helper, linear=("part",), vjp={"part": "rt.take_axis(g, k, axis)"})
 transpose_back = defprim("transpose_back", H.transpose_back, "rt.transpose_back", "x, axes",
-                         batch="helper", linear=("x",), vjp={"x": "np.transpose(g, axes)"})
-log_base = defprim("log_base", H.log_base, "rt.log_base", "x", batch="elementwise",
+                         batch=BR.helper, linear=("x",), vjp={"x": "np.transpose(g, axes)"})
+log_base = defprim("log_base", H.log_base, "rt.log_base", "x", batch=BR.elementwise,
                    deriv={"x": "1 / x"})
 cumsum_vjp = defprim("cumsum_vjp", H.cumsum_vjp, "rt.cumsum_vjp", "ct, x, axis=None",
-                     shape_args=("x",), batch="helper", linear=("ct",),
+                     shape_args=("x",), batch=BR.helper, linear=("ct",),
                      vjp={"ct": "np.reshape(np.cumsum(g, axis=axis), np.shape(ct))"})
 check_norm_ord = defprim("check_norm_ord", H.check_norm_ord, "rt.check_norm_ord", "x, ord",
-                         batch="helper", linear=("x",), vjp={"x": "rt.check_norm_ord(g, ord)"})
-expand_last = defprim("expand_last", H.expand_last, "rt.expand_last", "x", batch="helper",
+                         batch=BR.helper, linear=("x",), vjp={"x": "rt.check_norm_ord(g, ord)"})
+expand_last = defprim("expand_last", H.expand_last, "rt.expand_last", "x", batch=BR.helper,
                       linear=("x",), vjp={"x": "np.sum(g, axis=-1)"})
-tile_vjp = defprim("tile_vjp", H.tile_vjp, "rt.tile_vjp", "ct, x, reps", shape_args=("x",), batch="helper",
+tile_vjp = defprim("tile_vjp", H.tile_vjp, "rt.tile_vjp", "ct, x, reps", shape_args=("x",), batch=BR.helper,
                    linear=("ct",), vjp={"ct": "np.tile(g, reps)"})
 diagonal_vjp = defprim("diagonal_vjp", H.diagonal_vjp, "rt.diagonal_vjp",
-                       "ct, x, offset=0, axis1=0, axis2=1", shape_args=("x",), batch="helper", linear=("ct",),
+                       "ct, x, offset=0, axis1=0, axis2=1", shape_args=("x",), batch=BR.helper, linear=("ct",),
                        vjp={"ct": "np.diagonal(g, offset, axis1, axis2)"})

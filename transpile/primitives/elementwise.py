@@ -4,9 +4,10 @@ import operator
 
 import numpy as np
 
+from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defprim
 
-E = "elementwise"
+E = BR.elementwise
 
 # ---- arithmetic (operators print as operators) --------------------------------------------
 add = defprim("add", [np.add, operator.add], "np.add", "x, y", op="+", batch=E,

@@ -3,9 +3,10 @@ import operator
 
 import numpy as np
 
+from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defmethod, defprim
 
-L = "linalg"
+L = BR.linalg
 
 matmul = defprim("matmul", [np.matmul, operator.matmul], "np.matmul", "x, y", op="@", batch=L,
                  linear=("x", "y"),

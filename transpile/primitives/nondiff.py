@@ -4,9 +4,10 @@ import operator
 
 import numpy as np
 
+from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import by_name, defmethod, defprim
 
-E = "elementwise"
+E = BR.elementwise
 
 
 def _nd(name, impls, path, sig, **kw):
@@ -32,36 +33,36 @@ _nd("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch
 
 # creation from a shape or from another array's shape
 for _name in ["zeros", "ones", "empty"]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "shape, dtype=None", batch="creation")
+    _nd(_name, getattr(np, _name), f"np.{_name}", "shape, dtype=None", batch=BR.creation)
 for _name in ["zeros_like", "ones_like", "empty_like"]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "x, dtype=None", batch="creation_like")
-_nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch="creation")
-_nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None", batch="creation_like")
-_nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None", batch="creation")
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x, dtype=None", batch=BR.creation_like)
+_nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch=BR.creation)
+_nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None", batch=BR.creation_like)
+_nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None", batch=BR.creation)
 _nd("linspace", np.linspace, "np.linspace", "start, stop, num=50, endpoint=True, dtype=None",
-    batch="creation")
-_nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch="creation")
-_nd("identity_matrix", np.identity, "np.identity", "n, dtype=None", batch="creation")
+    batch=BR.creation)
+_nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch=BR.creation)
+_nd("identity_matrix", np.identity, "np.identity", "n, dtype=None", batch=BR.creation)
 
 # queries
-_nd("shape", np.shape, "np.shape", "x", batch="query")
-_nd("ndim", np.ndim, "np.ndim", "x", batch="query")
-_nd("size", np.size, "np.size", "x, axis=None", batch="query")
-_nd("len", len, "len", "x", batch="query")
-_nd("float", float, "float", "x", batch="query")
-_nd("int", int, "int", "x", batch="query")
-_nd("bool", bool, "bool", "x", batch="query")
-_nd("result_type", np.result_type, "np.result_type", "*arrays", batch="query")
-_nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch="reduction")
-_nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch="reduction")
-_nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch="reduction")
-_nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch="query")
-_nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch="query")
-_nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch="query")
-_nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch="query")
-_nd("range", range, "range", "start, stop=None, step=None", batch="query")
-_nd("any", np.any, "np.any", "x, axis=None", batch="reduction")
-_nd("all", np.all, "np.all", "x, axis=None", batch="reduction")
+_nd("shape", np.shape, "np.shape", "x", batch=BR.query)
+_nd("ndim", np.ndim, "np.ndim", "x", batch=BR.query)
+_nd("size", np.size, "np.size", "x, axis=None", batch=BR.query)
+_nd("len", len, "len", "x", batch=BR.query)
+_nd("float", float, "float", "x", batch=BR.query)
+_nd("int", int, "int", "x", batch=BR.query)
+_nd("bool", bool, "bool", "x", batch=BR.query)
+_nd("result_type", np.result_type, "np.result_type", "*arrays", batch=BR.query)
+_nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction)
+_nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction)
+_nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction)
+_nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query)
+_nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch=BR.query)
+_nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR.query)
+_nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query)
+_nd("range", range, "range", "start, stop=None, step=None", batch=BR.query)
+_nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction)
+_nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction)
 
 for _name in ["argmax", "argmin", "argsort", "any", "all"]:
     defmethod(_name, by_name(_name))

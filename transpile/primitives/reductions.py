@@ -2,9 +2,10 @@
 cotangent back over the reduced axes with rt.sum_grad."""
 import numpy as np
 
+from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defmethod, defprim
 
-R = "reduction"
+R = BR.reduction
 SIG = "x, axis=None, dtype=None, out=None, keepdims=False"
 
 sum_ = defprim("sum", np.sum, "np.sum", SIG, batch=R, linear=("x",),
@@ -30,7 +31,7 @@ std = defprim("std", np.std, "np.std", "x, axis=None, dtype=None, out=None, ddof
               vjp={"x": f"rt.sum_grad(g / ans, x, axis, keepdims) * {_CENTERED} / (rt.reduced_count(x, axis) - ddof)"},
               jvp={"x": f"np.sum(x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
 cumsum = defprim("cumsum", np.cumsum, "np.cumsum", "x, axis=None, dtype=None, out=None",
-                 batch="cumulative", linear=("x",),
+                 batch=BR.cumulative, linear=("x",),
                  vjp={"x": "rt.cumsum_vjp(g, x, axis)"})
 norm = defprim("norm", np.linalg.norm, "np.linalg.norm", "x, ord=None, axis=None, keepdims=False",
                batch=R,

@@ -4,11 +4,12 @@ import operator
 
 import numpy as np
 
+from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defmethod, defprim
 
-S = "structure"
+S = BR.structure
 
-getitem = defprim("getitem", operator.getitem, "rt.getitem", "x, index", op="getitem", batch="index",
+getitem = defprim("getitem", operator.getitem, "rt.getitem", "x, index", op="getitem", batch=BR.index,
                   linear=("x",), vjp={"x": "rt.getitem_vjp(g, x, index)"})
 transpose = defprim("transpose", np.transpose, "np.transpose", "x, axes=None", batch=S,
                     linear=("x",), vjp={"x": "rt.transpose_back(g, axes)"})
@@ -37,7 +38,7 @@ stack = defprim("stack", np.stack, "np.stack", "arrays, axis=0", batch=S, linear
 array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x, dtype=None",
                 batch=S, linear=("x",), vjp={"x": "rt.cast_like(g, x)"})
 copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x": "g"})
-astype = defprim("astype", None, "rt.astype", "x, dtype", batch="elementwise", linear=("x",),
+astype = defprim("astype", None, "rt.astype", "x, dtype", batch=BR.elementwise, linear=("x",),
                  vjp={"x": "rt.cast_like(g, x)"})
 tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
                vjp={"x": "rt.tile_vjp(g, x, reps)"})
