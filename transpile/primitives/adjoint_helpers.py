@@ -71,3 +71,13 @@ tile_vjp = defprim("tile_vjp", H.tile_vjp, "rt.tile_vjp", "ct, x, reps", batch="
 diagonal_vjp = defprim("diagonal_vjp", H.diagonal_vjp, "rt.diagonal_vjp",
                        "ct, x, offset=0, axis1=0, axis2=1", batch="helper", linear=("ct",),
                        vjp={"ct": "np.diagonal(g, offset, axis1, axis2)"})
+
+
+# Arguments these helpers read only for their shape or dtype: no derivative flows through them,
+# so differentiating generated derivative code again (hessian, grad of grad) needs no rule.
+for _prim, _args in [(unbroadcast, ("x",)), (broadcast_like, ("like",)), (sum_grad, ("x",)),
+                     (cast_like, ("x",)), (getitem_vjp, ("x",)), (concat_vjp, ("arrays",)),
+                     (concat_pad, ("arrays",)), (put_axis, ("like",)), (cumsum_vjp, ("x",)),
+                     (tile_vjp, ("x",)), (diagonal_vjp, ("x",)), (matmul_vjp_left, ("x",)),
+                     (matmul_vjp_right, ("y",)), (dot_vjp_left, ("x",)), (dot_vjp_right, ("y",))]:
+    _prim.shape_only = _args

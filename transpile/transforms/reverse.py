@@ -48,6 +48,8 @@ def contributions(eqn, active, mode):
                 continue
             if pname in rules or pname in prim.deriv or (mode == "jvp" and pname in prim.linear):
                 out.append((pname, k, atom))
+            elif pname in getattr(prim, "shape_only", ()):
+                continue   # only its shape/dtype is read: no derivative flows through it
             elif _reads_active(value, active) and pname not in ("index",):
                 where = f"{eqn.loc[0]}:{eqn.loc[1]}" if eqn.loc else "generated code"
                 raise TranspileError(
