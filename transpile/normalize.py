@@ -726,6 +726,9 @@ class Normalizer:
             if len(args) != 1:
                 raise self.error(node, f"{obj.__name__}(...) takes one argument")
             return self.apply(by_name("astype"), [args[0]], {"dtype": Const(obj)}, node, base)
+        made = self.make_transform(obj, args, kwargs)
+        if made is not None:
+            return made
         if hasattr(obj, "__transpile_core__"):
             return self.inline_transformed(obj, args, kwargs, node, base)
         if isinstance(obj, types.FunctionType):
@@ -866,6 +869,38 @@ class Normalizer:
                     raise TypeError(f"missing argument {n!r}")
                 values[n] = self.classify(defaults[n], None, n)
             frame.env[n] = values[n]
+
+    def make_transform(self, obj, args, kwargs):
+        """`grad(loss_fn)`, `jit(f)`, `vmap(g, in_axes=...)` inside a transformed function: a
+        transpile API callable (or Transform class) called on static arguments only is run now,
+        while generating code; the transform it returns is then inlined when it is called."""
+        module = getattr(obj, "__module__", None) or ""
+        is_class = isinstance(obj, type) and hasattr(obj, "__transpile_core__")
+        if not (is_class or (isinstance(obj, types.FunctionType)
+                             and module.split(".")[0] == "transpile"
+                             and not module.startswith("transpile.random"))):
+            return None
+        missing = object()
+
+        def known(v):
+            if isinstance(v, Static):
+                return v.obj
+            if isinstance(v, Const):
+                return v.value
+            if isinstance(v, Struct):
+                items = [known(i) for i in v.items]
+                if any(i is missing for i in items):
+                    return missing
+                return dict(zip(v.keys, items)) if v.kind == "dict" else \
+                    (list(items) if v.kind == "list" else tuple(items))
+            return missing
+        pos = [known(a) for a in args]
+        kw = {k: known(v) for k, v in kwargs.items()}
+        if not callable(pos[0] if pos else None) or any(v is missing for v in pos) or \
+                any(v is missing for v in kw.values()):
+            return None
+        result = obj(*pos, **kw)
+        return Static(result) if callable(result) else None
 
     def inline_transformed(self, obj, args, kwargs, node, base):
         if kwargs:
