@@ -22,3 +22,10 @@ __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
            "tree_structure", "TranspileError", "UnsupportedSyntax", "NoRuleError"]
+
+# pmap and its collectives at the top level, as in JAX (the submodule stays importable as
+# `from transpile.pmap import ...`).
+from transpile.pmap import (all_gather, axis_index, axis_size, device_count, devices,  # noqa: E402
+                            local_device_count, pmap, pmax, pmean, pmin, psum)
+__all__ += ["pmap", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
+            "device_count", "local_device_count", "devices"]
