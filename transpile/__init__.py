@@ -22,9 +22,9 @@ __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
            "tree_structure", "TranspileError", "UnsupportedSyntax", "NoRuleError"]
-from transpile.pmap import (all_gather, axis_index, device_count, devices, local_device_count,
-                            pmap, pmax, pmean, pmin, psum)
-
-__all__ += ["pmap", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "device_count",
-            "devices", "local_device_count"]
+from transpile.pmap import (all_gather, axis_index, axis_size, device_count,  # noqa: E402
+                            devices, local_device_count, pmap, pmax, pmean, pmin, psum)
 from transpile.vmap import vmap  # noqa: E402
+
+__all__ += ["pmap", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
+            "device_count", "devices", "local_device_count", "vmap"]

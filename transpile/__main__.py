@@ -1,0 +1,3 @@
+from transpile.cli import main
+import sys
+sys.exit(main())
