@@ -389,3 +389,11 @@ def test_tuple_unpacking_and_augmented_assignment():
     ga, gb = grad(f)(p)
     np.testing.assert_allclose(ga, 2 * (p[0] + 2 * p[1]))
     np.testing.assert_allclose(gb, 4 * (p[0] + 2 * p[1]))
+
+
+def test_string_key_on_array_leaf_is_a_clear_error():
+    def f(params):
+        return np.sum(params['w'] ** 2)
+    with pytest.raises(TranspileError, match="string key needs a dict"):
+        grad(f)(np.ones(3))
+    np.testing.assert_allclose(grad(f)({'w': np.ones(2)})['w'], [2.0, 2.0])

@@ -642,6 +642,11 @@ class Normalizer:
                 raise self.error(node, f"index {k!r} not found", cls=TranspileError) from None
         x = self.to_arg(value, node)
         index = self.index(node.slice, base)
+        if any(isinstance(i, Const) and isinstance(i.value, str) for i in index.items):
+            raise self.error(node, "indexing with a string key needs a dict whose structure is "
+                             "known, but this value is an array leaf", cls=TranspileError,
+                             hint="call the function with the dict (or pass example arguments "
+                                  "to show / `transpile show --args ...`)")
         return self.b.emit(by_name("getitem"), {"x": x, "index": index}, base=base)
 
     def index(self, node, base):
