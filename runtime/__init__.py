@@ -8,3 +8,4 @@ from runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_v
 from runtime.helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
                              cumsum_vjp, diagonal_vjp, expand_last, getitem, log_base,
                              tile_vjp, transpose_back)
+from runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop, trip_count

@@ -45,7 +45,7 @@ class ForwardSweep:
             if eqn.prim.elementwise and self._partial(eqn):
                 total = self.b.emit(by_name("broadcast_like"), {"t": total, "like": Var(eqn.out)},
                                     base=base)
-            if isinstance(total, Var) and self.b.body[-1].out == total.name \
+            if isinstance(total, Var) and getattr(self.b.body[-1], "out", None) == total.name \
                     and total.name not in self.tangent_names():
                 self.namer.taken.discard(total.name)
                 new = self.namer.fresh(base)
