@@ -22,3 +22,5 @@ __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
            "tree_structure", "TranspileError", "UnsupportedSyntax", "NoRuleError"]
+from transpile.custom import check_grads, custom_jvp, custom_vjp, defrule, linearize  # noqa: E402
+__all__ += ["custom_vjp", "custom_jvp", "defrule", "check_grads", "linearize"]

@@ -83,6 +83,10 @@ def core_of(fun, in_trees, static_args=None):
         return fun.__transpile_core__(in_trees)
     if not callable(fun):
         raise TypeError(f"expected a function, got {type(fun).__name__}")
+    from transpile.primitives import lookup
+    if not inspect.isfunction(fun) and lookup(fun) is not None:
+        from transpile.custom import primitive_core
+        return primitive_core(fun, lookup(fun), in_trees)
     return build_core(fun, in_trees, static_args)
 
 
