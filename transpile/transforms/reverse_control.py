@@ -150,6 +150,21 @@ class ControlReverseSweep(ReverseSweep):
             self.tape = Var(self.namer.fresh("tape"))
             self.b.body.append(Eqn(self.tape.name, by_name("tape_new"), {}))
         self.b.body += self.forward_block(self.body, False)
+        in_loops = set()
+        for st in walk_stmts(self.body):
+            if isinstance(st, (ir.ForRange, ir.While)):
+                in_loops |= set(ir.bound_names([st]))
+        outs = []
+        for o in self.outs:
+            if isinstance(o, Var) and o.name in in_loops:
+                # the backward sweep pops loop values back: keep the result in a name of its own
+                keep = self.namer.fresh(o.name + "_result")
+                self.b.body.append(Eqn(keep, by_name("assign"), {"x": o}))
+                self.adj_alias = getattr(self, "adj_alias", {})
+                outs.append(Var(keep))
+            else:
+                outs.append(o)
+        primal_outs = outs
         extra = []
         if seed == "scalar":
             self.seed_scalar(self.outs[loss_leaf], fname)
@@ -162,7 +177,7 @@ class ControlReverseSweep(ReverseSweep):
             self.dtapes[t] = Var(d)
         self.backward_block(self.body, False)
         grads = self.gradients()
-        return self.b.body, extra, grads, self.outs
+        return self.b.body, extra, grads, primal_outs
 
     # -- forward sweep ---------------------------------------------------------------------------
 
