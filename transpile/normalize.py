@@ -705,6 +705,12 @@ class Normalizer(ControlFlowMixin):
             if len(args) != 1:
                 raise self.error(node, f"{obj.__name__}(...) takes one argument")
             return self.apply(by_name("astype"), [args[0]], {"dtype": Const(obj)}, node, base)
+        if _is_transform_factory(obj) and all(isinstance(a, (Static, Const)) for a in
+                                              list(args) + list(kwargs.values())):
+            # grad(f) written inside a transformed function: build the transform now
+            vals = [a.obj if isinstance(a, Static) else a.value for a in args]
+            kw = {k: v.obj if isinstance(v, Static) else v.value for k, v in kwargs.items()}
+            return Static(obj(*vals, **kw))
         if hasattr(obj, "__transpile_core__"):
             return self.inline_transformed(obj, args, kwargs, node, base)
         if isinstance(obj, types.FunctionType):
@@ -882,6 +888,13 @@ class Normalizer(ControlFlowMixin):
 class _BoundMethod:
     def __init__(self, receiver, name):
         self.receiver, self.name = receiver, name
+
+
+def _is_transform_factory(obj):
+    """transpile.grad / value_and_grad and the Transform classes (applied to static values)."""
+    from transpile import api
+    return obj in (api.grad, api.value_and_grad) or (
+        isinstance(obj, type) and issubclass(obj, api.Transform))
 
 
 def read_where(where):
