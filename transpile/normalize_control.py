@@ -398,7 +398,6 @@ class ControlFlowMixin:
     def _range_loop(self, node, stmts, start, stop, step, target=None, bind=None):
         frame = self.frame
         loc = self.b.loc
-        extra = [target.id] if isinstance(target, gast.Name) else []
         carried = self._carried_setup(stmts + ([node.target] if bind else []))
         if isinstance(target, gast.Name):
             var = self.core_name(target.id) if target.id not in carried else \
@@ -418,7 +417,6 @@ class ControlFlowMixin:
         body_stmts, _ = self._sub_body(body)
         self.b.loc = loc
         self.b.body.append(ir.ForRange(var, start, stop, step, body_stmts, loc))
-        del extra
 
     def stmt_While(self, node):
         if node.orelse:

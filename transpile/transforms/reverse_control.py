@@ -160,7 +160,6 @@ class ControlReverseSweep(ReverseSweep):
                 # the backward sweep pops loop values back: keep the result in a name of its own
                 keep = self.namer.fresh(o.name + "_result")
                 self.b.body.append(Eqn(keep, by_name("assign"), {"x": o}))
-                self.adj_alias = getattr(self, "adj_alias", {})
                 outs.append(Var(keep))
             else:
                 outs.append(o)
@@ -175,9 +174,41 @@ class ControlReverseSweep(ReverseSweep):
             d = self.namer.fresh("d" + t)
             self.b.body.append(Eqn(d, by_name("tape_new"), {}))
             self.dtapes[t] = Var(d)
+        split = len(self.b.body)
         self.backward_block(self.body, False)
         grads = self.gradients()
+        if self.tape is not None:
+            self.prune(split, grads)
         return self.b.body, extra, grads, primal_outs
+
+    def prune(self, split, grads):
+        """Drop the pushes (and their pops) of values the backward sweep never reads."""
+        tape = self.tape.name
+        back = self.b.body[split:]
+        used = {g.name for g in grads if isinstance(g, Var)}
+        for st in walk_stmts(back):
+            if not (isinstance(st, Eqn) and st.prim.name == "tape_pop"):
+                used |= set(ir.names_read(st))
+
+        def keep(st):
+            if isinstance(st, ir.Push) and st.tape == Var(tape):
+                return not isinstance(st.value, Var) or st.value.name in used
+            if isinstance(st, Eqn) and st.prim.name == "tape_pop" and st.args["tape"] == Var(tape):
+                return st.out in used
+            return True
+
+        def filt(body):
+            out = []
+            for st in body:
+                if not keep(st):
+                    continue
+                if isinstance(st, ir.If):
+                    st.body, st.orelse = filt(st.body), filt(st.orelse)
+                elif isinstance(st, (ir.ForRange, ir.While)):
+                    st.body = filt(st.body)
+                out.append(st)
+            return out
+        self.b.body = filt(self.b.body)
 
     # -- forward sweep ---------------------------------------------------------------------------
 
