@@ -14,3 +14,5 @@ from runtime.batching import (batch_align, batch_axes, batch_broadcast, batch_br
                               batch_check_scalar_output, batch_extremum_mask, batch_parts,
                               batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
                               batch_sum_grad_vjp, batch_unbroadcast)
+from runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop, trip_count
+from runtime import custom_rules  # noqa: F401,E402

@@ -124,8 +124,6 @@ def test_vec_vec_dot_negative_axis():
     np.testing.assert_allclose(f(xs, ys), loop(vec_vec_dot, xs, ys, in_axes=(0, 1)))
 
 
-@pytest.mark.xfail(strict=True, reason="needs subscript writes (ret[y] = 1) from the "
-                                       "control-flow work (Normalizer.assign_subscript)")
 def test_one_hot():
     y = np.array([3, 0, 9, 1])
     out = vmap(one_hot, in_axes=[0, None])(y, 10)

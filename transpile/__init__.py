@@ -28,3 +28,5 @@ from transpile.vmap import vmap  # noqa: E402
 
 __all__ += ["pmap", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index", "axis_size",
             "device_count", "devices", "local_device_count", "vmap"]
+from transpile.custom import check_grads, custom_jvp, custom_vjp, defrule, linearize  # noqa: E402
+__all__ += ["custom_vjp", "custom_jvp", "defrule", "check_grads", "linearize"]

@@ -388,7 +388,8 @@ class JVP(Transform):
             if [np.shape(x) for x in tl] != [np.shape(x) for x in pl] or len(tl) != len(pl):
                 raise ValueError(f"jvp: tangent {a} must have the structure and shapes of primal "
                                  f"{a}: {[np.shape(x) for x in pl]} vs {[np.shape(x) for x in tl]}")
-            tleaves += [_tangent_like(t, p) for t, p in zip(tl, pl)]
+            tleaves += [_tangent_like(t, p) for t, p in zip(tl, pl)
+                        if not (isinstance(p, _STATIC_TYPES) and not isinstance(p, np.generic))]
         spec = self.specialize(trees)
         out = spec.fn(*leaves, *tleaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]

@@ -121,6 +121,10 @@ def fmt_expr(eqn):
     op = prim.op
     if op is None:
         return fmt_call(prim, args)
+    if op == "assign":
+        return fmt(args["x"])
+    if op.startswith("method:"):
+        return f"{fmt_operand(args['tape'])}.{op[7:]}()"
     if op == "getitem":
         return f"{fmt_operand(args['x'])}[{fmt_index(args['index'])}]"
     if op.startswith("attr:"):

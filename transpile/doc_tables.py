@@ -100,7 +100,7 @@ def _batch(prim):
 
 
 def coverage_table():
-    prims = registry.all_primitives()
+    prims = registry.all_primitives(builtin_only=True)
     by_kind = {}
     for p in prims:
         by_kind.setdefault(p.batch if isinstance(p.batch, str) else "other", []).append(p)

@@ -208,3 +208,63 @@ def walk_eqns(body):
         elif isinstance(st, While):
             yield from walk_eqns(st.cond_body)
             yield from walk_eqns(st.body)
+
+
+@dataclass
+class Push:
+    """tape.push(value): save a value on a tape (runtime/tape.py) for the backward sweep.
+
+    Added for control flow in reverse mode. The matching read is an Eqn of the primitive
+    `tape_pop` (`x = tape.pop()`). `tape` and `value` are atoms (Var/Const). A Push binds no
+    name; transforms pair it with the pops of the same tape (adjoint tapes in reverse mode,
+    tangent tapes in forward mode)."""
+    tape: Any
+    value: Any
+    loc: Any = None
+
+    def print_lines(self, printer, indent):
+        from transpile.codegen import fmt
+        printer.comment_for(self.loc, indent)
+        return [f"{fmt(self.tape)}.push({fmt(self.value)})"]
+
+
+def bound_names(body):
+    """Every name a body binds (Eqn outputs and loop variables), in order, nested included."""
+    out = []
+    for st in body:
+        if isinstance(st, Eqn):
+            out.append(st.out)
+        elif isinstance(st, If):
+            out += bound_names(st.body) + bound_names(st.orelse)
+        elif isinstance(st, ForRange):
+            out.append(st.var)
+            out += bound_names(st.body)
+        elif isinstance(st, While):
+            out += bound_names(st.cond_body) + bound_names(st.body)
+    return out
+
+
+def names_read(st):
+    """Names a statement reads (nested bodies included)."""
+    if isinstance(st, Eqn):
+        return st.vars_read()
+    if isinstance(st, Push):
+        return [a.name for a in (st.tape, st.value) if isinstance(a, Var)]
+    out = []
+    if isinstance(st, If):
+        out += [st.cond.name] if isinstance(st.cond, Var) else []
+        for s in st.body + st.orelse:
+            out += names_read(s)
+    elif isinstance(st, ForRange):
+        out += [a.name for a in (st.start, st.stop, st.step) if isinstance(a, Var)]
+        for s in st.body:
+            out += names_read(s)
+    elif isinstance(st, While):
+        out += [st.cond.name] if isinstance(st.cond, Var) else []
+        for s in st.cond_body + st.body:
+            out += names_read(s)
+    return out
+
+
+def has_control_flow(body):
+    return any(not isinstance(st, (Eqn, Comment)) for st in body)

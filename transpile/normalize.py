@@ -198,6 +198,8 @@ class Builder:
             return x
         if name == "negative" and isinstance(x, Var) and self.body:
             last = self.body[-1]
+            if not isinstance(last, Eqn):
+                return None
             if last.out == x.name and last.prim.name == "negative" and isinstance(last.args["x"], Var):
                 return last.args["x"]
         return None
@@ -248,7 +250,10 @@ _UNSUPPORTED_STMTS = {
 }
 
 
-class Normalizer:
+from transpile.normalize_control import ControlFlowMixin, LocalFunction  # noqa: E402
+
+
+class Normalizer(ControlFlowMixin):
     """Reads functions and templates into one Builder."""
 
     MAX_INLINE_DEPTH = 32
@@ -340,7 +345,7 @@ class Normalizer:
     def stmt_Return(self, node):
         value = Const(None) if node.value is None else self.expr(node.value, "out")
         if self.frame.owned and isinstance(value, Var) and self.b.body \
-                and self.b.body[-1].out == value.name and value.name.startswith("out_"):
+                and getattr(self.b.body[-1], "out", None) == value.name and value.name.startswith("out_"):
             self.rename_last(self.namer.fresh("out"))
             value = Var(self.b.body[-1].out)
         self.frame.returned = value
@@ -353,25 +358,9 @@ class Normalizer:
             return
         self.dynamic_if(node, cond)
 
-    def stmt_FunctionDef(self, node):
-        raise self.error(node, "nested function definitions are not supported yet",
-                         hint="define the helper at module level and call it")
-
-    def stmt_For(self, node):
-        raise self.error(node, "for loops are not supported yet", construct="for")
-
-    def stmt_While(self, node):
-        raise self.error(node, "while loops are not supported yet", construct="while")
-
     def stmt_Assert(self, node):
         raise self.error(node, "assert is not supported inside a transformed function",
                          hint="check inputs before calling the transformed function")
-
-    def dynamic_if(self, node, cond):
-        raise self.error(node, "an if whose condition depends on array data is not supported yet",
-                         construct="if", hint="make the condition a static argument")
-
-    # -- binding -------------------------------------------------------------------------------
 
     def assign(self, target, value, node):
         if isinstance(target, gast.Name):
@@ -401,16 +390,15 @@ class Normalizer:
         else:
             raise self.error(node, f"unsupported assignment target: {type(target).__name__}")
 
-    def assign_subscript(self, target, value, node):
-        raise self.error(node, "assignment into an array element or slice is not supported yet",
-                         hint="build the result with np.where / np.concatenate instead")
-
     def bind_name(self, name, value):
         frame = self.frame
-        if isinstance(value, Var) and self.b.body and self.b.body[-1].out == value.name \
+        if isinstance(value, Var) and self.b.body and getattr(self.b.body[-1], "out", None) == value.name \
                 and _is_temp(value.name, name):
             # Give the last temporary the user's name: `y = np.exp(x)`, not `y_1 = ...; y = y_1`.
             core = self.core_name(name)
+            if self.aliased(frame.env, core, name):
+                frame.env[name] = value    # another name still holds the old value of `core`
+                return
             self.rename_last(core)
             frame.env[name] = Var(core)
             return
@@ -588,10 +576,6 @@ class Normalizer:
             return self.expr(node.body if truth else node.orelse, base)
         return self.dynamic_ifexp(node, cond, base)
 
-    def dynamic_ifexp(self, node, cond, base):
-        raise self.error(node, "a conditional expression on array data is not supported yet",
-                         hint="use np.where(cond, a, b)")
-
     def expr_Tuple(self, node, base):
         return Struct("tuple", self.elements(node.elts, base))
 
@@ -672,13 +656,6 @@ class Normalizer:
                     items.append(self.to_arg(v, e))
         return IndexArg(tuple(items))
 
-    def expr_Lambda(self, node, base):
-        raise self.error(node, "lambda inside a transformed function is not supported yet",
-                         hint="define the helper with def at module level")
-
-    def expr_ListComp(self, node, base):
-        raise self.error(node, "list comprehensions are not supported yet")
-
     def expr_Starred(self, node, base):
         raise self.error(node, "*expansion is only supported in calls and literals")
 
@@ -713,6 +690,8 @@ class Normalizer:
         return self.call(func, args, kwargs, node, base)
 
     def call(self, func, args, kwargs, node, base):
+        if isinstance(func, LocalFunction):
+            return self.call_local(func, args, kwargs, node)
         if isinstance(func, _BoundMethod):
             prim, receiver = METHODS[func.name]
             if func.name in ("reshape", "transpose") and len(args) > 1:
@@ -740,6 +719,12 @@ class Normalizer:
             if len(args) != 1:
                 raise self.error(node, f"{obj.__name__}(...) takes one argument")
             return self.apply(by_name("astype"), [args[0]], {"dtype": Const(obj)}, node, base)
+        if _is_transform_factory(obj) and all(isinstance(a, (Static, Const)) for a in
+                                              list(args) + list(kwargs.values())):
+            # grad(f) written inside a transformed function: build the transform now
+            vals = [a.obj if isinstance(a, Static) else a.value for a in args]
+            kw = {k: v.obj if isinstance(v, Static) else v.value for k, v in kwargs.items()}
+            return Static(obj(*vals, **kw))
         if hasattr(obj, "__transpile_core__"):
             return self.inline_transformed(obj, args, kwargs, node, base)
         if isinstance(obj, types.FunctionType):
@@ -917,6 +902,13 @@ class Normalizer:
 class _BoundMethod:
     def __init__(self, receiver, name):
         self.receiver, self.name = receiver, name
+
+
+def _is_transform_factory(obj):
+    """transpile.grad / value_and_grad and the Transform classes (applied to static values)."""
+    from transpile import api
+    return obj in (api.grad, api.value_and_grad) or (
+        isinstance(obj, type) and issubclass(obj, api.Transform))
 
 
 def read_where(where):

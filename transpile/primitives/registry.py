@@ -167,8 +167,12 @@ def by_name(name):
     return _BY_NAME[name]
 
 
-def all_primitives():
-    return list(_BY_NAME.values())
+def all_primitives(builtin_only=False):
+    """Every registered primitive; builtin_only leaves out rules users added with defrule."""
+    prims = list(_BY_NAME.values())
+    if builtin_only:
+        prims = [p for p in prims if not getattr(p, "user_rule", False)]
+    return prims
 
 
 def is_known(obj):

@@ -45,7 +45,7 @@ class ForwardSweep:
             if eqn.prim.elementwise and self._partial(eqn):
                 total = self.b.emit(by_name("broadcast_like"), {"t": total, "like": Var(eqn.out)},
                                     base=base)
-            if isinstance(total, Var) and self.b.body[-1].out == total.name \
+            if isinstance(total, Var) and getattr(self.b.body[-1], "out", None) == total.name \
                     and total.name not in self.tangent_names():
                 self.namer.taken.discard(total.name)
                 new = self.namer.fresh(base)
@@ -123,6 +123,13 @@ class ForwardSweep:
 
 def forward_core(core, wrt):
     """Returns (body, tangent params, primal output atoms, tangent output atoms)."""
+    from transpile import ir as _ir
+    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+                                              for e in _ir.walk_eqns(core.body)):
+        from transpile.transforms.forward_control import ControlForwardSweep
+        fs = ControlForwardSweep(core, wrt)
+        fs.run()
+        return fs.b.body, fs.tangent_params, fs.outs, fs.output_tangents()
     fs = ForwardSweep(core, wrt)
     fs.run()
     touts = fs.output_tangents()

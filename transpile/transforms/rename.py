@@ -24,18 +24,71 @@ def rename_body(body, mapping, namer):
             mapping[st.out] = Var(new)
         elif isinstance(st, ir.Comment):
             out.append(st)
+        elif isinstance(st, ir.Push):
+            out.append(ir.Push(map_atoms(st.tape, _sub(mapping)), map_atoms(st.value, _sub(mapping)),
+                               st.loc))
         else:
-            out.append(rename_control(st, mapping, namer))
+            out += rename_control(st, mapping, namer)
     return out
 
 
 def rename_control(st, mapping, namer):
-    """Control-flow statements: extended by the control-flow transforms."""
-    raise NotImplementedError(f"renaming {type(st).__name__} is not supported yet")
+    """Copy a control-flow statement for inlining. Every name bound inside it gets one fresh
+    name (the same in both branches and on every iteration, so joins and loop-carried values
+    keep working); a name that was already bound outside is first copied into the fresh name."""
+    pre = []
+    fixed = {}
+    for name in dict.fromkeys(ir.bound_names([st])):
+        new = namer.fresh(name)
+        fixed[name] = new
+        if name in mapping:
+            pre.append(Eqn(new, _assign(), {"x": mapping[name]}, getattr(st, "loc", None)))
+    for name, new in fixed.items():
+        mapping[name] = Var(new)
+    return pre + [_rename_fixed(st, mapping, fixed)]
+
+
+def _assign():
+    from transpile.primitives import by_name
+    return by_name("assign")
+
+
+def _rename_fixed(st, mapping, fixed):
+    sub = _sub(mapping)
+    if isinstance(st, Eqn):
+        args = {k: map_atoms(v, sub) for k, v in st.args.items()}
+        return Eqn(fixed.get(st.out, st.out), st.prim, args, st.loc)
+    if isinstance(st, ir.Push):
+        return ir.Push(map_atoms(st.tape, sub), map_atoms(st.value, sub), st.loc)
+    if isinstance(st, ir.If):
+        return ir.If(map_atoms(st.cond, sub), [_rename_fixed(s, mapping, fixed) for s in st.body],
+                     [_rename_fixed(s, mapping, fixed) for s in st.orelse], st.loc)
+    if isinstance(st, ir.ForRange):
+        return ir.ForRange(fixed.get(st.var, st.var), *[map_atoms(a, sub) for a in
+                                                        (st.start, st.stop, st.step)],
+                           [_rename_fixed(s, mapping, fixed) for s in st.body], st.loc)
+    if isinstance(st, ir.While):
+        return ir.While([_rename_fixed(s, mapping, fixed) for s in st.cond_body],
+                        map_atoms(st.cond, sub),
+                        [_rename_fixed(s, mapping, fixed) for s in st.body], st.loc)
+    return st
 
 
 def ssa(core, namer):
-    """Rename so that no straight-line name is bound twice (parameters count as bound)."""
+    """Rename so that no straight-line name is bound twice (parameters count as bound).
+
+    With control flow (see _SSA): inside branches and loop bodies every statement also binds
+    a name of its own; the value of a name after an `if` is an explicit copy at the end of both
+    branches (`x_3 = x_2` / `x_3 = x`), and a loop-carried value has a name of its own, copied
+    in before the loop and copied back at the end of the body. Reverse mode relies on this:
+    nothing bound before a branch or loop is ever overwritten by it."""
+    if ir.has_control_flow(core.body):
+        s = _SSA(namer, set(core.params))
+        mapping = {p: Var(p) for p in core.params}
+        body = s.block(core.body, mapping)
+        outs = [map_atoms(o, _sub(mapping)) if isinstance(o, (Var, Const)) else o
+                for o in core.outs]
+        return body, outs
     seen = set(core.params)
     mapping = {}
     body = []
@@ -54,3 +107,95 @@ def ssa(core, namer):
             body.append(st)
     outs = [map_atoms(o, _sub(mapping)) if isinstance(o, (Var, Const)) else o for o in core.outs]
     return body, outs
+
+
+class _SSA:
+    def __init__(self, namer, params):
+        self.namer = namer
+        self.seen = set(params)
+
+    def bind(self, name, mapping):
+        new = name if name not in self.seen else self.namer.numbered(_stem(name), start=2)
+        self.seen.add(new)
+        mapping[name] = Var(new)
+        return new
+
+    def copy(self, out, atom, loc):
+        return Eqn(out, _assign(), {"x": atom}, loc)
+
+    def block(self, body, mapping):
+        out = []
+        for st in body:
+            sub = _sub(mapping)
+            if isinstance(st, Eqn):
+                args = {k: map_atoms(v, sub) for k, v in st.args.items()}
+                out.append(Eqn(self.bind(st.out, mapping), st.prim, args, st.loc))
+            elif isinstance(st, ir.Push):
+                out.append(ir.Push(map_atoms(st.tape, sub), map_atoms(st.value, sub), st.loc))
+            elif isinstance(st, ir.Comment):
+                out.append(st)
+            elif isinstance(st, ir.If):
+                out.append(self.branch(st, mapping))
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                out += self.loop(st, mapping)
+            else:
+                raise NotImplementedError(f"{type(st).__name__} should have been lowered")
+        return out
+
+    def branch(self, st, mapping):
+        cond = map_atoms(st.cond, _sub(mapping))
+        m1, m2 = dict(mapping), dict(mapping)
+        body, orelse = self.block(st.body, m1), self.block(st.orelse, m2)
+        for name in dict.fromkeys(ir.bound_names(st.body) + ir.bound_names(st.orelse)):
+            a, b = m1.get(name), m2.get(name)
+            if a is None or b is None:
+                mapping.pop(name, None)   # bound on one path only: unusable after the if
+                continue
+            if a == b:
+                mapping[name] = a
+                continue
+            join = self.namer.numbered(_stem(name), start=2)
+            self.seen.add(join)
+            body.append(self.copy(join, a, st.loc))
+            orelse.append(self.copy(join, b, st.loc))
+            mapping[name] = Var(join)
+        return ir.If(cond, body, orelse, st.loc)
+
+    def loop(self, st, mapping):
+        inner = ir.bound_names([st])
+        carried = [n for n in dict.fromkeys(inner) if n in mapping or n in self.seen
+                   and n not in inner]
+        carried = [n for n in dict.fromkeys(inner) if n in mapping
+                   and (not isinstance(st, ir.ForRange) or n != st.var)]
+        pre = []
+        loop_names = {}
+        for n in carried:
+            c = self.namer.numbered(_stem(n), start=2)
+            self.seen.add(c)
+            pre.append(self.copy(c, mapping[n], st.loc))
+            loop_names[n] = Var(c)
+        mapping.update(loop_names)
+        m = dict(mapping)
+        if isinstance(st, ir.ForRange):
+            bounds = [map_atoms(a, _sub(mapping)) for a in (st.start, st.stop, st.step)]
+            var = self.bind(st.var, m)
+            body = self.block(st.body, m)
+            cond_body, cond = None, None
+        else:
+            cond_body = self.block(st.cond_body, m)
+            cond = map_atoms(st.cond, _sub(m))
+            body = self.block(st.body, m)
+        for n in carried:
+            if m[n] != loop_names[n]:
+                body.append(self.copy(loop_names[n].name, m[n], st.loc))
+        for n in dict.fromkeys(inner):
+            if n not in loop_names and n in m:
+                mapping[n] = m[n]
+        if isinstance(st, ir.ForRange):
+            return pre + [ir.ForRange(var, *bounds, body, st.loc)]
+        return pre + [ir.While(cond_body, cond, body, st.loc)]
+
+
+def _stem(name):
+    head, _, tail = name.rpartition("_")
+    return head if head and tail.isdigit() else name

@@ -14,9 +14,8 @@ from transpile.transforms.rename import ssa
 
 def core_namer(core):
     names = set(core.params) | {"np", "rt"} | set(core.statics)
-    for st in core.body:
-        if isinstance(st, Eqn):
-            names.add(st.out)
+    from transpile.ir import bound_names
+    names |= set(bound_names(core.body))
     return Namer(names)
 
 
@@ -24,7 +23,7 @@ def active_vars(body, seeds):
     """Names whose values depend (differentiably) on the seed names."""
     active = set(seeds)
     for eqn in body:
-        if eqn.prim.nondiff:
+        if not isinstance(eqn, Eqn) or eqn.prim.nondiff:
             continue
         if any(name in active for name in eqn.vars_read()):
             active.add(eqn.out)
@@ -50,6 +49,8 @@ def contributions(eqn, active, mode):
                 continue
             if pname in rules or pname in prim.deriv or (mode == "jvp" and pname in prim.linear):
                 out.append((pname, k, atom))
+            elif prim.batch == "helper" or prim.name in ("setitem",):
+                continue   # runtime helpers: arguments without a rule only give a shape/dtype
             elif _reads_active(value, active) and pname not in ("index",):
                 where = f"{eqn.loc[0]}:{eqn.loc[1]}" if eqn.loc else "generated code"
                 raise TranspileError(
@@ -103,7 +104,7 @@ class ReverseSweep:
         if isinstance(c, Const) and c.value == 0:
             return
         if name not in self.adj:
-            if isinstance(c, Var) and self.b.body and self.b.body[-1].out == c.name \
+            if isinstance(c, Var) and self.b.body and getattr(self.b.body[-1], "out", None) == c.name \
                     and c.name not in {v.name for v in self.adj.values() if isinstance(v, Var)} \
                     and c.name not in self.owned_or_primal():
                 self.namer.taken.discard(c.name)
@@ -183,6 +184,12 @@ class ReverseSweep:
 
 def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0):
     """Returns (body, extra cotangent params, gradient atoms, primal output atoms)."""
+    from transpile import ir as _ir
+    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+                                              for e in _ir.walk_eqns(core.body)):
+        from transpile.transforms.reverse_control import ControlReverseSweep
+        rs = ControlReverseSweep(core, wrt)
+        return rs.run(seed, fname, loss_leaf)
     rs = ReverseSweep(core, wrt)
     extra = []
     if seed == "scalar":

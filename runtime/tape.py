@@ -1,0 +1,93 @@
+"""The tape that reverse-mode code uses to get through loops, and the functional array write.
+
+Generated reverse-mode code is split into a forward sweep and a backward sweep. Straight-line
+code needs no tape: every value has its own name (SSA) and is still there when the backward
+sweep reads it. A loop body, though, rebinds the same names on every iteration. So the forward
+sweep of a loop ends each iteration with
+
+    tape.push(h)            # the loop-carried value at the start of the iteration
+    ...
+    tape.push(a)            # every value the iteration bound (its locals)
+
+and the backward sweep runs the loop in reverse, starting each iteration by popping them back
+(`a = tape.pop()`, ..., `h = tape.pop()`), so the adjoint statements read exactly the values
+the forward iteration computed. A `while` loop also counts its iterations (the count is the
+backward loop's trip count); an `if` inside a loop pushes what its branch bound.
+
+Why this design (and not, say, recomputing each iteration from its inputs): the generated
+derivative must itself be transformable. The pushes and pops are ordinary statements in core
+Python (`transpile.ir.Push`, and the primitive `tape_pop`), so an outer transform treats them
+like any other statement:
+
+  * an outer reverse pass gives each active tape an adjoint tape: the adjoint of
+    `x = tape.pop()` is `dtape.push(dx)`, the adjoint of `tape.push(v)` is
+    `dv = dv + dtape.pop()`. The outer backward sweep runs the inner pops and pushes in the
+    opposite order, so the adjoint tape is last-in-first-out exactly like the tape itself.
+  * an outer forward pass gives each active tape a tangent tape: `tape_dot.push(v_dot)` next
+    to `tape.push(v)`, `x_dot = tape_dot.pop()` next to `x = tape.pop()`.
+
+Nothing is ever re-executed, so a pop runs exactly once per push, at every order of
+differentiation. A tape is a plain Python list underneath (Numba can compile the same pattern
+with a typed List, or with preallocated arrays when trip counts are known).
+
+`setitem(x, index, v)` is `y = x.copy(); y[index] = v` (NumPy assignment into an array, written
+functionally so the old value stays available to the adjoint code that needs it).
+"""
+import numpy as np
+
+
+class Tape:
+    """A last-in-first-out stack of values (the branch taken, trip counts, overwritten values)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self):
+        self.items = []
+
+    def push(self, value):
+        self.items.append(value)
+
+    def pop(self):
+        return self.items.pop()
+
+    def __len__(self):
+        return len(self.items)
+
+    def __repr__(self):
+        return f"<Tape with {len(self.items)} values>"
+
+
+def tape_pop(tape):
+    return tape.pop()
+
+
+def setitem(x, index, v):
+    """A copy of x with x[index] = v (the functional form of a subscript assignment)."""
+    x = np.asarray(x)
+    dtype = np.result_type(x, v) if np.issubdtype(x.dtype, np.integer) and \
+        np.issubdtype(np.result_type(v), np.inexact) else x.dtype
+    y = np.array(x, dtype=dtype, copy=True)
+    y[index] = v
+    return y
+
+
+def assign(x):
+    """A plain copy of a name (`a = b`); used for the joins of branches and loop-carried values."""
+    return x
+
+
+def adjoint_like(d, x):
+    """An accumulated adjoint that may still be the scalar 0.0, as an array shaped like x."""
+    if np.shape(d) == np.shape(x) and np.result_type(d) == np.result_type(x):
+        return d
+    out = np.zeros(np.shape(x), dtype=np.result_type(x) if np.issubdtype(
+        np.result_type(x), np.inexact) else np.float64)
+    out = out + d
+    if np.ndim(x) == 0 and not isinstance(x, np.ndarray):
+        return out.dtype.type(out)
+    return out.astype(out.dtype, copy=False)
+
+
+def trip_count(start, stop, step):
+    """len(range(start, stop, step)): how many times a for loop ran (for the backward loop)."""
+    return len(range(int(start), int(stop), int(step)))

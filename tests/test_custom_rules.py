@@ -1,0 +1,116 @@
+"""custom_vjp, custom_jvp, stop_gradient, defrule and check_grads."""
+import numpy as np
+import pytest
+import scipy.special
+
+from transpile import (check_grads, custom_jvp, custom_vjp, defrule, grad, hessian, jvp,
+                       stop_gradient)
+
+
+@custom_vjp
+def clip_gradient(x):
+    return x * 1.0
+
+
+def _clip_fwd(x):
+    return x * 1.0, None
+
+
+def _clip_bwd(res, g):
+    return (np.clip(g, -1.0, 1.0),)
+
+
+clip_gradient.defvjp(_clip_fwd, _clip_bwd)
+
+
+def test_custom_vjp_replaces_the_backward_rule():
+    def loss(x):
+        return np.sum(clip_gradient(x) * 5.0)
+    x = np.array([1.0, -2.0])
+    assert np.allclose(clip_gradient(x), x)
+    np.testing.assert_allclose(grad(loss)(x), [1.0, 1.0])
+    assert "rt.custom_rules." in grad(loss).source_for(x)
+
+
+@custom_vjp
+def safe_log1pexp(x):
+    return np.log1p(np.exp(x))
+
+
+def _sl_fwd(x):
+    return np.log1p(np.exp(x)), x
+
+
+def _sl_bwd(x, g):
+    return (g / (1 + np.exp(-x)),)
+
+
+safe_log1pexp.defvjp(_sl_fwd, _sl_bwd)
+
+
+def test_custom_vjp_with_residuals_inside_a_loop():
+    def f(x):
+        s = 0.0
+        for i in range(3):
+            s = s + safe_log1pexp(x * (i + 1.0))
+        return s
+    x = 0.3
+    want = sum((i + 1) / (1 + np.exp(-x * (i + 1))) for i in range(3))
+    assert np.isclose(grad(f)(x), want)
+
+
+@custom_jvp
+def my_sin(x):
+    return np.sin(x)
+
+
+def _my_sin_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return np.sin(x), np.cos(x) * t
+
+
+my_sin.defjvp(_my_sin_jvp)
+
+
+def test_custom_jvp_forward_and_reverse():
+    def f(x):
+        return np.sum(my_sin(x) ** 2)
+    x = np.array([0.3, 0.7])
+    np.testing.assert_allclose(jvp(f, (x,), (np.ones(2),))[1], np.sum(np.sin(2 * x)))
+    np.testing.assert_allclose(grad(f)(x), np.sin(2 * x))
+
+
+def test_stop_gradient():
+    def f(x):
+        return x * stop_gradient(x) + x
+    assert grad(f)(3.0) == 4.0
+
+
+defrule(scipy.special.expit, "x", deriv={"x": "ans * (1 - ans)"})
+
+
+def test_defrule_registers_a_scipy_function():
+    def f(x):
+        return np.sum(scipy.special.expit(x) * x)
+    x = np.array([-0.5, 0.25, 2.0])
+    s = scipy.special.expit(x)
+    np.testing.assert_allclose(grad(f)(x), s + x * s * (1 - s))
+    h = hessian(lambda v: np.sum(scipy.special.expit(v)))(x)
+    np.testing.assert_allclose(h, np.diag(s * (1 - s) * (1 - 2 * s)), atol=1e-12)
+    assert check_grads(f, (x,), order=2)
+
+
+def test_defrule_refuses_a_function_that_has_rules():
+    with pytest.raises(ValueError, match="already has rules"):
+        defrule(np.exp, "x", deriv={"x": "ans"})
+
+
+def test_check_grads_passes_and_fails():
+    def f(x, y):
+        return np.sum(np.tanh(x) * y ** 2)
+    assert check_grads(f, (np.array([0.1, 0.5]), np.array([1.0, -2.0])), order=2)
+    with pytest.raises(AssertionError, match="reverse mode"):
+        check_grads(lambda x: clip_gradient(x) * 5.0, (np.array([1.0, 2.0]),), order=1,
+                    modes=("rev",))
+    with pytest.raises(ValueError, match="unknown modes"):
+        check_grads(f, (1.0, 1.0), modes=("sideways",))

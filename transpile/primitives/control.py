@@ -1,0 +1,22 @@
+"""Rows for control flow and assignment: copies (`a = b`), functional subscript writes, and the
+tape that reverse mode uses through loops (runtime/tape.py explains the design).
+
+`tape_new` and `tape_pop` carry no rules here: the transforms treat a tape's pushes and pops
+as a pair (transforms/reverse.py gives an active tape an adjoint tape, transforms/forward.py a
+tangent tape)."""
+from runtime import tape as T
+from transpile.primitives.registry import defprim
+
+assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch="elementwise",
+                 linear=("x",), vjp={"x": "g"})
+setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="index",
+                  linear=("x", "v"),
+                  vjp={"x": "rt.setitem(g, index, 0)", "v": "rt.unbroadcast(g[index], v)"},
+                  jvp={"x": "rt.setitem(x_dot, index, 0)",
+                       "v": "rt.setitem(np.zeros_like(ans), index, v_dot)"})
+adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
+                       linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"})
+tape_new = defprim("tape_new", T.Tape, "rt.Tape", "", batch="helper", nondiff=True)
+tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop", batch="helper")
+trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, step",
+                     batch="helper", nondiff=True)
