@@ -129,7 +129,9 @@ class ControlReverseSweep(ReverseSweep):
                 other = set(self.block_defs(st.orelse))
                 out += [n for n in self.block_defs(st.body) if n in other]
             elif isinstance(st, (ir.ForRange, ir.While)):
-                out += self.carried(st)
+                # every value the loop leaves behind, not only the carried ones: a name bound
+                # inside an inner loop and read after it must be restored per outer iteration
+                out += list(dict.fromkeys(ir.bound_names([st])))
         return out
 
     def pushes_for(self, stmts, exclude=()):
