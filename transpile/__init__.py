@@ -22,3 +22,4 @@ __version__ = "0.1.0"
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
            "tree_structure", "TranspileError", "UnsupportedSyntax", "NoRuleError"]
+from transpile.jit import jit  # noqa: E402,F401
