@@ -221,8 +221,13 @@ class Lowerer:
                          f"{_init(r.prim.name, acc_dt)}, {dtype_ctor(acc_dt)})")
         call = f"{kname}({', '.join(params)})"
         if full_reds:
-            outs = ", ".join(r.out for r in full_reds)
+            names = [r.out if not avals[r.out].shape else f"{r.out}__s" for r in full_reds]
+            outs = ", ".join(names)
             lines.append(f"{outs}, = {call}" if len(full_reds) == 1 else f"{outs} = {call}")
+            for r, n in zip(full_reds, names):
+                if n != r.out:   # keepdims=True: a (1, ..., 1) array
+                    lines.append(f"{r.out} = np.full({shape_text(avals[r.out].shape)}, {n}, "
+                                 f"{dtype_ctor(avals[r.out].dtype)})")
         else:
             lines.append(call)
         for r in axis_reds:
@@ -260,6 +265,16 @@ class Lowerer:
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}# {st.describe()}")
                 out += [indent + l for l in self.kernel(st)]
+            elif isinstance(st, Eqn) and st.prim.name == "getitem_vjp":
+                # zeros shaped like x with the cotangent written at a basic index
+                self.comment(st.loc, indent, out)
+                av = self.avals.get(st.out)
+                if av is None:
+                    raise Unlowerable(st, "unknown result shape")
+                ix = self.index(st.args["index"], st)
+                out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
+                           f"{dtype_ctor(av.dtype)})")
+                out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}{st.out} = {self.expr(st)}")
@@ -297,8 +312,8 @@ class Lowerer:
         x = a.get("x")
         if not out_av.shape:
             # scalar arithmetic (0-d values are scalars in the lowered code)
-            tmpl = scalar_template(e) if (e.prim.elementwise or name in ("astype", "bcast")) \
-                else None
+            tmpl = scalar_template(e) if (e.prim.elementwise or name in (
+                "astype", "bcast", "clip_mask", "select_weight", "log_base")) else None
             if name in ("sum", "mean", "max", "min", "prod") and not self.av(x).shape:
                 tmpl = "{x}"
             if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
@@ -357,6 +372,17 @@ class Lowerer:
                 return f"np.full({shape_text(out_av.shape)}, {self.fmt(a['fill_value'])}, " \
                        f"{dtype_ctor(out_av.dtype)})"
             return f"np.{fn}({shape_text(out_av.shape)}, {dtype_ctor(out_av.dtype)})"
+        if name in ("arange", "linspace", "eye", "identity_matrix"):
+            keys = {"arange": ("start", "stop", "step"), "linspace": ("start", "stop", "num"),
+                    "eye": ("N", "M", "k"), "identity_matrix": ("n",)}[name]
+            vals = [a[k] for k in keys if k in a and not (isinstance(a[k], Const) and
+                                                         a[k].value is None)]
+            fn = "np.eye" if name == "identity_matrix" else f"np.{name}"
+            if name == "eye" and len(vals) == 1:
+                vals = vals + [vals[0]]
+            if name == "linspace" and "num" not in a:
+                vals = vals + [Const(50)]
+            return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
         if name == "copy":
             return f"{self.fmt(x)}.copy()"
         if name == "astype":

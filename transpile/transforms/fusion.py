@@ -23,6 +23,8 @@ from transpile import ir
 from transpile.ir import Const, Eqn, Var
 
 REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
+# runtime helpers that are elementwise although the table files them under "helper"
+ELEMENTWISE_HELPERS = {"clip_mask", "select_weight", "log_base", "astype", "bcast"}
 
 # Scalar forms of elementwise primitives: {x}, {y}, ... are operands; T(...) is a constant in
 # the result dtype. Backends for other languages keep their own table keyed the same way.
@@ -152,7 +154,8 @@ class Fuser:
             if not (np.issubdtype(av.dtype, np.number) or av.dtype == np.bool_):
                 return None
             return "red"
-        if not (prim.elementwise or getattr(prim, "fusable", False)) or not av.shape:
+        if not (prim.elementwise or getattr(prim, "fusable", False) or
+                prim.name in ELEMENTWISE_HELPERS) or not av.shape:
             return None
         if scalar_template(eqn) is None:
             return None

@@ -153,11 +153,14 @@ class Specializer:
         prim = eqn.prim
         args = eqn.args
         try:
-            if prim.elementwise or getattr(prim, "fusable", False):
+            if prim.elementwise or getattr(prim, "fusable", False) or \
+                    prim.name in ("clip_mask", "select_weight"):
                 av = self._infer_elementwise(eqn)
             else:
                 av = self._infer_generic(eqn)
         except _Unknown:
+            av = None
+        except Exception:      # a value the stand-ins cannot reproduce: shape unknown
             av = None
         if av is not None:
             self.avals[eqn.out] = av
@@ -208,8 +211,16 @@ class Specializer:
     # -- rewriting -------------------------------------------------------------------------------
 
     def run(self):
-        body = self.block(self.core.body)
-        outs = [self.atom(o) for o in self.core.outs]
+        from transpile.transforms.rename import ssa
+        from transpile.transforms.reverse import core_namer
+        try:      # one binding per name (gradients accumulate with dx = dx + ...)
+            body, outs = ssa(self.core, core_namer(self.core))
+        except Exception:
+            body, outs = self.core.body, self.core.outs
+        for st in ir.walk_eqns(body):
+            self.taken.add(st.out)
+        body = self.block(body)
+        outs = [self.atom(o) for o in outs]
         body = dce(body, outs)
         return body, outs
 
@@ -256,20 +267,25 @@ class Specializer:
         if name in _ALIAS:
             return self.alias(eqn, args["x"])
         av = self.infer(eqn)
-        if name in _QUERY or (eqn.prim.nondiff and eqn.prim.batch == "query"):
+        atoms = list(ir.iter_atoms(args.values()))
+        all_const = atoms and all(isinstance(a, Const) for a in atoms)
+        if name in _QUERY or (eqn.prim.nondiff and eqn.prim.batch == "query") or \
+                (all_const and (av is None or not av.shape)):
             try:
                 vals = {k: self.value(a, True) for k, a in args.items()}
                 r = _call(eqn.prim, vals)
                 if isinstance(r, np.dtype):
                     r = r.type
-                if ir.is_literal(r) and not isinstance(r, str):
+                if isinstance(r, np.generic) and not all_const:
+                    r = None
+                if ir.is_literal(r) and not isinstance(r, str) and r is not None:
                     if isinstance(r, tuple):
                         r = tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in r)
                     elif isinstance(r, np.integer):
                         r = int(r)
                     self.subst[eqn.out] = Const(r)
                     return
-            except _Unknown:
+            except Exception:
                 pass
         if av is None and all(isinstance(a, Const) for a in ir.iter_atoms(args.values())):
             pass
@@ -358,6 +374,33 @@ class Specializer:
                            base=eqn.out)
         return self._bcast(eqn, out, ct, xa.shape)
 
+    def _broadcast_back(self, out, ct, xa, axis, keepdims, loc, base):
+        ca = self.aval(ct)
+        if ca.shape == xa.shape:
+            return ct
+        if not keepdims and ca.shape:
+            axes = _norm_axes(axis, xa.ndim)
+            kshape = tuple(1 if i in axes else n for i, n in enumerate(xa.shape))
+            ct = self.emit(out, by_name("reshape"), {"x": ct, "shape": Const(kshape)}, loc,
+                           base=base)
+        return self.emit(out, BCAST, {"x": ct, "shape": Const(tuple(xa.shape))}, loc, base=base)
+
+    def rw_extremum_mask(self, eqn, out):
+        x, ans = eqn.args["x"], eqn.args["ans"]
+        axis = eqn.args.get("axis", Const(None))
+        keep = eqn.args.get("keepdims", Const(False))
+        xa, aa = self.aval(x), self.aval(ans)
+        if xa is None or aa is None or not isinstance(axis, Const) or not isinstance(keep, Const):
+            return False
+        b = self._broadcast_back(out, ans, xa, axis.value, keep.value, eqn.loc, eqn.out)
+        hit = self.emit(out, by_name("equal"), {"x": x, "y": b}, eqn.loc, base=eqn.out)
+        dt = np.result_type(xa.dtype, aa.dtype)
+        hitf = self.emit(out, by_name("astype"), {"x": hit, "dtype": Const(dt.type)}, eqn.loc,
+                         base=eqn.out)
+        cnt = self._reduce(out, "sum", hitf, axis.value, True, eqn.loc, eqn.out)
+        self.emit(out, by_name("divide"), {"x": hitf, "y": cnt}, eqn.loc, name=eqn.out)
+        return True
+
     def rw_reduced_count(self, eqn, out):
         xa = self.aval(eqn.args["x"])
         axis = eqn.args.get("axis", Const(None))
@@ -390,6 +433,17 @@ class Specializer:
             self.alias(eqn, eqn.args["x"])
             return True
         return False
+
+    def rw_transpose_back(self, eqn, out):
+        xa = self.aval(eqn.args["x"])
+        axes = eqn.args.get("axes", Const(None))
+        if xa is None or not isinstance(axes, Const):
+            return False
+        args = {"x": eqn.args["x"]}
+        if axes.value is not None:
+            args["axes"] = Const(tuple(int(i) for i in np.argsort(axes.value)))
+        self.emit(out, by_name("transpose"), args, eqn.loc, name=eqn.out)
+        return True
 
     def rw_mT(self, eqn, out):
         xa = self.aval(eqn.args["x"])
@@ -526,6 +580,9 @@ _IMPL_BY_NAME = {}
 
 
 def _call(prim, vals):
+    if prim.name == "getitem" and isinstance(vals.get("x"), (tuple, list)):
+        idx = vals["index"]
+        return vals["x"][idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx]
     impl = prim.impl
     if impl is None:
         impl = _runtime_impl(prim)
