@@ -36,32 +36,44 @@ except ImportError:
 QUICK = "--quick" in sys.argv
 
 
-def best(fn, *args, repeat=None, number=None):
+def _number(fn, args):
     fn(*args)
-    if number is None:
-        t0 = time.perf_counter()
-        fn(*args)
-        dt = time.perf_counter() - t0
-        number = max(1, min(1000, int(0.05 / max(dt, 1e-7))))
+    t0 = time.perf_counter()
+    fn(*args)
+    dt = time.perf_counter() - t0
+    return max(1, min(1000, int(0.05 / max(dt, 1e-7))))
+
+
+def _once(fn, args, number):
+    t0 = time.perf_counter()
+    for _ in range(number):
+        r = fn(*args)
+    if jax is not None:
+        jax.block_until_ready(r)
+    return (time.perf_counter() - t0) / number
+
+
+def measure(*cases, repeat=None, number=None):
+    """Best-of-`repeat` time per call for each (fn, args) case, the cases interleaved so that
+    load from other processes on this shared machine hits all of them alike."""
+    cases = [c for c in cases if c is not None]
+    numbers = [number or _number(fn, args) for fn, args in cases]
     repeat = repeat or (3 if QUICK else 7)
-    times = []
+    best = [float("inf")] * len(cases)
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            r = fn(*args)
-        if jax is not None and hasattr(r, "block_until_ready"):
-            r.block_until_ready()
-        elif jax is not None and isinstance(r, (tuple, list, dict)):
-            jax.block_until_ready(r)
-        times.append((time.perf_counter() - t0) / number)
-    return min(times)
+        for k, (fn, args) in enumerate(cases):
+            best[k] = min(best[k], _once(fn, args, numbers[k]))
+    return best
 
 
-def block(fn):
-    def run(*a):
-        r = fn(*a)
-        return jax.block_until_ready(r)
-    return run
+def row(name, ours, theirs, numpy_case, **kw):
+    if jax is None:
+        theirs = None
+    times = measure(ours, theirs, numpy_case, **kw)
+    t_ours = times.pop(0)
+    t_jax = times.pop(0) if theirs is not None else None
+    t_np = times.pop(0) if numpy_case is not None else None
+    return (name, t_ours, t_jax, t_np)
 
 
 # ---- workloads (ours and NumPy use the same function; JAX's uses jnp) ----------------------
@@ -143,25 +155,23 @@ def mlp_step(params, x, y):
 def rows():
     out = []
     r = np.random.default_rng(0)
+    J = jax is not None
 
     # selu
     x = r.standard_normal(1_000_000).astype(np.float32)
-    ours = jit(selu)
-    out.append(("selu 1M f32", best(ours, x), jax and best(block(jax.jit(selu_jax)), jnp.asarray(x)),
-                best(selu, x)))
+    out.append(row("selu 1M f32", (jit(selu), (x,)),
+                   J and (jax.jit(selu_jax), (jnp.asarray(x),)), (selu, (x,))))
 
-    # norm
-    x = r.standard_normal((10000, 100))
-    ours = jit(norm)
-    out.append(("norm 10000x100", best(ours, x), jax and best(block(jax.jit(norm_jax)), jnp.asarray(x, jnp.float32)) if jax else None,
-                best(norm, x)))
+    # norm (float32 for all three)
+    x = r.standard_normal((10000, 100)).astype(np.float32)
+    out.append(row("norm 10000x100 f32", (jit(norm), (x,)),
+                   J and (jax.jit(norm_jax), (jnp.asarray(x),)), (norm, (x,))))
 
     # grad sum_logistic
     x = r.standard_normal(1_000_000).astype(np.float32)
-    ours = jit(grad(sum_logistic))
-    out.append(("grad sum_logistic 1M", best(ours, x),
-                jax and best(block(jax.jit(jax.grad(sum_logistic_jax))), jnp.asarray(x)),
-                best(grad(sum_logistic), x)))
+    out.append(row("grad sum_logistic 1M f32", (jit(grad(sum_logistic)), (x,)),
+                   J and (jax.jit(jax.grad(sum_logistic_jax)), (jnp.asarray(x),)),
+                   (grad(sum_logistic), (x,))))
 
     # hessian sum_logistic n=100
     from transpile import hessian
@@ -170,7 +180,7 @@ def rows():
     try:
         h_np(x)
     except Exception as e:           # noqa: BLE001 (report, do not hide)
-        print(f"  (hessian row skipped: eager hessian fails: {type(e).__name__}: "
+        print(f"  (hessian row skipped: the eager hessian fails: {type(e).__name__}: "
               f"{str(e).splitlines()[0]})")
         h_np = None
     if h_np is not None:
@@ -178,21 +188,21 @@ def rows():
             ours = jit(hessian(sum_logistic))
             ours(x)
         except Exception as e:           # noqa: BLE001 (report, do not hide)
-            print(f"  (hessian under jit unavailable: {type(e).__name__}: {e}; timing eager)")
+            print(f"  (hessian under jit unavailable: {type(e).__name__}; timing eager)")
             ours = h_np
-        out.append(("hessian sum_logistic n=100", best(ours, x),
-                    jax and best(block(jax.jit(jax.hessian(sum_logistic_jax))), jnp.asarray(x)),
-                    best(h_np, x)))
+        out.append(row("hessian sum_logistic n=100", (ours, (x,)),
+                       J and (jax.jit(jax.hessian(sum_logistic_jax)), (jnp.asarray(x),)),
+                       (h_np, (x,))))
 
     # vmap apply_matrix
     if vmap is not None:
         m = r.standard_normal((150, 100)).astype(np.float32)
         vs = r.standard_normal((10, 100)).astype(np.float32)
-        ours = jit(vmap(apply_matrix, in_axes=(None, 0)))
-        out.append(("vmap apply_matrix 150x100 b10", best(ours, m, vs),
-                    jax and best(block(jax.jit(jax.vmap(apply_matrix, in_axes=(None, 0)))),
-                                 jnp.asarray(m), jnp.asarray(vs)),
-                    best(lambda m, v: np.stack([m @ vi for vi in v]), m, vs)))
+        out.append(row("vmap apply_matrix 150x100 b10",
+                       (jit(vmap(apply_matrix, in_axes=(None, 0))), (m, vs)),
+                       J and (jax.jit(jax.vmap(apply_matrix, in_axes=(None, 0))),
+                              (jnp.asarray(m), jnp.asarray(vs))),
+                       (lambda m, v: np.stack([m @ vi for vi in v]), (m, vs))))
     else:
         print("  (vmap not importable yet: row skipped)")
 
@@ -210,7 +220,8 @@ def rows():
             theta = lin_update(theta)
         return theta
 
-    if jax is not None:
+    jcase = None
+    if J:
         Xj, Yj = jnp.asarray(X), jnp.asarray(Y)
 
         def jl(theta):
@@ -224,12 +235,10 @@ def rows():
         def jax_loop(theta):
             for _ in range(100):
                 theta = jupd(theta)
-            return jax.block_until_ready(theta)
-        tj = best(jax_loop, {k: jnp.asarray(v) for k, v in theta0.items()}, number=1)
-    else:
-        tj = None
-    out.append((f"linreg N={N:.0e} 100 steps", best(ours_loop, theta0, number=1), tj,
-                best(np_loop, theta0, number=1)))
+            return theta
+        jcase = (jax_loop, ({k: jnp.asarray(v) for k, v in theta0.items()},))
+    out.append(row(f"linreg N={N:.0e} 100 steps", (ours_loop, (theta0,)), jcase,
+                   (np_loop, (theta0,)), number=1))
 
     # MLP train step
     sizes = [784, 128, 128, 10]
@@ -237,8 +246,8 @@ def rows():
               for a, b in zip(sizes[:-1], sizes[1:])]
     xb = r.standard_normal((32, 784)).astype(np.float32)
     yb = r.standard_normal((32, 10)).astype(np.float32)
-    ours = jit(mlp_step)
-    if jax is not None:
+    jcase = None
+    if J:
         def jloss(p, x, y):
             h = jnp.tanh(x @ p[0][0] + p[0][1])
             h = jnp.tanh(h @ p[1][0] + p[1][1])
@@ -250,20 +259,16 @@ def rows():
             g = jax.grad(jloss)(p, x, y)
             return jax.tree_util.tree_map(lambda a, b: a - 0.01 * b, p, g)
         jp = jax.tree_util.tree_map(jnp.asarray, params)
-        tj = best(block(jstep), jp, jnp.asarray(xb), jnp.asarray(yb))
-    else:
-        tj = None
-    out.append(("MLP 784-128-128-10 step b32", best(ours, params, xb, yb), tj,
-                best(mlp_step, params, xb, yb)))
+        jcase = (jstep, (jp, jnp.asarray(xb), jnp.asarray(yb)))
+    out.append(row("MLP 784-128-128-10 step b32", (jit(mlp_step), (params, xb, yb)), jcase,
+                   (mlp_step, (params, xb, yb))))
 
     # x*x + x*2 on 5000x5000 f32
     x = r.standard_normal((5000, 5000)).astype(np.float32)
-    ours = jit(x2)
-    out.append(("x*x+x*2 5000x5000 f32", best(ours, x, repeat=3),
-                jax and best(block(jax.jit(x2_jax)), jnp.asarray(x), repeat=3),
-                best(x2, x, repeat=3)))
+    out.append(row("x*x+x*2 5000x5000 f32", (jit(x2), (x,)),
+                   J and (jax.jit(x2_jax), (jnp.asarray(x),)), (x2, (x,)), repeat=3))
 
-    out.append(first_call_row())
+    out += first_call_row()
     return out
 
 
@@ -272,6 +277,10 @@ FIRST_OURS = textwrap.dedent("""
     sys.path.insert(0, {root!r})
     import numpy as np
     from transpile import jit, grad
+    import numba  # noqa: F401  (library import excluded, as jax's is)
+    if {init!r}:   # Numba's one-time runtime setup done first (as jnp.linspace does for JAX)
+        from transpile.jit import initialize_runtime
+        initialize_runtime()
     from bench_first_call_fn import sum_logistic
     x = np.linspace(-1, 1, 1000)
     f = jit(grad(sum_logistic))
@@ -306,11 +315,13 @@ def first_call_row():
         if res.returncode != 0:
             raise RuntimeError(res.stderr)
         return float(res.stdout.strip().splitlines()[-1])
-    code = FIRST_OURS.format(root=ROOT)
+    code = FIRST_OURS.format(root=ROOT, init=False)
     run(code)                                  # compile once: fills the disk cache
     ours = min(run(code) for _ in range(3))
+    ours_init = min(run(FIRST_OURS.format(root=ROOT, init=True)) for _ in range(3))
     tj = min(run(FIRST_JAX) for _ in range(3)) if jax is not None else None
-    return ("first call (new process, cached)", ours, tj, None)
+    return [("first call, cached, new process", ours, tj, None),
+            ("  same, Numba runtime initialized", ours_init, tj, None)]
 
 
 def fmt(t):
@@ -330,7 +341,7 @@ def main():
     ratios = []
     for name, ours, tj, tn in table:
         ratio = ours / tj if (tj and ours) else None
-        if ratio:
+        if ratio and not name.startswith("  "):   # the geomean counts each workload once
             ratios.append(ratio)
         print(f"{name:34s} {fmt(ours):>12s} {fmt(tj):>12s} {fmt(tn):>12s} "
               f"{(f'{ratio:.2f}' if ratio else '-'):>9s}")

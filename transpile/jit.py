@@ -30,7 +30,7 @@ from transpile.pytree import TreeDef, tree_unflatten
 from transpile.transforms.fusion import fuse
 from transpile.transforms.specialize import AVal, Specializer, aval_of, specialize
 
-__all__ = ["jit", "Jit"]
+__all__ = ["jit", "Jit", "initialize_runtime"]
 
 _SHAPE_PRESERVING = (Grad, JVP, VJP, Plain)
 
@@ -392,6 +392,17 @@ class _BuildFolder:
 
 
 from transpile.ir import Const as _Const  # noqa: E402
+
+
+def initialize_runtime():
+    """Do Numba's one-time per-process setup now (its NumPy lowering registries, SciPy's BLAS:
+    about 0.3 s) instead of in the first jitted call, e.g. at program start or in a thread."""
+    from numba.core.registry import cpu_target
+    cpu_target.target_context.refresh()
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (Numba's np.dot needs it)
+    except ImportError:
+        pass
 
 
 def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):

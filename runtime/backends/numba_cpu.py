@@ -23,7 +23,8 @@ from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.transforms.fusion import FusedGroup, scalar_template
 
-PARALLEL_MIN_SIZE = 1 << 15
+PARALLEL_MIN_SIZE = 1 << 16
+FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
 
 
 class Unlowerable(Exception):
@@ -111,7 +112,8 @@ class Lowerer:
             parallel = False
         params = list(g.inputs) + list(g.outputs) + [f"acc_{r.out}" for r in axis_reds]
         L = []
-        L.append(f"@njit(nogil=True, cache=True{', parallel=True' if parallel else ''})")
+        L.append(f"@njit(nogil=True, cache=True, fastmath=FASTMATH"
+                 f"{', parallel=True' if parallel else ''})")
         L.append(f"def {kname}({', '.join(params)}):")
         L.append(f'    """{g.describe()}"""')
         idx = [f"i{j}" for j in range(nd)]
@@ -136,12 +138,18 @@ class Lowerer:
 
         def operand(a, dtype):
             if isinstance(a, Var):
+                av = avals.get(a.name)
+                if dtype is not None and av is not None and not av.shape and \
+                        av.dtype != np.dtype(dtype) and np.issubdtype(av.dtype, np.number):
+                    return f"{dtype_ctor(dtype)}({local[a.name]})"
                 return local[a.name]
             return const_text(a.value, dtype)
 
         for e in g.eqns:
             out_av = avals[e.out]
             tmpl = scalar_template(e)
+            if e.prim.name == "exp" and out_av.dtype in (np.float32, np.float64):
+                tmpl = FAST_EXP[np.dtype(out_av.dtype).name]   # vectorizes (numba_math.py)
             # operands typed like the result for float results (NumPy 2 weak scalars)
             cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
             vals = {}
@@ -160,7 +168,9 @@ class Lowerer:
         for o in g.outputs:
             body.append(f"{o}[{ix_all}] = {local[o]}")
         # reductions
-        pre, post, rets = [], [], []
+        pre, post, rets, rowpre = [], [], [], []
+        trailing = bool(axis_reds) and min(g.axes) >= 1 and \
+            tuple(g.axes) == tuple(range(min(g.axes), nd))
         for r in g.reductions:
             x = r.args["x"]
             v = local[x.name] if x.name in local else read(x.name)
@@ -170,11 +180,33 @@ class Lowerer:
                 a = f"a_{r.out}"
                 body.append(_accumulate(kind, a, v))
                 pre.append((a, _init(kind, acc_dt), r))
+            elif trailing:
+                a = f"a_{r.out}"
+                body.append(_accumulate(kind, a, v))
+                rowpre.append((a, _init(kind, acc_dt), r))
             else:
                 kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
                 body.append(_accumulate(kind, f"acc_{r.out}[{kix}]", v))
         L_body = []
-        if full and parallel:
+        if trailing:
+            # reduced axes are the innermost ones: one local accumulator per outer index
+            k = min(g.axes)
+            ind = ""
+            for j in range(k):
+                rng = "prange" if (j == 0 and parallel) else "range"
+                L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
+                ind += "    "
+            for a, init, r in rowpre:
+                L_body.append(f"{ind}{a} = {init}")
+            ind2 = ind
+            for j in range(k, nd):
+                L_body.append(f"{ind2}for i{j} in range({S[j]}):")
+                ind2 += "    "
+            L_body += [ind2 + b for b in body]
+            kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
+            for a, init, r in rowpre:
+                L_body.append(f"{ind}acc_{r.out}[{kix}] = {a}")
+        elif full and parallel:
             P = self.threads
             for a, init, r in pre:
                 L_body.append(f"parts_{r.out} = np.empty({P}, {dtype_ctor(_acc_dtype(avals[r.args['x'].name].dtype, r.prim.name))})")
@@ -503,6 +535,9 @@ HEADER = """\
 # Regenerated whenever the source changes; edits here are not kept.
 import numpy as np
 from numba import njit, prange
+from runtime.backends.numba_math import exp32, exp64
+
+FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """
 
 
@@ -515,6 +550,29 @@ def lower(core, body, outs, avals, params, origin, signature, versions, threads=
     return name, lw.main(body, outs, origin, signature, header)
 
 
+_BLAS_DONE = False
+
+
+def limit_numba_blas_threads():
+    """Numba's np.dot calls SciPy's OpenBLAS. With prange loops already using the cores, and
+    the small matrices of typical jit code, a threaded BLAS mostly spins (50x slower on a busy
+    2-core machine), so compiled code uses it single-threaded, as XLA's CPU dot does.
+    TRANSPILE_BLAS_THREADS=n overrides; NumPy's own BLAS is left alone."""
+    global _BLAS_DONE
+    if _BLAS_DONE:
+        return
+    _BLAS_DONE = True
+    n = int(os.environ.get("TRANSPILE_BLAS_THREADS", "1") or 1)
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (load it so it can be limited)
+        from threadpoolctl import ThreadpoolController
+        for lib in ThreadpoolController().lib_controllers:
+            if "scipy.libs" in (lib.filepath or "") or "scipy/" in (lib.filepath or ""):
+                lib.set_num_threads(n)
+    except Exception:       # threadpoolctl or scipy missing: leave BLAS as it is
+        pass
+
+
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
     import linecache
@@ -524,6 +582,8 @@ def compile_module(text, path, name):
     mod = sys.modules.get(modname)
     if mod is not None and getattr(mod, "__file__", None) == path and hasattr(mod, name):
         return getattr(mod, name)
+    if "np.dot(" in text:
+        limit_numba_blas_threads()
     code = compile(text, path, "exec")
     mod = types.ModuleType(modname)
     mod.__file__ = path
