@@ -23,7 +23,7 @@ from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.transforms.fusion import FusedGroup, scalar_template
 
-PARALLEL_MIN_SIZE = 1 << 16
+PARALLEL_MIN_SIZE = 1 << 18
 FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
 
 
