@@ -30,3 +30,5 @@ __all__ += ["pmap", "psum", "pmean", "pmax", "pmin", "all_gather", "axis_index",
             "device_count", "devices", "local_device_count", "vmap"]
 from transpile.custom import check_grads, custom_jvp, custom_vjp, defrule, linearize  # noqa: E402
 __all__ += ["custom_vjp", "custom_jvp", "defrule", "check_grads", "linearize"]
+from transpile.jit import jit  # noqa: E402,F401
+__all__ += ["jit"]

@@ -28,3 +28,7 @@ class UnsupportedSyntax(TranspileError):
 
 class NoRuleError(TranspileError):
     """A called object has neither Python source nor a registered rule."""
+
+
+class TranspileWarning(UserWarning):
+    """Something worked, but not the way asked (e.g. jit fell back to NumPy)."""

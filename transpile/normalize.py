@@ -12,6 +12,8 @@ import builtins
 import operator
 import types
 
+import contextvars
+
 import gast
 import numpy as np
 
@@ -150,6 +152,8 @@ def _is_num(a, v):
 
 
 class Builder:
+    on_emit = None   # optional hook: Eqn -> replacement atom or None (set by jit)
+
     def __init__(self, namer):
         self.namer = namer
         self.body = []
@@ -163,6 +167,11 @@ class Builder:
             return simple
         name = out or self.namer.numbered(base)
         self.body.append(Eqn(name, prim, args, self.loc))
+        if self.on_emit is not None:        # jit: shape queries on known shapes fold
+            folded = self.on_emit(self.body[-1])
+            if folded is not None:
+                self.body.pop()
+                return folded
         return Var(name)
 
     def _simplify(self, prim, args):
@@ -957,6 +966,9 @@ def _unparse(node):
 # building a CoreFn for a user function
 
 
+SPECIALIZE = contextvars.ContextVar("transpile_specialize", default=None)
+
+
 def build_core(fn, in_trees, static_args=None, name_suffix=""):
     """Normalize `fn` for arguments whose pytree structures are `in_trees` (one per parameter
     after binding). `static_args` maps parameter names to values fixed at generation time."""
@@ -981,6 +993,10 @@ def build_core(fn, in_trees, static_args=None, name_suffix=""):
         params += leaves
         frame.env[pname] = unflatten_value(tree, [Var(n) for n in leaves])
         frame.core_names[pname] = pname
+    hook = SPECIALIZE.get()
+    if hook is not None:      # jit: the outermost function's parameters have known shapes
+        SPECIALIZE.set(None)
+        hook(in_trees, params, norm.b)
     norm.frames.append(frame)
     if isinstance(node, gast.Lambda):
         norm.set_loc(node)

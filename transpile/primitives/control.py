@@ -16,7 +16,8 @@ setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="inde
                        "v": "rt.setitem(np.zeros_like(ans), index, v_dot)"})
 adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
                        linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"})
-tape_new = defprim("tape_new", T.Tape, "rt.Tape", "", batch="helper", nondiff=True)
-tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop", batch="helper")
+tape_new = defprim("tape_new", T.Tape, "rt.Tape", "", batch="helper", nondiff=True, pure=False)
+tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop", batch="helper",
+                    pure=False)
 trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, step",
                      batch="helper", nondiff=True)

@@ -13,6 +13,7 @@ Entry fields:
   vjp     explicit reverse rule per argument
   jvp     explicit forward rule per argument (contributions are summed)
   linear  arguments the primitive is linear in: jvp is the primitive applied to the tangent
+  pure    False for primitives with effects (collectives, tapes): never evaluated early
   shape_args  arguments read only for their shape/dtype (no derivative flows through them)
   batch   batching rule or kind, used by vmap
   lower   scalar expression used when elementwise chains are fused into loops
@@ -78,7 +79,7 @@ def _split_top(s):
 class Primitive:
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, lower=None, nondiff=False, doc=None,
-                 shape_args=()):
+                 shape_args=(), pure=True):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -95,6 +96,7 @@ class Primitive:
         self.lower = lower
         self.doc = doc
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
+        self.pure = pure   # False: must run at run time, never evaluated while generating code
         if self.deriv:
             self.diff = tuple(a for a in names if a in self.deriv)
         for table in (self.deriv, self.vjp, self.jvp):

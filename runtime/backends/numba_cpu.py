@@ -1,0 +1,595 @@
+"""Numba CPU backend: specialized, fused core Python -> a Python module of @njit functions.
+
+Every value's shape and dtype is known (transpile/transforms/specialize.py), so the lowered
+source is plain loops and the subset of NumPy that Numba compiles:
+
+* each `FusedGroup` (transpile/transforms/fusion.py) becomes one kernel: a loop nest over the
+  group's shape (prange over the outer axis, or over chunks for full reductions, when the
+  array is large), one scalar expression per elementwise equation, accumulators for the
+  reductions; inputs are read once per element, only values needed later are written out;
+* other equations become Numba-supported NumPy calls (np.dot, np.transpose, np.reshape, ...)
+  with shapes written as constants;
+* Python control flow (if / for range / while) is printed as is.
+
+The module is written next to the generated NumPy code (content-hashed file name) and compiled
+with cache=True, so Numba's on-disk cache (checked by runtime/diskcache.py) serves the next
+process. A construct with no lowering raises `Unlowerable`; jit then runs the NumPy code.
+"""
+import os
+
+import numpy as np
+
+from transpile import ir
+from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile.transforms.fusion import FusedGroup, scalar_template
+
+PARALLEL_MIN_SIZE = 1 << 18
+FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
+
+
+class Unlowerable(Exception):
+    """An equation the Numba backend has no lowering for (jit falls back to NumPy)."""
+
+    def __init__(self, eqn, why=""):
+        self.eqn = eqn
+        where = f"line {eqn.loc[1]}" if eqn is not None and eqn.loc else "generated code"
+        what = f"{eqn.prim.path}(...)" if eqn is not None else "?"
+        super().__init__(f"{what} at {where}{': ' + why if why else ''}")
+        self.construct = what
+
+
+def dtype_ctor(dtype):
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return "np.bool_"
+    return f"np.{dtype.name}"
+
+
+def const_text(value, dtype=None):
+    """A constant in the lowered source, typed as `dtype` when it is a number."""
+    if isinstance(value, (bool, np.bool_)):
+        return "True" if value else "False"
+    if isinstance(value, (int, float, np.generic)) and dtype is not None \
+            and np.issubdtype(np.dtype(dtype), np.number):
+        v = np.dtype(dtype).type(value).item()
+        text = ir.format_const(v)
+        return f"{dtype_ctor(dtype)}({text})"
+    if isinstance(value, np.generic):
+        return f"{dtype_ctor(value.dtype)}({ir.format_const(value.item())})"
+    if isinstance(value, type) and issubclass(value, np.generic):
+        return dtype_ctor(value)
+    if isinstance(value, np.dtype):
+        return dtype_ctor(value)
+    return ir.format_const(value)
+
+
+def shape_text(shape):
+    shape = tuple(int(n) for n in shape)
+    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
+
+
+class Lowerer:
+    def __init__(self, name, params, avals, core, parallel_min=PARALLEL_MIN_SIZE, threads=2):
+        self.name = name
+        self.params = params
+        self.avals = avals
+        self.core = core
+        self.kernels = []
+        self.parallel_min = parallel_min
+        self.threads = max(1, threads)
+        self.last_loc = None
+
+    # -- atoms ---------------------------------------------------------------------------------
+
+    def av(self, a):
+        return self.avals.get(a.name) if isinstance(a, Var) else None
+
+    def fmt(self, a, dtype=None):
+        if isinstance(a, Var):
+            return a.name
+        if isinstance(a, Const):
+            return const_text(a.value, dtype)
+        if isinstance(a, TupleArg):
+            inner = ", ".join(self.fmt(x) for x in a.items)
+            return f"({inner},)" if len(a.items) == 1 else f"({inner})"
+        raise Unlowerable(None, f"argument {a!r}")
+
+    # -- kernels ---------------------------------------------------------------------------------
+
+    def kernel(self, g: FusedGroup):
+        avals = self.avals
+        kname = f"{self.name}__{g.name}"
+        S = g.shape
+        nd = len(S)
+        size = int(np.prod(S)) if S else 1
+        produced = g.produced()
+        arrays_in = [n for n in g.inputs if avals[n].shape]
+        full = g.axes is not None and len(g.axes) == nd
+        axis_reds = [] if full else g.reductions
+        full_reds = g.reductions if full else []
+        parallel = size >= self.parallel_min and S[0] >= 2 and self.threads > 1
+        if axis_reds and 0 in g.axes:
+            parallel = False
+        params = list(g.inputs) + list(g.outputs) + [f"acc_{r.out}" for r in axis_reds]
+        L = []
+        L.append(f"@njit(nogil=True, cache=True, fastmath=FASTMATH"
+                 f"{', parallel=True' if parallel else ''})")
+        L.append(f"def {kname}({', '.join(params)}):")
+        L.append(f'    """{g.describe()}"""')
+        idx = [f"i{j}" for j in range(nd)]
+
+        def read(name):
+            a = avals[name]
+            if not a.shape:
+                return name
+            off = nd - len(a.shape)
+            ix = ["0" if (n == 1 and S[off + k] != 1) else idx[off + k]
+                  for k, n in enumerate(a.shape)]
+            return f"{name}[{', '.join(ix)}]"
+
+        body = []
+        local = {}
+        for n in arrays_in:
+            body.append(f"{n}__e = {read(n)}")
+            local[n] = f"{n}__e"
+        for n in g.inputs:
+            if n not in local:
+                local[n] = n
+
+        def operand(a, dtype):
+            if isinstance(a, Var):
+                av = avals.get(a.name)
+                if dtype is not None and av is not None and not av.shape and \
+                        av.dtype != np.dtype(dtype) and np.issubdtype(av.dtype, np.number):
+                    return f"{dtype_ctor(dtype)}({local[a.name]})"
+                return local[a.name]
+            return const_text(a.value, dtype)
+
+        for e in g.eqns:
+            out_av = avals[e.out]
+            tmpl = scalar_template(e)
+            if e.prim.name == "exp" and out_av.dtype in (np.float32, np.float64):
+                tmpl = FAST_EXP[np.dtype(out_av.dtype).name]   # vectorizes (numba_math.py)
+            # operands typed like the result for float results (NumPy 2 weak scalars)
+            cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
+            vals = {}
+            for k, a in e.args.items():
+                if isinstance(a, (Var, Const)):
+                    vals[k] = operand(a, cdt if k != "condition" else None)
+            expr = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals) \
+                if "T(" in tmpl else tmpl.format(**vals)
+            if e.prim.name not in ("greater", "greater_equal", "less", "less_equal", "equal",
+                                   "not_equal", "logical_and", "logical_or", "logical_xor",
+                                   "logical_not", "isnan", "isinf", "isfinite", "signbit"):
+                expr = f"{dtype_ctor(out_av.dtype)}({expr})"
+            local[e.out] = f"{e.out}__e"
+            body.append(f"{e.out}__e = {expr}")
+        ix_all = ", ".join(idx)
+        for o in g.outputs:
+            body.append(f"{o}[{ix_all}] = {local[o]}")
+        # reductions
+        pre, post, rets, rowpre = [], [], [], []
+        trailing = bool(axis_reds) and min(g.axes) >= 1 and \
+            tuple(g.axes) == tuple(range(min(g.axes), nd))
+        for r in g.reductions:
+            x = r.args["x"]
+            v = local[x.name] if x.name in local else read(x.name)
+            acc_dt = _acc_dtype(avals[x.name].dtype, r.prim.name)
+            kind = r.prim.name
+            if full:
+                a = f"a_{r.out}"
+                body.append(_accumulate(kind, a, v))
+                pre.append((a, _init(kind, acc_dt), r))
+            elif trailing:
+                a = f"a_{r.out}"
+                body.append(_accumulate(kind, a, v))
+                rowpre.append((a, _init(kind, acc_dt), r))
+            else:
+                kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
+                body.append(_accumulate(kind, f"acc_{r.out}[{kix}]", v))
+        L_body = []
+        if trailing:
+            # reduced axes are the innermost ones: one local accumulator per outer index
+            k = min(g.axes)
+            ind = ""
+            for j in range(k):
+                rng = "prange" if (j == 0 and parallel) else "range"
+                L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
+                ind += "    "
+            for a, init, r in rowpre:
+                L_body.append(f"{ind}{a} = {init}")
+            ind2 = ind
+            for j in range(k, nd):
+                L_body.append(f"{ind2}for i{j} in range({S[j]}):")
+                ind2 += "    "
+            L_body += [ind2 + b for b in body]
+            kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
+            for a, init, r in rowpre:
+                L_body.append(f"{ind}acc_{r.out}[{kix}] = {a}")
+        elif full and parallel:
+            P = self.threads
+            for a, init, r in pre:
+                L_body.append(f"parts_{r.out} = np.empty({P}, {dtype_ctor(_acc_dtype(avals[r.args['x'].name].dtype, r.prim.name))})")
+            L_body.append(f"for c in prange({P}):")
+            for a, init, r in pre:
+                L_body.append(f"    {a} = {init}")
+            L_body.append(f"    for i0 in range(c * {S[0]} // {P}, (c + 1) * {S[0]} // {P}):")
+            ind = "        "
+            for j in range(1, nd):
+                L_body.append(f"{ind}for i{j} in range({S[j]}):")
+                ind += "    "
+            L_body += [ind + b for b in body]
+            for a, init, r in pre:
+                L_body.append(f"    parts_{r.out}[c] = {a}")
+            for a, init, r in pre:
+                L_body.append(f"{a} = {init}")
+                L_body.append(f"for c in range({P}):")
+                L_body.append("    " + _accumulate(r.prim.name, a, f"parts_{r.out}[c]"))
+        else:
+            for a, init, r in pre:
+                L_body.append(f"{a} = {init}")
+            ind = ""
+            for j in range(nd):
+                rng = "prange" if (j == 0 and parallel) else "range"
+                L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
+                ind += "    "
+            L_body += [ind + b for b in body]
+        for a, init, r in pre:
+            n = int(np.prod(S))
+            res = f"{a} / {n}" if r.prim.name == "mean" else a
+            rets.append(f"{dtype_ctor(avals[r.out].dtype)}({res})")
+        if rets:
+            L_body.append(f"return ({', '.join(rets)},)")
+        L += ["    " + b for b in L_body]
+        self.kernels.append("\n".join(L) + "\n")
+        # the call in the main function
+        lines = []
+        for o in g.outputs:
+            lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
+        for r in axis_reds:
+            acc_dt = _acc_dtype(avals[r.args['x'].name].dtype, r.prim.name)
+            kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
+            lines.append(f"acc_{r.out} = np.full({shape_text(kshape)}, "
+                         f"{_init(r.prim.name, acc_dt)}, {dtype_ctor(acc_dt)})")
+        call = f"{kname}({', '.join(params)})"
+        if full_reds:
+            names = [r.out if not avals[r.out].shape else f"{r.out}__s" for r in full_reds]
+            outs = ", ".join(names)
+            lines.append(f"{outs}, = {call}" if len(full_reds) == 1 else f"{outs} = {call}")
+            for r, n in zip(full_reds, names):
+                if n != r.out:   # keepdims=True: a (1, ..., 1) array
+                    lines.append(f"{r.out} = np.full({shape_text(avals[r.out].shape)}, {n}, "
+                                 f"{dtype_ctor(avals[r.out].dtype)})")
+        else:
+            lines.append(call)
+        for r in axis_reds:
+            out_av = avals[r.out]
+            n = 1
+            for j in g.axes:
+                n *= S[j]
+            val = f"acc_{r.out}"
+            if r.prim.name == "mean":
+                val = f"({val} / {n})"
+            val = f"{val}.astype({dtype_ctor(out_av.dtype)})"
+            kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
+            if tuple(out_av.shape) != kshape:
+                val = f"{val}.reshape({shape_text(out_av.shape)})"
+            lines.append(f"{r.out} = {val}")
+        return lines
+
+    # -- main function -----------------------------------------------------------------------------
+
+    def comment(self, loc, indent, out):
+        if loc is None or loc == self.last_loc:
+            return
+        self.last_loc = loc
+        text = self.core.source_lines.get((loc[0], loc[1]), "")
+        tag = loc[2] + " " if len(loc) > 2 and loc[2] else ""
+        where = f"line {loc[1]}" if loc[0] == self.core.filename else \
+            f"{os.path.basename(loc[0])}:{loc[1]}"
+        out.append(f"{indent}# {tag}{where}: {text}".rstrip())
+
+    def block(self, stmts, indent, out):
+        if not stmts:
+            out.append(f"{indent}pass")
+        for st in stmts:
+            if isinstance(st, FusedGroup):
+                self.comment(st.loc, indent, out)
+                out.append(f"{indent}# {st.describe()}")
+                out += [indent + l for l in self.kernel(st)]
+            elif isinstance(st, Eqn) and st.prim.name == "getitem_vjp":
+                # zeros shaped like x with the cotangent written at a basic index
+                self.comment(st.loc, indent, out)
+                av = self.avals.get(st.out)
+                if av is None:
+                    raise Unlowerable(st, "unknown result shape")
+                ix = self.index(st.args["index"], st)
+                out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
+                           f"{dtype_ctor(av.dtype)})")
+                out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
+            elif isinstance(st, Eqn):
+                self.comment(st.loc, indent, out)
+                out.append(f"{indent}{st.out} = {self.expr(st)}")
+            elif isinstance(st, ir.Comment):
+                out.append(f"{indent}# {st.text}")
+            elif isinstance(st, ir.If):
+                out.append(f"{indent}if {self.fmt(st.cond)}:")
+                self.block(st.body, indent + "    ", out)
+                if st.orelse:
+                    out.append(f"{indent}else:")
+                    self.block(st.orelse, indent + "    ", out)
+            elif isinstance(st, ir.ForRange):
+                out.append(f"{indent}for {st.var} in range({self.fmt(st.start)}, "
+                           f"{self.fmt(st.stop)}, {self.fmt(st.step)}):")
+                self.block(st.body, indent + "    ", out)
+            elif isinstance(st, ir.While):
+                out.append(f"{indent}while True:")
+                self.block(st.cond_body, indent + "    ", out) if st.cond_body else None
+                out.append(f"{indent}    if not {self.fmt(st.cond)}:")
+                out.append(f"{indent}        break")
+                self.block(st.body, indent + "    ", out)
+            elif isinstance(st, ir.Break):
+                out.append(f"{indent}break")
+            elif isinstance(st, ir.Continue):
+                out.append(f"{indent}continue")
+            else:
+                raise Unlowerable(None, f"statement {type(st).__name__}")
+
+    def expr(self, e):
+        name = e.prim.name
+        out_av = self.avals.get(e.out)
+        if out_av is None:
+            raise Unlowerable(e, "unknown result shape")
+        a = e.args
+        x = a.get("x")
+        if not out_av.shape:
+            # scalar arithmetic (0-d values are scalars in the lowered code)
+            tmpl = scalar_template(e) if (e.prim.elementwise or name in (
+                "astype", "bcast", "clip_mask", "select_weight", "log_base")) else None
+            if name in ("sum", "mean", "max", "min", "prod") and not self.av(x).shape:
+                tmpl = "{x}"
+            if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
+                                        if not isinstance(v, Const) or True):
+                cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
+                vals = {k: (v.name if isinstance(v, Var) else const_text(v.value, cdt
+                                                                        if k != "condition" else None))
+                        for k, v in a.items() if isinstance(v, (Var, Const))}
+                text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
+                if np.issubdtype(out_av.dtype, np.number):
+                    text = f"{dtype_ctor(out_av.dtype)}({text})"
+                return text
+        if name in ("matmul", "dot"):
+            y = a["y"]
+            xs, ys = self.av(x), self.av(y)
+            if xs is None or ys is None or xs.ndim > 2 or ys.ndim > 2:
+                raise Unlowerable(e, "matmul of arrays with more than 2 dimensions")
+            dt = dtype_ctor(out_av.dtype)
+            xt = self._cast(x, out_av.dtype)
+            yt = self._cast(y, out_av.dtype)
+            if not out_av.shape:
+                return f"{dt}(np.dot({xt}, {yt}))"
+            return f"np.dot({xt}, {yt})"
+        if name == "outer":
+            return f"np.outer({self._cast(x, out_av.dtype)}, {self._cast(a['y'], out_av.dtype)})"
+        if name == "transpose":
+            axes = a.get("axes", Const(None))
+            if isinstance(axes, Const) and axes.value is not None:
+                return f"np.transpose({self.fmt(x)}, {shape_text(axes.value)})"
+            return f"np.transpose({self.fmt(x)})"
+        if name in ("swapaxes", "moveaxis"):
+            xs = self.av(x)
+            perm = list(range(xs.ndim))
+            if name == "swapaxes":
+                i, j = a["axis1"].value % xs.ndim, a["axis2"].value % xs.ndim
+                perm[i], perm[j] = perm[j], perm[i]
+            else:
+                perm = list(np.moveaxis(np.empty((1,) * 0 + tuple(range(1, xs.ndim + 1))),
+                                        a["source"].value, a["destination"].value).shape)
+                perm = [p - 1 for p in perm]
+            return f"np.transpose({self.fmt(x)}, {shape_text(perm)})"
+        if name in ("reshape", "ravel", "expand_dims", "squeeze", "atleast_1d", "atleast_2d"):
+            xs = self.av(x)
+            if xs is None:
+                raise Unlowerable(e)
+            if not xs.shape:
+                return f"np.full({shape_text(out_av.shape)}, {self.fmt(x)})" if out_av.shape \
+                    else self.fmt(x)
+            if not out_av.shape:
+                return f"{self.fmt(x)}.ravel()[0]"
+            return f"np.ascontiguousarray({self.fmt(x)}).reshape({shape_text(out_av.shape)})"
+        if name in ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "full",
+                    "full_like"):
+            fn = name.replace("_like", "")
+            if fn == "full":
+                return f"np.full({shape_text(out_av.shape)}, {self.fmt(a['fill_value'])}, " \
+                       f"{dtype_ctor(out_av.dtype)})"
+            return f"np.{fn}({shape_text(out_av.shape)}, {dtype_ctor(out_av.dtype)})"
+        if name in ("arange", "linspace", "eye", "identity_matrix"):
+            keys = {"arange": ("start", "stop", "step"), "linspace": ("start", "stop", "num"),
+                    "eye": ("N", "M", "k"), "identity_matrix": ("n",)}[name]
+            vals = [a[k] for k in keys if k in a and not (isinstance(a[k], Const) and
+                                                         a[k].value is None)]
+            fn = "np.eye" if name == "identity_matrix" else f"np.{name}"
+            if name == "eye" and len(vals) == 1:
+                vals = vals + [vals[0]]
+            if name == "linspace" and "num" not in a:
+                vals = vals + [Const(50)]
+            return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
+        if name == "copy":
+            return f"{self.fmt(x)}.copy()"
+        if name == "astype":
+            return f"{self.fmt(x)}.astype({dtype_ctor(out_av.dtype)})"
+        if name == "array":
+            xs = self.av(x)
+            if xs is not None and xs.dtype == out_av.dtype:
+                return self.fmt(x)
+            raise Unlowerable(e)
+        if name == "getitem":
+            return f"{self.fmt(x)}[{self.index(a['index'], e)}]"
+        if name in ("concatenate", "stack"):
+            arrs = a["arrays"]
+            if not isinstance(arrs, TupleArg):
+                raise Unlowerable(e)
+            axis = a.get("axis", Const(0)).value
+            items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
+            return f"np.{name}(({items},), axis={axis})"
+        if name in ("inv", "det", "solve"):
+            args = ", ".join(self.fmt(v) for v in a.values())
+            return f"np.linalg.{name}({args})"
+        if name in ("argmax", "argmin") and a.get("axis", Const(None)).value is None:
+            return f"np.{name}({self.fmt(x)})"
+        if name in ("sum", "mean", "max", "min", "prod") and self.av(x) is not None \
+                and not self.av(x).shape:
+            return self.fmt(x)
+        raise Unlowerable(e, "no Numba lowering")
+
+    def _cast(self, a, dtype):
+        av = self.av(a)
+        if av is not None and av.dtype != np.dtype(dtype) and av.shape:
+            return f"{self.fmt(a)}.astype({dtype_ctor(dtype)})"
+        if isinstance(a, Var):
+            return a.name
+        return const_text(a.value, dtype)
+
+    def index(self, index, e):
+        if not isinstance(index, IndexArg):
+            raise Unlowerable(e, "index")
+        parts = []
+        for it in index.items:
+            if it is None:
+                raise Unlowerable(e, "np.newaxis in an index")
+            if it is Ellipsis:
+                parts.append("...")
+            elif isinstance(it, SliceArg):
+                lo = "" if it.lower is None else self.fmt(it.lower)
+                hi = "" if it.upper is None else self.fmt(it.upper)
+                parts.append(f"{lo}:{hi}" + (f":{self.fmt(it.step)}" if it.step is not None else ""))
+            elif isinstance(it, Var):
+                av = self.av(it)
+                if av is None or av.shape or not np.issubdtype(av.dtype, np.integer):
+                    raise Unlowerable(e, "advanced (array) indexing")
+                parts.append(it.name)
+            elif isinstance(it, Const):
+                if isinstance(it.value, tuple):
+                    raise Unlowerable(e, "index")
+                parts.append(const_text(it.value))
+        if len(parts) == 1 and parts[0] != "...":
+            return parts[0]
+        return ", ".join(parts)
+
+    def main(self, body, outs, origin, signature, header):
+        lines = []
+        self.block(body, "    ", lines)
+        rets = [self.fmt(o) for o in outs]
+        lines.append(f"    return ({', '.join(rets)},)")
+        text = header
+        for k in self.kernels:
+            text += "\n\n" + k
+        text += "\n\n@njit(nogil=True, cache=True)\n"
+        text += f"def {self.name}({', '.join(self.params)}):\n"
+        text += f'    """{self.core.name} lowered for Numba; {signature}"""\n'
+        text += "\n".join(lines) + "\n"
+        return text
+
+
+def _acc_dtype(dtype, kind):
+    dtype = np.dtype(dtype)
+    if kind in ("max", "min"):
+        return dtype
+    if np.issubdtype(dtype, np.floating):
+        return np.dtype(np.float64)
+    if np.issubdtype(dtype, np.complexfloating):
+        return np.dtype(np.complex128)
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return np.dtype(np.uint64)
+    return np.dtype(np.int64)
+
+
+def _init(kind, dtype):
+    dtype = np.dtype(dtype)
+    if kind in ("sum", "mean"):
+        return f"{dtype_ctor(dtype)}(0)"
+    if kind == "prod":
+        return f"{dtype_ctor(dtype)}(1)"
+    if np.issubdtype(dtype, np.floating):
+        return f"{dtype_ctor(dtype)}({'-' if kind == 'max' else ''}np.inf)"
+    if dtype == np.bool_:
+        return "False" if kind == "max" else "True"
+    info = np.iinfo(dtype)
+    return f"{dtype_ctor(dtype)}({info.min if kind == 'max' else info.max})"
+
+
+def _accumulate(kind, acc, v):
+    if kind in ("sum", "mean"):
+        return f"{acc} += {v}"
+    if kind == "prod":
+        return f"{acc} *= {v}"
+    op = ">" if kind == "max" else "<"
+    return f"{acc} = {v} if ({v} {op} {acc} or {v} != {v}) else {acc}"
+
+
+HEADER = """\
+# Lowered by transpile.jit for Numba (CPU) from {origin}.
+# {signature}
+# versions: {versions}
+# Regenerated whenever the source changes; edits here are not kept.
+import numpy as np
+from numba import njit, prange
+from runtime.backends.numba_math import exp32, exp64
+
+FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
+"""
+
+
+def lower(core, body, outs, avals, params, origin, signature, versions, threads=2,
+          parallel_min=PARALLEL_MIN_SIZE):
+    """The lowered module's source text; the entry function is named core.name + '__jit'."""
+    name = core.name + "__jit"
+    lw = Lowerer(name, params, avals, core, parallel_min=parallel_min, threads=threads)
+    header = HEADER.format(origin=origin, signature=signature, versions=versions)
+    return name, lw.main(body, outs, origin, signature, header)
+
+
+_BLAS_DONE = False
+
+
+def limit_numba_blas_threads():
+    """Numba's np.dot calls SciPy's OpenBLAS. With prange loops already using the cores, and
+    the small matrices of typical jit code, a threaded BLAS mostly spins (50x slower on a busy
+    2-core machine), so compiled code uses it single-threaded, as XLA's CPU dot does.
+    TRANSPILE_BLAS_THREADS=n overrides; NumPy's own BLAS is left alone."""
+    global _BLAS_DONE
+    if _BLAS_DONE:
+        return
+    _BLAS_DONE = True
+    n = int(os.environ.get("TRANSPILE_BLAS_THREADS", "1") or 1)
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (load it so it can be limited)
+        from threadpoolctl import ThreadpoolController
+        for lib in ThreadpoolController().lib_controllers:
+            if "scipy.libs" in (lib.filepath or "") or "scipy/" in (lib.filepath or ""):
+                lib.set_num_threads(n)
+    except Exception:       # threadpoolctl or scipy missing: leave BLAS as it is
+        pass
+
+
+def compile_module(text, path, name):
+    """Exec the lowered module from its file; returns the entry dispatcher."""
+    import linecache
+    import sys
+    import types
+    modname = "transpile_jit_" + os.path.splitext(os.path.basename(path))[0]
+    mod = sys.modules.get(modname)
+    if mod is not None and getattr(mod, "__file__", None) == path and hasattr(mod, name):
+        return getattr(mod, name)
+    if "np.dot(" in text:
+        limit_numba_blas_threads()
+    code = compile(text, path, "exec")
+    mod = types.ModuleType(modname)
+    mod.__file__ = path
+    ns = mod.__dict__
+    # Numba rebuilds a cached function's environment by importing its module by name
+    sys.modules[modname] = mod
+    exec(code, ns)
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    return ns[name]

@@ -1,0 +1,443 @@
+"""jit: compile a function's generated code for its argument signature (Numba on the CPU).
+
+    @jit                                  # or jit(f, static_argnames=("normal",))
+    def f(x, normal=True): ...
+
+A call looks up the *abstract signature* of its arguments (pytree structure, shapes, dtypes,
+values of static arguments). A new signature builds the function's core Python (through any
+inner transforms: jit(grad(f)) compiles the gradient), specializes it to those shapes
+(`x.ndim` is a constant; runtime helpers such as unbroadcast disappear), fuses elementwise
+chains and reductions into loops, lowers that to a Numba module and compiles it. The module
+is a real file (see `show(jit(f), *args)`), and Numba's cache of it is kept on disk, checked
+against a manifest (runtime/diskcache.py), so another process loads it instead of compiling.
+
+If Numba refuses the lowered code, the call runs the generated NumPy code instead and warns
+once (TranspileWarning) naming the construct: the numbers are the same.
+
+jit is a Transform: grad(jit(f)) differentiates f's code, jit(grad(f)) compiles the gradient.
+"""
+import threading
+import warnings
+
+import numpy as np
+
+from transpile import codegen
+from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
+from transpile.errors import TranspileError, TranspileWarning
+from transpile.normalize import SPECIALIZE
+from transpile.parse import read_binding
+from transpile.pytree import TreeDef, tree_unflatten
+from transpile.transforms.fusion import fuse
+from transpile.transforms.specialize import AVal, Specializer, aval_of, specialize
+
+__all__ = ["jit", "Jit", "initialize_runtime"]
+
+_SHAPE_PRESERVING = (Grad, JVP, VJP, Plain)
+
+
+def _versions():
+    import numpy
+    try:
+        import numba
+        nb = numba.__version__
+    except ImportError:
+        nb = "none"
+    import transpile
+    return f"transpile {getattr(transpile, '__version__', '?')}, numba {nb}, numpy {numpy.__version__}"
+
+
+class Plan:
+    """One specialization, ready for a backend: specialized + fused body and how to load it."""
+
+    def __init__(self, jit, core, body, outs, avals, params, in_avals, signature, origin):
+        self.jit = jit
+        self.core = core
+        self.body = body
+        self.outs = outs
+        self.avals = avals
+        self.params = params              # flat parameter names of the lowered function
+        self.in_avals = in_avals
+        self.signature = signature
+        self.origin = origin
+        self.text = None
+        self.path = None
+        self._eager = None
+
+    def eager_callable(self):
+        if self._eager is None:
+            fn, _, _ = codegen.load(self.core, self.origin)
+            n = len(self.core.outs)
+
+            def run(*args):
+                out = fn(*args[:len(self.core.params)])
+                return (out,) if n == 1 else tuple(out)
+            self._eager = run
+        return self._eager
+
+
+def _numba_compile(plan):
+    from runtime import diskcache
+    from runtime.backends import numba_cpu
+    try:
+        import numba
+        threads = numba.config.NUMBA_NUM_THREADS
+    except ImportError as e:
+        raise numba_cpu.Unlowerable(None, f"numba is not installed ({e})")
+    name, text = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals, plan.params,
+                                 plan.origin, plan.signature, _versions(), threads=threads)
+    plan.text = text
+    path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
+    plan.path = path
+    diskcache.verify(path)
+    return numba_cpu.compile_module(text, path, name)
+
+
+def _register_builtin():
+    from runtime import backends
+    backends.register("cpu", _numba_compile)
+    backends.register("numba", _numba_compile)
+    backends.register("numpy", lambda plan: plan.eager_callable())
+
+
+_register_builtin()
+
+
+def _is_numba_error(e):
+    try:
+        from numba.core import errors
+    except ImportError:
+        return False
+    return isinstance(e, (errors.NumbaError, errors.LoweringError)) or \
+        type(e).__module__.startswith("numba")
+
+
+def _refused_construct(e, text):
+    """The line of lowered source Numba refused (from its error message), for the warning."""
+    msg = str(e)
+    import re
+    m = re.findall(r'File "[^"]*", line (\d+):', msg)
+    lines = text.splitlines() if text else []
+    for ln in reversed(m):
+        k = int(ln) - 1
+        if 0 <= k < len(lines):
+            return lines[k].strip()
+    first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+    return first
+
+
+class Compiled:
+    """A compiled specialization: converts arguments, calls, rebuilds the output pytree."""
+
+    def __init__(self, jit, core, plan, fn, backend_name):
+        self.jit = jit
+        self.core = core
+        self.plan = plan
+        self.fn = fn
+        self.backend_name = backend_name
+        self.spec_deps = list(getattr(core, "deps", []))
+        self.checked = fn is None
+        self.eager = fn is None
+        if fn is None:
+            self.fn = plan.eager_callable()
+        self.out_avals = [plan.avals.get(o.name) if hasattr(o, "name") else None
+                          for o in plan.outs]
+        self.free = [where for _, where, _ in core.free]
+        self.free_avals = tuple(plan.in_avals[len(plan.in_avals) - len(self.free):]) \
+            if self.free else ()
+        self.statics = [core.statics[n] for n in plan.params[len(core.params):]]
+        self.lock = threading.Lock()
+
+    def fresh(self):
+        for where, obj in self.spec_deps:
+            try:
+                now = read_binding(where)
+            except Exception:
+                return False
+            if now is not obj:
+                try:
+                    if not (type(now) is type(obj) and bool(now == obj)):
+                        return False
+                except Exception:
+                    return False
+        return True
+
+    def run(self, leaves):
+        free = [read_binding(w) for w in self.free]
+        if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
+            return None
+        if self.eager:
+            out = self.fn(*leaves, *free)
+            return self.finish(out, convert=False)
+        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
+        if not self.checked:
+            with self.lock:
+                if not self.checked:
+                    try:
+                        out = self.fn(*args)
+                    except Exception as e:
+                        if not _is_numba_error(e):
+                            raise
+                        self.fall_back(e)
+                        return self.finish(self.fn(*leaves, *free), convert=False)
+                    self.checked = True
+                    if self.plan.path:
+                        from runtime import diskcache
+                        diskcache.record(self.plan.path)
+                    return self.finish(out)
+        return self.finish(self.fn(*args))
+
+    def fall_back(self, e):
+        construct = _refused_construct(e, self.plan.text) if not isinstance(e, str) else e
+        self.jit._warn(f"jit({self.jit.__name__}): Numba could not compile the lowered code "
+                       f"({self.plan.path or 'lowering'}); running the NumPy version instead. "
+                       f"Construct refused: {construct}")
+        self.eager = True
+        self.fn = self.plan.eager_callable()
+        self.checked = True
+
+    def finish(self, out, convert=True):
+        flat = []
+        for o, av in zip(out, self.out_avals):
+            if convert and av is not None and not av.shape and not isinstance(o, np.ndarray):
+                o = av.dtype.type(o) if not av.weak else o
+            flat.append(o)
+        return tree_unflatten(self.core.out_tree, flat)
+
+
+def _arg(v):
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return v[()]
+    return v
+
+
+class Jit(Transform):
+    """The callable jit returns; a Transform, so it composes with grad/vmap/..."""
+
+    suffix = "__jit"
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="cpu"):
+        super().__init__(fun)
+        from runtime import backends
+        names = [p.name for p in self._params]
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        static = set()
+        for i in static_argnums:
+            if not -len(names) <= i < len(names):
+                raise ValueError(f"jit: static_argnums={static_argnums!r} out of range for "
+                                 f"{self.__name__} with {len(names)} parameters")
+            static.add(i % len(names))
+        for n in static_argnames:
+            if n not in names:
+                raise ValueError(f"jit: static_argnames names {n!r}, which is not a parameter "
+                                 f"of {self.__name__} ({', '.join(names)})")
+            static.add(names.index(n))
+        self.static = frozenset(static)
+        if backend not in backends.BACKENDS and backend not in backends._BUILTIN:
+            backends.get(backend)      # raises the clear error
+        self.backend = backend
+        self._specs = {}
+        self._compile_lock = threading.RLock()
+        self._warned = set()
+        self.compile_count = 0          # specializations built (for tests and curiosity)
+
+    # -- Transform interface ---------------------------------------------------------------------
+
+    def __transpile_core__(self, in_trees):
+        return core_of(self.fun, in_trees)
+
+    def flatten_args(self, values):
+        leaves, trees = [], []
+        for i, v in enumerate(values):
+            if i in self.static:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise TypeError(
+                        f"jit({self.__name__}): static argument {self._params[i].name!r} must be "
+                        f"hashable (it keys the compile cache), got {type(v).__name__}; pass a "
+                        "tuple instead of a list, or make it a regular argument") from None
+                trees.append(TreeDef("static", (), (v,)))
+                continue
+            dyn, tree = spec_flatten(v)
+            leaves += dyn
+            trees.append(tree)
+        return leaves, tuple(trees)
+
+    # -- calling ---------------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        values = self.bind(args, kwargs)
+        leaves, trees = self.flatten_args(values)
+        key = (trees, tuple(aval_of(v) for v in leaves))
+        c = self._specs.get(key)
+        if c is not None and c.fresh():
+            out = c.run(leaves)
+            if out is not None:
+                return out
+        c = self.compiled_for(key, trees, leaves)
+        out = c.run(leaves)
+        if out is None:   # free variables changed shape while we compiled: run eagerly
+            out = c.finish(c.plan.eager_callable()(*leaves, *[read_binding(w) for w in c.free]),
+                           convert=False)
+        return out
+
+    def compiled_for(self, key, trees, leaves):
+        with self._compile_lock:
+            c = self._specs.get(key)
+            if c is not None and c.fresh():
+                free = [read_binding(w) for w in c.free]
+                if not c.free or tuple(aval_of(v) for v in free) == c.free_avals:
+                    return c
+            c = self._build(trees, list(key[1]))
+            self._specs[key] = c
+            self.compile_count += 1
+            return c
+
+    def _build(self, trees, in_avals):
+        token = None
+        if self._chain_preserves_shapes():
+            token = SPECIALIZE.set(_BuildFolder(in_avals).hook)
+        try:
+            core = self.__transpile_core__(trees)
+        finally:
+            if token is not None:
+                SPECIALIZE.reset(token)
+        free_vals = [read_binding(where) for _, where, _ in core.free]
+        avals = list(in_avals) + [aval_of(v) for v in free_vals]
+        static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
+        body, outs, av = specialize(core, avals)
+        body = fuse(body, av, outs)
+        sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))
+        origin = _origin(self)
+        plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
+                    origin)
+        from runtime import backends
+        from runtime.backends.numba_cpu import Unlowerable
+        fn = None
+        try:
+            compile_fn = backends.get(self.backend)
+            fn = compile_fn(plan)
+        except Unlowerable as e:
+            self._warn(f"jit({self.__name__}): no Numba lowering for {e.construct} "
+                       f"({e}); running the NumPy version instead.")
+        except ImportError as e:
+            self._warn(f"jit({self.__name__}): backend {self.backend!r} unavailable ({e}); "
+                       "running the NumPy version instead.")
+        return Compiled(self, core, plan, fn, self.backend)
+
+    def _chain_preserves_shapes(self):
+        f = self.fun
+        while isinstance(f, Transform):
+            if not isinstance(f, _SHAPE_PRESERVING + (Jit,)):
+                return False
+            f = f.fun
+        return True
+
+    def _warn(self, message):
+        key = message
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        warnings.warn(message, TranspileWarning, stacklevel=4)
+
+    # -- inspection ------------------------------------------------------------------------------
+
+    def show_source(self, *args, **kwargs):
+        """The lowered source Numba compiles for these example arguments."""
+        if not args and not kwargs:
+            raise TypeError(f"show(jit({self.__name__}), *example_args): jit specializes on "
+                            "argument shapes, so show needs example arguments")
+        values = self.bind(args, kwargs)
+        leaves, trees = self.flatten_args(values)
+        key = (trees, tuple(aval_of(v) for v in leaves))
+        c = self.compiled_for(key, trees, leaves)
+        if c.plan.text is None:
+            return f"# (no lowered code: this specialization runs the NumPy version)\n" + \
+                codegen.module_text(c.core, c.plan.origin)
+        return c.plan.text
+
+    def source_for(self, *args, **kwargs):
+        return self.show_source(*args, **kwargs)
+
+
+class _BuildFolder:
+    """While the user's function is normalized, fold shape queries on its parameters."""
+
+    def __init__(self, in_avals):
+        self.in_avals = in_avals
+
+    def hook(self, in_trees, params, builder):
+        if len(params) != len(self.in_avals):
+            return
+
+        class _Core:
+            pass
+        core = _Core()
+        core.params, core.statics, core.body = list(params), {}, []
+        sp = Specializer(core, self.in_avals)
+        sp.rewrite = False
+
+        def on_emit(eqn):
+            out = []
+            sp.eqn(eqn, out)
+            if eqn.out in sp.subst and isinstance(sp.subst[eqn.out], _Const):
+                return sp.subst[eqn.out]
+            if eqn.out not in sp.avals:
+                sp.infer(eqn)
+            return None
+        builder.on_emit = on_emit
+
+
+from transpile.ir import Const as _Const  # noqa: E402
+
+
+def initialize_runtime():
+    """Do Numba's one-time per-process setup now (its NumPy lowering registries, SciPy's BLAS:
+    about 0.3 s) instead of in the first jitted call, e.g. at program start or in a thread."""
+    from numba.core.registry import cpu_target
+    cpu_target.target_context.refresh()
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (Numba's np.dot needs it)
+    except ImportError:
+        pass
+
+
+def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):
+    """Compile `fun` per abstract signature (shapes, dtypes, static values) with Numba.
+
+    Usable bare (@jit), with arguments (@jit(static_argnames="normal")) or as jit(f, ...).
+    backend: "cpu" (Numba, default), "numpy" (no compilation), or one registered in
+    runtime.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
+    """
+    if fun is None:
+        return lambda f: Jit(f, static_argnums, static_argnames, backend)
+    return Jit(fun, static_argnums, static_argnames, backend)
+
+
+def _shard_compiler(fun, static_argnums=(), backend=None):
+    """pmap's per-shard compiler: each shard calls the jitted function (Numba code is nogil)."""
+    try:
+        j = Jit(fun, static_argnums=static_argnums)
+    except (TranspileError, TypeError, ValueError):
+        return fun
+    state = {"ok": True}
+
+    def run(*args, **kwargs):
+        if state["ok"]:
+            try:
+                return j(*args, **kwargs)
+            except TranspileError:
+                state["ok"] = False      # not transformable (e.g. collectives): plain Python
+        return fun(*args, **kwargs)
+    return run
+
+
+def _install_pmap_hook():
+    from transpile.pmap import set_shard_compiler
+    set_shard_compiler(_shard_compiler)
+
+
+_install_pmap_hook()
