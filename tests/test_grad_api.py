@@ -397,3 +397,9 @@ def test_string_key_on_array_leaf_is_a_clear_error():
     with pytest.raises(TranspileError, match="string key needs a dict"):
         grad(f)(np.ones(3))
     np.testing.assert_allclose(grad(f)({'w': np.ones(2)})['w'], [2.0, 2.0])
+
+
+def test_float_conversion_keeps_the_derivative():
+    def f(x):
+        return float(x) ** 2 * 3.0
+    assert grad(f)(2.0) == pytest.approx(12.0)

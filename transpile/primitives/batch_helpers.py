@@ -2,7 +2,7 @@
 reverse rules so that batched code can be differentiated again (grad of vmap)."""
 from runtime import batching as RB
 from transpile.primitives import batching_rules as BR
-from transpile.primitives.registry import defprim
+from transpile.primitives.registry import by_name, defprim
 
 _H = BR.batch_helper
 
@@ -30,3 +30,10 @@ for _name, _sig in [("batch_axes", "x"), ("batch_parts", "n"), ("batch_set", "pa
                     ("batch_check_scalar_output", "out, fname"),
                     ("batch_sum_grad_vjp", "g, ct, axis, keepdims, ct_batched")]:
     defprim(_name, getattr(RB, _name), f"rt.{_name}", _sig, batch=_H, nondiff=True)
+
+# The loop fallback collects per-example results in a Python list: no derivative flows through
+# that list, so differentiating it must fail loudly rather than give zeros.
+by_name("batch_set").opaque = True
+by_name("batch_set").opaque_hint = (
+    "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
+    "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")

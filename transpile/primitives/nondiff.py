@@ -49,7 +49,6 @@ _nd("shape", np.shape, "np.shape", "x", batch=BR.query)
 _nd("ndim", np.ndim, "np.ndim", "x", batch=BR.query)
 _nd("size", np.size, "np.size", "x, axis=None", batch=BR.query)
 _nd("len", len, "len", "x", batch=BR.query)
-_nd("float", float, "float", "x", batch=BR.query)
 _nd("int", int, "int", "x", batch=BR.query)
 _nd("bool", bool, "bool", "x", batch=BR.query)
 _nd("result_type", np.result_type, "np.result_type", "*arrays", batch=BR.query)
@@ -68,3 +67,6 @@ for _name in ["argmax", "argmin", "argsort", "any", "all"]:
     defmethod(_name, by_name(_name))
 for _name in ["shape", "ndim", "size", "dtype"]:
     defmethod(_name, by_name(f"attr_{_name}"))   # attributes x.shape, x.ndim, ...
+
+# float(x) keeps its derivative (it is the identity on values); int/bool are piecewise constant.
+defprim("float", float, "float", "x", batch=BR.query, linear=("x",), vjp={"x": "rt.cast_like(g, x)"})

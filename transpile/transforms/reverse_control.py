@@ -26,7 +26,7 @@ from collections import Counter
 from transpile import ir
 from transpile.ir import Const, Eqn, Var
 from transpile.primitives import by_name
-from transpile.transforms.reverse import ReverseSweep, _tag, contributions
+from transpile.transforms.reverse import ReverseSweep, _tag, check_opaque, contributions
 
 
 def walk_stmts(body):
@@ -80,6 +80,8 @@ def active_with_control(body, seeds, outs=None):
                 if st.prim.name == "tape_pop":
                     hit = st.args["tape"].name in tapes
                 else:
+                    if st.prim.nondiff:
+                        check_opaque(st, active)
                     hit = not st.prim.nondiff and any(n in active for n in st.vars_read())
                 if hit:
                     active.add(st.out)
