@@ -92,11 +92,34 @@ def _numba_compile(plan):
     return numba_cpu.compile_module(text, path, name)
 
 
+def _gpu_compile(backend):
+    """jit(f, backend="cupy"|"cuda"): kernel source is generated here without a device (so
+    `show` works anywhere); the program is built on first call, which is where a missing CuPy
+    or GPU is reported."""
+    def compile_fn(plan):
+        from transpile.lowering.gpu import gpu_program, kernel_source
+        # weak avals are Python scalars (NumPy 2 promotion: float32 * 1.67 stays float32)
+        example = [a.dtype.type(0).item() if a.weak else np.zeros(a.shape, a.dtype)
+                   for a in plan.in_avals]
+        plan.text = kernel_source(plan.core, example, backend)
+        state = {}
+
+        def run(*args):
+            prog = state.get("prog")
+            if prog is None:
+                prog = state["prog"] = gpu_program(plan.core, example, backend)
+            return prog(*args)
+        return run
+    return compile_fn
+
+
 def _register_builtin():
     from runtime import backends
     backends.register("cpu", _numba_compile)
     backends.register("numba", _numba_compile)
     backends.register("numpy", lambda plan: plan.eager_callable())
+    backends.register("cupy", _gpu_compile("cupy"))
+    backends.register("cuda", _gpu_compile("cuda"))
 
 
 _register_builtin()
