@@ -16,6 +16,7 @@ once (TranspileWarning) naming the construct: the numbers are the same.
 
 jit is a Transform: grad(jit(f)) differentiates f's code, jit(grad(f)) compiles the gradient.
 """
+import inspect
 import threading
 import warnings
 
@@ -324,7 +325,17 @@ class Jit(Transform):
         if self._chain_preserves_shapes():
             token = SPECIALIZE.set(_BuildFolder(in_avals).hook)
         try:
-            core = self.__transpile_core__(trees)
+            from transpile.vmap import Ranked, Vmap
+            if isinstance(self.fun, Vmap) and all(
+                    p.default is inspect.Parameter.empty for p in self.fun._params):
+                # jit knows every leaf's rank: vmap can then pick its batching rules instead of
+                # falling back to a loop over the batch (every parameter is passed explicitly
+                # when none has a default, so all of them follow in_axes)
+                passed = tuple(True for _ in trees)
+                core = self.fun.__transpile_core__(
+                    Ranked((trees, tuple(len(a.shape) for a in in_avals), passed)))
+            else:
+                core = self.__transpile_core__(trees)
         finally:
             if token is not None:
                 SPECIALIZE.reset(token)
