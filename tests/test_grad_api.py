@@ -403,3 +403,26 @@ def test_float_conversion_keeps_the_derivative():
     def f(x):
         return float(x) ** 2 * 3.0
     assert grad(f)(2.0) == pytest.approx(12.0)
+
+
+def test_transforming_a_jacobian_again_is_refused_not_wrong():
+    from transpile import jit
+    with pytest.raises(TranspileError, match="cannot be transformed again"):
+        jit(hessian(sum_logistic))(np.arange(3.0))
+    with pytest.raises(TranspileError, match="cannot be transformed again"):
+        grad(lambda x: np.sum(jacrev(np.sin)(x)))(np.arange(3.0))
+
+
+def test_functools_wraps_decorator_is_not_skipped():
+    import functools
+
+    def doubling(f):
+        @functools.wraps(f)
+        def wrapper(x):
+            return 2.0 * f(x)
+        return wrapper
+
+    @doubling
+    def f(x):
+        return np.sum(x ** 2)
+    np.testing.assert_allclose(grad(f)(np.ones(2)), [4.0, 4.0])

@@ -508,6 +508,7 @@ def jacfwd(fun, argnums=0):
             results.append(jac_a)
         return results[0] if single else tuple(results)
     functools.update_wrapper(jac, fun, updated=())
+    jac.__transpile_core__ = _not_transformable("jacfwd", fun)
     return jac
 
 
@@ -515,6 +516,16 @@ def _zeros_tree(v):
     leaves, t = tree_flatten(v)
     return tree_unflatten(t, [np.zeros_like(np.asarray(l, dtype=np.result_type(l, 0.0)))
                               if not isinstance(l, (bool, int)) else l for l in leaves])
+
+
+def _not_transformable(kind, fun):
+    def refuse(in_trees):
+        raise TranspileError(
+            f"{kind}({_fname(fun)}) cannot be transformed again (jit, grad, vmap): it calls the "
+            "generated jvp/vjp once per basis vector from Python",
+            construct=f"{kind}({_fname(fun)})",
+            hint=f"apply jit inside instead, e.g. {kind}(jit({_fname(fun)})), or use grad/jvp")
+    return refuse
 
 
 def jacrev(fun, argnums=0):
@@ -532,6 +543,7 @@ def jacrev(fun, argnums=0):
             results.append(stacked.reshape(out.shape + x.shape))
         return results[0] if single else tuple(results)
     functools.update_wrapper(jac, fun, updated=())
+    jac.__transpile_core__ = _not_transformable("jacrev", fun)
     return jac
 
 
@@ -543,7 +555,7 @@ def hessian(fun, argnums=0):
     return jacfwd(Grad(fun, argnums), argnums)
 
 
-for _f in (grad, value_and_grad):
+for _f in (grad, value_and_grad, jacfwd, jacrev, hessian):
     _f.__transpile_static__ = True
 
 # ---- inspection -----------------------------------------------------------------------------

@@ -53,7 +53,8 @@ def parse_function(fn):
         return hit
     filename = code.co_filename
     try:
-        lines, start = inspect.getsourcelines(fn)
+        # the code object, not inspect.unwrap(fn): a functools.wraps wrapper is its own function
+        lines, start = inspect.getsourcelines(code)
     except (OSError, TypeError):
         lines = linecache.getlines(filename)
         if not lines:
