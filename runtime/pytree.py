@@ -5,7 +5,7 @@
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=True)
 class TreeDef:
     """The structure of a pytree: kind in {'leaf', 'none', 'tuple', 'list', 'dict'}."""
     kind: str

@@ -28,6 +28,8 @@ _STATIC_TYPES = (bool, int, str, type(None))
 
 def spec_flatten(value):
     """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves)."""
+    if type(value) is np.ndarray:      # the common case, without the pytree walk
+        return [value], LEAF
     leaves, tree = tree_flatten(value)
     dyn = []
     statics = iter(leaves)

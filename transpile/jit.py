@@ -228,6 +228,20 @@ class Compiled:
         return tree_unflatten(self.core.out_tree, flat)
 
 
+def _fast_aval(v):
+    """aval_of, with NumPy arrays (the common case) interned by (shape, dtype)."""
+    if type(v) is np.ndarray:
+        k = (v.shape, v.dtype)
+        av = _AVALS.get(k)
+        if av is None:
+            av = _AVALS[k] = aval_of(v)
+        return av
+    return aval_of(v)
+
+
+_AVALS = {}
+
+
 def _arg(v):
     if isinstance(v, np.ndarray) and v.ndim == 0:
         return v[()]
@@ -295,7 +309,7 @@ class Jit(Transform):
     def __call__(self, *args, **kwargs):
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
-        key = (trees, tuple(aval_of(v) for v in leaves))
+        key = (trees, tuple([_fast_aval(v) for v in leaves]))
         c = self._specs.get(key)
         if c is not None and c.fresh():
             out = c.run(leaves)
@@ -386,7 +400,7 @@ class Jit(Transform):
                             "argument shapes, so show needs example arguments")
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
-        key = (trees, tuple(aval_of(v) for v in leaves))
+        key = (trees, tuple([_fast_aval(v) for v in leaves]))
         c = self.compiled_for(key, trees, leaves)
         if c.plan.text is None:
             return f"# (no lowered code: this specialization runs the NumPy version)\n" + \
