@@ -56,3 +56,24 @@ def test_generated_gradient_shows_the_collective():
     src = show(grad(normalized_energy), np.ones(3))
     assert "rt.psum(x, 'i')" in src
     assert src.count("rt.psum(") >= 2   # forward and its adjoint
+
+
+def test_pmap_of_a_numba_function_runs_it_as_is():
+    numba = pytest.importorskip("numba")
+
+    @numba.njit(nogil=True)
+    def square_sum(x):
+        s = 0.0
+        for v in x:
+            s += v * v
+        return s
+    out = pmap(square_sum)(np.arange(8.0).reshape(4, 2))
+    np.testing.assert_allclose(out, [1.0, 13.0, 41.0, 85.0])
+
+
+def test_transforming_a_non_python_callable_is_a_clear_error():
+    numba = pytest.importorskip("numba")
+    f = numba.njit(lambda x: x * 2.0)
+    from transpile import TranspileError
+    with pytest.raises(TranspileError, match="(?s)not a Python function.*py_func"):
+        grad(f)(1.0)

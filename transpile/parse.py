@@ -44,9 +44,11 @@ _CACHE = {}
 def parse_function(fn):
     """Parse fn's source. Results are cached by the code object (redefinitions re-parse)."""
     code = getattr(fn, "__code__", None)
-    if code is None:
-        raise TranspileError(f"cannot transform {fn!r}: it is not a Python function",
-                             hint="pass a function defined with def or lambda")
+    if code is None or not inspect.isfunction(fn):
+        raise TranspileError(f"cannot transform {fn!r}: it is not a Python function "
+                             f"(it is a {type(fn).__module__}.{type(fn).__name__})",
+                             hint="pass a function defined with def or lambda (for a Numba "
+                                  "dispatcher, its .py_func)")
     key = (code, code.co_filename, code.co_firstlineno)
     hit = _CACHE.get(key)
     if hit is not None and hit.fn is fn:
