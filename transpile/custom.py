@@ -65,8 +65,8 @@ def defrule(fn, sig=None, *, vjp=None, jvp=None, deriv=None, linear=(), nondiff=
         try:
             sig = ", ".join(str(p) for p in inspect.signature(fn).parameters.values())
         except (TypeError, ValueError):
-            raise TypeError(f"defrule: give the signature of {fn!r} as a string, e.g. 'x'") \
-                from None
+            msg = f"defrule: give the signature of {fn!r} as a string, e.g. 'x'"
+            raise TypeError(msg) from None
     base = name or getattr(fn, "__name__", "rule")
     slot = _slot(base)
     path = _publish(slot, fn)
