@@ -7,11 +7,11 @@ an IDE land in it and a changed function can never be served stale code.
 import hashlib
 import linecache
 import os
-import tempfile
 
 import numpy as np
 
 import runtime
+from runtime.diskcache import write_private
 from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 
@@ -238,16 +238,7 @@ def write_source(text, name):
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     path = os.path.join(cache_dir(), f"{name}__{digest}.py")
     if not os.path.exists(path):
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.chmod(tmp, 0o600)
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        write_private(path, text)
     return path
 
 
