@@ -406,11 +406,32 @@ def test_float_conversion_keeps_the_derivative():
 
 
 def test_transforming_a_jacobian_again_is_refused_not_wrong():
-    from transpile import jit
-    with pytest.raises(TranspileError, match="cannot be transformed again"):
-        jit(hessian(sum_logistic))(np.arange(3.0))
     with pytest.raises(TranspileError, match="cannot be transformed again"):
         grad(lambda x: np.sum(jacrev(np.sin)(x)))(np.arange(3.0))
+    with pytest.raises(TranspileError, match="cannot be transformed again"):
+        grad(lambda x: np.sum(jacfwd(np.sin)(x)))(np.arange(3.0))
+
+
+def test_jit_hessian_is_one_generated_function():
+    from transpile import jit
+    x = np.linspace(-1.5, 2.0, 7)
+    s = 1 / (1 + np.exp(-x))
+    h = jit(hessian(sum_logistic))(x)
+    np.testing.assert_allclose(h, np.diag(s * (1 - s) * (1 - 2 * s)), atol=1e-12)
+    x32 = x.astype(np.float32)
+    h32 = jit(hessian(sum_logistic))(x32)
+    assert h32.dtype == np.float32
+    np.testing.assert_allclose(h32, h, atol=1e-6)
+
+    def quartic(w, A):
+        return np.sum((A @ w) ** 4) + np.sum(np.sin(w))
+    A = np.array([[1.0, 0.5, 0.0], [0.2, -1.0, 0.3]])
+    w = np.array([0.3, -0.2, 0.5])
+    np.testing.assert_allclose(jit(hessian(quartic))(w, A), hessian(quartic)(w, A), rtol=1e-10)
+    with pytest.raises(TranspileError, match="1-D array argument"):
+        jit(hessian(lambda M: np.sum(M ** 3)))(np.ones((2, 2)))
+    np.testing.assert_allclose(hessian(lambda M: np.sum(M ** 3))(np.ones((2, 2))).reshape(4, 4),
+                               np.diag(np.full(4, 6.0)))
 
 
 def test_functools_wraps_decorator_is_not_skipped():

@@ -553,7 +553,13 @@ jacobian = jacrev
 
 
 def hessian(fun, argnums=0):
-    """Second derivatives: jacfwd of the generated gradient (forward over reverse)."""
+    """Second derivatives: jacfwd of the generated gradient (forward over reverse).
+
+    Eagerly it loops over basis vectors; under jit (one 1-D array argument) it is one generated
+    function: vmap over the basis of the gradient's forward mode."""
+    if isinstance(argnums, int):
+        from transpile.jacobian_transforms import Hessian
+        return Hessian(fun, argnums)
     return jacfwd(Grad(fun, argnums), argnums)
 
 

@@ -340,7 +340,7 @@ class Jit(Transform):
             token = SPECIALIZE.set(_BuildFolder(in_avals).hook)
         try:
             from transpile.vmap import Ranked, Vmap
-            if isinstance(self.fun, Vmap) and all(
+            if getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
                     p.default is inspect.Parameter.empty for p in self.fun._params):
                 # jit knows every leaf's rank: vmap can then pick its batching rules instead of
                 # falling back to a loop over the batch (every parameter is passed explicitly

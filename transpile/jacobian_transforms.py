@@ -1,0 +1,105 @@
+"""hessian as one generated function: vmap over basis vectors of the gradient's forward mode.
+
+hessian(f)(x) = [d/dt grad(f)(x + t e_i)]_i, i.e. the jvp of grad(f) pushed through every basis
+vector e_i at once: `vmap(tangent_map(grad(f)), in_axes=(None, 0))(x, eye)`. With the ranks that
+jit knows, vmap picks batched rules, so `jit(hessian(f))` compiles to one function with no Python
+loop. Called eagerly (no ranks known), hessian keeps the per-basis-vector loop in api.jacfwd.
+"""
+import inspect
+
+from transpile.api import Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd
+from transpile.errors import TranspileError
+from transpile.ir import Const, Var
+from transpile.normalize import Builder, Namer
+from transpile.primitives import by_name
+from transpile.pytree import LEAF
+from transpile.transforms.forward import forward_core
+from transpile.transforms.reverse import make_core
+
+
+class TangentMap(Transform):
+    """f(primals..., tangent) -> the output tangent of f along `tangent` (for argument argnum)."""
+
+    suffix = "__tangent"
+
+    def __init__(self, fun, argnum=0):
+        super().__init__(fun)
+        self.argnum = argnum
+        params = list(self.signature.parameters.values())
+        extra = inspect.Parameter("tangent", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.signature = inspect.Signature(params + [extra])
+        self._params = params + [extra]
+
+    def __transpile_core__(self, in_trees):
+        primal_trees = tuple(in_trees[:-1])
+        inner = core_of(self.fun, primal_trees)
+        wrt = list(_leaf_ranges(primal_trees)[self.argnum])
+        body, tparams, outs, touts = forward_core(inner, wrt)
+        n_user = len(inner.params) - len(inner.free)
+        params = inner.params[:n_user] + tparams + inner.params[n_user:]
+        core = make_core(inner, self.suffix, body, params, touts, inner.out_tree)
+        core.deps = getattr(inner, "deps", [])
+        return core
+
+
+class Hessian(Transform):
+    """hessian(f, argnums=int) for one array argument; composes with jit as one function."""
+
+    suffix = "__hessian"
+    accepts_ranks = True
+
+    def __init__(self, fun, argnum=0):
+        super().__init__(fun)
+        self.argnum = argnum
+        self._eager = jacfwd(Grad(fun, argnum), argnum)
+
+    def __call__(self, *args, **kwargs):
+        return self._eager(*args, **kwargs)
+
+    def __transpile_core__(self, in_trees, ranks=None):
+        from transpile.vmap import Ranked, Vmap
+        if isinstance(in_trees, Ranked):
+            in_trees, ranks, _ = in_trees
+        a = self.argnum
+        a_rank = None if ranks is None else ranks[_leaf_ranges(in_trees)[a][0]] \
+            if in_trees[a] == LEAF else None
+        if in_trees[a] != LEAF or a_rank != 1:
+            raise TranspileError(f"hessian({_fname(self.fun)}) as one generated function needs "
+                                 "a 1-D array argument with its rank known (under jit)",
+                                 construct=f"jit(hessian({_fname(self.fun)}))",
+                                 hint="call hessian eagerly, or differentiate a 1-D vector")
+        n_args = len(in_trees)
+        hvp = TangentMap(Grad(self.fun, a), a)
+        in_axes = tuple([None] * n_args + [0])
+        vm = Vmap(hvp, in_axes=in_axes)
+        vm_trees = tuple(in_trees) + (LEAF,)
+        if ranks is not None:
+            rank_x = ranks[_leaf_ranges(in_trees)[a][0]]
+            vm_core = vm.__transpile_core__(Ranked((vm_trees, tuple(ranks) + (rank_x + 1,),
+                                                    tuple(True for _ in vm_trees))))
+        else:
+            vm_core = vm.__transpile_core__(vm_trees)
+        # The user's argument leaves, the basis, then free variables.
+        n_user = len(vm_core.params) - len(vm_core.free)
+        user = vm_core.params[:n_user - 1]
+        namer = Namer(set(vm_core.params) | {"np", "rt"})
+        b = Builder(namer)
+        x = Var(user[_leaf_ranges(in_trees)[a][0]])
+        n = b.emit(by_name("size"), {"x": x}, base="n")
+        dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
+        basis = b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")   # row i = e_i
+        from transpile.transforms.rename import rename_body
+        mapping = {p: Var(p) for p in vm_core.params}
+        mapping[vm_core.params[n_user - 1]] = basis
+        b.body += rename_body(vm_core.body, mapping, namer)
+        out = vm_core.outs[0]
+        rows = mapping.get(out.name, out) if isinstance(out, Var) else out
+        # rows[i] = H e_i; H is the stack of rows moved to the end: H[..., i]
+        hess = b.emit(by_name("moveaxis"), {"x": rows, "source": Const(0),
+                                            "destination": Const(-1)}, base="hessian")
+        free_params = [p for p, _, _ in vm_core.free]
+        core = make_core(vm_core, "", b.body, user + free_params, [hess], LEAF)
+        core.name = vm_core.name.split("__")[0] + "__hessian"
+        core.free = vm_core.free
+        core.deps = getattr(vm_core, "deps", [])
+        return core
