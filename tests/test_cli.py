@@ -10,8 +10,6 @@ import transpile
 from transpile import cli
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HAS_JIT = callable(getattr(transpile, "jit", None)) and not isinstance(getattr(transpile, "jit"), type(os))
-HAS_VMAP = callable(getattr(transpile, "vmap", None)) and not isinstance(getattr(transpile, "vmap"), type(os))
 
 MODEL = textwrap.dedent('''\
     import numpy as np
@@ -209,7 +207,6 @@ def test_show_help_names_every_option(capsys):
         assert name in out
 
 
-@pytest.mark.xfail(not HAS_JIT, strict=False, reason="needs jit from issue #5")
 def test_jit_chain_with_args(files, capsys):
     rc, out, err = run_main(["show", files / "model.py", "-f", "sum_logistic", "-t", "jit,grad",
                              "--args", "np.ones(3)"], capsys)
@@ -217,7 +214,6 @@ def test_jit_chain_with_args(files, capsys):
     assert "sum_logistic" in out and compiles(out)
 
 
-@pytest.mark.xfail(not HAS_VMAP, strict=False, reason="needs vmap from issue #4")
 def test_vmap(files, capsys):
     rc, out, err = run_main(["show", files / "plain.py", "-f", "g", "-t", "vmap",
                              "--args", "np.ones((4, 3)), np.ones((4, 3))"], capsys)
