@@ -12,8 +12,6 @@ import sys
 
 import pytest
 
-import transpile
-from transpile.errors import TranspileError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(REPO, "examples")
