@@ -4,22 +4,16 @@ The tangent of `y` is `y_dot`. Rules: `jvp` templates per argument, else `x_dot 
 else (linear arguments) the primitive applied to the tangent. Contributions are summed.
 """
 from transpile.ir import Const, CoreFn, Eqn, TupleArg, Var
-from transpile.normalize import Builder
 from transpile.primitives import by_name
 from transpile.templates import instantiate, rule_env
-from transpile.transforms.rename import ssa
-from transpile.transforms.reverse import (_rule_text, _tag, _variadic_env, active_vars,
+from transpile.transforms.sweep import Sweep
+from transpile.transforms.reverse import (_rule_text, _tag, _variadic_env,
                                           contributions, core_namer)
 
 
-class ForwardSweep:
+class ForwardSweep(Sweep):
     def __init__(self, core, wrt, namer=None):
-        self.namer = namer or core_namer(core)
-        self.body, self.outs = ssa(core, self.namer)
-        self.params = core.params
-        self.wrt = [core.params[i] for i in wrt]
-        self.active = active_vars(self.body, self.wrt)
-        self.b = Builder(self.namer)
+        super().__init__(core, wrt, namer or core_namer(core))
         self.tan = {}
         self.tangent_params = []
         for p in self.wrt:

@@ -39,15 +39,6 @@ class ControlForwardSweep(ForwardSweep):
         self.b.body = []
         self.block(self.body)
 
-    def sub(self, fn):
-        saved = self.b.body
-        self.b.body = []
-        try:
-            fn()
-        finally:
-            body, self.b.body = self.b.body, saved
-        return body
-
     def block(self, stmts):
         for st in stmts:
             if isinstance(st, Eqn):

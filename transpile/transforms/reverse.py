@@ -9,7 +9,7 @@ from transpile.ir import Const, CoreFn, Eqn, TupleArg, Var
 from transpile.normalize import Builder, Namer
 from transpile.primitives import by_name
 from transpile.templates import instantiate, rule_env
-from transpile.transforms.rename import ssa
+from transpile.transforms.sweep import Sweep
 
 
 def core_namer(core):
@@ -98,14 +98,9 @@ def _variadic_env(eqn, pname, k, env):
     return env
 
 
-class ReverseSweep:
+class ReverseSweep(Sweep):
     def __init__(self, core, wrt, namer=None):
-        self.namer = namer or core_namer(core)
-        self.body, self.outs = ssa(core, self.namer)
-        self.params = core.params
-        self.wrt = [core.params[i] for i in wrt]
-        self.active = active_vars(self.body, self.wrt)
-        self.b = Builder(self.namer)
+        super().__init__(core, wrt, namer or core_namer(core))
         self.b.body = list(self.body)
         self.adj = {}        # primal name -> Var holding its adjoint so far
         self.owned = set()   # adjoint names created for (and only for) one primal variable

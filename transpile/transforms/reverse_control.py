@@ -256,15 +256,6 @@ class ControlReverseSweep(ReverseSweep):
 
     # -- backward sweep --------------------------------------------------------------------------
 
-    def sub(self, fn):
-        saved = self.b.body
-        self.b.body = []
-        try:
-            fn()
-        finally:
-            body, self.b.body = self.b.body, saved
-        return body
-
     def kill(self, name):
         d = self.adj.get(name)
         if isinstance(d, Var) and d.name in self.owned:
