@@ -6,7 +6,7 @@ summed (`dx = dx + ...`). Names: the adjoint of `x` is `dx`.
 """
 from transpile.errors import TranspileError
 from transpile.ir import Const, CoreFn, Eqn, TupleArg, Var
-from transpile.normalize import Builder, Namer
+from transpile.normalize import Namer
 from transpile.primitives import by_name
 from transpile.templates import instantiate, rule_env
 from transpile.transforms.sweep import Sweep
