@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
-from runtime.devices import reset_cpu_devices  # noqa: E402
+from transpile_runtime.devices import reset_cpu_devices  # noqa: E402
 from transpile.pmap import pmap  # noqa: E402
 
 

@@ -6,7 +6,7 @@ helper needs to know which of its arguments carry the batch axis.
 """
 import numpy as np
 
-from runtime.broadcasting import _norm_axes, unbroadcast
+from transpile_runtime.broadcasting import _norm_axes, unbroadcast
 
 
 def batch_broadcast(x, size):

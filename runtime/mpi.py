@@ -29,7 +29,7 @@ def initialize(comm=None):
             from mpi4py import MPI
         except ImportError as exc:
             raise ImportError(
-                "runtime.mpi needs mpi4py: pip install 'transpile[mpi]' (mpi4py and mpich), "
+                "transpile_runtime.mpi needs mpi4py: pip install 'transpile[mpi]' (mpi4py and mpich), "
                 "then launch with `mpirun -n P python script.py`") from exc
         comm = MPI.COMM_WORLD
     _comm = comm

@@ -10,11 +10,11 @@ import time
 import numpy as np
 import pytest
 
-from runtime import devices as rd
+from transpile_runtime import devices as rd
 from transpile.pmap import (all_gather, axis_index, axis_size, device_count, devices,
                             local_device_count, pmap, pmax, pmean, pmin, psum,
                             set_shard_compiler)
-from runtime.collectives import CollectiveError
+from transpile_runtime.collectives import CollectiveError
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -388,8 +388,8 @@ def test_shape_mismatch_at_collective():
 
 MPI_SCRIPT = textwrap.dedent("""
     import numpy as np
-    from runtime import mpi
-    from runtime.devices import device_count, local_device_count
+    from transpile_runtime import mpi
+    from transpile_runtime.devices import device_count, local_device_count
     from transpile.pmap import pmap, psum, pmean, pmax, all_gather, axis_index
 
     comm = mpi.initialize()

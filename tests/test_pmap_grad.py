@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from fd import numerical_grad
-from runtime.devices import reset_cpu_devices
+from transpile_runtime.devices import reset_cpu_devices
 from transpile import grad, pmap, pmean, psum, show
 
 

@@ -15,7 +15,7 @@ from transpile.api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, show, v
 from transpile.errors import NoRuleError, TranspileError, UnsupportedSyntax
 from transpile.pytree import (tree_flatten, tree_leaves, tree_map, tree_structure,
                               tree_unflatten)
-from runtime.broadcasting import stop_gradient
+from transpile_runtime.broadcasting import stop_gradient
 
 __version__ = "0.1.0"
 

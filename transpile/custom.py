@@ -24,8 +24,8 @@ import itertools
 
 import numpy as np
 
-import runtime
-from runtime import custom_rules
+import transpile_runtime as runtime
+from transpile_runtime import custom_rules
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives.registry import by_name, lookup

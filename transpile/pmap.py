@@ -20,13 +20,13 @@ from concurrent.futures import Future
 
 import numpy as np
 
-from runtime import devices as _devices
-from runtime import mpi as _mpi
-from runtime.collectives import (AxisFrame, AxisGroup, CollectiveAborted, axis_frames,
+from transpile_runtime import devices as _devices
+from transpile_runtime import mpi as _mpi
+from transpile_runtime.collectives import (AxisFrame, AxisGroup, CollectiveAborted, axis_frames,
                                  bound_axes, finish_shard)
-from runtime.collectives import (psum, pmean, pmax, pmin, all_gather, axis_index,  # noqa: F401
+from transpile_runtime.collectives import (psum, pmean, pmax, pmin, all_gather, axis_index,  # noqa: F401
                                  axis_size)
-from runtime.devices import device_count, devices, local_device_count  # noqa: F401
+from transpile_runtime.devices import device_count, devices, local_device_count  # noqa: F401
 from .pytree import tree_flatten, tree_unflatten
 
 __all__ = ["pmap", "set_shard_compiler", "psum", "pmean", "pmax", "pmin", "all_gather",

@@ -5,7 +5,7 @@ import functools
 import gast
 import numpy as np
 
-import runtime
+import transpile_runtime as runtime
 from transpile.ir import Const, IndexArg, TupleArg, Var
 from transpile.normalize import Frame, Normalizer, Struct
 

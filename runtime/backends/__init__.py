@@ -29,9 +29,9 @@ def get(name):
                          f"{', '.join(sorted(set(BACKENDS) | set(_BUILTIN)))}") from None
 
 
-_BUILTIN = {"cpu": "runtime.backends.numba_cpu", "numba": "runtime.backends.numba_cpu",
-            "numpy": "runtime.backends.numpy_eager",
-            "cupy": "runtime.backends.cupy_backend", "cuda": "runtime.backends.cuda_backend"}
+_BUILTIN = {"cpu": "transpile_runtime.backends.numba_cpu", "numba": "transpile_runtime.backends.numba_cpu",
+            "numpy": "transpile_runtime.backends.numpy_eager",
+            "cupy": "transpile_runtime.backends.cupy_backend", "cuda": "transpile_runtime.backends.cuda_backend"}
 
 
 def _load_builtin(name):

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-import runtime
+import transpile_runtime as runtime
 from transpile.ir import Const, Var
 from transpile.lowering.gpu_plan import ConstStep, KernelStep, OpStep, apply_eqn
 

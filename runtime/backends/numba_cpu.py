@@ -535,7 +535,7 @@ HEADER = """\
 # Regenerated whenever the source changes; edits here are not kept.
 import numpy as np
 from numba import njit, prange
-from runtime.backends.numba_math import exp32, exp64
+from transpile_runtime.backends.numba_math import exp32, exp64
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """

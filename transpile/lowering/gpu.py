@@ -28,9 +28,9 @@ def kernel_source(core, example_args, backend="cupy"):
 def gpu_program(core, example_args, backend="cupy"):
     _check(backend)
     if backend == "cupy":
-        from runtime.backends.cupy_backend import CupyProgram
+        from transpile_runtime.backends.cupy_backend import CupyProgram
         return CupyProgram(core, list(example_args))
-    from runtime.backends.cuda_backend import NumbaCudaProgram
+    from transpile_runtime.backends.cuda_backend import NumbaCudaProgram
     return NumbaCudaProgram(core, list(example_args))
 
 

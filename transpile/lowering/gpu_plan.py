@@ -177,7 +177,7 @@ def apply_eqn(eqn, env, impl=None):
         return getattr(resolve(eqn.args["x"], env), op[5:])
     fn = impl or prim.impl
     if fn is None:
-        import runtime
+        import transpile_runtime as runtime
         fn = getattr(runtime, prim.path.split(".", 1)[1])
     pos, kw = call_args(prim, eqn.args, env)
     return fn(*pos, **kw)

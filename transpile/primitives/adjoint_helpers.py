@@ -1,8 +1,8 @@
 """Rules for the runtime helpers that derivative code calls (runtime/broadcasting.py,
 runtime/adjoints.py). With these rows, generated derivatives can be differentiated again."""
-from runtime import adjoints as A
-from runtime import broadcasting as B
-from runtime import helpers as H
+from transpile_runtime import adjoints as A
+from transpile_runtime import broadcasting as B
+from transpile_runtime import helpers as H
 from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defprim
 

@@ -1,6 +1,6 @@
 """Rows for the run-time helpers that batched (vmap) code calls (runtime/batching.py), with
 reverse rules so that batched code can be differentiated again (grad of vmap)."""
-from runtime import batching as RB
+from transpile_runtime import batching as RB
 from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import by_name, defprim
 

@@ -1,6 +1,6 @@
 """Collectives inside pmap (runtime/collectives.py). Each shard's output depends on every
 shard's input, so the adjoint of a sum over shards is again a sum over shards."""
-from runtime import collectives as C
+from transpile_runtime import collectives as C
 from transpile.primitives.registry import defprim
 
 psum = defprim("psum", C.psum, "rt.psum", "x, axis_name", batch="collective", pure=False, linear=("x",),

@@ -4,7 +4,7 @@ tape that reverse mode uses through loops (runtime/tape.py explains the design).
 `tape_new` and `tape_pop` carry no rules here: the transforms treat a tape's pushes and pops
 as a pair (transforms/reverse.py gives an active tape an adjoint tape, transforms/forward.py a
 tangent tape)."""
-from runtime import tape as T
+from transpile_runtime import tape as T
 from transpile.primitives.registry import defprim
 
 assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch="elementwise",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import runtime
+import transpile_runtime as runtime
 from transpile import ir
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
