@@ -33,19 +33,33 @@ def is_internal(filename):
     return filename.startswith(tuple(_INTERNAL))
 
 
+# Frames of these modules are plumbing too: a worker thread (pmap's shards) starts in them.
+_PLUMBING = ("threading", "concurrent.futures.thread", "concurrent.futures._base")
+
+
+def _is_plumbing(frame):
+    return is_internal(frame.f_code.co_filename) or \
+        frame.f_globals.get("__name__") in _PLUMBING
+
+
 def user_stacklevel():
     """The stacklevel, for a warnings.warn called by the caller of this function, that names
-    the first frame outside transpile (the user's call site)."""
+    the first frame outside transpile (the user's call site); None if there is none (a
+    worker thread that runs only transpile's code)."""
     frame = sys._getframe(1)       # the frame that will call warnings.warn (stacklevel 1)
     level = 1
-    while frame is not None and is_internal(frame.f_code.co_filename):
+    while frame is not None and _is_plumbing(frame):
         frame = frame.f_back
         level += 1
-    if frame is None:              # every frame is internal (e.g. transpile's own tests)
-        return 2
-    return level
+    return None if frame is None else level
 
 
-def warn(message, category=TranspileWarning):
-    """warnings.warn(message, category) attributed to the user's line."""
-    warnings.warn(message, category, stacklevel=user_stacklevel())
+def warn(message, category=TranspileWarning, where=None):
+    """warnings.warn(message, category) attributed to the user's line. `where` = (filename,
+    lineno) of the user's function names it when no user frame is on this thread's stack."""
+    level = user_stacklevel()
+    if level is None and where is not None and where[0]:
+        warnings.warn_explicit(message, category, where[0], where[1] or 1,
+                               module=os.path.splitext(os.path.basename(where[0]))[0])
+        return
+    warnings.warn(message, category, stacklevel=level or 1)

@@ -243,6 +243,12 @@ class Compiled:
         return tree_unflatten(self.core.out_tree, flat)
 
 
+def _innermost(fun):
+    while isinstance(fun, Transform):
+        fun = fun.fun
+    return fun
+
+
 def _call_guarding_cache(fn, args, path):
     """The first call of a Numba dispatcher compiles and saves to the disk cache: if the cache
     was deleted meanwhile, saving fails although the code compiled. Recreate the folders and
@@ -420,7 +426,9 @@ class Jit(Transform):
             return
         self._warned.add(key)
         from transpile_runtime.diagnostics import warn
-        warn(message, TranspileWarning)      # attributed to the user's call, not this file
+        code = getattr(_innermost(self), "__code__", None)
+        where = (code.co_filename, code.co_firstlineno) if code is not None else None
+        warn(message, TranspileWarning, where)   # at the user's call (or function), not here
 
     # -- inspection ------------------------------------------------------------------------------
 
