@@ -189,19 +189,24 @@ def signing_key(root, create=True):
             return None
         if not create:
             return None
+        key = os.urandom(KEY_BYTES)
         try:
             makedirs_private(root)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
-                         0o600)
-        except FileExistsError:
-            continue                 # another process made it: read theirs
+            # written whole to a private temp file, then linked in: no reader sees a partial
+            # key, and of two processes racing, one wins and the other reads the winner's
+            fd, tmp = tempfile.mkstemp(dir=root, prefix=".key-")
+            try:
+                os.write(fd, key)
+            finally:
+                os.close(fd)
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                continue
+            finally:
+                os.unlink(tmp)
         except OSError:
             return None
-        try:
-            key = os.urandom(KEY_BYTES)
-            os.write(fd, key)
-        finally:
-            os.close(fd)
         return key
     return None
 
