@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 import transpile_runtime as runtime
-from transpile_runtime.diskcache import write_private
+from transpile_runtime import diskcache
 from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 
@@ -24,10 +24,9 @@ import transpile_runtime as rt
 
 
 def cache_dir():
-    d = os.environ.get("TRANSPILE_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "transpile")
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    return d
+    """$TRANSPILE_CACHE_DIR (default ~/.cache/transpile) if usable and private, else a private
+    temporary directory (one TranspileWarning); see transpile_runtime.diskcache."""
+    return diskcache.cache_root()
 
 
 # ---- atoms and arguments ------------------------------------------------------------------
@@ -237,9 +236,7 @@ def module_text(core, origin=None):
 def write_source(text, name):
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     path = os.path.join(cache_dir(), f"{name}__{digest}.py")
-    if not os.path.exists(path):
-        write_private(path, text)
-    return path
+    return diskcache.ensure_file(path, text)     # rewritten if edited or corrupted on disk
 
 
 def load(core, origin=None, namespace=None):
