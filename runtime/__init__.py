@@ -15,4 +15,7 @@ from transpile_runtime.batching import (batch_align, batch_axes, batch_broadcast
                               batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
                               batch_sum_grad_vjp, batch_unbroadcast)
 from transpile_runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop, trip_count
+from transpile_runtime.special import (betaln, digamma, erf, erfc, erfinv, expit, gammaln, i0,
+                                      i0e, i1, i1_over_x, i1e, i1e_over_x, log_ndtr, log_softmax,
+                                      logit, logsumexp, ndtr, polygamma, softmax, xlog1py, xlogy)
 from transpile_runtime import custom_rules  # noqa: F401,E402
