@@ -18,4 +18,5 @@ from transpile_runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop
 from transpile_runtime.special import (betaln, digamma, erf, erfc, erfinv, expit, gammaln, i0,
                                       i0e, i1, i1_over_x, i1e, i1e_over_x, log_ndtr, log_softmax,
                                       logit, logsumexp, ndtr, polygamma, softmax, xlog1py, xlogy)
+from transpile_runtime.fft_adjoints import fft_adjoint, fft_forward
 from transpile_runtime import custom_rules  # noqa: F401,E402
