@@ -536,6 +536,8 @@ HEADER = """\
 import numpy as np
 from numba import njit, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+import math
+from transpile_runtime.backends.numba_special import *  # noqa: F401,F403  (scipy.special rows' `lower`)
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """

@@ -34,7 +34,18 @@ erfinv = _special("erfinv", "x", {"x": "0.886226925452758 * np.exp(ans * ans)"},
 gammaln = _special("gammaln", "x", {"x": "rt.digamma(x)"}, lower="math.lgamma({x})")
 digamma = _special("digamma", "x", {"x": "rt.polygamma(1, x)"}, extra=("psi",),
                    lower="digamma_scalar({x})")
-polygamma = _special("polygamma", "n, x", {"x": "rt.polygamma(n + 1, x)"})
+
+
+def _polygamma_scalar(eqn):
+    """Scalar kernels for n = 0 and n = 1 (a constant order); other orders are not lowered."""
+    n = eqn.args.get("n")
+    if isinstance(n, Const) and n.value in (0, 1):
+        return ("digamma_scalar({x})", "trigamma_scalar({x})")[n.value]
+    return None
+
+
+polygamma = _special("polygamma", "n, x", {"x": "rt.polygamma(n + 1, x)"},
+                     lower=_polygamma_scalar)
 betaln = _special("betaln", "a, b", {"a": "rt.digamma(a) - rt.digamma(a + b)",
                                      "b": "rt.digamma(b) - rt.digamma(a + b)"},
                   lower="(math.lgamma({a}) + math.lgamma({b}) - math.lgamma({a} + {b}))")

@@ -12,9 +12,20 @@ from transpile.primitives.registry import defalias, defprim
 E = BR.elementwise
 
 
-def _row(dist, method, sig, deriv, scipy_dist=None):
+def _scalar(fn, wrap="{}"):
+    """`lower` for a fused Numba loop: fn (runtime/backends/numba_special.py) on the row's
+    arguments, defaults written in for those the call left out."""
+    def template(eqn):
+        args = [f"{{{p.name}}}" if p.name in eqn.args else repr(float(p.default))
+                for p in eqn.prim.params]
+        return wrap.format(f"{fn}({', '.join(args)})")
+    return template
+
+
+def _row(dist, method, sig, deriv, scipy_dist=None, lower=None):
     name = f"{dist}_{method}"
-    prim = defprim(f"stats_{name}", getattr(rt, name), f"rt.{name}", sig, batch=E, deriv=deriv)
+    prim = defprim(f"stats_{name}", getattr(rt, name), f"rt.{name}", sig, batch=E, deriv=deriv,
+                   lower=lower)
     defalias(prim, "scipy.stats", f"{scipy_dist or dist}.{method}")
     return prim
 
@@ -23,12 +34,12 @@ def _times_ans(deriv):
     return {k: f"ans * ({v})" for k, v in deriv.items()}
 
 
-def _density_rows(dist, sig, dlogpdf, dcdf=None, extra_cdf=()):
+def _density_rows(dist, sig, dlogpdf, dcdf, logpdf_scalar=None, cdf_scalar=None):
     """logpdf, pdf (= ans * dlogpdf) and cdf rows."""
-    _row(dist, "logpdf", sig, dlogpdf)
-    _row(dist, "pdf", sig, _times_ans(dlogpdf))
-    if dcdf is not None:
-        _row(dist, "cdf", sig, dcdf)
+    _row(dist, "logpdf", sig, dlogpdf, lower=logpdf_scalar and _scalar(logpdf_scalar))
+    _row(dist, "pdf", sig, _times_ans(dlogpdf),
+         lower=logpdf_scalar and _scalar(logpdf_scalar, "np.exp({})"))
+    _row(dist, "cdf", sig, dcdf, lower=cdf_scalar and _scalar(cdf_scalar))
 
 
 # ---- normal ---------------------------------------------------------------------------------
@@ -37,11 +48,15 @@ _NORM = "x, loc=0, scale=1"
 _PDF = "rt.norm_pdf(x, loc, scale)"
 _density_rows("norm", _NORM,
               {"x": f"-{Z} / scale", "loc": f"{Z} / scale", "scale": f"({Z} * {Z} - 1) / scale"},
-              {"x": _PDF, "loc": f"-{_PDF}", "scale": f"-{_PDF} * {Z}"})
-_row("norm", "sf", _NORM, {"x": f"-{_PDF}", "loc": _PDF, "scale": f"{_PDF} * {Z}"})
+              {"x": _PDF, "loc": f"-{_PDF}", "scale": f"-{_PDF} * {Z}"},
+              "norm_logpdf_scalar", "norm_cdf_scalar")
+_row("norm", "sf", _NORM, {"x": f"-{_PDF}", "loc": _PDF, "scale": f"{_PDF} * {Z}"},
+     lower=_scalar("norm_sf_scalar"))
 _R = "np.exp(rt.norm_logpdf(x, loc, scale) - ans)"
-_row("norm", "logcdf", _NORM, {"x": _R, "loc": f"-{_R}", "scale": f"-{_R} * {Z}"})
-_row("norm", "logsf", _NORM, {"x": f"-{_R}", "loc": _R, "scale": f"{_R} * {Z}"})
+_row("norm", "logcdf", _NORM, {"x": _R, "loc": f"-{_R}", "scale": f"-{_R} * {Z}"},
+     lower=_scalar("norm_logcdf_scalar"))
+_row("norm", "logsf", _NORM, {"x": f"-{_R}", "loc": _R, "scale": f"{_R} * {Z}"},
+     lower=_scalar("norm_logsf_scalar"))
 
 # ---- Student's t ------------------------------------------------------------------------------
 _T = "x, df, loc=0, scale=1"
@@ -53,7 +68,7 @@ _density_rows(
      "scale": f"((df + 1) * {Z} * {Z} / {_D} - 1) / scale",
      "df": f"0.5 * (rt.digamma((df + 1) / 2) - rt.digamma(df / 2) - 1 / df"
            f" - np.log1p({Z} * {Z} / df) + (df + 1) * {Z} * {Z} / (df * {_D}))"},
-    {"x": _TPDF, "loc": f"-{_TPDF}", "scale": f"-{_TPDF} * {Z}"})
+    {"x": _TPDF, "loc": f"-{_TPDF}", "scale": f"-{_TPDF} * {Z}"}, "t_logpdf_scalar")
 
 # ---- gamma -------------------------------------------------------------------------------------
 _G = "x, a, loc=0, scale=1"
