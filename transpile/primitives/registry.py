@@ -169,6 +169,7 @@ def defalias(prim, module, attr):
     the table does not import SciPy itself. A bound method (scipy.stats.norm.logpdf is a new
     object at every access) is keyed by its instance and method name."""
     _PENDING.setdefault(module, []).append((attr, prim))
+    prim.aliases = getattr(prim, "aliases", ()) + (f"{module}.{attr}",)
 
 
 def _bind_pending():
