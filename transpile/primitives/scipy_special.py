@@ -75,7 +75,8 @@ i1e_over_x = defprim("i1e_over_x", rt.i1e_over_x, "rt.i1e_over_x", "x", batch=E,
 # ---- normal distribution helpers (scipy.stats.norm's cdf) --------------------------------------
 ndtr = _special("ndtr", "x", {"x": "0.3989422804014327 * np.exp(-0.5 * x * x)"},
                 lower="(T(0.5) * math.erfc(-{x} * T(0.7071067811865476)))")
-log_ndtr = _special("log_ndtr", "x", {"x": "0.3989422804014327 * np.exp(-0.5 * x * x - ans)"})
+log_ndtr = _special("log_ndtr", "x", {"x": "0.3989422804014327 * np.exp(-0.5 * x * x - ans)"},
+                    lower="log_ndtr_scalar({x})")
 
 
 # ---- reductions over an axis: logsumexp, softmax, log_softmax -----------------------------------
