@@ -536,6 +536,10 @@ HEADER = """\
 import numpy as np
 from numba import njit, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+import math
+from transpile_runtime.backends.numba_special import (
+    digamma_scalar, erfinv_scalar, log_ndtr_scalar, norm_cdf_scalar, norm_logcdf_scalar,
+    norm_logpdf_scalar, norm_logsf_scalar, norm_sf_scalar, t_logpdf_scalar, trigamma_scalar)
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """
