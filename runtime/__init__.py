@@ -14,5 +14,6 @@ from transpile_runtime.batching import (batch_align, batch_axes, batch_broadcast
                               batch_check_scalar_output, batch_extremum_mask, batch_parts,
                               batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
                               batch_sum_grad_vjp, batch_unbroadcast)
-from transpile_runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop, trip_count
+from transpile_runtime.tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401
+                                    setitem, tape_pop, trip_count, write_back)
 from transpile_runtime import custom_rules  # noqa: F401,E402

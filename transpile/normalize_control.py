@@ -23,6 +23,7 @@ import gast
 
 from transpile import ir
 from transpile.errors import TranspileError
+from transpile.aliasing import Stale, stale_error
 from transpile.ir import Const, Eqn, IndexArg, Var
 
 
@@ -404,6 +405,7 @@ class ControlFlowMixin:
                 self.namer.fresh(target.id)
         else:
             var = self.namer.fresh("k" if bind else "i")
+        self.mem.int_vars.add(var)
 
         def body():
             if isinstance(target, gast.Name):
@@ -463,6 +465,8 @@ class ControlFlowMixin:
                              hint="copy it first (y = np.copy(" + name + ")) or pass it in as an "
                              "argument and return the new value")
         current = self.frame.env[name]
+        if isinstance(current, Stale):
+            raise stale_error(self, node, current)
         if isinstance(current, N.Struct):
             if isinstance(target.slice, gast.Slice):
                 raise self.error(node, "slice assignment into a list is not supported")
@@ -486,8 +490,7 @@ class ControlFlowMixin:
         x = self.to_arg(current, node)
         index = self.index(target.slice, name)
         v = self.to_arg(value, node)
-        new = self.b.emit(N.by_name("setitem"), {"x": x, "index": index, "v": v}, base=name)
-        self.bind_name(name, new)
+        self.mem.write(x, index, v, node, name)
 
     # -- local functions -----------------------------------------------------------------------
 
