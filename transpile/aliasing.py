@@ -345,12 +345,11 @@ class MemoryModel:
             if any(l.name in stale for l in leaves(value)):
                 env[name] = Stale(f"{name!r} may share memory with {user!r}, which was written"
                                   f"{where} in a way the transforms cannot follow")
-                touched.append((id(env), name))
                 continue
             new = replace_leaves(value, lambda v: mapping.get(v.name, v))
             if new is not value:
                 env[name] = new
-                touched.append((id(env), name))
+                touched.append((id(env), name, tuple(l.name for l in leaves(new))))
         if self.events is not None:
             self.events.append(touched)
 
@@ -401,6 +400,25 @@ class MemoryModel:
         return True
 
     # -- joins ---------------------------------------------------------------------------------
+
+    def loop_entry(self, j, leaf, joined):
+        """The loop variable j starts as `leaf`: it keeps leaf's view relation (its parent
+        replaced by the parent's own loop variable), checked again at the end of the body."""
+        if not isinstance(leaf, Var):
+            self.rel[j] = None
+            return
+        if leaf.name in self.maybe:
+            self.maybe[j] = set(self.maybe[leaf.name])
+        v = self.view(leaf.name)
+        if v is None:
+            self.rel[j] = None
+            return
+        parent, op = v
+        for (pre, _), pj in joined.items():
+            if pre == parent.name:
+                parent = Var(pj)
+                break
+        self.rel[j] = (parent, op)
 
     def join_relation(self, j, incoming, partners):
         """Alias facts of the join variable `j` that takes the value of `incoming[k]` on path k.
@@ -484,3 +502,71 @@ def write_back_arguments(norm, frame, params):
         if isinstance(final, Var) and final.name != p:
             norm.b.emit(_by_name("write_back"), {"dest": Var(p), "value": final},
                         base=f"{p}_written")
+
+
+class LoopPlan:
+    """What reading a loop body ahead found: the names (in every frame) whose value changes,
+    how their values end (entries that end holding the same variable stay one buffer), and
+    whether a write split names that shared a buffer."""
+
+    def __init__(self):
+        self.changed = []       # (env, name) in order
+        self.post = {}          # (id(env), name) -> tuple of leaf names at the end of the body
+        self.events = []
+        self.split = None       # a message if a write was seen by names that end differently
+
+    def key(self, env, name, k):
+        post = self.post.get((id(env), name))
+        return post[k] if post is not None and k < len(post) else None
+
+
+def read_ahead(norm, run):
+    """Run `run` (which reads a loop body) and undo everything it did to the environments
+    and the statement list; returns a LoopPlan."""
+    mem = norm.mem
+    frames = []
+    for f in norm.frames:
+        if all(f is not g for g in frames):
+            frames.append(f)
+    snap = [(f, dict(f.env), dict(f.core_names), f.returned) for f in frames]
+    saved_body, saved_loc = norm.b.body, norm.b.loc
+    saved_events, saved_rel, saved_maybe = mem.events, dict(mem.rel), dict(mem.maybe)
+    norm.b.body = []
+    mem.events = []
+    plan = LoopPlan()
+    try:
+        run()
+    except TranspileError:
+        pass        # reported when the body is read for real
+    finally:
+        posts = [(f, dict(f.env)) for f in frames]
+        plan.events = mem.events
+        for f, env, core_names, returned in snap:
+            f.env.clear()
+            f.env.update(env)
+            f.core_names.clear()
+            f.core_names.update(core_names)
+            f.returned = returned
+        norm.b.body, norm.b.loc = saved_body, saved_loc
+        mem.events = saved_events
+        mem.rel.clear()
+        mem.rel.update(saved_rel)
+        mem.maybe.clear()
+        mem.maybe.update(saved_maybe)
+    for (f, pre, _, _), (_, post) in zip(snap, posts):
+        for name, value in pre.items():
+            after = post.get(name)
+            if after is value:
+                continue
+            plan.changed.append((f.env, name))
+            plan.post[(id(f.env), name)] = tuple(l.name for l in leaves(after)) \
+                if after is not None else ()
+    for touched in plan.events:
+        by_new = {}
+        for env_id, name, new in touched:
+            end = plan.post.get((env_id, name))
+            if end is None:
+                continue
+            if by_new.setdefault(new, end) != end:
+                plan.split = name
+    return plan

@@ -23,7 +23,7 @@ import gast
 
 from transpile import ir
 from transpile.errors import TranspileError
-from transpile.aliasing import Stale, stale_error
+from transpile.aliasing import Stale, read_ahead, stale_error, writes_in
 from transpile.ir import Const, Eqn, IndexArg, Var
 
 
@@ -252,40 +252,86 @@ class ControlFlowMixin:
         body = [_set_flag(cont, False, node.body[0])] + lower(node.body)
         return brk, body
 
-    def _carried_setup(self, stmts, extra=()):
+    def _carried_setup(self, stmts, extra=(), plan=None):
+        """Before a loop: every value the body changes gets one name that holds it at the top
+        of each iteration (copied in here, copied back at the end of the body). Names that
+        share a buffer and change together (a write seen through aliases) share that name."""
         frame = self.frame
-        carried = {}
-        for n in _store_names(stmts) + list(extra):
-            if n in frame.env and n not in carried:
-                value = frame.env[n]
-                leaves, tree = self._leaves(value, None)
-                if not leaves:
+        entries = [(frame.env, n) for n in _store_names(stmts) + list(extra)]
+        if plan is not None:
+            if plan.split:
+                raise self.error(None, f"{plan.split!r} shares an array with another name when "
+                                 "a loop body writes into it, but the two are bound to different "
+                                 "values by the end of the body: the transforms cannot follow "
+                                 "which buffer each one holds on the next iteration",
+                                 construct="for/while loop", cls=TranspileError,
+                                 hint="make the copy explicit (np.copy(...)) before the loop")
+            entries += plan.changed
+        carried, joined, seen = {}, {}, set()
+        for env, n in entries:
+            if (id(env), n) in seen or n not in env:
+                continue
+            seen.add((id(env), n))
+            value = env[n]
+            leaves, tree = self._leaves(value, None)
+            if not leaves:
+                continue
+            names = []
+            for k, leaf in enumerate(leaves):
+                gkey = None
+                if plan is not None and isinstance(leaf, Var):
+                    gkey = (leaf.name, plan.key(env, n, k))
+                if gkey in joined:
+                    names.append(Var(joined[gkey]))
                     continue
-                names = []
-                for k, leaf in enumerate(leaves):
-                    j = self._join_name(n, k, len(leaves))
-                    if leaf != Var(j):
-                        self.protect(frame.env, j, n)
-                        self._copy(j, leaf)
-                    names.append(Var(j))
-                frame.env[n] = self._rebuild(tree, iter(names))
-                carried[n] = (tree, names)
+                j = self._join_name(n, k, len(leaves)) if env is frame.env else \
+                    self.namer.fresh(n.lstrip("."))
+                if leaf == Var(j) and self._held_elsewhere(j, plan, gkey, env, n):
+                    j = self.namer.fresh(j)
+                if leaf != Var(j):
+                    self.protect(env, j, n)
+                    self._copy(j, leaf)
+                    self.mem.loop_entry(j, leaf, joined)
+                if gkey is not None:
+                    joined[gkey] = j
+                names.append(Var(j))
+            env[n] = self._rebuild(tree, iter(names))
+            carried[(id(env), n)] = (env, n, tree, names)
         return carried
 
+    def _held_elsewhere(self, j, plan, gkey, env0, n0):
+        """Is variable j held by a name that does not change with it in the loop?"""
+        for env, name, value in self.mem.entries():
+            if env is env0 and name == n0:
+                continue
+            ls = self._leaves(value, None)[0]
+            if any(isinstance(l, Var) and l.name == j for l in ls):
+                if plan is None or gkey not in [(j, plan.key(env, name, k)) for k in range(len(ls))]:
+                    return True
+        return False
+
     def _carried_finish(self, carried, node):
-        frame = self.frame
-        for n, (tree, names) in carried.items():
-            value = frame.env.get(n)
+        done = {}
+        for env, n, tree, names in carried.values():
+            value = env.get(n)
             leaves, t = self._leaves(value, node) if value is not None else ([], None)
             if value is None or not _tree_eq(t, tree):
                 raise self.error(node, f"{n!r} changes structure (or Python object) inside a loop",
                                  cls=TranspileError,
                                  hint="keep loop variables arrays/numbers of one structure")
             for leaf, j in zip(leaves, names):
+                if j.name in done:
+                    if done[j.name] != leaf:
+                        raise self.error(node, f"{n!r} shared an array with another name at "
+                                         "the start of the loop body but not at its end",
+                                         cls=TranspileError,
+                                         hint="make the copy explicit (np.copy(...))")
+                    continue
+                done[j.name] = leaf
                 if leaf != j:
-                    self.protect(frame.env, j.name, n)
+                    self.protect(env, j.name, n)
                     self._copy(j.name, leaf)
-            frame.env[n] = self._rebuild(tree, iter(names))
+            env[n] = self._rebuild(tree, iter(names))
 
     def _run_loop_body(self, stmts, node):
         self.run_body(stmts)
@@ -399,7 +445,20 @@ class ControlFlowMixin:
     def _range_loop(self, node, stmts, start, stop, step, target=None, bind=None):
         frame = self.frame
         loc = self.b.loc
-        carried = self._carried_setup(stmts + ([node.target] if bind else []))
+        plan = None
+        if writes_in(stmts):
+            def ahead():
+                tmp = self.namer.fresh("i")
+                self.mem.int_vars.add(tmp)
+                if isinstance(target, gast.Name):
+                    frame.env[target.id] = Var(tmp)
+                elif bind is not None:
+                    bind(Var(tmp))
+                elif target is not None:
+                    self.assign(target, Var(tmp), node)
+                self._run_loop_body(stmts, node)
+            plan = read_ahead(self, ahead)
+        carried = self._carried_setup(stmts + ([node.target] if bind else []), plan=plan)
         if isinstance(target, gast.Name):
             var = self.core_name(target.id) if target.id not in carried else \
                 self.namer.fresh(target.id)
@@ -431,7 +490,13 @@ class ControlFlowMixin:
             test = gast.copy_location(gast.BoolOp(op=gast.And(), values=[
                 test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
         loc = self.b.loc
-        carried = self._carried_setup(stmts)
+        plan = None
+        if writes_in(stmts):
+            def ahead():
+                self.expr(test, "cond")
+                self._run_loop_body(stmts, node)
+            plan = read_ahead(self, ahead)
+        carried = self._carried_setup(stmts, plan=plan)
         cond_body, cond = self._sub_body(lambda: self.expr(test, "cond"))
         known, truth = self.static_truth(cond)
         if known and not truth:
