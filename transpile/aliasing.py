@@ -120,6 +120,10 @@ class MemoryModel:
             self.defs[new] = eqn
         self.rel.pop(new, None)
         self.maybe.pop(new, None)
+        if old in self.rel:
+            self.rel[new] = self.rel.pop(old)
+        if old in self.maybe:
+            self.maybe[new] = self.maybe.pop(old)
 
     def mark_fresh(self, atom):
         """np.array(y), y.flatten(), y.copy(): the result owns a new buffer."""

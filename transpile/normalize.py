@@ -154,6 +154,7 @@ def _is_num(a, v):
 class Builder:
     on_emit = None   # optional hook: Eqn -> replacement atom or None (set by jit)
     on_note = None   # optional hook: Eqn -> None, told of every equation (the alias model)
+    fresh_results = False   # user code: an operation never returns its argument's buffer
 
     def __init__(self, namer):
         self.namer = namer
@@ -178,6 +179,13 @@ class Builder:
         return Var(name)
 
     def _simplify(self, prim, args):
+        simple = self._simplify_any(prim, args)
+        if self.fresh_results and isinstance(simple, Var) and any(
+                isinstance(a, Var) and a.name == simple.name for a in args.values()):
+            return None     # user code: `y = x * 1.0` is a new array, not another name for x
+        return simple
+
+    def _simplify_any(self, prim, args):
         vals = list(args.values())
         name = prim.name
         if name in _FOLD and vals and all(isinstance(a, Const) and _foldable(a.value) for a in vals):
@@ -331,12 +339,25 @@ class Normalizer(ControlFlowMixin):
     def stmt_Expr(self, node):
         if isinstance(node.value, gast.Constant) and isinstance(node.value.value, str):
             return  # docstring
+        if isinstance(node.value, gast.Call) and self.writing_call(node.value):
+            self.expr(node.value, "t")      # a function of the user's that writes into arrays
+            return
         if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
             raise self.error(node, "unsupported: generator (yield)",
                              hint="return the values instead (a list or tuple)")
         raise self.error(node, "an expression statement has no effect in a transformed function "
                          "(side effects such as print or in-place methods are not kept)",
                          hint="assign the result to a variable, or move the call outside")
+
+    def writing_call(self, call):
+        """Is this call (an expression statement) to a user function or local def?"""
+        try:
+            func = self.expr(call.func, "f") if isinstance(call.func, gast.Name) else None
+        except TranspileError:
+            return False
+        return isinstance(func, LocalFunction) or (
+            isinstance(func, Static) and isinstance(func.obj, types.FunctionType)
+            and lookup(func.obj) is None)
 
     def stmt_Assign(self, node):
         if len(node.targets) != 1:
@@ -1005,6 +1026,7 @@ def build_core(fn, in_trees, static_args=None, name_suffix=""):
     node = parsed.node
     namer = Namer(names_in(node) | {"np", "rt"})
     norm = Normalizer(namer)
+    norm.b.fresh_results = True
     frame = Frame(parsed, Resolver(fn), owned=True)
     a = node.args
     if a.vararg is not None or a.kwarg is not None:

@@ -141,36 +141,73 @@ class ControlFlowMixin:
         cond = self.to_arg(cond, node)
         frame = self.frame
         loc = self.b.loc
-        pre = dict(frame.env)
+        frames = []
+        for f in self.frames:
+            if all(f is not g for g in frames):
+                frames.append(f)
+        pres = [dict(f.env) for f in frames]
         results = []
         for stmts in (node.body, node.orelse):
-            frame.env = dict(pre)
+            for f, pre in zip(frames, pres):
+                f.env.clear()
+                f.env.update(pre)
             frame.returned = None
             self.b.loc = loc
             body, _ = self._sub_body(lambda: self.run_body(stmts))
-            results.append((body, frame.env, frame.returned))
-        frame.env = dict(pre)
-        (b1, e1, r1), (b2, e2, r2) = results
+            results.append((body, [dict(f.env) for f in frames], frame.returned))
+        (b1, envs1, r1), (b2, envs2, r2) = results
+        for f, pre in zip(frames, pres):
+            f.env.clear()
+            f.env.update(pre)
         if (r1 is None) != (r2 is None):
             raise self.error(node, "a return inside an if on array data needs a return on the "
                              "other path too", construct="if ...: return ...",
                              hint="assign the result to a variable in both branches and return "
                              "it after the if (or use np.where)")
-        names = [n for n in dict.fromkeys(list(e1) + list(e2))
-                 if e1.get(n) is not pre.get(n) or e2.get(n) is not pre.get(n)]
         bodies = [b1, b2]
-        envs = [e1, e2]
-        for n in names:
-            if n not in e1 or n not in e2:
-                frame.env.pop(n, None)
-                continue
-            frame.env[n] = self._join_values(n, [e1[n], e2[n]], bodies, envs, node)
+        memo = {}
+        # the current frame first (its names get the user's names), then inlined callers
+        order = sorted(range(len(frames)), key=lambda i: frames[i] is not frame)
+        for i in order:
+            f, pre, e1, e2 = frames[i], pres[i], envs1[i], envs2[i]
+            names = [n for n in dict.fromkeys(list(e1) + list(e2))
+                     if e1.get(n) is not pre.get(n) or e2.get(n) is not pre.get(n)]
+            for n in names:
+                if n not in e1 or n not in e2:
+                    f.env.pop(n, None)
+                    continue
+                if isinstance(e1[n], Stale) or isinstance(e2[n], Stale):
+                    f.env[n] = e1[n] if isinstance(e1[n], Stale) else e2[n]
+                    continue
+                saved = self.frames[-1]
+                f.env[n] = self._join_values(n, [e1[n], e2[n]], bodies, [e1, e2], node,
+                                             memo=memo, own=f is frame)
+        self._join_aliasing(memo, frames, [envs1, envs2])
         if r1 is not None:
             frame.returned = self._join_values("out", [r1, r2], bodies, [{}, {}], node)
         self.b.loc = loc
         self.b.body.append(ir.If(cond, b1, b2, loc))
 
-    def _join_values(self, user, values, bodies, envs, node):
+    def _join_aliasing(self, memo, frames, branch_envs):
+        """What the variables that join the paths of an if may share (transpile/aliasing.py)."""
+        partners = {tuple(a.name for a in key if isinstance(a, Var)): j for key, j in memo.items()}
+        for key, j in memo.items():
+            self.mem.join_relation(j, list(key), partners)
+            # a path's value also held by a name that does not join into j: j may alias it
+            for k, envs in enumerate(branch_envs):
+                leaf = key[k]
+                if not isinstance(leaf, Var):
+                    continue
+                for f, env in zip(frames, envs):
+                    for name, value in env.items():
+                        if name not in f.env:
+                            continue
+                        if any(l == leaf for l in self._leaves(value, None)[0]) and not any(
+                                l == Var(j) for l in self._leaves(f.env.get(name), None)[0]):
+                            self.mem.maybe.setdefault(j, set()).add(self.mem.root(leaf.name))
+
+
+    def _join_values(self, user, values, bodies, envs, node, memo=None, own=True):
         trees = []
         leaf_lists = []
         for v in values:
@@ -189,7 +226,13 @@ class ControlFlowMixin:
             if all(l == leaves[0] for l in leaves[1:]):
                 out.append(leaves[0])
                 continue
-            j = self._join_name(user, k, n)
+            key = tuple(leaves)
+            if memo is not None and key in memo:
+                out.append(Var(memo[key]))
+                continue
+            j = self._join_name(user, k, n) if own else self.namer.fresh(user.lstrip("."))
+            if Var(j) not in leaves and memo is not None and self.mem.referenced(j):
+                j = self.namer.fresh(j)     # the value before the if is still read in a branch
             for body, env, leaf in zip(bodies, envs, leaves):
                 if leaf == Var(j):
                     continue
@@ -200,6 +243,8 @@ class ControlFlowMixin:
                     self._copy(j, leaf)
                 finally:
                     self.b.body = saved
+            if memo is not None:
+                memo[key] = j
             out.append(Var(j))
         return self._rebuild(trees[0], iter(out))
 

@@ -17,7 +17,7 @@ setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="inde
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
 float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch="elementwise",
-                     linear=("t",), shape_args=("like",))
+                     linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
 cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch="elementwise",
                     shape_args=("like",), vjp={"x": "rt.float_part(g, like)"},
                     jvp={"x": "rt.float_part(x_dot, like)"})
