@@ -297,7 +297,7 @@ class ControlFlowMixin:
         body = [_set_flag(cont, False, node.body[0])] + lower(node.body)
         return brk, body
 
-    def _carried_setup(self, stmts, extra=(), plan=None):
+    def _carried_setup(self, stmts, extra=(), plan=None, node=None):
         """Before a loop: every value the body changes gets one name that holds it at the top
         of each iteration (copied in here, copied back at the end of the body). Names that
         share a buffer and change together (a write seen through aliases) share that name."""
@@ -305,7 +305,7 @@ class ControlFlowMixin:
         entries = [(frame.env, n) for n in _store_names(stmts) + list(extra)]
         if plan is not None:
             if plan.split:
-                raise self.error(None, f"{plan.split!r} shares an array with another name when "
+                raise self.error(node, f"{plan.split!r} shares an array with another name when "
                                  "a loop body writes into it, but the two are bound to different "
                                  "values by the end of the body: the transforms cannot follow "
                                  "which buffer each one holds on the next iteration",
@@ -503,7 +503,8 @@ class ControlFlowMixin:
                     self.assign(target, Var(tmp), node)
                 self._run_loop_body(stmts, node)
             plan = read_ahead(self, ahead)
-        carried = self._carried_setup(stmts + ([node.target] if bind else []), plan=plan)
+        carried = self._carried_setup(stmts + ([node.target] if bind else []), plan=plan,
+                                      node=node)
         if isinstance(target, gast.Name):
             var = self.core_name(target.id) if target.id not in carried else \
                 self.namer.fresh(target.id)
@@ -541,7 +542,7 @@ class ControlFlowMixin:
                 self.expr(test, "cond")
                 self._run_loop_body(stmts, node)
             plan = read_ahead(self, ahead)
-        carried = self._carried_setup(stmts, plan=plan)
+        carried = self._carried_setup(stmts, plan=plan, node=node)
         cond_body, cond = self._sub_body(lambda: self.expr(test, "cond"))
         known, truth = self.static_truth(cond)
         if known and not truth:
