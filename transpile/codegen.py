@@ -232,6 +232,10 @@ def deferred_writes_last(body):
     last = [st for st in body if isinstance(st, Eqn) and st.prim.name == "write_back"]
     if not last:
         return body
+    first = next(k for k, st in enumerate(body) if any(st is w for w in last))
+    if all(any(st is w for w in last) or not isinstance(st, (Eqn, ir.If, ir.ForRange, ir.While))
+           for st in body[first:]):
+        return body         # already last
     return [st for st in body if not any(st is w for w in last)] + last
 
 

@@ -12,7 +12,7 @@ assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch="eleme
 setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="index",
                   linear=("x", "v"),
                   vjp={"x": "rt.setitem(g, index, 0)",
-                       "v": "rt.float_part(rt.unbroadcast(g[index], v), x)"},
+                       "v": "rt.float_part(rt.unbroadcast(g[index], v), ans)"},
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
@@ -31,3 +31,6 @@ tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop
                     pure=False)
 trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, step",
                      batch="helper", nondiff=True)
+# `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (transforms/inplace.py)
+write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
+                         batch="helper", nondiff=True)
