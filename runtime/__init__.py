@@ -16,5 +16,5 @@ from transpile_runtime.batching import (batch_align, batch_axes, batch_broadcast
                               batch_sum_grad_vjp, batch_unbroadcast)
 from transpile_runtime.tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401
                                     setitem, tape_pop, trip_count, write_back,
-                                    write_in_place)
+                                    write_in_place, compute_into)
 from transpile_runtime import custom_rules  # noqa: F401,E402

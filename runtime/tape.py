@@ -131,3 +131,16 @@ def write_in_place(x, index, v):
         x[index] = v
         return x
     return setitem(x, index, v)
+
+
+def compute_into(buf, ufunc, *args):
+    """ufunc(*args), written into `buf` when it is a writable array of the result's shape and
+    dtype (the generated code passes a buffer that nothing reads afterwards)."""
+    if type(buf) is np.ndarray and buf.flags.writeable:
+        try:
+            shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+        except ValueError:
+            shape = None
+        if shape == buf.shape and np.result_type(*args) == buf.dtype:
+            return ufunc(*args, out=buf)
+    return ufunc(*args)

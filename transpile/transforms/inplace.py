@@ -32,14 +32,14 @@ FRESH = {
     # creation
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
     "arange", "linspace", "eye", "identity_matrix", "copy", "setitem", "stack",
-    "concatenate", "outer", "matmul", "dot", "where",
+    "concatenate", "outer", "matmul", "dot", "where", "check_scalar_output",
     # ufuncs without a `deriv` entry in the table
     "ceil", "floor", "floor_divide", "mod", "rint", "trunc", "sign", "equal", "not_equal",
     "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
     "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "signbit",
 }
 NO_BUFFER = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "int", "float",
-             "bool", "trip_count", "tape_new", "check_scalar_output", "write_back"}
+             "bool", "trip_count", "tape_new", "write_back"}
 
 
 def _fresh(prim):
@@ -143,25 +143,56 @@ def _block(stmts, live, record):
     return live
 
 
+def _dead_owned(name, st, src, escaped, live):
+    """Is the buffer of `name` owned, and unread (through any alias) after statement st?"""
+    sx = src.get(name, {EXTERNAL})
+    if not sx or EXTERNAL in sx or sx & escaped:
+        return False
+    after = live.get(id(st), set())
+    return not any(n != st.out and src.get(n, {EXTERNAL}) & sx for n in after)
+
+
 def in_place_writes(body, params, outs):
     """The setitem equations that may write into their array in place (ids)."""
+    return set(_choices(body, params, outs)[0])
+
+
+def _choices(body, params, outs):
+    """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
+    import numpy as np
     src, escaped = sources(body, params)
     live = live_after(body, outs)
-    chosen = set()
+    writes, reuse = set(), {}
     for st in _stmts(body):
-        if not (isinstance(st, Eqn) and st.prim.name == "setitem"):
+        if not isinstance(st, Eqn):
             continue
-        x = st.args["x"]
-        if not isinstance(x, Var):
-            continue
-        sx = src.get(x.name, {EXTERNAL})
-        if not sx or EXTERNAL in sx or sx & escaped:
-            continue
-        after = live.get(id(st), set())
-        if any(n != st.out and src.get(n, {EXTERNAL}) & sx for n in after):
-            continue
-        chosen.add(id(st))
-    return chosen
+        if st.prim.name == "setitem":
+            x = st.args["x"]
+            if isinstance(x, Var) and _dead_owned(x.name, st, src, escaped, live):
+                writes.add(id(st))
+        elif isinstance(st.prim.impl, np.ufunc) and st.prim.impl.nout == 1 \
+                and len(st.args) == st.prim.impl.nin:
+            for a in st.args.values():
+                if isinstance(a, Var) and _dead_owned(a.name, st, src, escaped, live):
+                    reuse[id(st)] = a
+                    break
+    return writes, reuse
+
+
+class ComputeInto:
+    """`z = rt.compute_into(a, np.multiply, a, b)`: the ufunc writes its result into a's
+    buffer (a is owned and dead afterwards) when the shape and dtype match, else allocates."""
+
+    def __init__(self, eqn, buf):
+        self.eqn, self.buf = eqn, buf
+        self.loc = eqn.loc
+
+    def print_lines(self, printer, indent):
+        from transpile.codegen import fmt
+        printer.comment_for(self.eqn.loc, indent)
+        args = ", ".join(fmt(a) for a in self.eqn.args.values())
+        return [f"{self.eqn.out} = rt.compute_into({self.buf.name}, {self.eqn.prim.path}, "
+                f"{args})"]
 
 
 class Del:
@@ -177,8 +208,9 @@ class Del:
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
     from transpile.primitives import by_name
-    chosen = in_place_writes(body, params, outs)
-    if chosen:
+    chosen, reuse = _choices(body, params, outs)
+    body = release_dead(body, params, outs)
+    if chosen or reuse:
         store = by_name("write_in_place")
 
         def rewrite(stmts):
@@ -186,6 +218,8 @@ def apply(body, params, outs):
             for st in stmts:
                 if isinstance(st, Eqn) and id(st) in chosen:
                     st = Eqn(st.out, store, dict(st.args), st.loc)
+                elif isinstance(st, Eqn) and id(st) in reuse:
+                    st = ComputeInto(st, reuse[id(st)])
                 elif isinstance(st, ir.If):
                     st = ir.If(st.cond, rewrite(st.body), rewrite(st.orelse), st.loc)
                 elif isinstance(st, ir.ForRange):
@@ -195,7 +229,7 @@ def apply(body, params, outs):
                 out.append(st)
             return out
         body = rewrite(body)
-    return release_dead(body, params, outs)
+    return body
 
 
 def release_dead(body, params, outs):
