@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from transpile import codegen
+from transpile.transforms.inplace import for_printing
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
@@ -174,7 +175,7 @@ class Transform:
             spec = self._cache.get(in_trees)
             if spec is None or not spec.fresh():
                 core = self.__transpile_core__(in_trees)
-                fn, path, text = codegen.load(core, _origin(self))
+                fn, path, text = codegen.load(for_printing(core), _origin(self))
                 spec = Specialization(core, fn, path, text)
                 self._cache[in_trees] = spec
         return spec

@@ -215,13 +215,27 @@ def function_text(core):
         p.lines.append('    """' + doc[0].strip())
         p.lines += doc[1:]
         p.lines.append('    """')
-    p.body(core.body, "    ")
+    p.body(deferred_writes_last(core.body), "    ")
     outs = [fmt(o) for o in core.outs]
     if len(outs) == 1:
         p.lines.append(f"    return {outs[0]}")
     else:
         p.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(p.lines) + "\n"
+
+
+def deferred_writes_last(body):
+    """`rt.write_back(x, x_final)` (the caller's array receives what the function wrote into
+    it, transpile/aliasing.py) runs when the function returns: after the backward sweep of
+    reverse mode, which still reads the argument's value on entry."""
+    last = [st for st in body if isinstance(st, Eqn) and st.prim.name == "write_back"]
+    if not last:
+        return body
+    first = next(k for k, st in enumerate(body) if any(st is w for w in last))
+    if all(any(st is w for w in last) or not isinstance(st, (Eqn, ir.If, ir.ForRange, ir.While))
+           for st in body[first:]):
+        return body         # already last
+    return [st for st in body if not any(st is w for w in last)] + last
 
 
 def module_text(core, origin=None):
