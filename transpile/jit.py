@@ -78,7 +78,7 @@ class Plan:
 
 def _numba_compile(plan):
     from transpile_runtime import diskcache
-    from transpile_runtime.backends import numba_cpu
+    from transpile.lowering import numba_cpu
     try:
         import numba
         threads = numba.config.NUMBA_NUM_THREADS
@@ -115,7 +115,7 @@ def _gpu_compile(backend):
 
 
 def _register_builtin():
-    from transpile_runtime import backends
+    from transpile.lowering import backends
     backends.register("cpu", _numba_compile)
     backends.register("numba", _numba_compile)
     backends.register("numpy", lambda plan: plan.eager_callable())
@@ -255,7 +255,7 @@ class Jit(Transform):
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend="cpu"):
         super().__init__(fun)
-        from transpile_runtime import backends
+        from transpile.lowering import backends
         names = [p.name for p in self._params]
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
@@ -362,8 +362,8 @@ class Jit(Transform):
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
                     origin)
-        from transpile_runtime import backends
-        from transpile_runtime.backends.numba_cpu import Unlowerable
+        from transpile.lowering import backends
+        from transpile.lowering.numba_cpu import Unlowerable
         fn = None
         try:
             compile_fn = backends.get(self.backend)

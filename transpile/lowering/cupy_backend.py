@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from transpile_runtime.backends.gpu_executor import run_plan
+from transpile.lowering.gpu_executor import run_plan
 
 INSTALL_HINT = 'pip install "transpile[cuda]"  (CuPy for CUDA 13: cupy-cuda13x)'
 
