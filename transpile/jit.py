@@ -511,7 +511,7 @@ def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):
 
     Usable bare (@jit), with arguments (@jit(static_argnames="normal")) or as jit(f, ...).
     backend: "cpu" (Numba, default), "numpy" (no compilation), or one registered in
-    runtime.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
+    transpile.lowering.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
     """
     if fun is None:
         return lambda f: Jit(f, static_argnums, static_argnames, backend)
