@@ -43,6 +43,13 @@ def _resolve(mods, name):
     return None
 
 
+def _canonical(name):
+    """runtime.x (the folder's name) and transpile_runtime.x (the installed name) are one module."""
+    if name.split(".")[0] == "runtime":
+        return "transpile_runtime" + name[len("runtime"):]
+    return name
+
+
 def import_graph(root):
     mods = module_files(root)
     graph = {m: set() for m in mods}
@@ -61,28 +68,28 @@ def import_graph(root):
                     prefix = ".".join(base + ([node.module] if node.module else []))
                 else:
                     prefix = node.module or ""
-                targets = [prefix + "." + a.name for a in node.names] + [prefix]
+                # `from pkg import sub` needs pkg.sub (pkg itself is initialised first in any
+                # case); `from pkg import name` for a name defined in pkg/__init__.py needs pkg
+                subs = [prefix + "." + a.name for a in node.names]
+                targets = [t for t in subs if _canonical(t) in mods]
+                if len(targets) < len(subs):
+                    targets.append(prefix)
             for t in targets:
-                if t.split(".")[0] == "runtime":
-                    t = "transpile_runtime" + t[len("runtime"):]
-                dep = _resolve(mods, t)
+                dep = _resolve(mods, _canonical(t))
                 if dep and dep != mod:
                     graph[mod].add(dep)
     return graph
 
 
-def _ancestors(mod):
-    parts = mod.split(".")
-    return {".".join(parts[:i]) for i in range(1, len(parts))}
-
-
 def find_cycles(graph):
     """Strongly connected components with more than one module (Tarjan), as cycles.
 
-    An edge from a module to its own parent package (``from . import x`` inside a package)
-    is not counted: importing a submodule already runs the parent package's __init__.
+    `from pkg import submodule` is an edge to the submodule only (Python initialises pkg before
+    any of its submodules anyway); a module that reads a name defined in its own package's
+    __init__.py (`from transpile import grad`, `import transpile; transpile.x`) has an edge
+    to that package, which is a cycle when the package imports the module.
     """
-    edges = {m: {d for d in ds if d not in _ancestors(m)} for m, ds in graph.items()}
+    edges = graph
     index, low, stack, on, comps = {}, {}, [], set(), []
     counter = [0]
 

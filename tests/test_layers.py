@@ -87,3 +87,21 @@ def test_checker_accepts_a_one_way_tree(tmp_path):
         "runtime/helpers.py": "import numpy\n",
     })
     assert check_layers.problems(root) == []
+
+
+def test_checker_counts_a_name_read_from_the_package_init(tmp_path):
+    # transpile/__init__.py imports api; api reading a name defined in __init__ is a cycle,
+    # while importing a sibling submodule through the package is not
+    root = _tree(tmp_path, {
+        "transpile/__init__.py": "from transpile.api import grad\nVERSION = '1'\n",
+        "transpile/api.py": """
+            from transpile import ir            # a submodule: fine
+            def grad():
+                from transpile import VERSION   # a name of the package: an edge to it
+                return VERSION
+        """,
+        "transpile/ir.py": "",
+        "runtime/__init__.py": "",
+    })
+    assert check_layers.problems(root) == [
+        "import cycle (2 modules): transpile -> transpile.api -> transpile"]

@@ -18,7 +18,7 @@ from transpile.pytree import (tree_flatten, tree_leaves, tree_map, tree_structur
                               tree_unflatten)
 from transpile_runtime.broadcasting import stop_gradient
 
-__version__ = "0.1.0"
+from transpile.version import __version__  # noqa: E402,F401
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "generated_path", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",

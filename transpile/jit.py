@@ -43,8 +43,8 @@ def _versions():
         nb = numba.__version__
     except ImportError:
         nb = "none"
-    import transpile
-    return f"transpile {getattr(transpile, '__version__', '?')}, numba {nb}, numpy {numpy.__version__}"
+    from transpile.version import __version__
+    return f"transpile {__version__}, numba {nb}, numpy {numpy.__version__}"
 
 
 class Plan:
