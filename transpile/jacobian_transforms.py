@@ -13,7 +13,7 @@ from transpile.ir import Const, Var
 from transpile.normalize import Builder, Namer
 from transpile.primitives import by_name
 from transpile.pytree import LEAF
-from transpile.transforms.forward import forward_core
+from transpile.transforms.modes import forward_core
 from transpile.transforms.reverse import make_core
 
 
@@ -103,3 +103,16 @@ class Hessian(Transform):
         core.free = vm_core.free
         core.deps = getattr(vm_core, "deps", [])
         return core
+
+
+def hessian(fun, argnums=0):
+    """Second derivatives: jacfwd of the generated gradient (forward over reverse).
+
+    Eagerly it loops over basis vectors; under jit (one 1-D array argument) it is one generated
+    function: vmap over the basis of the gradient's forward mode."""
+    if isinstance(argnums, int):
+        return Hessian(fun, argnums)
+    return jacfwd(Grad(fun, argnums), argnums)
+
+
+hessian.__transpile_static__ = True
