@@ -51,6 +51,9 @@ class BatchSweep:
             self.bat[p], self.rk[p] = bool(bt), r
         self.B = Const(size) if size is not None else None
         self.cur = None
+        # reverse-mode tapes (vmap of grad): tape name -> [batched, example rank of its values]
+        self.tapes = {}
+        self.batched_tapes = set()      # tapes known (from an earlier attempt) to hold batched values
 
     # -- the context that rules use -------------------------------------------------------------
 
@@ -170,14 +173,43 @@ class BatchSweep:
             self.if_(st, live)
         elif isinstance(st, (ir.ForRange, ir.While)):
             self.loop(st, live)
+        elif isinstance(st, ir.Push):
+            self.push(st)
         elif isinstance(st, (ir.Comment, ir.Break, ir.Continue)):
             self.bld.body.append(st)
         else:
             raise TranspileError(f"vmap does not support the statement {type(st).__name__}")
 
+    def push(self, st):
+        """tape.push(v): a tape holds batched values when any value pushed on it is batched
+        (every example runs the same pushes: control flow that differs per example never
+        reaches here, see loop_fallback). Unbatched values pushed on such a tape are broadcast."""
+        name = st.tape.name
+        value = st.value
+        known = self.tapes.get(name)
+        if self.b(value) and name not in self.batched_tapes:
+            self.batched_tapes.add(name)
+            if known is not None:        # an earlier push on this tape was emitted unbatched
+                raise RestartSweep(name)
+        batched = name in self.batched_tapes
+        self.bld.loc = st.loc
+        if batched and not self.b(value):
+            value = self.broadcast(value)
+        rank = self.r(value)
+        if known is not None and known[1] != rank:
+            rank = None
+        self.tapes[name] = [batched, rank if known is None or known[1] == rank else None]
+        self.bld.body.append(ir.Push(st.tape, value, st.loc))
+
     def eqn(self, e):
         rule = e.prim.batch
         self.bld.loc = e.loc
+        if e.prim.name == "tape_pop" and e.args["tape"].name in self.batched_tapes:
+            self.bld.body.append(e)
+            self.bat[e.out] = True
+            self.rk[e.out] = (self.tapes.get(e.args["tape"].name) or [True, None])[1]
+            self.bools.discard(e.out)
+            return
         rank = None
         if isinstance(rule, Rule):
             try:
@@ -253,8 +285,9 @@ class BatchSweep:
                                       "then select with np.where"))
         picks = {}
         for tag, body in (("then", st.body), ("else", st.orelse)):
-            mapping = {v: Var(self.namer.fresh(f"{v}_{tag}")) for v in writes(body)}
-            renamed = [rename_stmt(s, mapping) for s in body]
+            mapping = {}
+            renamed = rename_branch(body, mapping, lambda v, t=tag: Var(self.namer.fresh(f"{v}_{t}")),
+                                    self.bat)
             self.run(renamed, {m.name for m in mapping.values()})
             picks[tag] = {v: mapping.get(v, Var(v)) for v in names}
         for v in names:
@@ -306,10 +339,23 @@ class BatchSweep:
 
     # -- the loop fallback ----------------------------------------------------------------------
 
+    def loop_fallback_whole(self, body, outs, why):
+        """The whole function body, once per example (its tapes become per-example tapes)."""
+        where = ""
+        if why.loc:
+            where = f" at {why.loc[0]}:{why.loc[1]}"
+        keep = writes(body) | {n for n in reads(body) if self.bat.get(n)}
+        self.loop_fallback(body, set(outs) & keep,
+                           f"{why.reason}{where}, with a reverse-mode tape")
+
     def loop_fallback(self, stmts, outs, reason, out_ranks=None):
         """for i in range(batch_size): the statements on example i; results stacked."""
         out_ranks = out_ranks or {}
         loc = getattr(stmts[0], "loc", None)
+        outer_tapes = tapes_used(stmts) - writes(stmts)
+        if outer_tapes:
+            # per-example pushes/pops on a shared tape would interleave the examples
+            raise WholeFunctionLoop(reason, loc)
         rd, wr = reads(stmts), writes(stmts)
         batched_reads = sorted(n for n in rd if self.bat.get(n))
         i = self.namer.fresh("i")
@@ -347,10 +393,41 @@ def _atom_names(values):
     return {a.name for a in ir.iter_atoms(values) if isinstance(a, Var)}
 
 
+class RestartSweep(Exception):
+    """A tape turned out to hold batched values after an unbatched push was emitted."""
+
+
+class WholeFunctionLoop(Exception):
+    """Control flow that differs per example uses a reverse-mode tape: only a loop over the
+    batch around the whole function keeps each example's pushes and pops together."""
+
+    def __init__(self, reason, loc):
+        super().__init__(reason)
+        self.reason, self.loc = reason, loc
+
+
+def tapes_used(stmts):
+    out = set()
+    for st in stmts:
+        if isinstance(st, ir.Push):
+            out.add(st.tape.name)
+        elif isinstance(st, Eqn) and st.prim.name == "tape_pop":
+            out.add(st.args["tape"].name)
+        elif isinstance(st, ir.If):
+            out |= tapes_used(st.body) | tapes_used(st.orelse)
+        elif isinstance(st, ir.ForRange):
+            out |= tapes_used(st.body)
+        elif isinstance(st, ir.While):
+            out |= tapes_used(st.cond_body) | tapes_used(st.body)
+    return out
+
+
 def reads(stmts):
     out = set()
     for st in stmts:
-        if isinstance(st, Eqn):
+        if isinstance(st, ir.Push):
+            out |= _atom_names([st.tape, st.value])
+        elif isinstance(st, Eqn):
             out |= _atom_names(st.args.values())
         elif isinstance(st, ir.If):
             out |= _atom_names([st.cond]) | reads(st.body) | reads(st.orelse)
@@ -394,7 +471,36 @@ def rename_stmt(st, mapping):
     if isinstance(st, ir.While):
         return ir.While([rename_stmt(s, mapping) for s in st.cond_body], sub(st.cond),
                         [rename_stmt(s, mapping) for s in st.body], st.loc)
+    if isinstance(st, ir.Push):
+        return ir.Push(sub(st.tape), sub(st.value), st.loc)
     return st
+
+
+def rename_branch(body, mapping, fresh, defined):
+    """Copy a branch body with every name it writes given a new name (fresh(v)), in program
+    order: a read before the branch's first write of a name still sees the outer value. Names
+    written inside nested control flow are bound to their new name (a copy of the outer value,
+    where there is one) before that statement, so every path leaves them defined."""
+    def sub(a):
+        return mapping.get(a.name, a) if isinstance(a, Var) else a
+    out = []
+    for st in body:
+        if isinstance(st, Eqn):
+            args = {k: map_atoms(v, sub) for k, v in st.args.items()}
+            if st.out not in mapping:
+                mapping[st.out] = fresh(st.out)
+            out.append(Eqn(mapping[st.out].name, st.prim, args, st.loc))
+        elif isinstance(st, (ir.If, ir.ForRange, ir.While)):
+            for v in sorted(writes([st])):
+                if v not in mapping:
+                    mapping[v] = fresh(v)
+                    if v in defined:
+                        out.append(Eqn(mapping[v].name, by_name("identity"), {"x": Var(v)},
+                                       getattr(st, "loc", None)))
+            out.append(rename_stmt(st, mapping))
+        else:
+            out.append(st)
+    return out
 
 
 def _safe(body):
