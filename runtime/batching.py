@@ -47,6 +47,54 @@ def batch_set(parts, i, value):
     return parts
 
 
+def batch_slots(n):
+    """No rows yet: the batched result of a loop over the batch is allocated at its first row."""
+    return None
+
+
+def batch_store(parts, i, value, n):
+    """The batched result `parts` with row i set to one example's value (allocated, with
+    zeros, at the first row; written in place afterwards). A value of None is an example whose
+    path left the name unassigned: its row stays zero."""
+    if value is None:
+        return parts
+    value = np.asarray(value)
+    shape = (int(n),) + value.shape
+    if parts is None or np.ndim(parts) == 0:
+        parts = np.zeros(shape, dtype=value.dtype)
+    elif np.shape(parts) != shape and value.ndim == 0:
+        value = np.broadcast_to(value, np.shape(parts)[1:])   # a zero adjoint kept as a scalar
+    elif np.shape(parts) != shape and np.ndim(parts) == 1:
+        parts = np.array(np.broadcast_to(parts.reshape(parts.shape + (1,) * value.ndim), shape))
+    elif np.shape(parts) != shape:
+        raise ValueError(f"vmap: the examples give results of different shapes "
+                         f"({np.shape(parts)[1:]} and {value.shape}); a batched result needs "
+                         "one shape")
+    elif not np.can_cast(value.dtype, parts.dtype, casting="safe"):
+        parts = parts.astype(np.result_type(parts, value))
+    parts[int(i)] = value
+    return parts
+
+
+def batch_row(g, i, like):
+    """Row i of a batched cotangent, shaped like one example's value."""
+    if g is None or np.ndim(g) == 0:
+        return np.zeros(np.shape(like), dtype=np.result_type(like, 0.0))
+    row = g[int(i)]
+    if np.ndim(like) == 0 and np.ndim(row) > 0:      # the example's value was a scalar
+        return np.sum(row)
+    return row
+
+
+def batch_without_row(g, i):
+    """A batched cotangent with row i zeroed (that row was overwritten)."""
+    if g is None or np.ndim(g) == 0:
+        return g
+    out = np.array(g, copy=True)
+    out[int(i)] = 0
+    return out
+
+
 def _example_shape(x, batched):
     return np.shape(x)[1:] if batched else np.shape(x)
 

@@ -24,7 +24,19 @@ batch_sum_grad = defprim(
     "batch_sum_grad", RB.batch_sum_grad, "rt.batch_sum_grad",
     "ct, x, axis, keepdims, ct_batched, x_batched", batch=_H, linear=("ct",),
     vjp={"ct": "rt.batch_sum_grad_vjp(g, ct, axis, keepdims, ct_batched)"})
-for _name, _sig in [("batch_axes", "x"), ("batch_parts", "n"), ("batch_set", "parts, i, value"),
+# The loop fallback writes each example's result into row i of the batched result; these rows
+# carry derivatives so that a vmap that fell back to a loop can be differentiated (grad of vmap).
+batch_store = defprim("batch_store", RB.batch_store, "rt.batch_store", "parts, i, value, n",
+                      batch=_H, diff=("parts", "value"),
+                      vjp={"parts": "rt.batch_without_row(g, i)",
+                           "value": "rt.batch_row(g, i, value)"},
+                      jvp={"parts": "rt.batch_without_row(parts_dot, i)",
+                           "value": "rt.batch_store(None, i, value_dot, n)"})
+batch_without_row = defprim("batch_without_row", RB.batch_without_row, "rt.batch_without_row",
+                            "g, i", batch=_H, linear=("g",),
+                            vjp={"g": "rt.batch_without_row(g, i)"})
+for _name, _sig in [("batch_slots", "n"), ("batch_row", "g, i, like"), ("batch_axes", "x"),
+                    ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
                     ("batch_check_scalar_output", "out, fname"),
@@ -34,6 +46,8 @@ for _name, _sig in [("batch_axes", "x"), ("batch_parts", "n"), ("batch_set", "pa
 # The loop fallback collects per-example results in a Python list: no derivative flows through
 # that list, so differentiating it must fail loudly rather than give zeros.
 by_name("batch_set").opaque = True
+# a third derivative through the loop fallback's rows: refused rather than zero
+by_name("batch_row").opaque = True
 by_name("batch_set").opaque_hint = (
     "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
     "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")

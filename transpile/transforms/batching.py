@@ -362,24 +362,31 @@ class BatchSweep:
         self.bld.body.append(ir.Comment(f"{reason}: loop over the batch"))
         parts = {}
         for o in sorted(outs):
-            parts[o] = Var(self.namer.fresh(f"{o}_parts"))
-            self.bld.body.append(Eqn(parts[o].name, by_name("batch_parts"), {"n": self.B}, loc))
+            parts[o] = Var(self.namer.fresh(f"{o}_rows"))
+            self.bld.body.append(Eqn(parts[o].name, by_name("batch_slots"), {"n": self.B}, loc))
         mapping, body = {}, []
         for n in batched_reads:
             mapping[n] = Var(self.namer.fresh(f"{n}_i"))
             body.append(Eqn(mapping[n].name, by_name("getitem"),
                             {"x": Var(n), "index": IndexArg((Var(i),))}, loc))
         for n in sorted(wr - set(batched_reads)):
+            # a name the statements may leave unwritten on some path keeps its value
             mapping[n] = Var(self.namer.fresh(f"{n}_i"))
-            if n in rd and n in self.bat:
+            if n in self.bat and self.bat[n]:
+                body.append(Eqn(mapping[n].name, by_name("getitem"),
+                                {"x": Var(n), "index": IndexArg((Var(i),))}, loc))
+            elif n in self.bat:
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Var(n)}, loc))
+            elif n in outs:
+                body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Const(None)}, loc))
         body += [rename_stmt(s, mapping) for s in stmts]
         for o in sorted(outs):
-            body.append(Eqn(parts[o].name, by_name("batch_set"),
-                            {"parts": parts[o], "i": Var(i), "value": mapping[o]}, loc))
+            body.append(Eqn(parts[o].name, by_name("batch_store"),
+                            {"parts": parts[o], "i": Var(i), "value": mapping[o], "n": self.B},
+                            loc))
         self.bld.body.append(ir.ForRange(i, Const(0), self.B, Const(1), body, loc))
         for o in sorted(outs):
-            self.bld.body.append(Eqn(o, by_name("stack"), {"arrays": parts[o]}, loc))
+            self.bld.body.append(Eqn(o, by_name("identity"), {"x": parts[o]}, loc))
             self.bat[o] = True
             self.rk[o] = out_ranks.get(o, self.rk.get(o))
         for n in wr - set(outs):
