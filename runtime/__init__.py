@@ -12,6 +12,8 @@ from transpile_runtime.collectives import (all_gather, all_gather_vjp, axis_inde
                                  extremum_share, pmax, pmean, pmin, psum)
 from transpile_runtime.batching import (batch_align, batch_axes, batch_broadcast, batch_broadcast_like,
                               batch_check_scalar_output, batch_extremum_mask, batch_parts,
+                              basis_like, jac_columns, jac_columns_to, jac_columns_vjp,
+                              jac_rows,
                               batch_reduced_count, batch_row, batch_set, batch_slots,
                               batch_store, batch_without_row, batch_squeeze, batch_sum_grad,
                               batch_sum_grad_vjp, batch_unbroadcast)

@@ -76,21 +76,21 @@ def batch_store(parts, i, value, n):
     return parts
 
 
-def batch_row(g, i, like):
+def batch_row(x, i, like):
     """Row i of a batched cotangent, shaped like one example's value."""
-    if g is None or np.ndim(g) == 0:
+    if x is None or np.ndim(x) == 0:
         return np.zeros(np.shape(like), dtype=np.result_type(like, 0.0))
-    row = g[int(i)]
+    row = x[int(i)]
     if np.ndim(like) == 0 and np.ndim(row) > 0:      # the example's value was a scalar
         return np.sum(row)
     return row
 
 
-def batch_without_row(g, i):
+def batch_without_row(x, i):
     """A batched cotangent with row i zeroed (that row was overwritten)."""
-    if g is None or np.ndim(g) == 0:
-        return g
-    out = np.array(g, copy=True)
+    if x is None or np.ndim(x) == 0:
+        return x
+    out = np.array(x, copy=True)
     out[int(i)] = 0
     return out
 
@@ -174,3 +174,39 @@ def batch_sum_grad_vjp(g, ct, axis, keepdims, ct_batched):
     axes = tuple(a + 1 for a in _norm_axes(axis, np.ndim(g) - 1))
     out = np.sum(g, axis=axes, keepdims=keepdims)
     return out if ct_batched else np.sum(out, axis=0)
+
+
+# ---- Jacobians as one generated function (transpile/jacobian_transforms.py) ----------------
+
+
+def basis_like(x):
+    """The standard basis for x's elements, each shaped like x: eye(n) as (n,) + x.shape."""
+    x = np.asarray(x)
+    dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+    return np.eye(x.size, dtype=dtype).reshape((x.size,) + x.shape)
+
+
+def jac_columns(cols, x):
+    """Forward mode: cols[i] = J e_i (shape (n,) + out shape) -> J with shape out + x.shape."""
+    cols = np.asarray(cols)
+    moved = np.moveaxis(cols, 0, -1)
+    return moved.reshape(moved.shape[:-1] + np.shape(x))
+
+
+def jac_columns_vjp(ct, cols):
+    """Cotangent of jac_columns: back to the (n,) + out layout of cols."""
+    cols_shape = np.shape(cols)
+    ct = np.reshape(ct, cols_shape[1:] + (cols_shape[0],))
+    return np.moveaxis(ct, -1, 0)
+
+
+def jac_rows(rows, out):
+    """Reverse mode: rows[i] = e_i^T J (shape (m,) + x shape) -> J with shape out.shape + x."""
+    rows = np.asarray(rows)
+    return rows.reshape(np.shape(out) + rows.shape[1:])
+
+
+def jac_columns_to(h, like):
+    """cols-layout (n,) + out  ->  like's shape (out + x.shape); the cotangent of
+    jac_columns_vjp."""
+    return np.reshape(np.moveaxis(np.asarray(h), 0, -1), np.shape(like))

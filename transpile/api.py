@@ -521,7 +521,7 @@ def jacfwd(fun, argnums=0):
             results.append(jac_a)
         return results[0] if single else tuple(results)
     functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacfwd", fun)
+    jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
     return jac
 
 
@@ -531,7 +531,13 @@ def _zeros_tree(v):
                               if not isinstance(l, (bool, int)) else l for l in leaves])
 
 
-def _not_transformable(kind, fun):
+def _not_transformable(kind, fun, argnums=0):
+    if isinstance(argnums, int):
+        def core(in_trees):          # one generated function: composes with jit/grad/vmap
+            from transpile.jacobian_transforms import jacobian_core
+            return jacobian_core(fun, argnums, "fwd" if kind == "jacfwd" else "rev", in_trees)
+        return core
+
     def refuse(in_trees):
         raise TranspileError(
             f"{kind}({_fname(fun)}) cannot be transformed again (jit, grad, vmap): it calls the "
@@ -556,7 +562,7 @@ def jacrev(fun, argnums=0):
             results.append(stacked.reshape(out.shape + x.shape))
         return results[0] if single else tuple(results)
     functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacrev", fun)
+    jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
     return jac
 
 

@@ -103,3 +103,94 @@ class Hessian(Transform):
         core.free = vm_core.free
         core.deps = getattr(vm_core, "deps", [])
         return core
+
+
+class CotangentMap(Transform):
+    """f(primals..., cotangent) -> the cotangent of argument `argnum` (one vjp)."""
+
+    suffix = "__cotangent"
+
+    def __init__(self, fun, argnum=0):
+        super().__init__(fun)
+        self.argnum = argnum
+        params = list(self.signature.parameters.values())
+        extra = inspect.Parameter("cotangent", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.signature = inspect.Signature(params + [extra])
+        self._params = params + [extra]
+
+    def __transpile_core__(self, in_trees):
+        from transpile.transforms.reverse import reverse_core
+        primal_trees = tuple(in_trees[:-1])
+        inner = core_of(self.fun, primal_trees)
+        wrt = list(_leaf_ranges(primal_trees)[self.argnum])
+        body, ctparams, grads, _ = reverse_core(inner, wrt, seed="cotangent")
+        n_user = len(inner.params) - len(inner.free)
+        params = inner.params[:n_user] + ctparams + inner.params[n_user:]
+        core = make_core(inner, self.suffix, body, params, grads, LEAF)
+        core.deps = getattr(inner, "deps", [])
+        return core
+
+
+def jacobian_core(fun, argnum, mode, in_trees):
+    """jacfwd/jacrev(fun, argnum) as one core function, so that it composes with jit, grad,
+    vmap and with itself: a vmap of the jvp (columns J e_i) or of the vjp (rows e_i^T J) over
+    the basis vectors of the argument (jacfwd) or of the output (jacrev)."""
+    from transpile.ir import bound_names
+    from transpile.transforms.rename import rename_body
+    from transpile.vmap import Ranked, Vmap
+    if isinstance(in_trees, Ranked):
+        in_trees = in_trees[0]
+    kind = "jacfwd" if mode == "fwd" else "jacrev"
+    what = f"{kind}({_fname(fun)})"
+    if in_trees[argnum] != LEAF:
+        raise TranspileError(f"{what} inside another transform needs its argument {argnum} to be "
+                             "one array (it is a pytree here)", construct=what,
+                             hint=f"call {kind} outside the other transform, or pass an array")
+    n_args = len(in_trees)
+    lin = TangentMap(fun, argnum) if mode == "fwd" else CotangentMap(fun, argnum)
+    vm_core = Vmap(lin, in_axes=tuple([None] * n_args + [0])).__transpile_core__(
+        tuple(in_trees) + (LEAF,))
+    if len(vm_core.outs) != 1:
+        raise TranspileError(f"{what} inside another transform needs a function with one array "
+                             "output", construct=what)
+    n_user = len(vm_core.params) - len(vm_core.free)
+    user = vm_core.params[:n_user - 1]
+    free_params = [p for p, _, _ in vm_core.free]
+    names = set(vm_core.params) | set(bound_names(vm_core.body)) | {"np", "rt"}
+    plain = None
+    if mode == "rev":
+        plain = core_of(fun, tuple(in_trees))
+        names |= set(plain.params) | set(bound_names(plain.body))
+    namer = Namer(names)
+    b = Builder(namer)
+    x = Var(user[_leaf_ranges(in_trees)[argnum][0]])
+    if mode == "fwd":
+        basis = b.emit(by_name("basis_like"), {"x": x}, base="basis")
+    else:
+        if len(plain.outs) != 1 or plain.out_tree != LEAF:
+            raise TranspileError(f"{what} inside another transform needs a function with one "
+                                 "array output", construct=what)
+        pmap = {p: Var(q) for p, q in zip(plain.params[:len(user)], user)}
+        by_where = {w: p for p, w, _ in vm_core.free}
+        for p, w, _ in plain.free:
+            if w not in by_where:
+                raise TranspileError(f"{what}: internal mismatch of free variables", construct=what)
+            pmap[p] = Var(by_where[w])
+        b.body += rename_body(plain.body, pmap, namer)
+        out = plain.outs[0]
+        out = pmap.get(out.name, out) if isinstance(out, Var) else out
+        basis = b.emit(by_name("basis_like"), {"x": out}, base="basis")
+    mapping = {p: Var(p) for p in vm_core.params}
+    mapping[vm_core.params[n_user - 1]] = basis
+    b.body += rename_body(vm_core.body, mapping, namer)
+    res = vm_core.outs[0]
+    rows = mapping.get(res.name, res) if isinstance(res, Var) else res
+    if mode == "fwd":
+        jac = b.emit(by_name("jac_columns"), {"cols": rows, "x": x}, base="jacobian")
+    else:
+        jac = b.emit(by_name("jac_rows"), {"rows": rows, "out": out}, base="jacobian")
+    core = make_core(vm_core, "", b.body, user + free_params, [jac], LEAF)
+    core.name = vm_core.name.split("__")[0] + "__" + kind
+    core.free = vm_core.free
+    core.deps = getattr(vm_core, "deps", [])
+    return core

@@ -33,9 +33,21 @@ batch_store = defprim("batch_store", RB.batch_store, "rt.batch_store", "parts, i
                       jvp={"parts": "rt.batch_without_row(parts_dot, i)",
                            "value": "rt.batch_store(None, i, value_dot, n)"})
 batch_without_row = defprim("batch_without_row", RB.batch_without_row, "rt.batch_without_row",
-                            "g, i", batch=_H, linear=("g",),
-                            vjp={"g": "rt.batch_without_row(g, i)"})
-for _name, _sig in [("batch_slots", "n"), ("batch_row", "g, i, like"), ("batch_axes", "x"),
+                            "x, i", batch=_H, linear=("x",),
+                            vjp={"x": "rt.batch_without_row(g, i)"})
+# Jacobians as one generated function: the basis of an argument, columns/rows into J's shape
+jac_columns = defprim("jac_columns", RB.jac_columns, "rt.jac_columns", "cols, x", batch=_H,
+                      linear=("cols",), shape_args=("x",),
+                      vjp={"cols": "rt.jac_columns_vjp(g, cols)"})
+jac_columns_vjp = defprim("jac_columns_vjp", RB.jac_columns_vjp, "rt.jac_columns_vjp", "ct, cols",
+                          batch=_H, linear=("ct",), shape_args=("cols",),
+                          vjp={"ct": "rt.jac_columns_to(g, ct)"})
+jac_columns_to = defprim("jac_columns_to", RB.jac_columns_to, "rt.jac_columns_to", "h, like",
+                         batch=_H, linear=("h",), shape_args=("like",),
+                         vjp={"h": "rt.jac_columns_vjp(g, h)"})
+jac_rows = defprim("jac_rows", RB.jac_rows, "rt.jac_rows", "rows, out", batch=_H,
+                   linear=("rows",), shape_args=("out",), vjp={"rows": "np.reshape(g, np.shape(rows))"})
+for _name, _sig in [("basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"), ("batch_axes", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
