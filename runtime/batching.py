@@ -58,6 +58,9 @@ def batch_store(parts, i, value, n):
     path left the name unassigned: its row stays zero."""
     if value is None:
         return parts
+    if isinstance(value, (tuple, list, str, dict)):
+        raise TypeError(f"vmap: a loop over the batch produced a {type(value).__name__} per "
+                        "example; only array results can be stacked into a batch")
     value = np.asarray(value)
     shape = (int(n),) + value.shape
     if parts is None or np.ndim(parts) == 0:
@@ -210,3 +213,33 @@ def jac_columns_to(h, like):
     """cols-layout (n,) + out  ->  like's shape (out + x.shape); the cotangent of
     jac_columns_vjp."""
     return np.reshape(np.moveaxis(np.asarray(h), 0, -1), np.shape(like))
+
+
+def batch_basis_like(x):
+    """basis_like of each example of a batched x: the same basis for all (unbatched)."""
+    shape = np.shape(x)[1:]
+    dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else np.float64
+    n = int(np.prod(shape, dtype=np.int64))
+    return np.eye(n, dtype=dtype).reshape((n,) + shape)
+
+
+def batch_jac_columns(cols, x, x_batched):
+    """jac_columns of each example of batched cols ((B, n) + out)."""
+    cols = np.asarray(cols)
+    xshape = np.shape(x)[1:] if x_batched else np.shape(x)
+    moved = np.moveaxis(cols, 1, -1)
+    return moved.reshape(moved.shape[:-1] + xshape)
+
+
+def batch_jac_rows(rows, out, out_batched):
+    """jac_rows of each example of batched rows ((B, m) + x shape)."""
+    rows = np.asarray(rows)
+    oshape = np.shape(out)[1:] if out_batched else np.shape(out)
+    return rows.reshape(rows.shape[:1] + oshape + rows.shape[2:])
+
+
+def batch_jac_columns_vjp(g, cols):
+    """Cotangent of batch_jac_columns: back to the (B, n) + out layout of cols."""
+    shape = np.shape(cols)
+    g = np.reshape(g, shape[:1] + shape[2:] + shape[1:2])
+    return np.moveaxis(g, -1, 1)

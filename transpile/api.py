@@ -522,6 +522,7 @@ def jacfwd(fun, argnums=0):
         return results[0] if single else tuple(results)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
+    jac.accepts_ranks = isinstance(argnums, int)     # jit/vmap pass the argument ranks
     return jac
 
 
@@ -563,6 +564,7 @@ def jacrev(fun, argnums=0):
         return results[0] if single else tuple(results)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
+    jac.accepts_ranks = isinstance(argnums, int)     # jit/vmap pass the argument ranks
     return jac
 
 

@@ -138,8 +138,9 @@ def jacobian_core(fun, argnum, mode, in_trees):
     from transpile.ir import bound_names
     from transpile.transforms.rename import rename_body
     from transpile.vmap import Ranked, Vmap
+    ranks = None
     if isinstance(in_trees, Ranked):
-        in_trees = in_trees[0]
+        in_trees, ranks, _ = in_trees
     kind = "jacfwd" if mode == "fwd" else "jacrev"
     what = f"{kind}({_fname(fun)})"
     if in_trees[argnum] != LEAF:
@@ -148,8 +149,17 @@ def jacobian_core(fun, argnum, mode, in_trees):
                              hint=f"call {kind} outside the other transform, or pass an array")
     n_args = len(in_trees)
     lin = TangentMap(fun, argnum) if mode == "fwd" else CotangentMap(fun, argnum)
-    vm_core = Vmap(lin, in_axes=tuple([None] * n_args + [0])).__transpile_core__(
-        tuple(in_trees) + (LEAF,))
+    vm = Vmap(lin, in_axes=tuple([None] * n_args + [0]))
+    vm_trees = tuple(in_trees) + (LEAF,)
+    basis_rank = None
+    if ranks is not None:
+        basis_rank = ranks[_leaf_ranges(in_trees)[argnum][0]] if mode == "fwd" else \
+            output_rank(core_of(fun, tuple(in_trees)), ranks)
+    if basis_rank is not None:
+        vm_core = vm.__transpile_core__(Ranked((vm_trees, tuple(ranks) + (basis_rank + 1,),
+                                                tuple(True for _ in vm_trees))))
+    else:
+        vm_core = vm.__transpile_core__(vm_trees)
     if len(vm_core.outs) != 1:
         raise TranspileError(f"{what} inside another transform needs a function with one array "
                              "output", construct=what)
@@ -194,3 +204,24 @@ def jacobian_core(fun, argnum, mode, in_trees):
     core.free = vm_core.free
     core.deps = getattr(vm_core, "deps", [])
     return core
+
+
+def output_rank(core, ranks):
+    """The rank of a core function's single output, from its argument ranks (None: unknown)."""
+    from transpile.parse import read_binding
+    from transpile.transforms.batching import BatchSweep
+    import numpy as np
+    if len(core.outs) != 1:
+        return None
+    free_ranks = []
+    for _, where, _ in core.free:
+        try:
+            free_ranks.append(int(np.ndim(read_binding(where))))
+        except Exception:
+            free_ranks.append(None)
+    sweep = BatchSweep(core, [False] * len(core.params), list(ranks) + free_ranks)
+    try:
+        sweep.run(core.body)
+    except Exception:
+        return None
+    return sweep.r(core.outs[0])

@@ -179,6 +179,11 @@ class Vmap(Transform):
         if isinstance(fun, Vmap) and ranks is not None:
             inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
             inner = fun.batched_core(in_trees, inner_ranks, passed)
+        elif getattr(fun, "accepts_ranks", False) and ranks is not None and (
+                passed is None or all(passed)):
+            inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
+            inner = fun.__transpile_core__(Ranked((in_trees, inner_ranks,
+                                                   tuple(True for _ in in_trees))))
         elif len(in_trees) < len(self._params) and not isinstance(fun, Transform):
             # called inside another transform with some parameters left to their defaults
             missing = self._params[len(in_trees):]

@@ -2,6 +2,7 @@
 reverse rules so that batched code can be differentiated again (grad of vmap)."""
 from transpile_runtime import batching as RB
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import jacobian_batching as JB
 from transpile.primitives.registry import by_name, defprim
 
 _H = BR.batch_helper
@@ -36,7 +37,8 @@ batch_without_row = defprim("batch_without_row", RB.batch_without_row, "rt.batch
                             "x, i", batch=_H, linear=("x",),
                             vjp={"x": "rt.batch_without_row(g, i)"})
 # Jacobians as one generated function: the basis of an argument, columns/rows into J's shape
-jac_columns = defprim("jac_columns", RB.jac_columns, "rt.jac_columns", "cols, x", batch=_H,
+jac_columns = defprim("jac_columns", RB.jac_columns, "rt.jac_columns", "cols, x",
+                      batch=JB.jac_columns,
                       linear=("cols",), shape_args=("x",),
                       vjp={"cols": "rt.jac_columns_vjp(g, cols)"})
 jac_columns_vjp = defprim("jac_columns_vjp", RB.jac_columns_vjp, "rt.jac_columns_vjp", "ct, cols",
@@ -45,9 +47,17 @@ jac_columns_vjp = defprim("jac_columns_vjp", RB.jac_columns_vjp, "rt.jac_columns
 jac_columns_to = defprim("jac_columns_to", RB.jac_columns_to, "rt.jac_columns_to", "h, like",
                          batch=_H, linear=("h",), shape_args=("like",),
                          vjp={"h": "rt.jac_columns_vjp(g, h)"})
-jac_rows = defprim("jac_rows", RB.jac_rows, "rt.jac_rows", "rows, out", batch=_H,
+jac_rows = defprim("jac_rows", RB.jac_rows, "rt.jac_rows", "rows, out", batch=JB.jac_rows,
                    linear=("rows",), shape_args=("out",), vjp={"rows": "np.reshape(g, np.shape(rows))"})
-for _name, _sig in [("basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"), ("batch_axes", "x"),
+basis_like = defprim("basis_like", RB.basis_like, "rt.basis_like", "x", batch=JB.basis_like,
+                     nondiff=True)
+batch_jac_columns = defprim("batch_jac_columns", RB.batch_jac_columns, "rt.batch_jac_columns",
+                            "cols, x, x_batched", batch=_H, linear=("cols",), shape_args=("x",),
+                            vjp={"cols": "rt.batch_jac_columns_vjp(g, cols)"})
+batch_jac_rows = defprim("batch_jac_rows", RB.batch_jac_rows, "rt.batch_jac_rows",
+                         "rows, out, out_batched", batch=_H, linear=("rows",),
+                         shape_args=("out",), vjp={"rows": "np.reshape(g, np.shape(rows))"})
+for _name, _sig in [("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"), ("batch_axes", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
