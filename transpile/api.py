@@ -505,21 +505,10 @@ def jacfwd(fun, argnums=0):
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
     def jac(*args):
+        from transpile.jacobian_eager import jacobian_forward
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
-        results = []
-        for a in nums:
-            x = np.asarray(args[a])
-            cols = []
-            for e in _basis(x):
-                tangents = [np.zeros_like(np.asarray(v, dtype=float)) if i != a else e
-                            for i, v in enumerate(args)]
-                tangents = [_zeros_tree(v) if i != a else e for i, v in enumerate(args)]
-                _, tout = jvp_t.call_with(args, tangents)
-                cols.append(np.asarray(tout))
-            out_shape = cols[0].shape
-            jac_a = np.stack(cols, axis=-1).reshape(out_shape + x.shape)
-            results.append(jac_a)
-        return results[0] if single else tuple(results)
+        return jacobian_forward(lambda a, t: jvp_t.call_with(tuple(a), tuple(t))[1], args, nums,
+                                single)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
     jac.accepts_ranks = isinstance(argnums, int)     # jit/vmap pass the argument ranks
@@ -553,15 +542,8 @@ def jacrev(fun, argnums=0):
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
     def jac(*args):
-        out, pullback = vjp(fun, *args)
-        out = np.asarray(out)
-        rows = [pullback(e) for e in _basis(out)]
-        results = []
-        for a in nums:
-            x = np.asarray(args[a])
-            stacked = np.stack([np.asarray(r[a]) for r in rows], axis=0)
-            results.append(stacked.reshape(out.shape + x.shape))
-        return results[0] if single else tuple(results)
+        from transpile.jacobian_eager import jacobian_reverse
+        return jacobian_reverse(vjp, fun, args, nums, single)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
     jac.accepts_ranks = isinstance(argnums, int)     # jit/vmap pass the argument ranks

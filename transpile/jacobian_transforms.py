@@ -63,6 +63,13 @@ class Hessian(Transform):
         a = self.argnum
         a_rank = None if ranks is None else ranks[_leaf_ranges(in_trees)[a][0]] \
             if in_trees[a] == LEAF else None
+        if in_trees[a] == LEAF and a_rank != 1:
+            # any other rank (or unknown): the Jacobian of the gradient as one function
+            rk = None if ranks is None else Ranked((in_trees, tuple(ranks),
+                                                    tuple(True for _ in in_trees)))
+            core = jacobian_core(Grad(self.fun, a), a, "fwd", rk or in_trees)
+            core.name = core.name.replace("__grad__jacfwd", "__hessian")
+            return core
         if in_trees[a] != LEAF or a_rank != 1:
             raise TranspileError(f"hessian({_fname(self.fun)}) as one generated function needs "
                                  "a 1-D array argument with its rank known (under jit)",
