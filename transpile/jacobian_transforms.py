@@ -9,7 +9,7 @@ import inspect
 
 from transpile.api import Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd
 from transpile.errors import TranspileError
-from transpile.ir import Const, Var
+from transpile.ir import Const, IndexArg, Var
 from transpile.normalize import Builder, Namer
 from transpile.primitives import by_name
 from transpile.pytree import LEAF
@@ -182,7 +182,7 @@ def jacobian_core(fun, argnum, mode, in_trees):
     b = Builder(namer)
     x = Var(user[_leaf_ranges(in_trees)[argnum][0]])
     if mode == "fwd":
-        basis = b.emit(by_name("basis_like"), {"x": x}, base="basis")
+        basis = _basis(b, x, basis_rank)
     else:
         if len(plain.outs) != 1 or plain.out_tree != LEAF:
             raise TranspileError(f"{what} inside another transform needs a function with one "
@@ -196,13 +196,21 @@ def jacobian_core(fun, argnum, mode, in_trees):
         b.body += rename_body(plain.body, pmap, namer)
         out = plain.outs[0]
         out = pmap.get(out.name, out) if isinstance(out, Var) else out
-        basis = b.emit(by_name("basis_like"), {"x": out}, base="basis")
+        basis = _basis(b, out, basis_rank)
     mapping = {p: Var(p) for p in vm_core.params}
     mapping[vm_core.params[n_user - 1]] = basis
     b.body += rename_body(vm_core.body, mapping, namer)
     res = vm_core.outs[0]
     rows = mapping.get(res.name, res) if isinstance(res, Var) else res
-    if mode == "fwd":
+    if basis_rank == 0:          # one basis vector: the scalar 1
+        jac = b.emit(by_name("getitem"), {"x": rows, "index": IndexArg((Const(0),))},
+                     base="jacobian")
+    elif basis_rank == 1 and mode == "fwd":          # columns J e_i: move i last
+        jac = b.emit(by_name("moveaxis"), {"x": rows, "source": Const(0),
+                                           "destination": Const(-1)}, base="jacobian")
+    elif basis_rank == 1:                            # rows e_i^T J are J already
+        jac = rows
+    elif mode == "fwd":
         jac = b.emit(by_name("jac_columns"), {"cols": rows, "x": x}, base="jacobian")
     else:
         jac = b.emit(by_name("jac_rows"), {"rows": rows, "out": out}, base="jacobian")
@@ -211,6 +219,18 @@ def jacobian_core(fun, argnum, mode, in_trees):
     core.free = vm_core.free
     core.deps = getattr(vm_core, "deps", [])
     return core
+
+
+def _basis(b, x, rank):
+    """The basis vectors of x's elements, stacked on axis 0 (plain NumPy when x's rank is
+    known to be 0 or 1, so that jit compiles it)."""
+    if rank in (0, 1):
+        n = b.emit(by_name("size"), {"x": x}, base="n")
+        dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
+        if rank == 1:
+            return b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")
+        return b.emit(by_name("ones"), {"shape": Const(1), "dtype": dtype}, base="basis")
+    return b.emit(by_name("basis_like"), {"x": x}, base="basis")
 
 
 def output_rank(core, ranks):
