@@ -9,7 +9,7 @@ import inspect
 
 from transpile.api import Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd
 from transpile.errors import TranspileError
-from transpile.ir import Const, IndexArg, Var
+from transpile.ir import Const, IndexArg, TupleArg, Var
 from transpile.normalize import Builder, Namer
 from transpile.primitives import by_name
 from transpile.pytree import LEAF
@@ -202,6 +202,7 @@ def jacobian_core(fun, argnum, mode, in_trees):
     b.body += rename_body(vm_core.body, mapping, namer)
     res = vm_core.outs[0]
     rows = mapping.get(res.name, res) if isinstance(res, Var) else res
+    row_rank = (getattr(vm_core, "out_ranks", None) or [None])[0]
     if basis_rank == 0:          # one basis vector: the scalar 1
         jac = b.emit(by_name("getitem"), {"x": rows, "index": IndexArg((Const(0),))},
                      base="jacobian")
@@ -210,6 +211,17 @@ def jacobian_core(fun, argnum, mode, in_trees):
                                            "destination": Const(-1)}, base="jacobian")
     elif basis_rank == 1:                            # rows e_i^T J are J already
         jac = rows
+    elif basis_rank is not None and row_rank is not None:
+        # known ranks: plain NumPy (np.moveaxis, np.reshape to the dims of both shapes)
+        if mode == "fwd":          # rows: (n,) + out  ->  out + x.shape
+            moved = b.emit(by_name("moveaxis"), {"x": rows, "source": Const(0),
+                                                 "destination": Const(-1)}, base="columns")
+            dims = _dims(b, rows, row_rank, 1) + _dims(b, x, basis_rank, 0)
+        else:                      # rows: (m,) + x.shape  ->  out.shape + x.shape
+            moved = rows
+            dims = _dims(b, out, basis_rank, 0) + _dims(b, rows, row_rank, 1)
+        jac = b.emit(by_name("reshape"), {"x": moved, "shape": TupleArg(tuple(dims))},
+                     base="jacobian")
     elif mode == "fwd":
         jac = b.emit(by_name("jac_columns"), {"cols": rows, "x": x}, base="jacobian")
     else:
@@ -230,7 +242,21 @@ def _basis(b, x, rank):
         if rank == 1:
             return b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")
         return b.emit(by_name("ones"), {"shape": Const(1), "dtype": dtype}, base="basis")
+    if rank is not None:
+        n = b.emit(by_name("size"), {"x": x}, base="n")
+        dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
+        eye = b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="eye")
+        return b.emit(by_name("reshape"), {"x": eye, "shape": TupleArg(
+            (n,) + tuple(_dims(b, x, rank, 0)))}, base="basis")
     return b.emit(by_name("basis_like"), {"x": x}, base="basis")
+
+
+def _dims(b, x, rank, start):
+    """[x.shape[start], ..., x.shape[start + rank - 1]] as names."""
+    shp = b.emit(by_name("attr_shape"), {"x": x}, base=(x.name if isinstance(x, Var) else "x") +
+                 "_shape")
+    return [b.emit(by_name("getitem"), {"x": shp, "index": IndexArg((Const(start + k),))},
+                   base="dim") for k in range(rank)]
 
 
 def output_rank(core, ranks):
