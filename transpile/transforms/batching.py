@@ -30,7 +30,7 @@ from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.normalize import Builder
 from transpile.primitives import by_name
-from transpile.primitives.batching_rules import NoRule, Rule
+from transpile.primitives.batching_rules import NoRule, Rule, elementwise
 from transpile.templates import instantiate, rule_env
 from transpile.transforms.reverse import core_namer
 
@@ -203,6 +203,8 @@ class BatchSweep:
 
     def eqn(self, e):
         rule = e.prim.batch
+        if e.prim.name == "assign":        # a copy (branch joins, loop-carried values)
+            rule = elementwise
         self.bld.loc = e.loc
         if e.prim.name == "tape_pop" and e.args["tape"].name in self.batched_tapes:
             self.bld.body.append(e)
@@ -277,20 +279,26 @@ class BatchSweep:
     def select(self, st, live):
         """if c: A else: B  with c batched  ->  both branches, then v = np.where(c, vA, vB)."""
         names = sorted(writes([st]) & (live | set()))
-        for v in names:
-            if (v not in writes(st.body) or v not in writes(st.orelse)) and v not in self.bat:
-                return self.loop_fallback([st], writes([st]) & live,
-                                          f"{v} is assigned in only one branch")
+        # A name bound in one branch only (and not before) is read afterwards only where that
+        # branch ran (reverse mode reads a branch's intermediates under the same condition):
+        # both sides run for every example here, so that branch's value serves everywhere.
+        one_sided = {v for v in names if v not in self.bat
+                     and (v not in writes(st.body) or v not in writes(st.orelse))}
         self.bld.body.append(ir.Comment("branch on a batched value: evaluate both sides, "
                                       "then select with np.where"))
         picks = {}
         for tag, body in (("then", st.body), ("else", st.orelse)):
             mapping = {}
-            renamed = rename_branch(body, mapping, lambda v, t=tag: Var(self.namer.fresh(f"{v}_{t}")),
-                                    self.bat)
+            renamed = rename_branch(body, mapping,
+                                    lambda v, t=tag: Var(self.namer.fresh(f"{v}_{t}")), self.bat)
             self.run(renamed, {m.name for m in mapping.values()})
             picks[tag] = {v: mapping.get(v, Var(v)) for v in names}
+        for v in sorted(one_sided):
+            side = "then" if v in writes(st.body) else "else"
+            self.eqn(Eqn(v, by_name("assign"), {"x": picks[side][v]}, st.loc))
         for v in names:
+            if v in one_sided:
+                continue
             e = Eqn(v, by_name("where"), {"condition": st.cond, "x": picks["then"][v],
                                           "y": picks["else"][v]}, st.loc)
             self.eqn(e)
