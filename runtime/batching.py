@@ -48,8 +48,10 @@ def batch_set(parts, i, value):
 
 
 def batch_slots(n):
-    """No rows yet: the batched result of a loop over the batch is allocated at its first row."""
-    return None
+    """No rows yet: the batched result of a loop over the batch is allocated at its first row
+    (rt.batch_store). The placeholder is a 0-d zero of the narrowest float type, so that a
+    tangent or adjoint made from it (np.zeros_like) is a zero that promotes to any dtype."""
+    return np.zeros((), dtype=np.float16)
 
 
 def batch_store(parts, i, value, n):
@@ -243,3 +245,38 @@ def batch_jac_columns_vjp(g, cols):
     shape = np.shape(cols)
     g = np.reshape(g, shape[:1] + shape[2:] + shape[1:2])
     return np.moveaxis(g, -1, 1)
+
+
+def _basic(index):
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis
+               for i in index)
+
+
+def batch_getitem_vjp(ct, x, index, ct_batched, x_batched):
+    """rt.getitem_vjp of each example: zeros shaped like one example of x, with that example's
+    cotangent added at `index` (the same index for every example)."""
+    ct = np.asarray(ct)
+    xshape = np.shape(x)[1:] if x_batched else np.shape(x)
+    n = ct.shape[0] if ct_batched else np.shape(x)[0]
+    if not ct_batched:
+        ct = np.broadcast_to(ct, (n,) + ct.shape)
+    index = index if isinstance(index, tuple) else (index,)
+    out = np.zeros((n,) + tuple(xshape), dtype=np.result_type(ct))
+    if _basic(index):
+        out[(slice(None),) + index] += ct
+    else:
+        for b in range(n):
+            np.add.at(out[b], index, ct[b])
+    return out
+
+
+def batch_getitem_vjp_back(g, index, ct_batched):
+    """The cotangent of ct in batch_getitem_vjp: each example's g[index] (summed over the batch
+    when ct was not batched)."""
+    index = index if isinstance(index, tuple) else (index,)
+    g = np.asarray(g)
+    if _basic(index):
+        rows = g[(slice(None),) + index]
+    else:
+        rows = np.stack([g[b][index] for b in range(g.shape[0])])
+    return rows if ct_batched else np.sum(rows, axis=0)

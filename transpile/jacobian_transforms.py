@@ -32,7 +32,7 @@ class TangentMap(Transform):
 
     def __transpile_core__(self, in_trees):
         primal_trees = tuple(in_trees[:-1])
-        inner = core_of(self.fun, primal_trees)
+        inner = _inner_core(self, primal_trees)
         wrt = list(_leaf_ranges(primal_trees)[self.argnum])
         body, tparams, outs, touts = forward_core(inner, wrt)
         n_user = len(inner.params) - len(inner.free)
@@ -128,7 +128,7 @@ class CotangentMap(Transform):
     def __transpile_core__(self, in_trees):
         from transpile.transforms.reverse import reverse_core
         primal_trees = tuple(in_trees[:-1])
-        inner = core_of(self.fun, primal_trees)
+        inner = _inner_core(self, primal_trees)
         wrt = list(_leaf_ranges(primal_trees)[self.argnum])
         body, ctparams, grads, _ = reverse_core(inner, wrt, seed="cotangent")
         n_user = len(inner.params) - len(inner.free)
@@ -136,6 +136,18 @@ class CotangentMap(Transform):
         core = make_core(inner, self.suffix, body, params, grads, LEAF)
         core.deps = getattr(inner, "deps", [])
         return core
+
+
+def _inner_core(linear_map, primal_trees):
+    """The core of the function a tangent/cotangent map differentiates, with the primal ranks
+    when they are known and the function can use them (a Jacobian inside a Jacobian)."""
+    from transpile.vmap import Ranked
+    ranks = getattr(linear_map, "primal_ranks", None)
+    fun = linear_map.fun
+    if ranks is not None and getattr(fun, "accepts_ranks", False):
+        return fun.__transpile_core__(Ranked((primal_trees, tuple(ranks),
+                                              tuple(True for _ in primal_trees))))
+    return core_of(fun, primal_trees)
 
 
 def jacobian_core(fun, argnum, mode, in_trees):
@@ -156,6 +168,7 @@ def jacobian_core(fun, argnum, mode, in_trees):
                              hint=f"call {kind} outside the other transform, or pass an array")
     n_args = len(in_trees)
     lin = TangentMap(fun, argnum) if mode == "fwd" else CotangentMap(fun, argnum)
+    lin.primal_ranks = ranks
     vm = Vmap(lin, in_axes=tuple([None] * n_args + [0]))
     vm_trees = tuple(in_trees) + (LEAF,)
     basis_rank = None

@@ -57,7 +57,12 @@ batch_jac_columns = defprim("batch_jac_columns", RB.batch_jac_columns, "rt.batch
 batch_jac_rows = defprim("batch_jac_rows", RB.batch_jac_rows, "rt.batch_jac_rows",
                          "rows, out, out_batched", batch=_H, linear=("rows",),
                          shape_args=("out",), vjp={"rows": "np.reshape(g, np.shape(rows))"})
-for _name, _sig in [("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"), ("batch_axes", "x"),
+batch_getitem_vjp = defprim(
+    "batch_getitem_vjp", RB.batch_getitem_vjp, "rt.batch_getitem_vjp",
+    "ct, x, index, ct_batched, x_batched", batch=_H, linear=("ct",), shape_args=("x",),
+    vjp={"ct": "rt.batch_getitem_vjp_back(g, index, ct_batched)"})
+for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
+                    ("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"), ("batch_axes", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
@@ -70,6 +75,7 @@ for _name, _sig in [("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row
 by_name("batch_set").opaque = True
 # a third derivative through the loop fallback's rows: refused rather than zero
 by_name("batch_row").opaque = True
+by_name("batch_getitem_vjp_back").opaque = True
 by_name("batch_set").opaque_hint = (
     "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
     "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")
