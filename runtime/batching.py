@@ -280,3 +280,8 @@ def batch_getitem_vjp_back(g, index, ct_batched):
     else:
         rows = np.stack([g[b][index] for b in range(g.shape[0])])
     return rows if ct_batched else np.sum(rows, axis=0)
+
+
+def batch_any(going):
+    """Is any example of a batched while loop still running?"""
+    return bool(np.any(going))

@@ -240,3 +240,19 @@ def test_random_programs_under_vmap_and_grad(prog, scale):
     if "if " not in src and "while " not in src:      # jax.vmap cannot branch on data
         np.testing.assert_allclose(got, np.asarray(jax.vmap(jax.grad(jf))(xs)), rtol=1e-9,
                                    atol=1e-9)
+
+
+def test_while_on_data_runs_masked_not_per_example():
+    src = tp.show(tp.vmap(NP_MOD.while_on_data), XS)
+    assert "loop over the batch" not in src and "np.where" in src and "rt.batch_any" in src, src
+    # trip counts differ across the batch (0 for the examples already past the bound)
+    big = np.vstack([XS, np.full((1, 3), 5.0)])
+    np.testing.assert_allclose(tp.vmap(NP_MOD.while_on_data)(big),
+                               [NP_MOD.while_on_data(x) for x in big], rtol=1e-12)
+
+
+def test_nested_vmap_of_while_on_data():
+    xss = np.stack([XS, XS * 0.5, XS * -1.3])
+    got = tp.vmap(tp.vmap(NP_MOD.while_on_data))(xss)
+    want = np.array([[NP_MOD.while_on_data(x) for x in xs] for xs in xss])
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -3,6 +3,7 @@ reverse rules so that batched code can be differentiated again (grad of vmap).""
 from transpile_runtime import batching as RB
 from transpile.primitives import batching_rules as BR
 from transpile.primitives import jacobian_batching as JB
+from transpile.primitives.batching_rules import NoRule
 from transpile.primitives.registry import by_name, defprim
 
 _H = BR.batch_helper
@@ -61,6 +62,15 @@ batch_getitem_vjp = defprim(
     "batch_getitem_vjp", RB.batch_getitem_vjp, "rt.batch_getitem_vjp",
     "ct, x, index, ct_batched, x_batched", batch=_H, linear=("ct",), shape_args=("x",),
     vjp={"ct": "rt.batch_getitem_vjp_back(g, index, ct_batched)"})
+
+
+def _any_batch(s, eqn):
+    raise NoRule("rt.batch_any inside a nested vmap")     # loops over the outer batch
+
+
+# is any example of a batched while loop still running (a bool of the whole batch)
+batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
+                    batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
 for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
                     ("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"), ("batch_axes", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),

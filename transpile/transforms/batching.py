@@ -32,6 +32,7 @@ from transpile.normalize import Builder
 from transpile.primitives import by_name
 from transpile.primitives.batching_rules import NoRule, Rule, elementwise
 from transpile.templates import instantiate, rule_env
+from transpile.transforms.batching_while import can_mask, masked_while
 from transpile.transforms.reverse import core_namer
 
 _BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
@@ -54,6 +55,7 @@ class BatchSweep:
         # reverse-mode tapes (vmap of grad): tape name -> [batched, example rank of its values]
         self.tapes = {}
         self.batched_tapes = set()      # tapes known (from an earlier attempt) to hold batched values
+        self.own_any = set()            # rt.batch_any results of this sweep's masked while loops
 
     # -- the context that rules use -------------------------------------------------------------
 
@@ -205,6 +207,10 @@ class BatchSweep:
         rule = e.prim.batch
         if e.prim.name == "assign":        # a copy (branch joins, loop-carried values)
             rule = elementwise
+        if e.prim.name == "batch_any" and e.out in self.own_any:   # this sweep's masked while
+            self.bld.body.append(e)
+            self.bat[e.out], self.rk[e.out] = False, 0
+            return
         self.bld.loc = e.loc
         if e.prim.name == "tape_pop" and e.args["tape"].name in self.batched_tapes:
             self.bld.body.append(e)
@@ -325,6 +331,14 @@ class BatchSweep:
             self.bld.body = saved_body
             if isinstance(st, ir.While) and cond_batched:
                 self.set_state(before)
+                if can_mask(st, _safe, tapes_used):
+                    start, masked = masked_while(self, st)
+                    self.bld.body.append(ir.Comment(
+                        "while condition depends on the mapped axis: run until every example "
+                        "stops, masking the stopped ones"))
+                    for e in start:
+                        self.eqn(e)
+                    return self.loop(masked, live)
                 return self.loop_fallback([st], writes([st]) & live,
                                           "while condition depends on the mapped axis")
             grew = [v for v in sorted(carried) if v in before[0]
