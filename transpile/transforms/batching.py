@@ -180,7 +180,9 @@ class BatchSweep:
         elif isinstance(st, (ir.Comment, ir.Break, ir.Continue)):
             self.bld.body.append(st)
         else:
-            raise TranspileError(f"vmap does not support the statement {type(st).__name__}")
+            loc = getattr(st, "loc", None) or (None, None)
+            raise TranspileError(f"vmap does not support the statement {type(st).__name__}",
+                                 filename=loc[0], lineno=loc[1], construct=type(st).__name__)
 
     def push(self, st):
         """tape.push(v): a tape holds batched values when any value pushed on it is batched
@@ -381,7 +383,9 @@ class BatchSweep:
         rd, wr = reads(stmts), writes(stmts)
         batched_reads = sorted(n for n in rd if self.bat.get(n))
         i = self.namer.fresh("i")
-        self.bld.body.append(ir.Comment(f"{reason}: loop over the batch"))
+        where = f" (line {loc[1]})" if loc and len(loc) > 1 and loc[1] and \
+            "reverse-mode tape" not in reason else ""
+        self.bld.body.append(ir.Comment(f"{reason}{where}: loop over the batch"))
         parts = {}
         for o in sorted(outs):
             parts[o] = Var(self.namer.fresh(f"{o}_rows"))
