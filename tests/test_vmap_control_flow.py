@@ -87,6 +87,14 @@ def if_in_loop(x):
     return np.sum(c * c)
 
 
+def sqrt_where_positive(x):
+    if np.sum(x) > 0:
+        y = np.sqrt(x + 2.0)
+    else:
+        y = x * 2.0
+    return np.sum(y)
+
+
 def loop_in_if(x):
     y = x * 1.0
     if np.sum(x) > 0:
@@ -95,7 +103,7 @@ def loop_in_if(x):
     return np.sum(y)
 '''
 NAMES = ["if_no_else", "if_else", "if_elif", "nested_if", "for_carried", "while_on_data",
-         "if_in_loop", "loop_in_if"]
+         "if_in_loop", "loop_in_if", "sqrt_where_positive"]
 NP_MOD = rp.load(SOURCE)
 AG_MOD = rp.load(SOURCE.replace("import numpy as np", "import autograd.numpy as np"))
 
@@ -256,3 +264,18 @@ def test_nested_vmap_of_while_on_data():
     got = tp.vmap(tp.vmap(NP_MOD.while_on_data))(xss)
     want = np.array([[NP_MOD.while_on_data(x) for x in xs] for xs in xss])
     np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_grad_of_vmap_never_mixes_in_the_untaken_branch():
+    # sqrt(x + 2) is nan for x < -2, where the other branch is taken: a select would
+    # evaluate it anyway and 0 * nan = nan would reach the gradient
+    xs = np.array([[1.0, 2.0, 0.5], [-1.0, -3.0, -0.5]])
+    batched = tp.vmap(NP_MOD.sqrt_where_positive)
+
+    def total(z):
+        return np.sum(batched(z))
+    with np.errstate(all="ignore"):
+        got = tp.grad(total)(xs)
+    want = np.stack([autograd.grad(AG_MOD.sqrt_where_positive)(x) for x in xs])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert np.all(np.isfinite(got))

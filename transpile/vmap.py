@@ -205,7 +205,8 @@ class Vmap(Transform):
         forced, whole = set(), None
         while True:
             try:
-                sweep = self._sweep(inner, axes, mapped, ex_ranks + free_ranks, forced, whole)
+                sweep = self._sweep(inner, axes, mapped, ex_ranks + free_ranks, forced, whole,
+                                    ranks is None)
                 break
             except RestartSweep as why:
                 if str(why) in forced:
@@ -231,11 +232,14 @@ class Vmap(Transform):
         core.out_ranks = [None if not isinstance(o, Var) else sweep.rk.get(o.name) for o in outs]
         return core
 
-    def _sweep(self, inner, axes, mapped, ranks, forced, whole):
+    def _sweep(self, inner, axes, mapped, ranks, forced, whole, ranks_unknown=False):
         """One batching sweep over the inner core; `whole`: loop over the batch around all of it."""
         fun = self.fun
         sweep = BatchSweep(inner, mapped + [False] * len(inner.free), ranks, size=None)
         sweep.batched_tapes = set(forced)
+        # ranks are known when vmap is called directly or under jit; without them it is being
+        # inlined by another transform (grad of vmap), which may differentiate the result
+        sweep.differentiated = ranks_unknown
         # move each mapped axis to the front
         sweep.bld.loc = None
         first = None

@@ -56,6 +56,7 @@ class BatchSweep:
         self.tapes = {}
         self.batched_tapes = set()      # tapes known (from an earlier attempt) to hold batched values
         self.own_any = set()            # rt.batch_any results of this sweep's masked while loops
+        self.differentiated = False     # built for an outer transform that may differentiate it
 
     # -- the context that rules use -------------------------------------------------------------
 
@@ -263,6 +264,11 @@ class BatchSweep:
 
     def if_(self, st, live):
         if self.b(st.cond):
+            if self.differentiated:
+                # the batched code will be differentiated (grad of vmap): a select would run
+                # the untaken side too, and its 0 * inf/nan partials would reach the gradient
+                return self.loop_fallback([st], writes([st]) & live,
+                                          "branch on a batched value inside a derivative")
             if _safe(st.body) and _safe(st.orelse):
                 return self.select(st, live)
             return self.loop_fallback([st], writes([st]) & live,
@@ -333,7 +339,7 @@ class BatchSweep:
             self.bld.body = saved_body
             if isinstance(st, ir.While) and cond_batched:
                 self.set_state(before)
-                if can_mask(st, _safe, tapes_used):
+                if can_mask(st, _safe, tapes_used) and not self.differentiated:
                     start, masked = masked_while(self, st)
                     self.bld.body.append(ir.Comment(
                         "while condition depends on the mapped axis: run until every example "
