@@ -4,8 +4,8 @@
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
 calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad) and grad(vmap) on each,
-comparing with NumPy, central finite differences and a per-example loop. Prints, per transform: ok / wrong number / error /
-jit fallback, and the most common error messages. A wrong number is the outcome that matters most.
+comparing with NumPy, central finite differences and a per-example loop. Prints, per
+transform: ok / wrong number / error / jit fallback, and the most common error messages. A wrong number is the outcome that matters most.
 """
 import collections
 import os

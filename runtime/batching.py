@@ -285,3 +285,11 @@ def batch_getitem_vjp_back(g, index, ct_batched):
 def batch_any(going):
     """Is any example of a batched while loop still running?"""
     return bool(np.any(going))
+
+
+def batch_store_tangent(i, primal, t, n):
+    """The tangent of row i written by rt.batch_store: `t` in row i of zeros, or a zero when
+    the example left the name unassigned (primal None)."""
+    if primal is None:
+        return np.zeros((), dtype=np.float16)
+    return batch_store(None, i, t, n)

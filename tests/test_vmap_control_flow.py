@@ -279,3 +279,22 @@ def test_grad_of_vmap_never_mixes_in_the_untaken_branch():
     want = np.stack([autograd.grad(AG_MOD.sqrt_where_positive)(x) for x in xs])
     np.testing.assert_allclose(got, want, rtol=1e-12)
     assert np.all(np.isfinite(got))
+
+
+@pytest.mark.parametrize("name", ["if_elif", "for_carried", "while_on_data", "if_in_loop"])
+def test_more_compositions_with_control_flow(name):
+    f, f_ag = getattr(NP_MOD, name), getattr(AG_MOD, name)
+    grads = np.stack([autograd.grad(f_ag)(x.copy()) for x in XS])
+    hessians = np.stack([autograd.hessian(f_ag)(x.copy()) for x in XS])
+    values, g = tp.vmap(tp.value_and_grad(f))(XS.copy())
+    np.testing.assert_allclose(values, [f(x.copy()) for x in XS], rtol=1e-12)
+    np.testing.assert_allclose(g, grads, rtol=1e-10, atol=1e-12)
+    _, tangent = tp.jvp(tp.vmap(f), (XS.copy(),), (np.ones_like(XS),))
+    np.testing.assert_allclose(tangent, grads.sum(axis=1), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tp.vmap(tp.vmap(tp.grad(f)))(np.stack([XS, XS * 0.5])),
+                               np.stack([grads, [autograd.grad(f_ag)(x * 0.5) for x in XS]]),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(tp.vmap(tp.hessian(f))(XS.copy()), hessians, rtol=1e-9,
+                               atol=1e-10)
+    np.testing.assert_allclose(tp.vmap(tp.jacrev(tp.grad(f)))(XS.copy()), hessians, rtol=1e-9,
+                               atol=1e-10)

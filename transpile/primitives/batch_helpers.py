@@ -33,7 +33,11 @@ batch_store = defprim("batch_store", RB.batch_store, "rt.batch_store", "parts, i
                       vjp={"parts": "rt.batch_without_row(g, i)",
                            "value": "rt.batch_row(g, i, value)"},
                       jvp={"parts": "rt.batch_without_row(parts_dot, i)",
-                           "value": "rt.batch_store(None, i, value_dot, n)"})
+                           "value": "rt.batch_store_tangent(i, value, value_dot, n)"})
+batch_store_tangent = defprim("batch_store_tangent", RB.batch_store_tangent,
+                              "rt.batch_store_tangent", "i, primal, t, n", batch=_H,
+                              diff=("t",), linear=("t",), shape_args=("primal",),
+                              vjp={"t": "rt.batch_row(g, i, t)"})
 batch_without_row = defprim("batch_without_row", RB.batch_without_row, "rt.batch_without_row",
                             "x, i", batch=_H, linear=("x",),
                             vjp={"x": "rt.batch_without_row(g, i)"})
@@ -49,7 +53,8 @@ jac_columns_to = defprim("jac_columns_to", RB.jac_columns_to, "rt.jac_columns_to
                          batch=_H, linear=("h",), shape_args=("like",),
                          vjp={"h": "rt.jac_columns_vjp(g, h)"})
 jac_rows = defprim("jac_rows", RB.jac_rows, "rt.jac_rows", "rows, out", batch=JB.jac_rows,
-                   linear=("rows",), shape_args=("out",), vjp={"rows": "np.reshape(g, np.shape(rows))"})
+                   linear=("rows",), shape_args=("out",),
+                   vjp={"rows": "np.reshape(g, np.shape(rows))"})
 basis_like = defprim("basis_like", RB.basis_like, "rt.basis_like", "x", batch=JB.basis_like,
                      nondiff=True)
 batch_jac_columns = defprim("batch_jac_columns", RB.batch_jac_columns, "rt.batch_jac_columns",
@@ -72,7 +77,8 @@ def _any_batch(s, eqn):
 batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
                     batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
 for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
-                    ("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"), ("batch_axes", "x"),
+                    ("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"),
+                    ("batch_axes", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),

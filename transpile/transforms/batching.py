@@ -54,7 +54,7 @@ class BatchSweep:
         self.cur = None
         # reverse-mode tapes (vmap of grad): tape name -> [batched, example rank of its values]
         self.tapes = {}
-        self.batched_tapes = set()      # tapes known (from an earlier attempt) to hold batched values
+        self.batched_tapes = set()      # tapes found (by an earlier attempt) to hold batched values
         self.own_any = set()            # rt.batch_any results of this sweep's masked while loops
         self.differentiated = False     # built for an outer transform that may differentiate it
 
@@ -387,6 +387,7 @@ class BatchSweep:
             # per-example pushes/pops on a shared tape would interleave the examples
             raise WholeFunctionLoop(reason, loc)
         rd, wr = reads(stmts), writes(stmts)
+        branch_writes = writes([st for st in stmts if not isinstance(st, Eqn)])
         batched_reads = sorted(n for n in rd if self.bat.get(n))
         i = self.namer.fresh("i")
         where = f" (line {loc[1]})" if loc and len(loc) > 1 and loc[1] and \
@@ -409,7 +410,9 @@ class BatchSweep:
                                 {"x": Var(n), "index": IndexArg((Var(i),))}, loc))
             elif n in self.bat:
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Var(n)}, loc))
-            elif n in outs:
+            elif n in outs or n in branch_writes:
+                # bound on some paths only: defined (None) on the others, so that code which
+                # saves every name of the loop body (reverse mode's tape) can read it
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Const(None)}, loc))
         body += [rename_stmt(s, mapping) for s in stmts]
         for o in sorted(outs):
