@@ -282,6 +282,11 @@ def batch_getitem_vjp_back(g, index, ct_batched):
     return rows if ct_batched else np.sum(rows, axis=0)
 
 
+def batch_not(x):
+    """Python's `not` applied to each example of a batched value."""
+    return np.logical_not(x)
+
+
 def batch_any(going):
     """Is any example of a batched while loop still running?"""
     return bool(np.any(going))

@@ -95,6 +95,15 @@ def sqrt_where_positive(x):
     return np.sum(y)
 
 
+def break_in_loop(x):
+    c = x * 1.0
+    for i in range(5):
+        if np.sum(c) > 3.0:
+            break
+        c = c * 1.3 + 0.2
+    return np.sum(c * c)
+
+
 def loop_in_if(x):
     y = x * 1.0
     if np.sum(x) > 0:
@@ -103,7 +112,7 @@ def loop_in_if(x):
     return np.sum(y)
 '''
 NAMES = ["if_no_else", "if_else", "if_elif", "nested_if", "for_carried", "while_on_data",
-         "if_in_loop", "loop_in_if", "sqrt_where_positive"]
+         "if_in_loop", "loop_in_if", "sqrt_where_positive", "break_in_loop"]
 NP_MOD = rp.load(SOURCE)
 AG_MOD = rp.load(SOURCE.replace("import numpy as np", "import autograd.numpy as np"))
 

@@ -78,7 +78,7 @@ batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
                     batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
 for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
                     ("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"),
-                    ("batch_axes", "x"),
+                    ("batch_axes", "x"), ("batch_not", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),

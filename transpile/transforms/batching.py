@@ -210,6 +210,10 @@ class BatchSweep:
         rule = e.prim.batch
         if e.prim.name == "assign":        # a copy (branch joins, loop-carried values)
             rule = elementwise
+        if e.prim.name == "logical_not" and self.b(e.args["x"]):
+            # Python's `not` (a loop's break flag, say) per example: np.logical_not
+            e = Eqn(e.out, by_name("batch_not"), dict(e.args), e.loc)
+            rule = elementwise
         if e.prim.name == "batch_any" and e.out in self.own_any:   # this sweep's masked while
             self.bld.body.append(e)
             self.bat[e.out], self.rk[e.out] = False, 0
