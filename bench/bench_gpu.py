@@ -59,7 +59,7 @@ def jax_gpu():
 def main():
     small = "--small" in sys.argv
     try:
-        from transpile_runtime.backends.cupy_backend import GPUUnavailable, require_device
+        from transpile.lowering.cupy_backend import GPUUnavailable, require_device
         cupy = require_device()
     except Exception as e:
         print(f"no GPU: {e}")

@@ -204,7 +204,7 @@ def test_unlowered_construct_falls_back_with_one_warning(sim_results):
 
 def test_cupy_backend_without_device_says_so():
     pytest.importorskip("cupy")
-    from transpile_runtime.backends.cupy_backend import GPUUnavailable, device_available
+    from transpile.lowering.cupy_backend import GPUUnavailable, device_available
     if device_available():
         pytest.skip("a GPU is visible here; tests/test_gpu_device.py covers it")
     core, flat = flat_example_args(poly, np.ones(4, np.float32))
@@ -214,7 +214,7 @@ def test_cupy_backend_without_device_says_so():
 
 
 def test_cupy_missing_says_what_to_install(monkeypatch):
-    from transpile_runtime.backends.cupy_backend import GPUUnavailable, import_cupy
+    from transpile.lowering.cupy_backend import GPUUnavailable, import_cupy
     monkeypatch.setitem(sys.modules, "cupy", None)
     with pytest.raises(GPUUnavailable, match=r'pip install "transpile\[cuda\]"'):
         import_cupy()

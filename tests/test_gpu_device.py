@@ -15,7 +15,7 @@ from transpile.lowering.gpu import flat_example_args, gpu_program  # noqa: E402
 
 def _device():
     try:
-        from transpile_runtime.backends.cupy_backend import device_available
+        from transpile.lowering.cupy_backend import device_available
         return device_available()
     except Exception:
         return False

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from transpile import grad, jit, show
-from transpile_runtime.backends.cupy_backend import device_available
+from transpile.lowering.cupy_backend import device_available
 
 
 def selu(x, alpha=1.67, lmbda=1.05):

@@ -10,7 +10,8 @@ import pytest
 import transpile
 from transpile import grad, jit
 from transpile.errors import TranspileWarning as FromErrors
-from transpile_runtime import backends, diagnostics
+from transpile.lowering import backends
+from transpile_runtime import diagnostics
 
 PKG_DIRS = (os.path.dirname(transpile.__file__), os.path.dirname(diagnostics.__file__))
 

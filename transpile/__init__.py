@@ -10,14 +10,15 @@
     print(dloss.source)
 """
 from transpile import primitives as _primitives  # noqa: F401  (registers the table)
-from transpile.api import (generated_path, grad, hessian, jacfwd, jacobian, jacrev, jvp, show,
+from transpile.api import (generated_path, grad, jacfwd, jacobian, jacrev, jvp, show,
                            value_and_grad, vjp)
+from transpile.jacobian_transforms import hessian
 from transpile.errors import NoRuleError, TranspileError, TranspileWarning, UnsupportedSyntax
 from transpile.pytree import (tree_flatten, tree_leaves, tree_map, tree_structure,
                               tree_unflatten)
 from transpile_runtime.broadcasting import stop_gradient
 
-__version__ = "0.1.0"
+from transpile.version import __version__  # noqa: E402,F401
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "generated_path", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",

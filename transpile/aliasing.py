@@ -73,7 +73,7 @@ def _by_name(name):
 
 def leaves(value):
     """Var leaves of an env value (Struct items included)."""
-    from transpile.normalize import Struct
+    from transpile.normalize_values import Struct
     if isinstance(value, Var):
         return [value]
     if isinstance(value, Struct):
@@ -85,7 +85,7 @@ def leaves(value):
 
 
 def replace_leaves(value, fn):
-    from transpile.normalize import Struct
+    from transpile.normalize_values import Struct
     if isinstance(value, Var):
         return fn(value)
     if isinstance(value, Struct):

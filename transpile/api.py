@@ -1,4 +1,5 @@
-"""Public transforms: grad, value_and_grad, jvp, vjp, jacfwd, jacrev, jacobian, hessian, show.
+"""Public transforms: grad, value_and_grad, jvp, vjp, jacfwd, jacrev, jacobian, show
+(hessian, built on them, is in jacobian_transforms.py).
 
 A transformed function specializes on the pytree structure of its arguments (and on the values
 of Python bool/int/str arguments, which act as static values, as in JAX's static_argnums).
@@ -12,7 +13,7 @@ import threading
 
 import numpy as np
 
-from transpile import codegen
+from transpile import codegen, transform_registry
 from transpile.transforms.inplace import for_printing
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
@@ -21,8 +22,8 @@ from transpile.primitives.registry import REQUIRED
 from transpile.normalize import build_core
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
-from transpile.transforms.forward import forward_core
-from transpile.transforms.reverse import make_core, reverse_core
+from transpile.transforms.modes import forward_core, reverse_core
+from transpile.transforms.reverse import make_core
 
 _STATIC_TYPES = (bool, int, str, type(None))
 
@@ -521,11 +522,19 @@ def _zeros_tree(v):
                               if not isinstance(l, (bool, int)) else l for l in leaves])
 
 
+_JACOBIAN_CORE = []   # jacobian_transforms.jacobian_core, registered from above (no cycle)
+
+
+def register_jacobian_core(fn):
+    _JACOBIAN_CORE[:] = [fn]
+    return fn
+
+
 def _not_transformable(kind, fun, argnums=0):
     if isinstance(argnums, int):
         def core(in_trees):          # one generated function: composes with jit/grad/vmap
-            from transpile.jacobian_transforms import jacobian_core
-            return jacobian_core(fun, argnums, "fwd" if kind == "jacfwd" else "rev", in_trees)
+            return _JACOBIAN_CORE[0](fun, argnums, "fwd" if kind == "jacfwd" else "rev",
+                                     in_trees)
         return core
 
     def refuse(in_trees):
@@ -553,19 +562,11 @@ def jacrev(fun, argnums=0):
 jacobian = jacrev
 
 
-def hessian(fun, argnums=0):
-    """Second derivatives: jacfwd of the generated gradient (forward over reverse).
-
-    Eagerly it loops over basis vectors; under jit (one 1-D array argument) it is one generated
-    function: vmap over the basis of the gradient's forward mode."""
-    if isinstance(argnums, int):
-        from transpile.jacobian_transforms import Hessian
-        return Hessian(fun, argnums)
-    return jacfwd(Grad(fun, argnums), argnums)
-
-
-for _f in (grad, value_and_grad, jacfwd, jacrev, hessian):
+for _f in (grad, value_and_grad, jacfwd, jacrev):   # hessian: in jacobian_transforms.py
     _f.__transpile_static__ = True
+transform_registry.register_transform_function(grad)
+transform_registry.register_transform_function(value_and_grad)
+transform_registry.register_transform_class(Transform)
 
 # ---- inspection -----------------------------------------------------------------------------
 

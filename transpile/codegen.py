@@ -196,6 +196,9 @@ class Printer:
             self.lines.append(f"{indent}break")
         elif isinstance(st, ir.Continue):
             self.lines.append(f"{indent}continue")
+        elif isinstance(st, ir.Push):
+            self.comment_for(st.loc, indent)
+            self.lines.append(f"{indent}{fmt(st.tape)}.push({fmt(st.value)})")
         elif hasattr(st, "print_lines"):
             self.lines += [indent + line for line in st.print_lines(self, indent)]
         else:

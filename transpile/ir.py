@@ -222,11 +222,6 @@ class Push:
     value: Any
     loc: Any = None
 
-    def print_lines(self, printer, indent):
-        from transpile.codegen import fmt
-        printer.comment_for(self.loc, indent)
-        return [f"{fmt(self.tape)}.push({fmt(self.value)})"]
-
 
 def bound_names(body):
     """Every name a body binds (Eqn outputs and loop variables), in order, nested included."""

@@ -1,19 +1,23 @@
-"""hessian as one generated function: vmap over basis vectors of the gradient's forward mode.
+"""Jacobians as one generated function, so that they compose with jit, grad, vmap and with
+each other (jacfwd(jacrev(f)), vmap(jacrev(f)), grad of a Jacobian, hessian).
 
-hessian(f)(x) = [d/dt grad(f)(x + t e_i)]_i, i.e. the jvp of grad(f) pushed through every basis
-vector e_i at once: `vmap(tangent_map(grad(f)), in_axes=(None, 0))(x, eye)`. With the ranks that
-jit knows, vmap picks batched rules, so `jit(hessian(f))` compiles to one function with no Python
-loop. Called eagerly (no ranks known), hessian keeps the per-basis-vector loop in api.jacfwd.
+jacfwd(f)(x): vmap of the jvp over the basis vectors e_i of x (columns J e_i, moved last);
+jacrev(f)(x): vmap of the vjp over the basis vectors of f's output (rows e_i^T J);
+hessian(f) = jacfwd(grad(f)). With the ranks that jit/vmap know, the basis and the final
+reshape are plain np.eye/np.moveaxis/np.reshape and vmap picks batched rules, so
+`jit(hessian(f))` compiles to one function with no Python loop. Called directly, jacfwd/jacrev
+loop over basis vectors in Python (transpile/jacobian_eager.py), for pytrees too.
 """
 import inspect
 
-from transpile.api import Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd
+from transpile.api import (Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd,
+                           register_jacobian_core)
 from transpile.errors import TranspileError
 from transpile.ir import Const, IndexArg, TupleArg, Var
 from transpile.normalize import Builder, Namer
 from transpile.primitives import by_name
 from transpile.pytree import LEAF
-from transpile.transforms.forward import forward_core
+from transpile.transforms.modes import forward_core, reverse_core
 from transpile.transforms.reverse import make_core
 
 
@@ -126,7 +130,6 @@ class CotangentMap(Transform):
         self._params = params + [extra]
 
     def __transpile_core__(self, in_trees):
-        from transpile.transforms.reverse import reverse_core
         primal_trees = tuple(in_trees[:-1])
         inner = _inner_core(self, primal_trees)
         wrt = list(_leaf_ranges(primal_trees)[self.argnum])
@@ -150,6 +153,7 @@ def _inner_core(linear_map, primal_trees):
     return core_of(fun, primal_trees)
 
 
+@register_jacobian_core
 def jacobian_core(fun, argnum, mode, in_trees):
     """jacfwd/jacrev(fun, argnum) as one core function, so that it composes with jit, grad,
     vmap and with itself: a vmap of the jvp (columns J e_i) or of the vjp (rows e_i^T J) over
@@ -291,3 +295,16 @@ def output_rank(core, ranks):
     except Exception:
         return None
     return sweep.r(core.outs[0])
+
+
+def hessian(fun, argnums=0):
+    """Second derivatives: jacfwd of the generated gradient (forward over reverse).
+
+    Eagerly it loops over basis vectors; under jit (one 1-D array argument) it is one generated
+    function: vmap over the basis of the gradient's forward mode."""
+    if isinstance(argnums, int):
+        return Hessian(fun, argnums)
+    return jacfwd(Grad(fun, argnums), argnums)
+
+
+hessian.__transpile_static__ = True

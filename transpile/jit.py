@@ -43,8 +43,8 @@ def _versions():
         nb = numba.__version__
     except ImportError:
         nb = "none"
-    import transpile
-    return f"transpile {getattr(transpile, '__version__', '?')}, numba {nb}, numpy {numpy.__version__}"
+    from transpile.version import __version__
+    return f"transpile {__version__}, numba {nb}, numpy {numpy.__version__}"
 
 
 class Plan:
@@ -78,7 +78,7 @@ class Plan:
 
 def _numba_compile(plan):
     from transpile_runtime import diskcache
-    from transpile_runtime.backends import numba_cpu
+    from transpile.lowering import numba_cpu
     try:
         import numba
         threads = numba.config.NUMBA_NUM_THREADS
@@ -130,7 +130,7 @@ def _gpu_compile(backend):
 
 
 def _register_builtin():
-    from transpile_runtime import backends
+    from transpile.lowering import backends
     backends.register("cpu", _numba_compile)
     backends.register("numba", _numba_compile)
     backends.register("numpy", lambda plan: plan.eager_callable())
@@ -291,7 +291,7 @@ class Jit(Transform):
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend="cpu"):
         super().__init__(fun)
-        from transpile_runtime import backends
+        from transpile.lowering import backends
         names = [p.name for p in self._params]
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
@@ -398,8 +398,8 @@ class Jit(Transform):
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
                     origin)
-        from transpile_runtime import backends
-        from transpile_runtime.backends.numba_cpu import Unlowerable
+        from transpile.lowering import backends
+        from transpile.lowering.numba_cpu import Unlowerable
         fn = None
         try:
             compile_fn = backends.get(self.backend)
@@ -511,7 +511,7 @@ def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):
 
     Usable bare (@jit), with arguments (@jit(static_argnames="normal")) or as jit(f, ...).
     backend: "cpu" (Numba, default), "numpy" (no compilation), or one registered in
-    runtime.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
+    transpile.lowering.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
     """
     if fun is None:
         return lambda f: Jit(f, static_argnums, static_argnames, backend)

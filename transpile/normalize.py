@@ -17,42 +17,16 @@ import contextvars
 import gast
 import numpy as np
 
-from transpile import ir
+from transpile import ir, transform_registry
 from transpile.errors import NoRuleError, TranspileError, UnsupportedSyntax
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.parse import Resolver, parse_function
 from transpile.primitives import METHODS, by_name, lookup
+from transpile.normalize_values import Frame, Static, Struct  # noqa: F401  (normalize.Struct, ...)
 from transpile.pytree import TreeDef
 
 # ---------------------------------------------------------------------------------------------
 # values the normalizer tracks
-
-
-class Struct:
-    """A tuple/list/dict whose structure is known while generating code."""
-
-    def __init__(self, kind, items, keys=()):
-        self.kind, self.items, self.keys = kind, list(items), tuple(keys)
-
-    def get(self, key):
-        if self.kind == "dict":
-            if key not in self.keys:
-                raise KeyError(key)
-            return self.items[self.keys.index(key)]
-        return self.items[key]
-
-    def __len__(self):
-        return len(self.items)
-
-
-class Static:
-    """A Python object known while generating code: a module, function, class, static arg."""
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __repr__(self):
-        return f"Static({self.obj!r})"
 
 
 def flatten_value(value):
@@ -230,22 +204,8 @@ def _foldable(v):
 
 
 # ---------------------------------------------------------------------------------------------
-# frames: one per function being read (the user's function, an inlined callee, a template)
-
-
-class Frame:
-    def __init__(self, parsed=None, resolver=None, owned=False, env=None):
-        self.parsed = parsed
-        self.resolver = resolver
-        self.owned = owned          # the outermost function keeps the user's own names
-        self.env = dict(env or {})  # user name -> value
-        self.core_names = {}        # user name -> core variable name (for rebinding)
-        self.returned = None
-
-    def loc(self, node):
-        if self.parsed is None:
-            return None
-        return self.parsed.loc(node)
+# frames: one per function being read (the user's function, an inlined callee, a template);
+# the Frame class is in normalize_values.py
 
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
@@ -963,10 +923,9 @@ class _BoundMethod:
 
 
 def _is_transform_factory(obj):
-    """transpile.grad / value_and_grad and the Transform classes (applied to static values)."""
-    from transpile import api
-    return obj in (api.grad, api.value_and_grad) or (
-        isinstance(obj, type) and issubclass(obj, api.Transform))
+    """transpile.grad / value_and_grad and the Transform classes (applied to static values);
+    api.py registers them in transform_registry (the normalizer does not import the API)."""
+    return transform_registry.is_transform_factory(obj)
 
 
 def read_where(where):

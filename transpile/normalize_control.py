@@ -19,12 +19,17 @@ Loop-carried variables keep one name through the loop (copied into it before the
 value came from elsewhere); the transforms' SSA pass (transforms/rename.py) gives each binding
 its own name where a transform needs it.
 """
+import types
+
 import gast
+import numpy as np
 
 from transpile import ir
 from transpile.errors import TranspileError
 from transpile.aliasing import Stale, read_ahead, stale_error, writes_in
 from transpile.ir import Const, Eqn, IndexArg, Var
+from transpile.normalize_values import Frame, Static, Struct
+from transpile.primitives import by_name
 
 
 class LocalFunction:
@@ -35,9 +40,13 @@ class LocalFunction:
         self.name = getattr(node, "name", "lambda")
 
 
+_VALUES = types.SimpleNamespace(Frame=Frame, Static=Static, Struct=Struct, by_name=by_name, np=np)
+
+
 def _N():
-    from transpile import normalize
-    return normalize
+    """The names this mixin shares with normalize.py, from the modules below it (no import of
+    transpile.normalize back)."""
+    return _VALUES
 
 
 def _store_names(stmts):

@@ -1,48 +1,6 @@
-"""Execution backends for generated code: name -> compile function (Numba CPU here; CuPy
-RawKernels and numba.cuda kernels in cupy_backend.py / cuda_backend.py).
+"""Run-time helpers that compiled backend code imports: numba_math (exp32/exp64 for Numba) and
+numba_special (scalar Numba kernels for scipy.special/stats rows).
 
-A backend's compile function is called as `compile(plan) -> callable or None`, where `plan`
-is a transpile.jit.Plan (the specialized, fused core and everything needed to print and load
-it). It returns a callable taking the flat arguments and returning the flat outputs, or raises
-`BackendUnavailable` / `runtime.backends.numba_cpu.Unlowerable` (jit then falls back to NumPy).
-Other backends (CuPy, Numba CUDA) register themselves here with `register(name, fn)`.
+The backends themselves (code generators, program objects, the name -> compile registry) live
+in transpile/lowering/; this package imports nothing from transpile/.
 """
-
-BACKENDS = {}
-
-
-class BackendUnavailable(Exception):
-    """The backend cannot be used here (library missing, no device)."""
-
-
-def register(name, compile_fn):
-    BACKENDS[name] = compile_fn
-
-
-def get(name):
-    if name not in BACKENDS:
-        _load_builtin(name)
-    try:
-        return BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"jit: unknown backend {name!r}; known backends: "
-                         f"{', '.join(sorted(set(BACKENDS) | set(_BUILTIN)))}") from None
-
-
-_BUILTIN = {"cpu": "transpile_runtime.backends.numba_cpu", "numba": "transpile_runtime.backends.numba_cpu",
-            "numpy": "transpile_runtime.backends.numpy_eager",
-            "cupy": "transpile_runtime.backends.cupy_backend", "cuda": "transpile_runtime.backends.cuda_backend"}
-
-
-def _load_builtin(name):
-    mod = _BUILTIN.get(name)
-    if mod is None:
-        return
-    import importlib
-    try:
-        m = importlib.import_module(mod)
-    except ImportError as e:
-        raise BackendUnavailable(f"jit backend {name!r} is not available: {e}") from None
-    fn = getattr(m, "compile_plan", None)
-    if fn is not None:
-        BACKENDS.setdefault(name, fn)

@@ -28,9 +28,9 @@ def kernel_source(core, example_args, backend="cupy"):
 def gpu_program(core, example_args, backend="cupy"):
     _check(backend)
     if backend == "cupy":
-        from transpile_runtime.backends.cupy_backend import CupyProgram
+        from transpile.lowering.cupy_backend import CupyProgram
         return CupyProgram(core, list(example_args))
-    from transpile_runtime.backends.cuda_backend import NumbaCudaProgram
+    from transpile.lowering.cuda_backend import NumbaCudaProgram
     return NumbaCudaProgram(core, list(example_args))
 
 

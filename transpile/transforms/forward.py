@@ -113,18 +113,3 @@ class ForwardSweep(Sweep):
                 t = self.b.emit(by_name("zeros_like"), {"x": o}, base="out_dot")
             out.append(t)
         return out
-
-
-def forward_core(core, wrt):
-    """Returns (body, tangent params, primal output atoms, tangent output atoms)."""
-    from transpile import ir as _ir
-    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
-                                              for e in _ir.walk_eqns(core.body)):
-        from transpile.transforms.forward_control import ControlForwardSweep
-        fs = ControlForwardSweep(core, wrt)
-        fs.run()
-        return fs.b.body, fs.tangent_params, fs.outs, fs.output_tangents()
-    fs = ForwardSweep(core, wrt)
-    fs.run()
-    touts = fs.output_tangents()
-    return fs.b.body, fs.tangent_params, fs.outs, touts

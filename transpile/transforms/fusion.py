@@ -3,7 +3,7 @@ one loop, so memory is read once — the XLA trick, written as a pass over speci
 Python (transforms/specialize.py gives every value a shape and dtype).
 
 The pass only *describes* the groups; each backend lowers a `FusedGroup` its own way (Numba
-loops with prange in runtime/backends/numba_cpu.py; CUDA C can do the same from the same
+loops with prange in transpile/lowering/numba_cpu.py; CUDA C can do the same from the same
 description):
 
     FusedGroup.shape       the iteration space: every member's output has this shape

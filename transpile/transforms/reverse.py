@@ -9,7 +9,7 @@ from transpile.ir import Const, CoreFn, Eqn, TupleArg, Var
 from transpile.normalize import Namer
 from transpile.primitives import by_name
 from transpile.templates import instantiate, rule_env
-from transpile.transforms.sweep import Sweep
+from transpile.transforms.sweep import Sweep, active_vars, check_opaque  # noqa: F401
 
 
 def core_namer(core):
@@ -17,30 +17,6 @@ def core_namer(core):
     from transpile.ir import bound_names
     names |= set(bound_names(core.body))
     return Namer(names)
-
-
-def active_vars(body, seeds):
-    """Names whose values depend (differentiably) on the seed names."""
-    active = set(seeds)
-    for eqn in body:
-        if not isinstance(eqn, Eqn):
-            continue
-        if eqn.prim.nondiff:
-            check_opaque(eqn, active)
-            continue
-        if any(name in active for name in eqn.vars_read()):
-            active.add(eqn.out)
-    return active
-
-
-def check_opaque(eqn, active):
-    """A primitive with no rule whose derivative is not zero must not swallow a derivative."""
-    if getattr(eqn.prim, "opaque", False) and any(n in active for n in eqn.vars_read()):
-        where = f"{eqn.loc[0]}:{eqn.loc[1]}: " if eqn.loc and eqn.loc[1] else ""
-        raise TranspileError(
-            f"{where}cannot differentiate through {eqn.prim.path}: it has no derivative rule "
-            "and its derivative is not zero", construct=f"{eqn.prim.path}(...)",
-            hint=getattr(eqn.prim, "opaque_hint", None))
 
 
 def _tag(loc, tag):
@@ -188,29 +164,6 @@ class ReverseSweep(Sweep):
                 g = self.b.emit(by_name("zeros_like"), {"x": Var(p)}, base="d" + p)
             grads.append(g)
         return grads
-
-
-def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0):
-    """Returns (body, extra cotangent params, gradient atoms, primal output atoms)."""
-    from transpile import ir as _ir
-    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
-                                              for e in _ir.walk_eqns(core.body)):
-        from transpile.transforms.reverse_control import ControlReverseSweep
-        rs = ControlReverseSweep(core, wrt)
-        return rs.run(seed, fname, loss_leaf)
-    if any(isinstance(st, _ir.Comment) for st in core.body):   # straight-line code with notes
-        import copy
-        core = copy.copy(core)
-        core.body = [st for st in core.body if not isinstance(st, _ir.Comment)]
-    rs = ReverseSweep(core, wrt)
-    extra = []
-    if seed == "scalar":
-        rs.seed_scalar(rs.outs[loss_leaf], fname)
-    else:
-        extra = rs.seed_cotangents(rs.outs)
-    rs.sweep()
-    grads = rs.gradients()
-    return rs.b.body, extra, grads, rs.outs
 
 
 def make_core(core, suffix, body, params, outs, out_tree):

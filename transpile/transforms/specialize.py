@@ -9,7 +9,7 @@ helpers that only exist because shapes were unknown are gone.
     matmul_vjp_left/..   np.matmul / np.outer / * with transposes, by the operands' ndims
     norm, var, std       sums, products and sqrt (so fusion sees elementwise + reduction)
 
-The result is what `jit` lowers (runtime/backends) and what fusion groups (transforms/fusion.py).
+The result is what `jit` lowers (transpile/lowering/) and what fusion groups (transforms/fusion.py).
 """
 from dataclasses import dataclass
 

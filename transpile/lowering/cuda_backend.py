@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from transpile_runtime.backends.gpu_executor import run_plan
+from transpile.lowering.gpu_executor import run_plan
 
 INSTALL_HINT = 'pip install "transpile[cuda]"  (numba-cuda, and cupy-cuda13x for array ops)'
 
@@ -62,7 +62,7 @@ class NumbaCudaProgram:
         cuda = import_numba_cuda()
         xp = np
         if not simulating():
-            from transpile_runtime.backends.cupy_backend import import_cupy
+            from transpile.lowering.cupy_backend import import_cupy
             xp = import_cupy()
         self.plan.max_blocks = 4 if simulating() else 4096
 

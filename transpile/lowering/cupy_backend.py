@@ -10,7 +10,7 @@ Kernels compile through cupy.RawKernel, which caches the compiled module by sour
 
 import numpy as np
 
-from transpile_runtime.backends.gpu_executor import run_plan
+from transpile.lowering.gpu_executor import run_plan
 
 INSTALL_HINT = 'pip install "transpile[cuda]"  (CuPy for CUDA 13: cupy-cuda13x)'
 

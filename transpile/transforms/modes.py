@@ -1,0 +1,43 @@
+"""Entry points of reverse and forward mode: each picks the straight-line sweep
+(reverse.py / forward.py) or, when the body has loops, branches or a tape, the control-flow
+sweep that extends it (reverse_control.py / forward_control.py). Living above all four, it lets
+the control-flow files subclass the sweeps without the sweeps importing them back."""
+from transpile import ir as _ir
+from transpile.transforms.forward import ForwardSweep
+from transpile.transforms.forward_control import ControlForwardSweep
+from transpile.transforms.reverse import ReverseSweep
+from transpile.transforms.reverse_control import ControlReverseSweep
+
+
+def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0):
+    """Returns (body, extra cotangent params, gradient atoms, primal output atoms)."""
+    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+                                              for e in _ir.walk_eqns(core.body)):
+        rs = ControlReverseSweep(core, wrt)
+        return rs.run(seed, fname, loss_leaf)
+    if any(isinstance(st, _ir.Comment) for st in core.body):   # straight-line code with notes
+        import copy
+        core = copy.copy(core)
+        core.body = [st for st in core.body if not isinstance(st, _ir.Comment)]
+    rs = ReverseSweep(core, wrt)
+    extra = []
+    if seed == "scalar":
+        rs.seed_scalar(rs.outs[loss_leaf], fname)
+    else:
+        extra = rs.seed_cotangents(rs.outs)
+    rs.sweep()
+    grads = rs.gradients()
+    return rs.b.body, extra, grads, rs.outs
+
+
+def forward_core(core, wrt):
+    """Returns (body, tangent params, primal output atoms, tangent output atoms)."""
+    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+                                              for e in _ir.walk_eqns(core.body)):
+        fs = ControlForwardSweep(core, wrt)
+        fs.run()
+        return fs.b.body, fs.tangent_params, fs.outs, fs.output_tangents()
+    fs = ForwardSweep(core, wrt)
+    fs.run()
+    touts = fs.output_tangents()
+    return fs.b.body, fs.tangent_params, fs.outs, touts
