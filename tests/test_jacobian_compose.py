@@ -186,3 +186,26 @@ def test_jacobian_of_a_pytree_inside_a_transform_refuses_with_the_construct():
         return np.sum(tp.jacrev(_dict_loss_np)(p)["a"])
     with pytest.raises(tp.TranspileError, match=r"jacrev\(_dict_loss_np\)"):
         tp.grad(inner)({"a": x3, "b": x3 + 1.0})
+
+
+def _sum_of_both_jacobians(W, b):
+    J = tp.jacrev(layer_np, argnums=(0, 1))(W, b)
+    return np.sum(J[0]) + np.sum(J[1] * J[1])
+
+
+def _sum_of_both_jacobians_jnp(W, b):
+    J = jax.jacrev(layer_jnp, argnums=(0, 1))(W, b)
+    return jnp.sum(J[0]) + jnp.sum(J[1] * J[1])
+
+
+def test_jacobians_of_several_arguments_compose():
+    for ours, theirs in ((tp.jacrev, jax.jacrev), (tp.jacfwd, jax.jacfwd)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", TranspileWarning)
+            got = tp.jit(ours(layer_np, argnums=(0, 1)))(W, x3)
+        msgs = [str(w.message) for w in caught if issubclass(w.category, TranspileWarning)]
+        # the basis of the 2-D W makes a batched 3-D np.matmul, which Numba does not lower
+        assert all("np.matmul(" in m or any(k in m for k in NOT_LOWERED_YET) for m in msgs), msgs
+        same(got, theirs(layer_jnp, argnums=(0, 1))(W, x3))
+    got = tp.grad(_sum_of_both_jacobians, argnums=(0, 1))(W, x3)
+    same(got, jax.grad(_sum_of_both_jacobians_jnp, argnums=(0, 1))(W, x3))

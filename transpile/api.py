@@ -512,7 +512,7 @@ def jacfwd(fun, argnums=0):
                                 single)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
-    jac.accepts_ranks = isinstance(argnums, int)     # jit/vmap pass the argument ranks
+    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
     return jac
 
 
@@ -522,20 +522,24 @@ def _zeros_tree(v):
                               if not isinstance(l, (bool, int)) else l for l in leaves])
 
 
-_JACOBIAN_CORE = []   # jacobian_transforms.jacobian_core, registered from above (no cycle)
+_JACOBIAN_CORE = {}   # jacobian_transforms' core builders, registered from above (no cycle)
 
 
 def register_jacobian_core(fn):
-    _JACOBIAN_CORE[:] = [fn]
+    _JACOBIAN_CORE[fn.__name__] = fn
     return fn
 
 
 def _not_transformable(kind, fun, argnums=0):
+    mode = "fwd" if kind == "jacfwd" else "rev"
     if isinstance(argnums, int):
         def core(in_trees):          # one generated function: composes with jit/grad/vmap
-            return _JACOBIAN_CORE[0](fun, argnums, "fwd" if kind == "jacfwd" else "rev",
-                                     in_trees)
+            return _JACOBIAN_CORE["jacobian_core"](fun, argnums, mode, in_trees)
         return core
+    if isinstance(argnums, (tuple, list)) and all(isinstance(a, int) for a in argnums):
+        def cores(in_trees):
+            return _JACOBIAN_CORE["jacobians_core"](fun, tuple(argnums), mode, in_trees)
+        return cores
 
     def refuse(in_trees):
         raise TranspileError(
@@ -555,7 +559,7 @@ def jacrev(fun, argnums=0):
         return jacobian_reverse(vjp, fun, args, nums, single)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
-    jac.accepts_ranks = isinstance(argnums, int)     # jit/vmap pass the argument ranks
+    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
     return jac
 
 

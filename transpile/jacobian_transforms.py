@@ -308,3 +308,40 @@ def hessian(fun, argnums=0):
 
 
 hessian.__transpile_static__ = True
+
+
+@register_jacobian_core
+def jacobians_core(fun, nums, mode, in_trees):
+    """jacfwd/jacrev with a tuple of argnums: one core per argument, inlined side by side into
+    one function returning the tuple of Jacobians."""
+    from transpile.ir import bound_names
+    from transpile.pytree import TreeDef
+    from transpile.transforms.rename import rename_body
+    from transpile.vmap import Ranked
+    n_args = len(in_trees[0] if isinstance(in_trees, Ranked) else in_trees)
+    cores = [jacobian_core(fun, a % n_args, mode, in_trees) for a in nums]
+    first = cores[0]
+    n_user = len(first.params) - len(first.free)
+    names = {"np", "rt"}
+    for c in cores:
+        names |= set(c.params) | set(bound_names(c.body))
+    namer = Namer(names)
+    by_where = {w: p for p, w, _ in first.free}
+    free = list(first.free)
+    body, outs = [], []
+    for c in cores:
+        mapping = {p: Var(q) for p, q in zip(c.params[:n_user], first.params[:n_user])}
+        for p, w, d in c.free:
+            if w not in by_where:
+                by_where[w] = p
+                free.append((p, w, d))
+            mapping[p] = Var(by_where[w])
+        body += rename_body(c.body, mapping, namer)
+        o = c.outs[0]
+        outs.append(mapping.get(o.name, o) if isinstance(o, Var) else o)
+    params = first.params[:n_user] + [p for p, _, _ in free]
+    core = make_core(first, "", body, params, outs, TreeDef("tuple", (LEAF,) * len(nums)))
+    core.name = first.name
+    core.free = free
+    core.deps = [d for c in cores for d in getattr(c, "deps", [])]
+    return core
