@@ -188,8 +188,11 @@ def test_jacobian_of_a_pytree_inside_a_transform_refuses_with_the_construct():
         tp.grad(inner)({"a": x3, "b": x3 + 1.0})
 
 
+_both_jacobians = tp.jacrev(layer_np, argnums=(0, 1))
+
+
 def _sum_of_both_jacobians(W, b):
-    J = tp.jacrev(layer_np, argnums=(0, 1))(W, b)
+    J = _both_jacobians(W, b)
     return np.sum(J[0]) + np.sum(J[1] * J[1])
 
 
