@@ -494,13 +494,6 @@ def tree_map_zeros(tree):
 # ---- Jacobians ------------------------------------------------------------------------------
 
 
-def _basis(x):
-    x = np.asarray(x)
-    n = x.size
-    eye = np.eye(n, dtype=x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64)
-    return [eye[i].reshape(x.shape) for i in range(n)]
-
-
 def jacfwd(fun, argnums=0):
     """Jacobian by forward mode: one generated-jvp call per input element."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
@@ -514,12 +507,6 @@ def jacfwd(fun, argnums=0):
     jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
     jac.accepts_ranks = True     # jit/vmap pass the argument ranks
     return jac
-
-
-def _zeros_tree(v):
-    leaves, t = tree_flatten(v)
-    return tree_unflatten(t, [np.zeros_like(np.asarray(l, dtype=np.result_type(l, 0.0)))
-                              if not isinstance(l, (bool, int)) else l for l in leaves])
 
 
 _JACOBIAN_CORE = {}   # jacobian_transforms' core builders, registered from above (no cycle)
