@@ -3,9 +3,9 @@
     python bench/random_program_rates.py [count] [kinds]
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
-calls) and runs NumPy, jit, grad, jit(grad), jvp and vmap on each, comparing with NumPy, central
-finite differences and a per-example loop. Prints, per transform: ok / wrong number / error /
-jit fallback, and the most common error messages. A wrong number is the outcome that matters most.
+calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad) and grad(vmap) on each,
+comparing with NumPy, central finite differences and a per-example loop. Prints, per
+transform: ok / wrong number / error / jit fallback, and the most common error messages. A wrong number is the outcome that matters most.
 """
 import collections
 import os
@@ -29,6 +29,15 @@ def close(a, b, tol=1e-6):
     return a.shape == b.shape and np.allclose(a, b, rtol=tol, atol=tol)
 
 
+def batch_total(f):
+    """z -> sum(vmap(f)(z)): its gradient is the stack of per-example gradients."""
+    batched = tp.vmap(f)
+
+    def total(z):
+        return np.sum(batched(z))
+    return total
+
+
 def run_one(src, x, results, errors):
     mod = rp.load(src)
     f = mod.f
@@ -44,6 +53,8 @@ def run_one(src, x, results, errors):
         "jvp": (lambda: tp.jvp(f, (x.copy(),), (np.ones_like(x),))[1], np.sum(fd)),
         "vmap": (lambda: tp.vmap(f)(xs.copy()), np.array([f(r.copy()) for r in xs])),
         "vmap(grad)": (lambda: tp.vmap(tp.grad(f))(xs.copy()),
+                       np.stack([rp.numgrad(lambda z: f(z.copy()), r) for r in xs])),
+        "grad(vmap)": (lambda: tp.grad(batch_total(f))(xs.copy()),
                        np.stack([rp.numgrad(lambda z: f(z.copy()), r) for r in xs])),
     }
     for name, (fn, expect) in checks.items():

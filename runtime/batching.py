@@ -47,6 +47,59 @@ def batch_set(parts, i, value):
     return parts
 
 
+def batch_slots(n):
+    """No rows yet: the batched result of a loop over the batch is allocated at its first row
+    (rt.batch_store). The placeholder is a 0-d zero of the narrowest float type, so that a
+    tangent or adjoint made from it (np.zeros_like) is a zero that promotes to any dtype."""
+    return np.zeros((), dtype=np.float16)
+
+
+def batch_store(parts, i, value, n):
+    """The batched result `parts` with row i set to one example's value (allocated, with
+    zeros, at the first row; written in place afterwards). A value of None is an example whose
+    path left the name unassigned: its row stays zero."""
+    if value is None:
+        return parts
+    if isinstance(value, (tuple, list, str, dict)):
+        raise TypeError(f"vmap: a loop over the batch produced a {type(value).__name__} per "
+                        "example; only array results can be stacked into a batch")
+    value = np.asarray(value)
+    shape = (int(n),) + value.shape
+    if parts is None or np.ndim(parts) == 0:
+        parts = np.zeros(shape, dtype=value.dtype)
+    elif np.shape(parts) != shape and value.ndim == 0:
+        value = np.broadcast_to(value, np.shape(parts)[1:])   # a zero adjoint kept as a scalar
+    elif np.shape(parts) != shape and np.ndim(parts) == 1:
+        parts = np.array(np.broadcast_to(parts.reshape(parts.shape + (1,) * value.ndim), shape))
+    elif np.shape(parts) != shape:
+        raise ValueError(f"vmap: the examples give results of different shapes "
+                         f"({np.shape(parts)[1:]} and {value.shape}); a batched result needs "
+                         "one shape")
+    elif not np.can_cast(value.dtype, parts.dtype, casting="safe"):
+        parts = parts.astype(np.result_type(parts, value))
+    parts[int(i)] = value
+    return parts
+
+
+def batch_row(x, i, like):
+    """Row i of a batched cotangent, shaped like one example's value."""
+    if x is None or np.ndim(x) == 0:
+        return np.zeros(np.shape(like), dtype=np.result_type(like, 0.0))
+    row = x[int(i)]
+    if np.ndim(like) == 0 and np.ndim(row) > 0:      # the example's value was a scalar
+        return np.sum(row)
+    return row
+
+
+def batch_without_row(x, i):
+    """A batched cotangent with row i zeroed (that row was overwritten)."""
+    if x is None or np.ndim(x) == 0:
+        return x
+    out = np.array(x, copy=True)
+    out[int(i)] = 0
+    return out
+
+
 def _example_shape(x, batched):
     return np.shape(x)[1:] if batched else np.shape(x)
 
@@ -126,3 +179,122 @@ def batch_sum_grad_vjp(g, ct, axis, keepdims, ct_batched):
     axes = tuple(a + 1 for a in _norm_axes(axis, np.ndim(g) - 1))
     out = np.sum(g, axis=axes, keepdims=keepdims)
     return out if ct_batched else np.sum(out, axis=0)
+
+
+# ---- Jacobians as one generated function (transpile/jacobian_transforms.py) ----------------
+
+
+def basis_like(x):
+    """The standard basis for x's elements, each shaped like x: eye(n) as (n,) + x.shape."""
+    x = np.asarray(x)
+    dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
+    return np.eye(x.size, dtype=dtype).reshape((x.size,) + x.shape)
+
+
+def jac_columns(cols, x):
+    """Forward mode: cols[i] = J e_i (shape (n,) + out shape) -> J with shape out + x.shape."""
+    cols = np.asarray(cols)
+    moved = np.moveaxis(cols, 0, -1)
+    return moved.reshape(moved.shape[:-1] + np.shape(x))
+
+
+def jac_columns_vjp(ct, cols):
+    """Cotangent of jac_columns: back to the (n,) + out layout of cols."""
+    cols_shape = np.shape(cols)
+    ct = np.reshape(ct, cols_shape[1:] + (cols_shape[0],))
+    return np.moveaxis(ct, -1, 0)
+
+
+def jac_rows(rows, out):
+    """Reverse mode: rows[i] = e_i^T J (shape (m,) + x shape) -> J with shape out.shape + x."""
+    rows = np.asarray(rows)
+    return rows.reshape(np.shape(out) + rows.shape[1:])
+
+
+def jac_columns_to(h, like):
+    """cols-layout (n,) + out  ->  like's shape (out + x.shape); the cotangent of
+    jac_columns_vjp."""
+    return np.reshape(np.moveaxis(np.asarray(h), 0, -1), np.shape(like))
+
+
+def batch_basis_like(x):
+    """basis_like of each example of a batched x: the same basis for all (unbatched)."""
+    shape = np.shape(x)[1:]
+    dtype = np.result_type(x) if np.issubdtype(np.result_type(x), np.inexact) else np.float64
+    n = int(np.prod(shape, dtype=np.int64))
+    return np.eye(n, dtype=dtype).reshape((n,) + shape)
+
+
+def batch_jac_columns(cols, x, x_batched):
+    """jac_columns of each example of batched cols ((B, n) + out)."""
+    cols = np.asarray(cols)
+    xshape = np.shape(x)[1:] if x_batched else np.shape(x)
+    moved = np.moveaxis(cols, 1, -1)
+    return moved.reshape(moved.shape[:-1] + xshape)
+
+
+def batch_jac_rows(rows, out, out_batched):
+    """jac_rows of each example of batched rows ((B, m) + x shape)."""
+    rows = np.asarray(rows)
+    oshape = np.shape(out)[1:] if out_batched else np.shape(out)
+    return rows.reshape(rows.shape[:1] + oshape + rows.shape[2:])
+
+
+def batch_jac_columns_vjp(g, cols):
+    """Cotangent of batch_jac_columns: back to the (B, n) + out layout of cols."""
+    shape = np.shape(cols)
+    g = np.reshape(g, shape[:1] + shape[2:] + shape[1:2])
+    return np.moveaxis(g, -1, 1)
+
+
+def _basic(index):
+    return all(isinstance(i, (int, np.integer, slice)) or i is None or i is Ellipsis
+               for i in index)
+
+
+def batch_getitem_vjp(ct, x, index, ct_batched, x_batched):
+    """rt.getitem_vjp of each example: zeros shaped like one example of x, with that example's
+    cotangent added at `index` (the same index for every example)."""
+    ct = np.asarray(ct)
+    xshape = np.shape(x)[1:] if x_batched else np.shape(x)
+    n = ct.shape[0] if ct_batched else np.shape(x)[0]
+    if not ct_batched:
+        ct = np.broadcast_to(ct, (n,) + ct.shape)
+    index = index if isinstance(index, tuple) else (index,)
+    out = np.zeros((n,) + tuple(xshape), dtype=np.result_type(ct))
+    if _basic(index):
+        out[(slice(None),) + index] += ct
+    else:
+        for b in range(n):
+            np.add.at(out[b], index, ct[b])
+    return out
+
+
+def batch_getitem_vjp_back(g, index, ct_batched):
+    """The cotangent of ct in batch_getitem_vjp: each example's g[index] (summed over the batch
+    when ct was not batched)."""
+    index = index if isinstance(index, tuple) else (index,)
+    g = np.asarray(g)
+    if _basic(index):
+        rows = g[(slice(None),) + index]
+    else:
+        rows = np.stack([g[b][index] for b in range(g.shape[0])])
+    return rows if ct_batched else np.sum(rows, axis=0)
+
+
+def batch_not(x):
+    """Python's `not` applied to each example of a batched value."""
+    return np.logical_not(x)
+
+
+def batch_any(going):
+    """Is any example of a batched while loop still running?"""
+    return bool(np.any(going))
+
+
+def batch_store_tangent(i, primal, t, n):
+    """The tangent of row i written by rt.batch_store: `t` in row i of zeros, or a zero when
+    the example left the name unassigned (primal None)."""
+    if primal is None:
+        return np.zeros((), dtype=np.float16)
+    return batch_store(None, i, t, n)

@@ -494,45 +494,40 @@ def tree_map_zeros(tree):
 # ---- Jacobians ------------------------------------------------------------------------------
 
 
-def _basis(x):
-    x = np.asarray(x)
-    n = x.size
-    eye = np.eye(n, dtype=x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64)
-    return [eye[i].reshape(x.shape) for i in range(n)]
-
-
 def jacfwd(fun, argnums=0):
     """Jacobian by forward mode: one generated-jvp call per input element."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
     def jac(*args):
+        from transpile.jacobian_eager import jacobian_forward
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
-        results = []
-        for a in nums:
-            x = np.asarray(args[a])
-            cols = []
-            for e in _basis(x):
-                tangents = [np.zeros_like(np.asarray(v, dtype=float)) if i != a else e
-                            for i, v in enumerate(args)]
-                tangents = [_zeros_tree(v) if i != a else e for i, v in enumerate(args)]
-                _, tout = jvp_t.call_with(args, tangents)
-                cols.append(np.asarray(tout))
-            out_shape = cols[0].shape
-            jac_a = np.stack(cols, axis=-1).reshape(out_shape + x.shape)
-            results.append(jac_a)
-        return results[0] if single else tuple(results)
+        return jacobian_forward(lambda a, t: jvp_t.call_with(tuple(a), tuple(t))[1], args, nums,
+                                single)
     functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacfwd", fun)
+    jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
+    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
     return jac
 
 
-def _zeros_tree(v):
-    leaves, t = tree_flatten(v)
-    return tree_unflatten(t, [np.zeros_like(np.asarray(l, dtype=np.result_type(l, 0.0)))
-                              if not isinstance(l, (bool, int)) else l for l in leaves])
+_JACOBIAN_CORE = {}   # jacobian_transforms' core builders, registered from above (no cycle)
 
 
-def _not_transformable(kind, fun):
+def register_jacobian_core(fn):
+    _JACOBIAN_CORE[fn.__name__] = fn
+    return fn
+
+
+def _not_transformable(kind, fun, argnums=0):
+    mode = "fwd" if kind == "jacfwd" else "rev"
+    if isinstance(argnums, int):
+        def core(in_trees):          # one generated function: composes with jit/grad/vmap
+            return _JACOBIAN_CORE["jacobian_core"](fun, argnums, mode, in_trees)
+        return core
+    if isinstance(argnums, (tuple, list)) and all(isinstance(a, int) for a in argnums):
+        def cores(in_trees):
+            return _JACOBIAN_CORE["jacobians_core"](fun, tuple(argnums), mode, in_trees)
+        return cores
+
     def refuse(in_trees):
         raise TranspileError(
             f"{kind}({_fname(fun)}) cannot be transformed again (jit, grad, vmap): it calls the "
@@ -547,17 +542,11 @@ def jacrev(fun, argnums=0):
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
     def jac(*args):
-        out, pullback = vjp(fun, *args)
-        out = np.asarray(out)
-        rows = [pullback(e) for e in _basis(out)]
-        results = []
-        for a in nums:
-            x = np.asarray(args[a])
-            stacked = np.stack([np.asarray(r[a]) for r in rows], axis=0)
-            results.append(stacked.reshape(out.shape + x.shape))
-        return results[0] if single else tuple(results)
+        from transpile.jacobian_eager import jacobian_reverse
+        return jacobian_reverse(vjp, fun, args, nums, single)
     functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacrev", fun)
+    jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
+    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
     return jac
 
 

@@ -1,19 +1,23 @@
-"""hessian as one generated function: vmap over basis vectors of the gradient's forward mode.
+"""Jacobians as one generated function, so that they compose with jit, grad, vmap and with
+each other (jacfwd(jacrev(f)), vmap(jacrev(f)), grad of a Jacobian, hessian).
 
-hessian(f)(x) = [d/dt grad(f)(x + t e_i)]_i, i.e. the jvp of grad(f) pushed through every basis
-vector e_i at once: `vmap(tangent_map(grad(f)), in_axes=(None, 0))(x, eye)`. With the ranks that
-jit knows, vmap picks batched rules, so `jit(hessian(f))` compiles to one function with no Python
-loop. Called eagerly (no ranks known), hessian keeps the per-basis-vector loop in api.jacfwd.
+jacfwd(f)(x): vmap of the jvp over the basis vectors e_i of x (columns J e_i, moved last);
+jacrev(f)(x): vmap of the vjp over the basis vectors of f's output (rows e_i^T J);
+hessian(f) = jacfwd(grad(f)). With the ranks that jit/vmap know, the basis and the final
+reshape are plain np.eye/np.moveaxis/np.reshape and vmap picks batched rules, so
+`jit(hessian(f))` compiles to one function with no Python loop. Called directly, jacfwd/jacrev
+loop over basis vectors in Python (transpile/jacobian_eager.py), for pytrees too.
 """
 import inspect
 
-from transpile.api import Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd
+from transpile.api import (Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd,
+                           register_jacobian_core)
 from transpile.errors import TranspileError
-from transpile.ir import Const, Var
+from transpile.ir import Const, IndexArg, TupleArg, Var
 from transpile.normalize import Builder, Namer
 from transpile.primitives import by_name
 from transpile.pytree import LEAF
-from transpile.transforms.modes import forward_core
+from transpile.transforms.modes import forward_core, reverse_core
 from transpile.transforms.reverse import make_core
 
 
@@ -32,7 +36,7 @@ class TangentMap(Transform):
 
     def __transpile_core__(self, in_trees):
         primal_trees = tuple(in_trees[:-1])
-        inner = core_of(self.fun, primal_trees)
+        inner = _inner_core(self, primal_trees)
         wrt = list(_leaf_ranges(primal_trees)[self.argnum])
         body, tparams, outs, touts = forward_core(inner, wrt)
         n_user = len(inner.params) - len(inner.free)
@@ -63,6 +67,13 @@ class Hessian(Transform):
         a = self.argnum
         a_rank = None if ranks is None else ranks[_leaf_ranges(in_trees)[a][0]] \
             if in_trees[a] == LEAF else None
+        if in_trees[a] == LEAF and a_rank != 1:
+            # any other rank (or unknown): the Jacobian of the gradient as one function
+            rk = None if ranks is None else Ranked((in_trees, tuple(ranks),
+                                                    tuple(True for _ in in_trees)))
+            core = jacobian_core(Grad(self.fun, a), a, "fwd", rk or in_trees)
+            core.name = core.name.replace("__grad__jacfwd", "__hessian")
+            return core
         if in_trees[a] != LEAF or a_rank != 1:
             raise TranspileError(f"hessian({_fname(self.fun)}) as one generated function needs "
                                  "a 1-D array argument with its rank known (under jit)",
@@ -105,6 +116,187 @@ class Hessian(Transform):
         return core
 
 
+class CotangentMap(Transform):
+    """f(primals..., cotangent) -> the cotangent of argument `argnum` (one vjp)."""
+
+    suffix = "__cotangent"
+
+    def __init__(self, fun, argnum=0):
+        super().__init__(fun)
+        self.argnum = argnum
+        params = list(self.signature.parameters.values())
+        extra = inspect.Parameter("cotangent", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        self.signature = inspect.Signature(params + [extra])
+        self._params = params + [extra]
+
+    def __transpile_core__(self, in_trees):
+        primal_trees = tuple(in_trees[:-1])
+        inner = _inner_core(self, primal_trees)
+        wrt = list(_leaf_ranges(primal_trees)[self.argnum])
+        body, ctparams, grads, _ = reverse_core(inner, wrt, seed="cotangent")
+        n_user = len(inner.params) - len(inner.free)
+        params = inner.params[:n_user] + ctparams + inner.params[n_user:]
+        core = make_core(inner, self.suffix, body, params, grads, LEAF)
+        core.deps = getattr(inner, "deps", [])
+        return core
+
+
+def _inner_core(linear_map, primal_trees):
+    """The core of the function a tangent/cotangent map differentiates, with the primal ranks
+    when they are known and the function can use them (a Jacobian inside a Jacobian)."""
+    from transpile.vmap import Ranked
+    ranks = getattr(linear_map, "primal_ranks", None)
+    fun = linear_map.fun
+    if ranks is not None and getattr(fun, "accepts_ranks", False):
+        return fun.__transpile_core__(Ranked((primal_trees, tuple(ranks),
+                                              tuple(True for _ in primal_trees))))
+    return core_of(fun, primal_trees)
+
+
+@register_jacobian_core
+def jacobian_core(fun, argnum, mode, in_trees):
+    """jacfwd/jacrev(fun, argnum) as one core function, so that it composes with jit, grad,
+    vmap and with itself: a vmap of the jvp (columns J e_i) or of the vjp (rows e_i^T J) over
+    the basis vectors of the argument (jacfwd) or of the output (jacrev)."""
+    from transpile.ir import bound_names
+    from transpile.transforms.rename import rename_body
+    from transpile.vmap import Ranked, Vmap
+    ranks = None
+    if isinstance(in_trees, Ranked):
+        in_trees, ranks, _ = in_trees
+    kind = "jacfwd" if mode == "fwd" else "jacrev"
+    what = f"{kind}({_fname(fun)})"
+    if in_trees[argnum] != LEAF:
+        raise TranspileError(f"{what} inside another transform needs its argument {argnum} to be "
+                             "one array (it is a pytree here)", construct=what,
+                             hint=f"call {kind} outside the other transform, or pass an array")
+    n_args = len(in_trees)
+    lin = TangentMap(fun, argnum) if mode == "fwd" else CotangentMap(fun, argnum)
+    lin.primal_ranks = ranks
+    vm = Vmap(lin, in_axes=tuple([None] * n_args + [0]))
+    vm_trees = tuple(in_trees) + (LEAF,)
+    basis_rank = None
+    if ranks is not None:
+        basis_rank = ranks[_leaf_ranges(in_trees)[argnum][0]] if mode == "fwd" else \
+            output_rank(core_of(fun, tuple(in_trees)), ranks)
+    if basis_rank is not None:
+        vm_core = vm.__transpile_core__(Ranked((vm_trees, tuple(ranks) + (basis_rank + 1,),
+                                                tuple(True for _ in vm_trees))))
+    else:
+        vm_core = vm.__transpile_core__(vm_trees)
+    if len(vm_core.outs) != 1:
+        raise TranspileError(f"{what} inside another transform needs a function with one array "
+                             "output", construct=what)
+    n_user = len(vm_core.params) - len(vm_core.free)
+    user = vm_core.params[:n_user - 1]
+    free_params = [p for p, _, _ in vm_core.free]
+    names = set(vm_core.params) | set(bound_names(vm_core.body)) | {"np", "rt"}
+    plain = None
+    if mode == "rev":
+        plain = core_of(fun, tuple(in_trees))
+        names |= set(plain.params) | set(bound_names(plain.body))
+    namer = Namer(names)
+    b = Builder(namer)
+    x = Var(user[_leaf_ranges(in_trees)[argnum][0]])
+    if mode == "fwd":
+        basis = _basis(b, x, basis_rank)
+    else:
+        if len(plain.outs) != 1 or plain.out_tree != LEAF:
+            raise TranspileError(f"{what} inside another transform needs a function with one "
+                                 "array output", construct=what)
+        pmap = {p: Var(q) for p, q in zip(plain.params[:len(user)], user)}
+        by_where = {w: p for p, w, _ in vm_core.free}
+        for p, w, _ in plain.free:
+            if w not in by_where:
+                raise TranspileError(f"{what}: internal mismatch of free variables", construct=what)
+            pmap[p] = Var(by_where[w])
+        b.body += rename_body(plain.body, pmap, namer)
+        out = plain.outs[0]
+        out = pmap.get(out.name, out) if isinstance(out, Var) else out
+        basis = _basis(b, out, basis_rank)
+    mapping = {p: Var(p) for p in vm_core.params}
+    mapping[vm_core.params[n_user - 1]] = basis
+    b.body += rename_body(vm_core.body, mapping, namer)
+    res = vm_core.outs[0]
+    rows = mapping.get(res.name, res) if isinstance(res, Var) else res
+    row_rank = (getattr(vm_core, "out_ranks", None) or [None])[0]
+    if basis_rank == 0:          # one basis vector: the scalar 1
+        jac = b.emit(by_name("getitem"), {"x": rows, "index": IndexArg((Const(0),))},
+                     base="jacobian")
+    elif basis_rank == 1 and mode == "fwd":          # columns J e_i: move i last
+        jac = b.emit(by_name("moveaxis"), {"x": rows, "source": Const(0),
+                                           "destination": Const(-1)}, base="jacobian")
+    elif basis_rank == 1:                            # rows e_i^T J are J already
+        jac = rows
+    elif basis_rank is not None and row_rank is not None:
+        # known ranks: plain NumPy (np.moveaxis, np.reshape to the dims of both shapes)
+        if mode == "fwd":          # rows: (n,) + out  ->  out + x.shape
+            moved = b.emit(by_name("moveaxis"), {"x": rows, "source": Const(0),
+                                                 "destination": Const(-1)}, base="columns")
+            dims = _dims(b, rows, row_rank, 1) + _dims(b, x, basis_rank, 0)
+        else:                      # rows: (m,) + x.shape  ->  out.shape + x.shape
+            moved = rows
+            dims = _dims(b, out, basis_rank, 0) + _dims(b, rows, row_rank, 1)
+        jac = b.emit(by_name("reshape"), {"x": moved, "shape": TupleArg(tuple(dims))},
+                     base="jacobian")
+    elif mode == "fwd":
+        jac = b.emit(by_name("jac_columns"), {"cols": rows, "x": x}, base="jacobian")
+    else:
+        jac = b.emit(by_name("jac_rows"), {"rows": rows, "out": out}, base="jacobian")
+    core = make_core(vm_core, "", b.body, user + free_params, [jac], LEAF)
+    core.name = vm_core.name.split("__")[0] + "__" + kind
+    core.free = vm_core.free
+    core.deps = getattr(vm_core, "deps", [])
+    return core
+
+
+def _basis(b, x, rank):
+    """The basis vectors of x's elements, stacked on axis 0 (plain NumPy when x's rank is
+    known to be 0 or 1, so that jit compiles it)."""
+    if rank in (0, 1):
+        n = b.emit(by_name("size"), {"x": x}, base="n")
+        dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
+        if rank == 1:
+            return b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")
+        return b.emit(by_name("ones"), {"shape": Const(1), "dtype": dtype}, base="basis")
+    if rank is not None:
+        n = b.emit(by_name("size"), {"x": x}, base="n")
+        dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
+        eye = b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="eye")
+        return b.emit(by_name("reshape"), {"x": eye, "shape": TupleArg(
+            (n,) + tuple(_dims(b, x, rank, 0)))}, base="basis")
+    return b.emit(by_name("basis_like"), {"x": x}, base="basis")
+
+
+def _dims(b, x, rank, start):
+    """[x.shape[start], ..., x.shape[start + rank - 1]] as names."""
+    shp = b.emit(by_name("attr_shape"), {"x": x}, base=(x.name if isinstance(x, Var) else "x") +
+                 "_shape")
+    return [b.emit(by_name("getitem"), {"x": shp, "index": IndexArg((Const(start + k),))},
+                   base="dim") for k in range(rank)]
+
+
+def output_rank(core, ranks):
+    """The rank of a core function's single output, from its argument ranks (None: unknown)."""
+    from transpile.parse import read_binding
+    from transpile.transforms.batching import BatchSweep
+    import numpy as np
+    if len(core.outs) != 1:
+        return None
+    free_ranks = []
+    for _, where, _ in core.free:
+        try:
+            free_ranks.append(int(np.ndim(read_binding(where))))
+        except Exception:
+            free_ranks.append(None)
+    sweep = BatchSweep(core, [False] * len(core.params), list(ranks) + free_ranks)
+    try:
+        sweep.run(core.body)
+    except Exception:
+        return None
+    return sweep.r(core.outs[0])
+
+
 def hessian(fun, argnums=0):
     """Second derivatives: jacfwd of the generated gradient (forward over reverse).
 
@@ -116,3 +308,40 @@ def hessian(fun, argnums=0):
 
 
 hessian.__transpile_static__ = True
+
+
+@register_jacobian_core
+def jacobians_core(fun, nums, mode, in_trees):
+    """jacfwd/jacrev with a tuple of argnums: one core per argument, inlined side by side into
+    one function returning the tuple of Jacobians."""
+    from transpile.ir import bound_names
+    from transpile.pytree import TreeDef
+    from transpile.transforms.rename import rename_body
+    from transpile.vmap import Ranked
+    n_args = len(in_trees[0] if isinstance(in_trees, Ranked) else in_trees)
+    cores = [jacobian_core(fun, a % n_args, mode, in_trees) for a in nums]
+    first = cores[0]
+    n_user = len(first.params) - len(first.free)
+    names = {"np", "rt"}
+    for c in cores:
+        names |= set(c.params) | set(bound_names(c.body))
+    namer = Namer(names)
+    by_where = {w: p for p, w, _ in first.free}
+    free = list(first.free)
+    body, outs = [], []
+    for c in cores:
+        mapping = {p: Var(q) for p, q in zip(c.params[:n_user], first.params[:n_user])}
+        for p, w, d in c.free:
+            if w not in by_where:
+                by_where[w] = p
+                free.append((p, w, d))
+            mapping[p] = Var(by_where[w])
+        body += rename_body(c.body, mapping, namer)
+        o = c.outs[0]
+        outs.append(mapping.get(o.name, o) if isinstance(o, Var) else o)
+    params = first.params[:n_user] + [p for p, _, _ in free]
+    core = make_core(first, "", body, params, outs, TreeDef("tuple", (LEAF,) * len(nums)))
+    core.name = first.name
+    core.free = free
+    core.deps = [d for c in cores for d in getattr(c, "deps", [])]
+    return core

@@ -14,7 +14,7 @@ from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, Var
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
-from transpile.transforms.batching import BatchSweep, reads
+from transpile.transforms.batching import BatchSweep, RestartSweep, WholeFunctionLoop, reads
 from transpile.transforms.reverse import make_core
 
 
@@ -179,6 +179,11 @@ class Vmap(Transform):
         if isinstance(fun, Vmap) and ranks is not None:
             inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
             inner = fun.batched_core(in_trees, inner_ranks, passed)
+        elif getattr(fun, "accepts_ranks", False) and ranks is not None and (
+                passed is None or all(passed)):
+            inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
+            inner = fun.__transpile_core__(Ranked((in_trees, inner_ranks,
+                                                   tuple(True for _ in in_trees))))
         elif len(in_trees) < len(self._params) and not isinstance(fun, Transform):
             # called inside another transform with some parameters left to their defaults
             missing = self._params[len(in_trees):]
@@ -197,8 +202,44 @@ class Vmap(Transform):
                 free_ranks.append(None)
         mapped = [a is not None for a, _ in axes]
         ex_ranks = [None if ranks is None else ranks[i] - mapped[i] for i in range(n_user)]
-        sweep = BatchSweep(inner, mapped + [False] * len(inner.free),
-                           ex_ranks + free_ranks, size=None)
+        forced, whole = set(), None
+        while True:
+            try:
+                sweep = self._sweep(inner, axes, mapped, ex_ranks + free_ranks, forced, whole,
+                                    ranks is None)
+                break
+            except RestartSweep as why:
+                if str(why) in forced:
+                    raise TranspileError(f"vmap of {_fname(fun)}: internal error batching the "
+                                         f"tape {why}") from None
+                forced.add(str(why))
+            except WholeFunctionLoop as why:
+                if whole is not None:
+                    raise
+                whole = why
+        outs = self.place_outputs(sweep, inner)
+        body = sweep.bld.body
+        if isinstance(sweep.B, Var) and sweep.B.name not in reads(body[1:]) | \
+                {o.name for o in outs if isinstance(o, Var)}:
+            body = [st for st in body if not (isinstance(st, Eqn) and st.out == sweep.B.name)]
+        sweep.bld.body = body
+        core = make_core(inner, self.suffix, sweep.bld.body, inner.params, outs, inner.out_tree)
+        core.notes = list(inner.notes) + [
+            f"vmap of {_fname(fun)}: in_axes={self.in_axes!r}, out_axes={self.out_axes!r}; "
+            "batch axis first inside"]
+        core.deps = getattr(inner, "deps", [])
+        core.free_ranks = tuple(free_ranks)
+        core.out_ranks = [None if not isinstance(o, Var) else sweep.rk.get(o.name) for o in outs]
+        return core
+
+    def _sweep(self, inner, axes, mapped, ranks, forced, whole, ranks_unknown=False):
+        """One batching sweep over the inner core; `whole`: loop over the batch around all of it."""
+        fun = self.fun
+        sweep = BatchSweep(inner, mapped + [False] * len(inner.free), ranks, size=None)
+        sweep.batched_tapes = set(forced)
+        # ranks are known when vmap is called directly or under jit; without them it is being
+        # inlined by another transform (grad of vmap), which may differentiate the result
+        sweep.differentiated = ranks_unknown
         # move each mapped axis to the front
         sweep.bld.loc = None
         first = None
@@ -220,21 +261,12 @@ class Vmap(Transform):
             sweep.start(first)
             if self.axis_size is not None:
                 sweep.B = Const(self.axis_size)
-        sweep.run(inner.body, {o.name for o in inner.outs if isinstance(o, Var)})
-        outs = self.place_outputs(sweep, inner)
-        body = sweep.bld.body
-        if isinstance(sweep.B, Var) and sweep.B.name not in reads(body[1:]) | \
-                {o.name for o in outs if isinstance(o, Var)}:
-            body = [st for st in body if not (isinstance(st, Eqn) and st.out == sweep.B.name)]
-        sweep.bld.body = body
-        core = make_core(inner, self.suffix, sweep.bld.body, inner.params, outs, inner.out_tree)
-        core.notes = list(inner.notes) + [
-            f"vmap of {_fname(fun)}: in_axes={self.in_axes!r}, out_axes={self.out_axes!r}; "
-            "batch axis first inside"]
-        core.deps = getattr(inner, "deps", [])
-        core.free_ranks = tuple(free_ranks)
-        core.out_ranks = [None if not isinstance(o, Var) else sweep.rk.get(o.name) for o in outs]
-        return core
+        live_out = {o.name for o in inner.outs if isinstance(o, Var)}
+        if whole is None:
+            sweep.run(inner.body, live_out)
+        else:
+            sweep.loop_fallback_whole(inner.body, live_out, whole)
+        return sweep
 
     def place_outputs(self, sweep, inner):
         spec = self.out_axes

@@ -2,6 +2,8 @@
 reverse rules so that batched code can be differentiated again (grad of vmap)."""
 from transpile_runtime import batching as RB
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import jacobian_batching as JB
+from transpile.primitives.batching_rules import NoRule
 from transpile.primitives.registry import by_name, defprim
 
 _H = BR.batch_helper
@@ -24,7 +26,60 @@ batch_sum_grad = defprim(
     "batch_sum_grad", RB.batch_sum_grad, "rt.batch_sum_grad",
     "ct, x, axis, keepdims, ct_batched, x_batched", batch=_H, linear=("ct",),
     vjp={"ct": "rt.batch_sum_grad_vjp(g, ct, axis, keepdims, ct_batched)"})
-for _name, _sig in [("batch_axes", "x"), ("batch_parts", "n"), ("batch_set", "parts, i, value"),
+# The loop fallback writes each example's result into row i of the batched result; these rows
+# carry derivatives so that a vmap that fell back to a loop can be differentiated (grad of vmap).
+batch_store = defprim("batch_store", RB.batch_store, "rt.batch_store", "parts, i, value, n",
+                      batch=_H, diff=("parts", "value"),
+                      vjp={"parts": "rt.batch_without_row(g, i)",
+                           "value": "rt.batch_row(g, i, value)"},
+                      jvp={"parts": "rt.batch_without_row(parts_dot, i)",
+                           "value": "rt.batch_store_tangent(i, value, value_dot, n)"})
+batch_store_tangent = defprim("batch_store_tangent", RB.batch_store_tangent,
+                              "rt.batch_store_tangent", "i, primal, t, n", batch=_H,
+                              diff=("t",), linear=("t",), shape_args=("primal",),
+                              vjp={"t": "rt.batch_row(g, i, t)"})
+batch_without_row = defprim("batch_without_row", RB.batch_without_row, "rt.batch_without_row",
+                            "x, i", batch=_H, linear=("x",),
+                            vjp={"x": "rt.batch_without_row(g, i)"})
+# Jacobians as one generated function: the basis of an argument, columns/rows into J's shape
+jac_columns = defprim("jac_columns", RB.jac_columns, "rt.jac_columns", "cols, x",
+                      batch=JB.jac_columns,
+                      linear=("cols",), shape_args=("x",),
+                      vjp={"cols": "rt.jac_columns_vjp(g, cols)"})
+jac_columns_vjp = defprim("jac_columns_vjp", RB.jac_columns_vjp, "rt.jac_columns_vjp", "ct, cols",
+                          batch=_H, linear=("ct",), shape_args=("cols",),
+                          vjp={"ct": "rt.jac_columns_to(g, ct)"})
+jac_columns_to = defprim("jac_columns_to", RB.jac_columns_to, "rt.jac_columns_to", "h, like",
+                         batch=_H, linear=("h",), shape_args=("like",),
+                         vjp={"h": "rt.jac_columns_vjp(g, h)"})
+jac_rows = defprim("jac_rows", RB.jac_rows, "rt.jac_rows", "rows, out", batch=JB.jac_rows,
+                   linear=("rows",), shape_args=("out",),
+                   vjp={"rows": "np.reshape(g, np.shape(rows))"})
+basis_like = defprim("basis_like", RB.basis_like, "rt.basis_like", "x", batch=JB.basis_like,
+                     nondiff=True)
+batch_jac_columns = defprim("batch_jac_columns", RB.batch_jac_columns, "rt.batch_jac_columns",
+                            "cols, x, x_batched", batch=_H, linear=("cols",), shape_args=("x",),
+                            vjp={"cols": "rt.batch_jac_columns_vjp(g, cols)"})
+batch_jac_rows = defprim("batch_jac_rows", RB.batch_jac_rows, "rt.batch_jac_rows",
+                         "rows, out, out_batched", batch=_H, linear=("rows",),
+                         shape_args=("out",), vjp={"rows": "np.reshape(g, np.shape(rows))"})
+batch_getitem_vjp = defprim(
+    "batch_getitem_vjp", RB.batch_getitem_vjp, "rt.batch_getitem_vjp",
+    "ct, x, index, ct_batched, x_batched", batch=_H, linear=("ct",), shape_args=("x",),
+    vjp={"ct": "rt.batch_getitem_vjp_back(g, index, ct_batched)"})
+
+
+def _any_batch(s, eqn):
+    raise NoRule("rt.batch_any inside a nested vmap")     # loops over the outer batch
+
+
+# is any example of a batched while loop still running (a bool of the whole batch)
+batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
+                    batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
+for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
+                    ("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"),
+                    ("batch_axes", "x"), ("batch_not", "x"),
+                    ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
                     ("batch_check_scalar_output", "out, fname"),
@@ -34,6 +89,9 @@ for _name, _sig in [("batch_axes", "x"), ("batch_parts", "n"), ("batch_set", "pa
 # The loop fallback collects per-example results in a Python list: no derivative flows through
 # that list, so differentiating it must fail loudly rather than give zeros.
 by_name("batch_set").opaque = True
+# a third derivative through the loop fallback's rows: refused rather than zero
+by_name("batch_row").opaque = True
+by_name("batch_getitem_vjp_back").opaque = True
 by_name("batch_set").opaque_hint = (
     "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
     "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")

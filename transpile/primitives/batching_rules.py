@@ -652,6 +652,11 @@ def helper_batch(s, eqn):
             "x_batched": _flag(s, a["x"]), "ans_batched": _flag(s, a["ans"])})
     if name in ("select_weight", "clip_mask"):
         return elementwise_batch(s, eqn)
+    if name == "getitem_vjp":
+        _only_batched(s, eqn, ["ct", "x"])
+        return s.final("batch_getitem_vjp", {"ct": a["ct"], "x": a["x"], "index": a["index"],
+                                             "ct_batched": _flag(s, a["ct"]),
+                                             "x_batched": _flag(s, a["x"])})
     if name == "transpose_back":
         axes = _const(a, "axes", None)
         inverse = None if axes is None else tuple(sorted(range(len(axes)), key=lambda i: axes[i]))

@@ -30,8 +30,9 @@ from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.normalize import Builder
 from transpile.primitives import by_name
-from transpile.primitives.batching_rules import NoRule, Rule
+from transpile.primitives.batching_rules import NoRule, Rule, elementwise
 from transpile.templates import instantiate, rule_env
+from transpile.transforms.batching_while import can_mask, masked_while
 from transpile.transforms.reverse import core_namer
 
 _BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
@@ -51,6 +52,11 @@ class BatchSweep:
             self.bat[p], self.rk[p] = bool(bt), r
         self.B = Const(size) if size is not None else None
         self.cur = None
+        # reverse-mode tapes (vmap of grad): tape name -> [batched, example rank of its values]
+        self.tapes = {}
+        self.batched_tapes = set()      # tapes found (by an earlier attempt) to hold batched values
+        self.own_any = set()            # rt.batch_any results of this sweep's masked while loops
+        self.differentiated = False     # built for an outer transform that may differentiate it
 
     # -- the context that rules use -------------------------------------------------------------
 
@@ -170,14 +176,55 @@ class BatchSweep:
             self.if_(st, live)
         elif isinstance(st, (ir.ForRange, ir.While)):
             self.loop(st, live)
+        elif isinstance(st, ir.Push):
+            self.push(st)
         elif isinstance(st, (ir.Comment, ir.Break, ir.Continue)):
             self.bld.body.append(st)
         else:
-            raise TranspileError(f"vmap does not support the statement {type(st).__name__}")
+            loc = getattr(st, "loc", None) or (None, None)
+            raise TranspileError(f"vmap does not support the statement {type(st).__name__}",
+                                 filename=loc[0], lineno=loc[1], construct=type(st).__name__)
+
+    def push(self, st):
+        """tape.push(v): a tape holds batched values when any value pushed on it is batched
+        (every example runs the same pushes: control flow that differs per example never
+        reaches here, see loop_fallback). Unbatched values pushed on such a tape are broadcast."""
+        name = st.tape.name
+        value = st.value
+        known = self.tapes.get(name)
+        if self.b(value) and name not in self.batched_tapes:
+            self.batched_tapes.add(name)
+            if known is not None:        # an earlier push on this tape was emitted unbatched
+                raise RestartSweep(name)
+        batched = name in self.batched_tapes
+        self.bld.loc = st.loc
+        if batched and not self.b(value):
+            value = self.broadcast(value)
+        rank = self.r(value)
+        if known is not None and known[1] != rank:
+            rank = None
+        self.tapes[name] = [batched, rank if known is None or known[1] == rank else None]
+        self.bld.body.append(ir.Push(st.tape, value, st.loc))
 
     def eqn(self, e):
         rule = e.prim.batch
+        if e.prim.name == "assign":        # a copy (branch joins, loop-carried values)
+            rule = elementwise
+        if e.prim.name == "logical_not" and self.b(e.args["x"]):
+            # Python's `not` (a loop's break flag, say) per example: np.logical_not
+            e = Eqn(e.out, by_name("batch_not"), dict(e.args), e.loc)
+            rule = elementwise
+        if e.prim.name == "batch_any" and e.out in self.own_any:   # this sweep's masked while
+            self.bld.body.append(e)
+            self.bat[e.out], self.rk[e.out] = False, 0
+            return
         self.bld.loc = e.loc
+        if e.prim.name == "tape_pop" and e.args["tape"].name in self.batched_tapes:
+            self.bld.body.append(e)
+            self.bat[e.out] = True
+            self.rk[e.out] = (self.tapes.get(e.args["tape"].name) or [True, None])[1]
+            self.bools.discard(e.out)
+            return
         rank = None
         if isinstance(rule, Rule):
             try:
@@ -221,6 +268,11 @@ class BatchSweep:
 
     def if_(self, st, live):
         if self.b(st.cond):
+            if self.differentiated:
+                # the batched code will be differentiated (grad of vmap): a select would run
+                # the untaken side too, and its 0 * inf/nan partials would reach the gradient
+                return self.loop_fallback([st], writes([st]) & live,
+                                          "branch on a batched value inside a derivative")
             if _safe(st.body) and _safe(st.orelse):
                 return self.select(st, live)
             return self.loop_fallback([st], writes([st]) & live,
@@ -245,19 +297,26 @@ class BatchSweep:
     def select(self, st, live):
         """if c: A else: B  with c batched  ->  both branches, then v = np.where(c, vA, vB)."""
         names = sorted(writes([st]) & (live | set()))
-        for v in names:
-            if (v not in writes(st.body) or v not in writes(st.orelse)) and v not in self.bat:
-                return self.loop_fallback([st], writes([st]) & live,
-                                          f"{v} is assigned in only one branch")
+        # A name bound in one branch only (and not before) is read afterwards only where that
+        # branch ran (reverse mode reads a branch's intermediates under the same condition):
+        # both sides run for every example here, so that branch's value serves everywhere.
+        one_sided = {v for v in names if v not in self.bat
+                     and (v not in writes(st.body) or v not in writes(st.orelse))}
         self.bld.body.append(ir.Comment("branch on a batched value: evaluate both sides, "
                                       "then select with np.where"))
         picks = {}
         for tag, body in (("then", st.body), ("else", st.orelse)):
-            mapping = {v: Var(self.namer.fresh(f"{v}_{tag}")) for v in writes(body)}
-            renamed = [rename_stmt(s, mapping) for s in body]
+            mapping = {}
+            renamed = rename_branch(body, mapping,
+                                    lambda v, t=tag: Var(self.namer.fresh(f"{v}_{t}")), self.bat)
             self.run(renamed, {m.name for m in mapping.values()})
             picks[tag] = {v: mapping.get(v, Var(v)) for v in names}
+        for v in sorted(one_sided):
+            side = "then" if v in writes(st.body) else "else"
+            self.eqn(Eqn(v, by_name("assign"), {"x": picks[side][v]}, st.loc))
         for v in names:
+            if v in one_sided:
+                continue
             e = Eqn(v, by_name("where"), {"condition": st.cond, "x": picks["then"][v],
                                           "y": picks["else"][v]}, st.loc)
             self.eqn(e)
@@ -284,6 +343,14 @@ class BatchSweep:
             self.bld.body = saved_body
             if isinstance(st, ir.While) and cond_batched:
                 self.set_state(before)
+                if can_mask(st, _safe, tapes_used) and not self.differentiated:
+                    start, masked = masked_while(self, st)
+                    self.bld.body.append(ir.Comment(
+                        "while condition depends on the mapped axis: run until every example "
+                        "stops, masking the stopped ones"))
+                    for e in start:
+                        self.eqn(e)
+                    return self.loop(masked, live)
                 return self.loop_fallback([st], writes([st]) & live,
                                           "while condition depends on the mapped axis")
             grew = [v for v in sorted(carried) if v in before[0]
@@ -306,34 +373,59 @@ class BatchSweep:
 
     # -- the loop fallback ----------------------------------------------------------------------
 
+    def loop_fallback_whole(self, body, outs, why):
+        """The whole function body, once per example (its tapes become per-example tapes)."""
+        where = ""
+        if why.loc:
+            where = f" at {why.loc[0]}:{why.loc[1]}"
+        keep = writes(body) | {n for n in reads(body) if self.bat.get(n)}
+        self.loop_fallback(body, set(outs) & keep,
+                           f"{why.reason}{where}, with a reverse-mode tape")
+
     def loop_fallback(self, stmts, outs, reason, out_ranks=None):
         """for i in range(batch_size): the statements on example i; results stacked."""
         out_ranks = out_ranks or {}
         loc = getattr(stmts[0], "loc", None)
+        outer_tapes = tapes_used(stmts) - writes(stmts)
+        if outer_tapes:
+            # per-example pushes/pops on a shared tape would interleave the examples
+            raise WholeFunctionLoop(reason, loc)
         rd, wr = reads(stmts), writes(stmts)
+        branch_writes = writes([st for st in stmts if not isinstance(st, Eqn)])
         batched_reads = sorted(n for n in rd if self.bat.get(n))
         i = self.namer.fresh("i")
-        self.bld.body.append(ir.Comment(f"{reason}: loop over the batch"))
+        where = f" (line {loc[1]})" if loc and len(loc) > 1 and loc[1] and \
+            "reverse-mode tape" not in reason else ""
+        self.bld.body.append(ir.Comment(f"{reason}{where}: loop over the batch"))
         parts = {}
         for o in sorted(outs):
-            parts[o] = Var(self.namer.fresh(f"{o}_parts"))
-            self.bld.body.append(Eqn(parts[o].name, by_name("batch_parts"), {"n": self.B}, loc))
+            parts[o] = Var(self.namer.fresh(f"{o}_rows"))
+            self.bld.body.append(Eqn(parts[o].name, by_name("batch_slots"), {"n": self.B}, loc))
         mapping, body = {}, []
         for n in batched_reads:
             mapping[n] = Var(self.namer.fresh(f"{n}_i"))
             body.append(Eqn(mapping[n].name, by_name("getitem"),
                             {"x": Var(n), "index": IndexArg((Var(i),))}, loc))
         for n in sorted(wr - set(batched_reads)):
+            # a name the statements may leave unwritten on some path keeps its value
             mapping[n] = Var(self.namer.fresh(f"{n}_i"))
-            if n in rd and n in self.bat:
+            if n in self.bat and self.bat[n]:
+                body.append(Eqn(mapping[n].name, by_name("getitem"),
+                                {"x": Var(n), "index": IndexArg((Var(i),))}, loc))
+            elif n in self.bat:
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Var(n)}, loc))
+            elif n in outs or n in branch_writes:
+                # bound on some paths only: defined (None) on the others, so that code which
+                # saves every name of the loop body (reverse mode's tape) can read it
+                body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Const(None)}, loc))
         body += [rename_stmt(s, mapping) for s in stmts]
         for o in sorted(outs):
-            body.append(Eqn(parts[o].name, by_name("batch_set"),
-                            {"parts": parts[o], "i": Var(i), "value": mapping[o]}, loc))
+            body.append(Eqn(parts[o].name, by_name("batch_store"),
+                            {"parts": parts[o], "i": Var(i), "value": mapping[o], "n": self.B},
+                            loc))
         self.bld.body.append(ir.ForRange(i, Const(0), self.B, Const(1), body, loc))
         for o in sorted(outs):
-            self.bld.body.append(Eqn(o, by_name("stack"), {"arrays": parts[o]}, loc))
+            self.bld.body.append(Eqn(o, by_name("identity"), {"x": parts[o]}, loc))
             self.bat[o] = True
             self.rk[o] = out_ranks.get(o, self.rk.get(o))
         for n in wr - set(outs):
@@ -347,10 +439,41 @@ def _atom_names(values):
     return {a.name for a in ir.iter_atoms(values) if isinstance(a, Var)}
 
 
+class RestartSweep(Exception):
+    """A tape turned out to hold batched values after an unbatched push was emitted."""
+
+
+class WholeFunctionLoop(Exception):
+    """Control flow that differs per example uses a reverse-mode tape: only a loop over the
+    batch around the whole function keeps each example's pushes and pops together."""
+
+    def __init__(self, reason, loc):
+        super().__init__(reason)
+        self.reason, self.loc = reason, loc
+
+
+def tapes_used(stmts):
+    out = set()
+    for st in stmts:
+        if isinstance(st, ir.Push):
+            out.add(st.tape.name)
+        elif isinstance(st, Eqn) and st.prim.name == "tape_pop":
+            out.add(st.args["tape"].name)
+        elif isinstance(st, ir.If):
+            out |= tapes_used(st.body) | tapes_used(st.orelse)
+        elif isinstance(st, ir.ForRange):
+            out |= tapes_used(st.body)
+        elif isinstance(st, ir.While):
+            out |= tapes_used(st.cond_body) | tapes_used(st.body)
+    return out
+
+
 def reads(stmts):
     out = set()
     for st in stmts:
-        if isinstance(st, Eqn):
+        if isinstance(st, ir.Push):
+            out |= _atom_names([st.tape, st.value])
+        elif isinstance(st, Eqn):
             out |= _atom_names(st.args.values())
         elif isinstance(st, ir.If):
             out |= _atom_names([st.cond]) | reads(st.body) | reads(st.orelse)
@@ -394,7 +517,36 @@ def rename_stmt(st, mapping):
     if isinstance(st, ir.While):
         return ir.While([rename_stmt(s, mapping) for s in st.cond_body], sub(st.cond),
                         [rename_stmt(s, mapping) for s in st.body], st.loc)
+    if isinstance(st, ir.Push):
+        return ir.Push(sub(st.tape), sub(st.value), st.loc)
     return st
+
+
+def rename_branch(body, mapping, fresh, defined):
+    """Copy a branch body with every name it writes given a new name (fresh(v)), in program
+    order: a read before the branch's first write of a name still sees the outer value. Names
+    written inside nested control flow are bound to their new name (a copy of the outer value,
+    where there is one) before that statement, so every path leaves them defined."""
+    def sub(a):
+        return mapping.get(a.name, a) if isinstance(a, Var) else a
+    out = []
+    for st in body:
+        if isinstance(st, Eqn):
+            args = {k: map_atoms(v, sub) for k, v in st.args.items()}
+            if st.out not in mapping:
+                mapping[st.out] = fresh(st.out)
+            out.append(Eqn(mapping[st.out].name, st.prim, args, st.loc))
+        elif isinstance(st, (ir.If, ir.ForRange, ir.While)):
+            for v in sorted(writes([st])):
+                if v not in mapping:
+                    mapping[v] = fresh(v)
+                    if v in defined:
+                        out.append(Eqn(mapping[v].name, by_name("identity"), {"x": Var(v)},
+                                       getattr(st, "loc", None)))
+            out.append(rename_stmt(st, mapping))
+        else:
+            out.append(st)
+    return out
 
 
 def _safe(body):

@@ -15,6 +15,10 @@ def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0):
                                               for e in _ir.walk_eqns(core.body)):
         rs = ControlReverseSweep(core, wrt)
         return rs.run(seed, fname, loss_leaf)
+    if any(isinstance(st, _ir.Comment) for st in core.body):   # straight-line code with notes
+        import copy
+        core = copy.copy(core)
+        core.body = [st for st in core.body if not isinstance(st, _ir.Comment)]
     rs = ReverseSweep(core, wrt)
     extra = []
     if seed == "scalar":
