@@ -144,3 +144,14 @@ def compute_into(buf, ufunc, *args):
         if shape == buf.shape and np.result_type(*args) == buf.dtype:
             return ufunc(*args, out=buf)
     return ufunc(*args)
+
+
+def shape_like(x):
+    """A stand-in for x keeping only its shape and dtype: a read-only broadcast of one zero,
+    O(1) memory. Reverse mode saves this on the tape, instead of x itself, for a value the
+    backward sweep reads only for its shape or dtype (`rt.unbroadcast(g, x)`,
+    `rt.float_part(g, x)`), so a loop that writes into an array does not save the array on
+    every iteration. Scalars and non-arrays are returned as they are."""
+    if isinstance(x, np.ndarray) and x.ndim:
+        return np.broadcast_to(np.zeros((), dtype=x.dtype), x.shape)
+    return x

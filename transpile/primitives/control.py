@@ -31,6 +31,10 @@ tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop
                     pure=False)
 trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, step",
                      batch="helper", nondiff=True)
+# what a tape saves for a value the backward sweep reads only for its shape/dtype
+# (transforms/tape_slim.py)
+shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch="helper",
+                     nondiff=True)
 # `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (transforms/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
                          batch="helper", nondiff=True)

@@ -39,7 +39,7 @@ FRESH = {
     "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "signbit",
 }
 NO_BUFFER = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "int", "float",
-             "bool", "trip_count", "tape_new", "write_back"}
+             "bool", "trip_count", "tape_new", "write_back", "shape_like"}
 
 
 def _fresh(prim):
@@ -97,28 +97,29 @@ def _reads(st):
     return set(ir.names_read(st))
 
 
-def live_after(body, outs):
-    """{id(stmt): names live right after it}, for every statement (nested ones included)."""
+def live_after(body, outs, reads=None):
+    """{id(stmt): names live right after it}, for every statement (nested ones included).
+    `reads(eqn)` (default: every name it reads) says which reads of an equation count."""
     record = {}
     out_names = {o.name for o in outs if isinstance(o, Var)}
-    _block(body, set(out_names), record)
+    _block(body, set(out_names), record, reads or Eqn.vars_read)
     return record
 
 
-def _block(stmts, live, record):
+def _block(stmts, live, record, reads=Eqn.vars_read):
     for st in reversed(stmts):
         record[id(st)] = set(live)
         if isinstance(st, Eqn):
-            live = (live - {st.out}) | set(st.vars_read())
+            live = (live - {st.out}) | set(reads(st))
         elif isinstance(st, ir.If):
-            a = _block(st.body, live, record)
-            b = _block(st.orelse, live, record)
+            a = _block(st.body, live, record, reads)
+            b = _block(st.orelse, live, record, reads)
             live = a | b | ({st.cond.name} if isinstance(st.cond, Var) else set())
         elif isinstance(st, ir.ForRange):
             bounds = {a.name for a in (st.start, st.stop, st.step) if isinstance(a, Var)}
             loop_live = set(live)
             while True:
-                body_in = _block(st.body, loop_live, record) - {st.var}
+                body_in = _block(st.body, loop_live, record, reads) - {st.var}
                 new = live | body_in
                 if new <= loop_live:
                     break
@@ -128,8 +129,8 @@ def _block(stmts, live, record):
             cond = {st.cond.name} if isinstance(st.cond, Var) else set()
             head_live = set(live)      # live at the top of cond_body
             while True:
-                body_in = _block(st.body, head_live, record)
-                cond_in = _block(st.cond_body, live | cond | body_in, record)
+                body_in = _block(st.body, head_live, record, reads)
+                cond_in = _block(st.cond_body, live | cond | body_in, record, reads)
                 if cond_in <= head_live:
                     break
                 head_live |= cond_in
