@@ -155,3 +155,20 @@ def shape_like(x):
     if isinstance(x, np.ndarray) and x.ndim:
         return np.broadcast_to(np.zeros((), dtype=x.dtype), x.shape)
     return x
+
+
+def fresh_copy(x):
+    """x in a buffer of its own (an array is copied; scalars are returned as they are). Reverse
+    mode reads `g[index]` through it before the write's other rule may zero g in place."""
+    if isinstance(x, np.ndarray):
+        return np.array(x, copy=True)
+    return x
+
+
+def added_to_zero(d):
+    """`0.0 + d`, for an adjoint that is known to hold 0.0 (reverse mode's loops reset adjoints
+    to 0.0): a floating array d itself, else `0.0 + d`. The generated code then refers to d's
+    buffer through the new name as well (transforms/inplace.py tracks that alias)."""
+    if type(d) is np.ndarray and d.ndim and np.issubdtype(d.dtype, np.inexact):
+        return d
+    return 0.0 + d

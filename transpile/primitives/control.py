@@ -11,8 +11,9 @@ assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch="eleme
                  linear=("x",), vjp={"x": "g"})
 setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="index",
                   linear=("x", "v"),
-                  vjp={"x": "rt.setitem(g, index, 0)",
-                       "v": "rt.float_part(rt.unbroadcast(g[index], v), ans)"},
+                  # v's rule first, on a copy of g[index]: x's rule may then zero g in place
+                  vjp={"v": "rt.float_part(rt.unbroadcast(rt.fresh_copy(g[index]), v), ans)",
+                       "x": "rt.setitem(g, index, 0)"},
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
@@ -35,6 +36,11 @@ trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, 
 # (transforms/tape_slim.py)
 shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch="helper",
                      nondiff=True)
+fresh_copy = defprim("fresh_copy", T.fresh_copy, "rt.fresh_copy", "x", batch="elementwise",
+                     linear=("x",), vjp={"x": "g"})
+# `d = d + c` where the adjoint d holds 0.0 (transforms/inplace.py): d becomes c's buffer
+added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d",
+                        batch="elementwise", linear=("d",), vjp={"d": "g"})
 # `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (transforms/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
                          batch="helper", nondiff=True)

@@ -31,7 +31,7 @@ EXTERNAL = "<external>"
 FRESH = {
     # creation
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "arange", "linspace", "eye", "identity_matrix", "copy", "setitem", "stack",
+    "arange", "linspace", "eye", "identity_matrix", "copy", "setitem", "stack", "fresh_copy",
     "concatenate", "outer", "matmul", "dot", "where", "check_scalar_output",
     # ufuncs without a `deriv` entry in the table
     "ceil", "floor", "floor_divide", "mod", "rint", "trunc", "sign", "equal", "not_equal",
@@ -144,6 +144,19 @@ def _block(stmts, live, record, reads=Eqn.vars_read):
     return live
 
 
+# read only an array's shape/dtype, which a write in place does not change
+META = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "shape_like"}
+
+
+def value_reads(st):
+    """Names an equation reads for their values (metadata reads and shape arguments aside)."""
+    if st.prim.name in META:
+        return []
+    shape = set(st.prim.shape_args)
+    return [a.name for a in ir.iter_atoms(v for k, v in st.args.items() if k not in shape)
+            if isinstance(a, Var)]
+
+
 def _dead_owned(name, st, src, escaped, live):
     """Is the buffer of `name` owned, and unread (through any alias) after statement st?"""
     sx = src.get(name, {EXTERNAL})
@@ -162,7 +175,7 @@ def _choices(body, params, outs):
     """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
     import numpy as np
     src, escaped = sources(body, params)
-    live = live_after(body, outs)
+    live = live_after(body, outs, reads=value_reads)
     writes, reuse = set(), {}
     for st in _stmts(body):
         if not isinstance(st, Eqn):
@@ -206,9 +219,66 @@ class Del:
         return [f"del {', '.join(self.names)}"]
 
 
+def _is_zero(st):
+    return isinstance(st, Eqn) and st.prim.name == "assign" and isinstance(
+        st.args["x"], ir.Const) and isinstance(st.args["x"].value, float) and \
+        st.args["x"].value == 0.0
+
+
+def adds_to_zero(body):
+    """`d = d + c` where d is known to hold the 0.0 of a reset adjoint becomes
+    `d = rt.added_to_zero(c)` (c's buffer, no new array). Known-zero names are followed through
+    straight-line code, both paths of an `if` and around loops (zero on entry and at the end of
+    the body)."""
+    from transpile.primitives import by_name
+    move = by_name("added_to_zero")
+
+    def block(stmts, zero):
+        out = []
+        for st in stmts:
+            if isinstance(st, Eqn):
+                args = st.args
+                if st.prim.name == "add" and st.out in zero:
+                    others = [a for k, a in args.items()
+                              if not (isinstance(a, Var) and a.name == st.out)]
+                    if len(others) == 1 and len(args) == 2:
+                        st = Eqn(st.out, move, {"d": others[0]}, st.loc)
+                zero = (zero | {st.out}) if _is_zero(st) else (zero - {st.out})
+                out.append(st)
+            elif isinstance(st, ir.If):
+                a, za = block(st.body, zero)
+                b, zb = block(st.orelse, zero)
+                out.append(ir.If(st.cond, a, b, st.loc))
+                zero = za & zb
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                entry = set(zero)
+                if isinstance(st, ir.ForRange):
+                    entry.discard(st.var)
+                while True:         # zero on entry: before the loop and after every iteration
+                    if isinstance(st, ir.ForRange):
+                        new, end = block(st.body, entry)
+                    else:
+                        cb, mid = block(st.cond_body, entry)
+                        new, end = block(st.body, mid)
+                    if entry <= end:
+                        break
+                    entry &= end
+                if isinstance(st, ir.ForRange):
+                    out.append(ir.ForRange(st.var, st.start, st.stop, st.step, new, st.loc))
+                    zero = set(entry)
+                else:
+                    out.append(ir.While(cb, st.cond, new, st.loc))
+                    zero = set(mid)
+            else:
+                out.append(st)
+        return out, zero
+    return block(body, set())[0]
+
+
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
     from transpile.primitives import by_name
+    body = adds_to_zero(body)
     chosen, reuse = _choices(body, params, outs)
     body = release_dead(body, params, outs)
     if chosen or reuse:

@@ -17,14 +17,9 @@ write, so the write is done in place: a loop of n writes costs O(n) under `grad`
 """
 from transpile import ir
 from transpile.ir import Eqn, Var, map_atoms
-from transpile.transforms.inplace import live_after
+from transpile.transforms.inplace import live_after, value_reads
 
 
-def _full_reads(st):
-    """Names an equation reads for their values (shape arguments excluded)."""
-    shape = set(st.prim.shape_args)
-    values = [v for pname, v in st.args.items() if pname not in shape]
-    return [a.name for a in ir.iter_atoms(values) if isinstance(a, Var)]
 
 
 def _walk(body):
@@ -45,7 +40,7 @@ def slim(body, split, tape, outs, namer):
     from transpile.primitives import by_name
     back = body[split:]
     live = live_after(back, outs)
-    full = live_after(back, outs, reads=_full_reads)
+    full = live_after(back, outs, reads=value_reads)
     status = {}            # popped name -> "dead" / "shape" / "value" (the strongest use)
     rank = {"dead": 0, "shape": 1, "value": 2}
     for st in _walk(back):
