@@ -172,3 +172,26 @@ def added_to_zero(d):
     if type(d) is np.ndarray and d.ndim and np.issubdtype(d.dtype, np.inexact):
         return d
     return 0.0 + d
+
+
+def add_at(acc, index, ct, like):
+    """`acc + rt.getitem_vjp(ct, like, index)` (an adjoint accumulating the cotangent of a read
+    `like[index]`) without the array of zeros: ct is added into acc's buffer at index, where
+    acc is a writable array of like's shape whose dtype holds the sum. The generated code uses
+    it where transforms/inplace.py proved that nothing reads acc's old value afterwards."""
+    if type(acc) is np.ndarray and acc.flags.writeable and acc.shape == np.shape(like) \
+            and np.result_type(acc, ct) == acc.dtype:
+        if _basic_index(index):
+            acc[index] += ct
+        else:
+            np.add.at(acc, index, ct)
+        return acc
+    from transpile_runtime.adjoints import getitem_vjp
+    return acc + getitem_vjp(ct, like, index)
+
+
+def _basic_index(index):
+    """An index of integers, slices, Ellipsis and None: no element is selected twice."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(it is None or it is Ellipsis or isinstance(it, (slice, int, np.integer))
+               for it in items)

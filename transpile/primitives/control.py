@@ -5,11 +5,12 @@ tape that reverse mode uses through loops (runtime/tape.py explains the design).
 as a pair (transforms/reverse.py gives an active tape an adjoint tape, transforms/forward.py a
 tangent tape)."""
 from transpile_runtime import tape as T
+from transpile.primitives import batching_writes as BW
 from transpile.primitives.registry import defprim
 
-assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch="elementwise",
+assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch=BW.assign,
                  linear=("x",), vjp={"x": "g"})
-setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="index",
+setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.setitem,
                   linear=("x", "v"),
                   # v's rule first, on a copy of g[index]: x's rule may then zero g in place
                   vjp={"v": "rt.float_part(rt.unbroadcast(rt.fresh_copy(g[index]), v), ans)",
@@ -17,9 +18,9 @@ setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="inde
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
-float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch="elementwise",
+float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
-cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch="elementwise",
+cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=BW.cast_into,
                     shape_args=("like",), vjp={"x": "rt.float_part(g, like)"},
                     jvp={"x": "rt.float_part(x_dot, like)"})
 # the caller's array argument receives the final value of a function that wrote into it
@@ -36,11 +37,15 @@ trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, 
 # (transforms/tape_slim.py)
 shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch="helper",
                      nondiff=True)
-fresh_copy = defprim("fresh_copy", T.fresh_copy, "rt.fresh_copy", "x", batch="elementwise",
+fresh_copy = defprim("fresh_copy", T.fresh_copy, "rt.fresh_copy", "x", batch=BW.fresh_copy,
                      linear=("x",), vjp={"x": "g"})
 # `d = d + c` where the adjoint d holds 0.0 (transforms/inplace.py): d becomes c's buffer
 added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d",
-                        batch="elementwise", linear=("d",), vjp={"d": "g"})
+                        batch=BW.added_to_zero, linear=("d",), vjp={"d": "g"})
+# `acc = acc + rt.getitem_vjp(ct, like, index)` where acc is owned and dead afterwards
+# (transforms/inplace.py): ct added into acc's buffer
+add_at = defprim("add_at", T.add_at, "rt.add_at", "acc, index, ct, like", batch="helper",
+                 nondiff=True)
 # `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (transforms/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
                          batch="helper", nondiff=True)

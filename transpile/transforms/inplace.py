@@ -38,6 +38,7 @@ FRESH = {
     "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
     "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "signbit",
 }
+ALIASES_FIRST = {"add_at": "acc", "write_in_place": "x", "added_to_zero": "d"}
 NO_BUFFER = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "int", "float",
              "bool", "trip_count", "tape_new", "write_back", "shape_like"}
 
@@ -75,6 +76,9 @@ def sources(body, params):
                     new = {EXTERNAL}
                 elif _fresh(st.prim):
                     new = {st.out}
+                elif name in ALIASES_FIRST:      # the result is (a view of) that argument
+                    a = st.args[ALIASES_FIRST[name]]
+                    new = set(src.get(a.name, {EXTERNAL})) if isinstance(a, Var) else set()
                 else:
                     new = set()
                     for a in st.vars_read():
@@ -275,10 +279,62 @@ def adds_to_zero(body):
     return block(body, set())[0]
 
 
+def accumulations_at(body, params, outs):
+    """`t = rt.getitem_vjp(g, x, idx)` followed by `a2 = a + t` (t read nowhere else, a owned
+    and dead afterwards, g not sharing a's buffer) becomes `a2 = rt.add_at(a, idx, g, x)`: the
+    cotangent of a read `x[idx]` is added in place instead of through an array of zeros."""
+    from transpile.primitives import by_name
+    src, escaped = sources(body, params)
+    live = live_after(body, outs, reads=value_reads)
+    reads = {}
+    for st in _stmts(body):
+        if isinstance(st, Eqn):
+            names = st.vars_read()
+        elif isinstance(st, ir.Push):
+            names = ir.names_read(st)
+        else:       # the head of a compound statement (its body is visited on its own)
+            heads = [getattr(st, a, None) for a in ("cond", "start", "stop", "step")]
+            names = [h.name for h in heads if isinstance(h, Var)]
+        for n in names:
+            reads[n] = reads.get(n, 0) + 1
+    add_at = by_name("add_at")
+
+    def fuse(stmts):
+        out = []
+        k = 0
+        while k < len(stmts):
+            st = stmts[k]
+            nxt = stmts[k + 1] if k + 1 < len(stmts) else None
+            if isinstance(st, Eqn) and st.prim.name == "getitem_vjp" and isinstance(nxt, Eqn) \
+                    and nxt.prim.name == "add" and reads.get(st.out) == 1:
+                acc = [a for a in nxt.args.values() if not (isinstance(a, Var) and
+                                                            a.name == st.out)]
+                g = st.args["ct"]
+                if len(acc) == 1 and len(nxt.args) == 2 and isinstance(acc[0], Var) and \
+                        _dead_owned(acc[0].name, nxt, src, escaped, live) and not (
+                        isinstance(g, Var) and src.get(g.name, {EXTERNAL}) &
+                        src.get(acc[0].name, set())):
+                    out.append(Eqn(nxt.out, add_at, {"acc": acc[0], "index": st.args["index"],
+                                                     "ct": g, "like": st.args["x"]}, nxt.loc))
+                    k += 2
+                    continue
+            if isinstance(st, ir.If):
+                st = ir.If(st.cond, fuse(st.body), fuse(st.orelse), st.loc)
+            elif isinstance(st, ir.ForRange):
+                st = ir.ForRange(st.var, st.start, st.stop, st.step, fuse(st.body), st.loc)
+            elif isinstance(st, ir.While):
+                st = ir.While(fuse(st.cond_body), st.cond, fuse(st.body), st.loc)
+            out.append(st)
+            k += 1
+        return out
+    return fuse(body)
+
+
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
     from transpile.primitives import by_name
     body = adds_to_zero(body)
+    body = accumulations_at(body, params, outs)
     chosen, reuse = _choices(body, params, outs)
     body = release_dead(body, params, outs)
     if chosen or reuse:

@@ -54,7 +54,7 @@ def slim(body, split, tape, outs, namer):
     # blocks that pop it (below the pop), or the name also means the forward sweep's value
     blocks = _pop_blocks(back, tape)
     for n, use in status.items():
-        if use == "shape" and not _reads_only_below_pops(back, n, blocks.get(n, []), False):
+        if use == "shape" and not _popped_reads_contained(back, n, blocks.get(n, []), tape):
             status[n] = "value"
     if all(u == "value" for u in status.values()):
         return body
@@ -119,6 +119,16 @@ def _blocks_of(st):
     if isinstance(st, ir.While):
         return [st.cond_body, st.body]
     return []
+
+
+def _popped_reads_contained(back, n, pop_blocks, tape):
+    """Reads of n before the first statement that pops it see the forward sweep's value (they
+    keep the name); every read from there on must lie below a pop."""
+    for k, st in enumerate(back):
+        if any(isinstance(e, Eqn) and e.prim.name == "tape_pop" and e.out == n
+               and e.args["tape"] == tape for e in _walk([st])):
+            return _reads_only_below_pops(back[k:], n, pop_blocks, False)
+    return True
 
 
 def _reads_only_below_pops(stmts, n, pop_blocks, below):

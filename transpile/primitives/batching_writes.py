@@ -1,0 +1,81 @@
+"""Batching rules (vmap) for copies and subscript writes: the rows of primitives/control.py.
+
+  * `assign`, `fresh_copy`, `added_to_zero`: the value itself, batched as its argument is;
+  * `float_part(t, like)` / `cast_into(x, like)`: `like` only gives the dtype, which the batch
+    axis does not change, so the result is batched as `t` / `x` is;
+  * `setitem(x, index, v)` (`x[index] = v` in the functional form): one write into the batched
+    buffer, `x_b[(:, *index)] = v_b` with v's axes aligned after the batch axis, not a loop over
+    the batch. A batched index (one integer per example) becomes `x_b[(rows, *index)]` with
+    `rows = arange(B)`. Other cases (array or boolean indices, a batched slice bound) raise
+    NoRule: vmap then writes an explicit loop over the batch (correct, slower).
+"""
+from transpile.ir import Const, IndexArg, SliceArg
+from transpile.primitives.batching_rules import NoRule, Rule, index_rank
+
+
+def _same_as(arg):
+    def rank(s, eqn):
+        return s.r(eqn.args[arg])
+
+    def batch(s, eqn):
+        s.final(eqn.prim, dict(eqn.args), batched=s.b(eqn.args[arg]))
+    return Rule("elementwise", batch, rank)
+
+
+assign = _same_as("x")
+fresh_copy = _same_as("x")
+added_to_zero = _same_as("d")
+float_part = _same_as("t")
+cast_into = _same_as("x")
+
+
+def setitem_rank(s, eqn):
+    return s.r(eqn.args["x"])
+
+
+def setitem_batch(s, eqn):
+    x, index, v = eqn.args["x"], eqn.args["index"], eqn.args["v"]
+    items = list(index.items) if isinstance(index, IndexArg) else None
+    if items is None:
+        raise NoRule("index is not a subscript")
+    rx = s.r(x)
+    if rx is None:
+        raise NoRule("rank unknown")
+    batched_items = []
+    for k, it in enumerate(items):
+        if it is None:
+            raise NoRule("newaxis in a write")
+        if isinstance(it, SliceArg):
+            if any(s.b(p) for p in (it.lower, it.upper, it.step) if p is not None):
+                raise NoRule("batched slice bounds")
+            continue
+        if it is Ellipsis:
+            continue
+        if s.r(it) != 0 or s.dtype_kind(it) == "b":
+            raise NoRule("array or boolean index")   # advanced indexing: keep NumPy's layout
+        if s.b(it):
+            batched_items.append(k)
+    sub = index_rank(s, eqn)        # per-example rank of x[index]
+    if sub is None:
+        raise NoRule("rank unknown")
+    if not s.b(x):
+        x = s.broadcast(x)
+    if s.b(v):
+        rv = s.r(v)
+        if rv is None:     # rank known when the code runs: unit axes after the batch axis
+            v = s.emit("batch_align", {"x": v, "like_ndim": Const(sub),
+                                       "like_batched": Const(False)}, base=v.name, rank=sub)
+        elif rv > sub:
+            raise NoRule("value rank")
+        else:
+            v = s.align(v, sub)
+    if batched_items:
+        rows = s.emit("arange", {"start": s.B}, base="rows", batched=False, rank=1)
+        lead = (rows,)
+    else:
+        lead = (SliceArg(),)
+    s.final(eqn.prim, {"x": x, "index": IndexArg(lead + tuple(items)), "v": v}, batched=True,
+            rank=rx)
+
+
+setitem = Rule("index", setitem_batch, setitem_rank)
