@@ -17,6 +17,8 @@ setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.se
                        "x": "rt.setitem(g, index, 0)"},
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
+# forward mode: one write of v's tangent into x's tangent (transforms/forward.py, jvp_joint)
+setitem.jvp_joint = (("x", "v"), "rt.setitem(x_dot, index, rt.float_part(v_dot, ans))")
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
 float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
