@@ -310,6 +310,10 @@ class MemoryModel:
             self.rel[cur.name] = (pnew, op) if pnew != cur else None
             cur = pnew
         root_new = cur
+        if chain:
+            # the root's new version is a root, although it may be computed from the view
+            # (a reshape or transpose back): no view relation through its definition
+            self.rel[root_new.name] = None
         # other views of the same root: derive them again from its new version
         memo = dict(mapping)
 
