@@ -157,12 +157,20 @@ def shape_like(x):
     return x
 
 
-def fresh_copy(x):
-    """x in a buffer of its own (an array is copied; scalars are returned as they are). Reverse
-    mode reads `g[index]` through it before the write's other rule may zero g in place."""
-    if isinstance(x, np.ndarray):
-        return np.array(x, copy=True)
-    return x
+def written_part(x, index):
+    """The part of x (an adjoint shaped like the array written) that flows to the value of a
+    write `y[index] = v`: x[index], in a buffer of its own (reverse mode then zeroes x[index]
+    in place), with 0 where an integer-array index names an element more than once and a
+    later occurrence overwrote it (NumPy keeps the last value written)."""
+    sel = x[index]
+    if not isinstance(sel, np.ndarray):
+        return sel
+    if _basic_index(index):
+        return np.array(sel, copy=True)
+    order = np.arange(sel.size).reshape(sel.shape)
+    ids = np.full(np.shape(x), -1, dtype=np.intp)
+    ids[index] = order
+    return np.where(ids[index] == order, sel, np.zeros((), dtype=sel.dtype))
 
 
 def added_to_zero(d):

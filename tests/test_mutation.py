@@ -306,3 +306,42 @@ def test_argument_is_never_written_in_place_before_the_sweep():
     got = grad(f)(x)
     np.testing.assert_allclose(got, want_g, atol=1e-6)
     assert x[0] == 3.0
+
+
+# ---- second derivatives and vmap of grad over writes --------------------------------------------
+
+def _fd_jacobian(g, x, eps=1e-5):
+    cols = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        cols.append((g(x + e) - g(x - e)) / (2 * eps))
+    return np.stack(cols, axis=1)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_hessian_matches_finite_differences_of_the_gradient(name):
+    from transpile import hessian
+    f = getattr(P, name)
+    H = hessian(f)(X0.copy())
+    want = _fd_jacobian(lambda z: grad(f)(z.copy()), X0)
+    np.testing.assert_allclose(H, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(H, H.T, rtol=1e-8, atol=1e-8)
+
+
+# loops and branches under vmap(grad) are the control-flow-under-vmap work (issue 13a); the
+# straight-line programs with writes are checked here
+STRAIGHT_LINE = ["alias_after_write", "view_write", "int_truncation", "slice_writes",
+                 "copy_then_write", "writes_argument", "transpose_view", "helper_writes",
+                 "augassign_alias", "reshape_view", "asarray_alias", "flatten_copy",
+                 "view_then_base_write", "repeated_index_write", "swap_elements",
+                 "column_write", "view_of_view", "reversed_view", "ravel_write",
+                 "int_array_accumulate"]
+
+
+@pytest.mark.parametrize("name", STRAIGHT_LINE)
+def test_vmap_of_grad_matches_a_loop_over_examples(name):
+    f = getattr(P, name)
+    X = np.stack([X0, 0.5 * X0, -X0 + 0.1])
+    want = np.stack([numerical_grad(lambda z: f(z.copy()), [row.copy()]) for row in X])
+    np.testing.assert_allclose(vmap(grad(f))(X.copy()), want, rtol=1e-6, atol=1e-6)

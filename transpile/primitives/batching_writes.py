@@ -1,6 +1,6 @@
 """Batching rules (vmap) for copies and subscript writes: the rows of primitives/control.py.
 
-  * `assign`, `fresh_copy`, `added_to_zero`: the value itself, batched as its argument is;
+  * `assign`, `added_to_zero`: the value itself, batched as its argument is;
   * `float_part(t, like)` / `cast_into(x, like)`: `like` only gives the dtype, which the batch
     axis does not change, so the result is batched as `t` / `x` is;
   * `setitem(x, index, v)` (`x[index] = v` in the functional form): one write into the batched
@@ -23,7 +23,6 @@ def _same_as(arg):
 
 
 assign = _same_as("x")
-fresh_copy = _same_as("x")
 added_to_zero = _same_as("d")
 float_part = _same_as("t")
 cast_into = _same_as("x")

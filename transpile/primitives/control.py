@@ -5,6 +5,7 @@ tape that reverse mode uses through loops (runtime/tape.py explains the design).
 as a pair (transforms/reverse.py gives an active tape an adjoint tape, transforms/forward.py a
 tangent tape)."""
 from transpile_runtime import tape as T
+from transpile.primitives import batching_rules as BR
 from transpile.primitives import batching_writes as BW
 from transpile.primitives.registry import defprim
 
@@ -13,7 +14,7 @@ assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch=BW.ass
 setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.setitem,
                   linear=("x", "v"),
                   # v's rule first, on a copy of g[index]: x's rule may then zero g in place
-                  vjp={"v": "rt.float_part(rt.unbroadcast(rt.fresh_copy(g[index]), v), ans)",
+                  vjp={"v": "rt.float_part(rt.unbroadcast(rt.written_part(g, index), v), ans)",
                        "x": "rt.setitem(g, index, 0)"},
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
@@ -39,8 +40,10 @@ trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, 
 # (transforms/tape_slim.py)
 shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch="helper",
                      nondiff=True)
-fresh_copy = defprim("fresh_copy", T.fresh_copy, "rt.fresh_copy", "x", batch=BW.fresh_copy,
-                     linear=("x",), vjp={"x": "g"})
+# what of g reaches v in `y[index] = v` (duplicate integer indices: the last one written)
+written_part = defprim("written_part", T.written_part, "rt.written_part", "x, index",
+                       batch=BR.index, linear=("x",),
+                       vjp={"x": "rt.setitem(np.zeros_like(x), index, g)"})
 # `d = d + c` where the adjoint d holds 0.0 (transforms/inplace.py): d becomes c's buffer
 added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d",
                         batch=BW.added_to_zero, linear=("d",), vjp={"d": "g"})

@@ -31,7 +31,7 @@ EXTERNAL = "<external>"
 FRESH = {
     # creation
     "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "arange", "linspace", "eye", "identity_matrix", "copy", "setitem", "stack", "fresh_copy",
+    "arange", "linspace", "eye", "identity_matrix", "copy", "setitem", "stack", "written_part",
     "concatenate", "outer", "matmul", "dot", "where", "check_scalar_output",
     # ufuncs without a `deriv` entry in the table
     "ceil", "floor", "floor_divide", "mod", "rint", "trunc", "sign", "equal", "not_equal",
