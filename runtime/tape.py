@@ -147,13 +147,16 @@ def compute_into(buf, ufunc, *args):
 
 
 def shape_like(x):
-    """A stand-in for x keeping only its shape and dtype: a read-only broadcast of one zero,
-    O(1) memory. Reverse mode saves this on the tape, instead of x itself, for a value the
-    backward sweep reads only for its shape or dtype (`rt.unbroadcast(g, x)`,
+    """Zeros with x's shape, dtype and kind (array or scalar) in O(1) memory: a read-only
+    zero-strided array for an array, a zero of x's type for a scalar (anything else is
+    returned as it is). Reverse mode saves this on the tape, instead of x itself, for a value
+    the backward sweep reads only for its shape or dtype (`rt.unbroadcast(g, x)`,
     `rt.float_part(g, x)`), so a loop that writes into an array does not save the array on
-    every iteration. Scalars and non-arrays are returned as they are."""
-    if isinstance(x, np.ndarray) and x.ndim:
+    every iteration; derivative rules use it for a zero shaped like a cotangent."""
+    if isinstance(x, np.ndarray):
         return np.broadcast_to(np.zeros((), dtype=x.dtype), x.shape)
+    if isinstance(x, (np.generic, float, int, complex)) and not isinstance(x, bool):
+        return type(x)(0)
     return x
 
 
@@ -203,3 +206,27 @@ def _basic_index(index):
     items = index if isinstance(index, tuple) else (index,)
     return all(it is None or it is Ellipsis or isinstance(it, (slice, int, np.integer))
                for it in items)
+
+
+def if_array(probe, a, b):
+    """a when probe is an ndarray, else b. `v op= e` writes in place into an array but only
+    rebinds v when v is a scalar (`acc = x[0]; acc += ...`): the other names that held v take
+    `rt.if_array(v_old, v_new, v_old)` (transpile/aliasing_scalars.py)."""
+    return a if isinstance(probe, np.ndarray) else b
+
+
+def setitem_if_array(x, index, v, probe):
+    """x with x[index] = v (a copy, as rt.setitem) when probe, the old value of x[index], is an
+    ndarray (a view of x, so a write through it changed x); x itself when probe is a scalar
+    (NumPy copied the element out of x, and x is unchanged)."""
+    if isinstance(probe, np.ndarray):
+        return setitem(x, index, v)
+    return x
+
+
+def write_in_place_if_array(x, index, v, probe):
+    """rt.setitem_if_array, writing into x in place (where transforms/inplace.py proved that
+    nothing reads the old value of x afterwards)."""
+    if isinstance(probe, np.ndarray):
+        return write_in_place(x, index, v)
+    return x

@@ -219,9 +219,42 @@ def int_array_accumulate(x):
     return np.sum(k * x)
 
 
+def scalar_accumulator(x):         # acc = x[0] is a copied scalar: += rebinds acc only
+    acc = x[0]
+    for i in range(1, 4):
+        acc += x[i] * x[i]
+    return acc + np.sum(x)
+
+
+def scalar_alias_kept(x):          # t keeps the old scalar when s *= 3 rebinds s
+    s = x[1]
+    t = s
+    s *= 3.0
+    u = np.dot(x, x)
+    w = u
+    u += x[2]
+    return s + t * u + w + np.sum(x)
+
+
+def matrix_element_copy(x):        # A[1, 2] is a scalar: A is not written
+    A = np.outer(x[:3], x[3:])
+    v = A[1, 2]
+    v += 1.0
+    return np.sum(A * A) + v * x[0]
+
+
+def rows_by_iteration(x):          # iterating over a matrix gives row views
+    A = np.outer(x[:3], x[3:])
+    for row in A:
+        row *= 2.0 + x[0]
+        row[0] = x[1] * row[1]
+    return np.sum(A * A)
+
+
 PROGRAMS = [alias_after_write, view_write, int_truncation, alias_before_loop, slice_writes,
             row_writes, rnn, copy_then_write, writes_argument, row_view_in_loop,
             transpose_view, alias_in_branch, branch_then_write, helper_writes, augassign_alias,
             reshape_view, asarray_alias, flatten_copy, while_writes, view_then_base_write,
             loop_accumulate_slices, repeated_index_write, mask_write, swap_elements,
-            column_write, view_of_view, reversed_view, ravel_write, int_array_accumulate]
+            column_write, view_of_view, reversed_view, ravel_write, int_array_accumulate,
+            scalar_accumulator, scalar_alias_kept, matrix_element_copy, rows_by_iteration]

@@ -164,6 +164,34 @@ def test_alias_made_before_a_loop_no_longer_breaks_generated_code():
     compile(src, "<generated>", "exec")
 
 
+def test_augmented_assignment_on_a_scalar_rebinds_only_that_name():
+    """`acc = x[0]; acc += ...` must not write into x (nor into the caller's array), and an
+    alias of a scalar keeps its old value, also when the argument itself is a float."""
+    x = np.array([0.3, -0.7, 1.1, 0.4, 2.0, -1.2])
+    x_before = x.copy()
+    assert np.isclose(grad(P.scalar_accumulator)(x)[0], 1.0 + 2 * 0.0 + 1.0)
+    np.testing.assert_array_equal(x, x_before)
+
+    def scalar_arg(s):
+        y = s * 2.0
+        z = y
+        y += 1.0
+        return z * s
+    def twice(x):
+        s = x[0]
+        t = s
+        s += 1.0
+        s *= x[1]
+        return t + s
+    xs = np.array([0.5, 3.0])
+    assert np.isclose(Plain(twice)(xs), 0.5 + 1.5 * 3.0)
+    np.testing.assert_allclose(grad(twice)(xs), [1.0 + 3.0, 1.5])
+    assert np.isclose(Plain(scalar_arg)(1.5), 4.5)
+    assert np.isclose(grad(scalar_arg)(1.5), 6.0)
+    assert np.isclose(jvp(scalar_arg, (1.5,), (1.0,))[1], 6.0)
+    np.testing.assert_allclose(vmap(scalar_arg)(np.array([1.5, 2.0])), [4.5, 8.0])
+
+
 def test_writing_into_an_argument_mutates_the_callers_array_under_grad():
     f = P.writes_argument
     x = X0.copy()
@@ -336,7 +364,7 @@ STRAIGHT_LINE = ["alias_after_write", "view_write", "int_truncation", "slice_wri
                  "augassign_alias", "reshape_view", "asarray_alias", "flatten_copy",
                  "view_then_base_write", "repeated_index_write", "swap_elements",
                  "column_write", "view_of_view", "reversed_view", "ravel_write",
-                 "int_array_accumulate"]
+                 "int_array_accumulate", "scalar_alias_kept", "matrix_element_copy"]
 
 
 @pytest.mark.parametrize("name", STRAIGHT_LINE)

@@ -78,3 +78,37 @@ def setitem_batch(s, eqn):
 
 
 setitem = Rule("index", setitem_batch, setitem_rank)
+
+
+def _per_example_array(s, probe):
+    """Is probe an array in each example (per-example rank > 0)? NoRule when unknown."""
+    r = s.r(probe)
+    if r is None:
+        raise NoRule("rank unknown")
+    return r > 0
+
+
+def if_array_rank(s, eqn):
+    ra, rb = s.r(eqn.args["a"]), s.r(eqn.args["b"])
+    return ra if ra == rb else None
+
+
+def if_array_batch(s, eqn):
+    chosen = eqn.args["a"] if _per_example_array(s, eqn.args["probe"]) else eqn.args["b"]
+    s.final("assign", {"x": chosen}, batched=s.b(chosen), rank=s.r(chosen))
+
+
+def setitem_if_array_batch(s, eqn):
+    from transpile.ir import Eqn
+    from transpile.primitives import by_name
+    a = eqn.args
+    if _per_example_array(s, a["probe"]):
+        e = Eqn(eqn.out, by_name("setitem"), {"x": a["x"], "index": a["index"], "v": a["v"]},
+                eqn.loc)
+        s.cur = e
+        return setitem_batch(s, e)
+    s.final("assign", {"x": a["x"]}, batched=s.b(a["x"]), rank=s.r(a["x"]))
+
+
+if_array = Rule("elementwise", if_array_batch, if_array_rank)
+setitem_if_array = Rule("index", setitem_if_array_batch, setitem_rank)

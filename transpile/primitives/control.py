@@ -20,6 +20,24 @@ setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.se
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
 # forward mode: one write of v's tangent into x's tangent (transforms/forward.py, jvp_joint)
 setitem.jvp_joint = (("x", "v"), "rt.setitem(x_dot, index, rt.float_part(v_dot, ans))")
+# `v op= e` where v may be a scalar (transpile/aliasing_scalars.py): decided when it runs
+if_array = defprim("if_array", T.if_array, "rt.if_array", "probe, a, b", batch=BW.if_array,
+                   linear=("a", "b"), shape_args=("probe",),
+                   vjp={"a": "rt.if_array(probe, g, rt.shape_like(g))",
+                        "b": "rt.if_array(probe, rt.shape_like(g), g)"},
+                   jvp={"a": "rt.if_array(probe, a_dot, rt.shape_like(a_dot))",
+                        "b": "rt.if_array(probe, rt.shape_like(b_dot), b_dot)"})
+setitem_if_array = defprim(
+    "setitem_if_array", T.setitem_if_array, "rt.setitem_if_array", "x, index, v, probe",
+    batch=BW.setitem_if_array, linear=("x", "v"), shape_args=("probe",),
+    vjp={"v": "rt.if_array(probe, rt.float_part(rt.unbroadcast(rt.written_part(g, index), v), "
+              "ans), rt.shape_like(v))",
+         "x": "rt.if_array(probe, rt.setitem(g, index, 0), g)"})
+setitem_if_array.jvp_joint = (("x", "v"), "rt.if_array(probe, rt.setitem(x_dot, index, "
+                                          "rt.float_part(v_dot, ans)), x_dot)")
+write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if_array,
+                                  "rt.write_in_place_if_array", "x, index, v, probe",
+                                  batch="helper", nondiff=True)
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
 float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
@@ -38,7 +56,7 @@ trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, 
                      batch="helper", nondiff=True)
 # what a tape saves for a value the backward sweep reads only for its shape/dtype
 # (transforms/tape_slim.py)
-shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch="helper",
+shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch=BW.assign,
                      nondiff=True)
 # what of g reaches v in `y[index] = v` (duplicate integer indices: the last one written)
 written_part = defprim("written_part", T.written_part, "rt.written_part", "x, index",

@@ -38,7 +38,8 @@ FRESH = {
     "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
     "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "signbit",
 }
-ALIASES_FIRST = {"add_at": "acc", "write_in_place": "x", "added_to_zero": "d"}
+ALIASES_FIRST = {"add_at": "acc", "write_in_place": "x", "added_to_zero": "d",
+                 "setitem_if_array": "x", "write_in_place_if_array": "x"}
 NO_BUFFER = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "int", "float",
              "bool", "trip_count", "tape_new", "write_back", "shape_like"}
 
@@ -184,7 +185,7 @@ def _choices(body, params, outs):
     for st in _stmts(body):
         if not isinstance(st, Eqn):
             continue
-        if st.prim.name == "setitem":
+        if st.prim.name in ("setitem", "setitem_if_array"):
             x = st.args["x"]
             if isinstance(x, Var) and _dead_owned(x.name, st, src, escaped, live):
                 writes.add(id(st))
@@ -344,7 +345,8 @@ def apply(body, params, outs):
             out = []
             for st in stmts:
                 if isinstance(st, Eqn) and id(st) in chosen:
-                    st = Eqn(st.out, store, dict(st.args), st.loc)
+                    st = Eqn(st.out, store if st.prim.name == "setitem" else by_name(
+                        "write_in_place_if_array"), dict(st.args), st.loc)
                 elif isinstance(st, Eqn) and id(st) in reuse:
                     st = ComputeInto(st, reuse[id(st)])
                 elif isinstance(st, ir.If):
