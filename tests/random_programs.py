@@ -145,6 +145,13 @@ def _stmt(draw, prog, kinds):
         prog.writes = True
         prog.emit(f"x[{j}] = np.cos(x[{(j + 1) % N}]) * 1.5")
         prog.emit(f"{t} = x * 1.0")
+    elif kind == "scalar_acc":    # an element is a copied scalar: += rebinds it only
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        j = draw(st.integers(0, N - 1))
+        prog.emit(f"s{t} = {a}[{j}]")
+        prog.emit(f"r{t} = s{t}")
+        prog.emit(f"s{t} += np.sum({b} * {b})")
+        prog.emit(f"{t} = {a} * s{t} + r{t}")
     elif kind == "call":
         prog.helper = True
         prog.emit(f"{t} = helper({_pick(draw, prog)}, {_pick(draw, prog)})")
@@ -154,7 +161,7 @@ def _stmt(draw, prog, kinds):
 ALL_KINDS = ["assign", "if", "for", "while", "write", "alias", "call"]
 # in-place writes through views, aliases, arguments and loops (tests/test_mutation_random.py)
 MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write", "base_write",
-                  "recurrence", "arg_write"]
+                  "recurrence", "arg_write", "scalar_acc"]
 
 
 @st.composite
