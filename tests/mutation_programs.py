@@ -251,10 +251,22 @@ def rows_by_iteration(x):          # iterating over a matrix gives row views
     return np.sum(A * A)
 
 
+def argument_view_read_after_write(x):   # x[:, 2]-like views of the argument read by grad
+    x[1] = np.cos(x[2]) * 1.5
+    x[2] = np.cos(x[3]) * 1.5
+    return np.sum(x * x)
+
+
+def _write_first(x, buf):
+    buf[0] = x[0] * 2.0
+    return np.sum(buf * x)
+
+
 PROGRAMS = [alias_after_write, view_write, int_truncation, alias_before_loop, slice_writes,
             row_writes, rnn, copy_then_write, writes_argument, row_view_in_loop,
             transpose_view, alias_in_branch, branch_then_write, helper_writes, augassign_alias,
             reshape_view, asarray_alias, flatten_copy, while_writes, view_then_base_write,
             loop_accumulate_slices, repeated_index_write, mask_write, swap_elements,
             column_write, view_of_view, reversed_view, ravel_write, int_array_accumulate,
-            scalar_accumulator, scalar_alias_kept, matrix_element_copy, rows_by_iteration]
+            scalar_accumulator, scalar_alias_kept, matrix_element_copy, rows_by_iteration,
+            argument_view_read_after_write]

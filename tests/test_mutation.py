@@ -364,7 +364,8 @@ STRAIGHT_LINE = ["alias_after_write", "view_write", "int_truncation", "slice_wri
                  "augassign_alias", "reshape_view", "asarray_alias", "flatten_copy",
                  "view_then_base_write", "repeated_index_write", "swap_elements",
                  "column_write", "view_of_view", "reversed_view", "ravel_write",
-                 "int_array_accumulate", "scalar_alias_kept", "matrix_element_copy"]
+                 "int_array_accumulate", "scalar_alias_kept", "matrix_element_copy",
+                 "argument_view_read_after_write"]
 
 
 @pytest.mark.parametrize("name", STRAIGHT_LINE)
@@ -373,3 +374,9 @@ def test_vmap_of_grad_matches_a_loop_over_examples(name):
     X = np.stack([X0, 0.5 * X0, -X0 + 0.1])
     want = np.stack([numerical_grad(lambda z: f(z.copy()), [row.copy()]) for row in X])
     np.testing.assert_allclose(vmap(grad(f))(X.copy()), want, rtol=1e-6, atol=1e-6)
+
+
+def test_vmap_refuses_a_write_into_an_unbatched_argument():
+    with pytest.raises(TranspileError, match="not batched") as e:
+        vmap(P._write_first, in_axes=(0, None))(np.ones((2, 3)), np.zeros(3))
+    assert "mutation_programs.py:" in str(e.value)

@@ -519,7 +519,7 @@ __all__ = ["MemoryModel", "Stale", "Opaque", "PARAM_PREFIX", "param_entry", "sta
 def write_back_arguments(norm, frame, params):
     """At the end of the user's function: every argument it wrote into receives its final
     value (`rt.write_back(x, x_2)`), as NumPy's in-place writes would have left it."""
-    norm.b.loc = None
+    norm.b.loc = frame.loc(frame.parsed.node) if frame.parsed is not None else None
     for p in params:
         final = frame.env.get(param_entry(p))
         if isinstance(final, Stale):

@@ -112,3 +112,27 @@ def setitem_if_array_batch(s, eqn):
 
 if_array = Rule("elementwise", if_array_batch, if_array_rank)
 setitem_if_array = Rule("index", setitem_if_array_batch, setitem_rank)
+
+
+def write_back_rank(s, eqn):
+    return 0
+
+
+def write_back_batch(s, eqn):
+    """Each example's final value goes into its own row of the caller's batched array (one
+    `dest[...] = value` for the batch). An unbatched argument (in_axes None) written by the
+    function would be written by every example in turn, each reading the previous one's
+    writes: that has no batched form and is refused."""
+    dest, value = eqn.args["dest"], eqn.args["value"]
+    if not s.b(dest):
+        from transpile.errors import TranspileError
+        where = f"{eqn.loc[0]}:{eqn.loc[1]}: " if eqn.loc else ""
+        raise TranspileError(f"{where}vmap: the function writes into an argument that is not "
+                             "batched (in_axes None), so every example would write into the "
+                             "same array", construct="a write into an unbatched argument",
+                             hint="batch that argument, or copy it inside the function "
+                                  "before writing")
+    s.final(eqn.prim, {"dest": dest, "value": value}, batched=False, rank=0)
+
+
+write_back = Rule("helper", write_back_batch, write_back_rank)

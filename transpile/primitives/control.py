@@ -45,7 +45,7 @@ cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=B
                     shape_args=("like",), vjp={"x": "rt.float_part(g, like)"},
                     jvp={"x": "rt.float_part(x_dot, like)"})
 # the caller's array argument receives the final value of a function that wrote into it
-write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch="helper",
+write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch=BW.write_back,
                      nondiff=True, pure=False)
 adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
                        linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"})
