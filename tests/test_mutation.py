@@ -380,3 +380,27 @@ def test_vmap_refuses_a_write_into_an_unbatched_argument():
     with pytest.raises(TranspileError, match="not batched") as e:
         vmap(P._write_first, in_axes=(0, None))(np.ones((2, 3)), np.zeros(3))
     assert "mutation_programs.py:" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["writes_argument", "argument_view_read_after_write"])
+def test_jacobians_of_a_function_writing_its_argument(name):
+    """Every column/row is taken at the input as given; the caller's array is written once,
+    as one NumPy call of f would leave it."""
+    from transpile import hessian, jacfwd, jacrev, vjp
+    f = getattr(P, name)
+    _, x_after = numpy_run(f, X0)
+    fd = numerical_grad(lambda z: f(z.copy()), [X0.copy()])
+    for jac in (jacfwd, jacrev):
+        x = X0.copy()
+        np.testing.assert_allclose(jac(f)(x), fd, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(x, x_after, rtol=1e-12)
+    x = X0.copy()
+    out, pullback = vjp(f, x)
+    np.testing.assert_allclose(pullback(1.0)[0], fd, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(pullback(2.0)[0], 2 * fd, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(x, x_after, rtol=1e-12)
+    x = X0.copy()
+    H = hessian(f)(x)
+    want = _fd_jacobian(lambda z: grad(f)(z.copy()), X0)
+    np.testing.assert_allclose(H, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(x, x_after, rtol=1e-12)

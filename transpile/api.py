@@ -465,6 +465,14 @@ def vjp(fun, *primals, has_aux=False):
     core = spec.core
     out_tree = core.out_tree.children[0]
     n_out = out_tree.num_leaves
+    from transpile import ir as _ir
+    if any(e.prim.name == "write_back" for e in _ir.walk_eqns(core.body)):
+        # fun writes into its arguments: every vjp_fn call starts from the inputs as given
+        snapshot = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in leaves]
+        inputs = lambda: [np.array(v, copy=True) if isinstance(v, np.ndarray) else v  # noqa
+                          for v in snapshot]
+    else:
+        inputs = lambda: leaves  # noqa: E731
     # the primal output, from the same generated function with zero cotangents
     plain = _cached("plain", fun, lambda: Plain(fun))
     out = plain(*primals)
@@ -478,7 +486,7 @@ def vjp(fun, *primals, has_aux=False):
         if ct_tree != out_tree or len(ct_leaves) != n_out:
             raise ValueError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
                              f"structure {out_tree}")
-        res = spec.fn(*leaves, *ct_leaves, *spec.free_values())
+        res = spec.fn(*inputs(), *ct_leaves, *spec.free_values())
         flat = list(res)
         grads = tree_unflatten(core.out_tree, flat)[1]
         return tuple(grads)
@@ -510,11 +518,13 @@ def jacfwd(fun, argnums=0):
         for a in nums:
             x = np.asarray(args[a])
             cols = []
-            for e in _basis(x):
-                tangents = [np.zeros_like(np.asarray(v, dtype=float)) if i != a else e
-                            for i, v in enumerate(args)]
+            basis = _basis(x)
+            for k, e in enumerate(basis):
                 tangents = [_zeros_tree(v) if i != a else e for i, v in enumerate(args)]
-                _, tout = jvp_t.call_with(args, tangents)
+                # a function that writes into its arguments: every column starts from the
+                # same input; the caller's arrays are written once, by the last call
+                call_args = args if k == len(basis) - 1 else _copy_arrays(args)
+                _, tout = jvp_t.call_with(call_args, tangents)
                 cols.append(np.asarray(tout))
             out_shape = cols[0].shape
             jac_a = np.stack(cols, axis=-1).reshape(out_shape + x.shape)
@@ -523,6 +533,16 @@ def jacfwd(fun, argnums=0):
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacfwd", fun)
     return jac
+
+
+def _copy_arrays(args):
+    """args with every array leaf copied (pytrees kept)."""
+    out = []
+    for v in args:
+        leaves, t = tree_flatten(v)
+        out.append(tree_unflatten(t, [np.array(l, copy=True) if isinstance(l, np.ndarray)
+                                      else l for l in leaves]))
+    return out
 
 
 def _zeros_tree(v):
