@@ -20,7 +20,7 @@ from transpile.primitives import lookup
 from transpile.primitives.registry import REQUIRED
 from transpile.normalize import build_core
 from transpile.parse import read_binding
-from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
+from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from transpile.transforms.forward import forward_core
 from transpile.transforms.reverse import make_core, reverse_core
 
@@ -466,13 +466,11 @@ def vjp(fun, *primals, has_aux=False):
     out_tree = core.out_tree.children[0]
     n_out = out_tree.num_leaves
     from transpile import ir as _ir
-    if any(e.prim.name == "write_back" for e in _ir.walk_eqns(core.body)):
-        # fun writes into its arguments: every vjp_fn call starts from the inputs as given
-        snapshot = [np.array(v, copy=True) if isinstance(v, np.ndarray) else v for v in leaves]
-        inputs = lambda: [np.array(v, copy=True) if isinstance(v, np.ndarray) else v  # noqa
-                          for v in snapshot]
-    else:
-        inputs = lambda: leaves  # noqa: E731
+    writes = any(e.prim.name == "write_back" for e in _ir.walk_eqns(core.body))
+    snapshot = _copy_arrays(leaves) if writes else leaves   # fun writes into its arguments:
+
+    def inputs():                      # every vjp_fn call starts from the inputs as given
+        return _copy_arrays(snapshot) if writes else leaves
     # the primal output, from the same generated function with zero cotangents
     plain = _cached("plain", fun, lambda: Plain(fun))
     out = plain(*primals)
@@ -537,12 +535,8 @@ def jacfwd(fun, argnums=0):
 
 def _copy_arrays(args):
     """args with every array leaf copied (pytrees kept)."""
-    out = []
-    for v in args:
-        leaves, t = tree_flatten(v)
-        out.append(tree_unflatten(t, [np.array(l, copy=True) if isinstance(l, np.ndarray)
-                                      else l for l in leaves]))
-    return out
+    return [tree_map(lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v, a)
+            for a in args]
 
 
 def _zeros_tree(v):
