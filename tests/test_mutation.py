@@ -302,6 +302,37 @@ def test_loop_writes_are_in_place_and_results_unchanged():
     np.testing.assert_allclose(grad(fill_rows)(x, 4), fd, rtol=1e-6)
 
 
+def scale_rows(A, n):
+    B = A * 1.0
+    for i in range(n):
+        r = B[i]
+        r *= 0.5
+        r += A[i] ** 2
+    return np.sum(B * B)
+
+
+def test_grad_of_loop_writes_saves_no_array_per_iteration_and_writes_in_place():
+    """Reverse mode over a loop writing out[i] / through row views: no `rt.setitem(` copy in
+    the forward or the backward loop, no array pushed per iteration (only shape stand-ins and
+    what the backward sweep reads), reads accumulated in place (rt.add_at)."""
+    x = np.array([0.5, -1.0, 2.0])
+    src = grad(fill_rows).source_for(x, 4)
+    assert "rt.setitem(" not in src and src.count("rt.write_in_place(") >= 2
+    import re
+    written = set()
+    for out, buf in re.findall(r"(\w+) = rt\.write_in_place\((\w+),", src):
+        written |= {out, buf}
+    pushed = set(re.findall(r"tape\.push\((\w+)\)", src))
+    assert written and not written & pushed, (written, pushed)
+    A = np.arange(12.0).reshape(4, 3) / 7.0
+    src = grad(scale_rows).source_for(A, 4)
+    assert "rt.setitem(" not in src and "rt.setitem_if_array(" not in src
+    fd = numerical_grad(lambda v: scale_rows(v, 4), [A])
+    np.testing.assert_allclose(grad(scale_rows)(A, 4), fd, rtol=1e-6, atol=1e-8)
+    src = grad(P.rnn).source_for(X0)
+    assert "rt.add_at(" in src and "rt.getitem_vjp(" not in src
+
+
 def test_write_into_a_buffer_still_read_later_copies():
     def f(x):
         y = x * 2.0

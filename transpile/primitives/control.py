@@ -32,7 +32,7 @@ setitem_if_array = defprim(
     batch=BW.setitem_if_array, linear=("x", "v"), shape_args=("probe",),
     vjp={"v": "rt.if_array(probe, rt.float_part(rt.unbroadcast(rt.written_part(g, index), v), "
               "ans), rt.shape_like(v))",
-         "x": "rt.if_array(probe, rt.setitem(g, index, 0), g)"})
+         "x": "rt.setitem_if_array(g, index, 0, probe)"})
 setitem_if_array.jvp_joint = (("x", "v"), "rt.if_array(probe, rt.setitem(x_dot, index, "
                                           "rt.float_part(v_dot, ans)), x_dot)")
 write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if_array,

@@ -82,7 +82,7 @@ def sources(body, params):
                     new = set(src.get(a.name, {EXTERNAL})) if isinstance(a, Var) else set()
                 else:
                     new = set()
-                    for a in st.vars_read():
+                    for a in value_reads(st):     # never a shape argument's buffer
                         new |= src.get(a, {EXTERNAL})
                 old = src.setdefault(st.out, set())
                 if not new <= old:
