@@ -33,8 +33,8 @@ setitem_if_array = defprim(
     vjp={"v": "rt.if_array(probe, rt.float_part(rt.unbroadcast(rt.written_part(g, index), v), "
               "ans), rt.shape_like(v))",
          "x": "rt.setitem_if_array(g, index, 0, probe)"})
-setitem_if_array.jvp_joint = (("x", "v"), "rt.if_array(probe, rt.setitem(x_dot, index, "
-                                          "rt.float_part(v_dot, ans)), x_dot)")
+setitem_if_array.jvp_joint = (("x", "v"), "rt.setitem_if_array(x_dot, index, "
+                                          "rt.float_part(v_dot, ans), probe)")
 write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if_array,
                                   "rt.write_in_place_if_array", "x, index, v, probe",
                                   batch="helper", nondiff=True)

@@ -331,9 +331,52 @@ def accumulations_at(body, params, outs):
     return fuse(body)
 
 
+_WRITES = ("setitem", "setitem_if_array")
+
+
+def copies_on_entry(body, params):
+    """A loop that writes into a carried array (`for ...: y_1 = rt.setitem(y, i, v); y = y_1`)
+    whose value on entry is not the function's own (an argument, a tangent passed in, a
+    value saved on a tape) would copy it on every iteration: copy it once before the loop
+    instead (`y = np.copy(x)` for `y = x`), so the writes inside can be done in place."""
+    from transpile.primitives import by_name
+    src, escaped = sources(body, params)
+    copy = by_name("copy")
+
+    def written(stmts):
+        return {st.args["x"].name for st in _stmts(stmts) if isinstance(st, Eqn)
+                and st.prim.name in _WRITES and isinstance(st.args["x"], Var)}
+
+    def block(stmts):
+        out = list(stmts)
+        for k, st in enumerate(out):
+            if isinstance(st, ir.If):
+                out[k] = ir.If(st.cond, block(st.body), block(st.orelse), st.loc)
+            elif isinstance(st, ir.ForRange):
+                out[k] = ir.ForRange(st.var, st.start, st.stop, st.step, block(st.body), st.loc)
+            elif isinstance(st, ir.While):
+                out[k] = ir.While(block(st.cond_body), st.cond, block(st.body), st.loc)
+            if not isinstance(st, (ir.ForRange, ir.While)):
+                continue
+            names = written(st.body if isinstance(st, ir.ForRange) else
+                            st.cond_body + st.body)
+            j = k - 1
+            while j >= 0 and isinstance(out[j], Eqn) and out[j].prim.name == "assign":
+                e = out[j]
+                b = e.args["x"]
+                if e.out in names and isinstance(b, Var):
+                    sb = src.get(b.name, {EXTERNAL})
+                    if EXTERNAL in sb or sb & escaped:
+                        out[j] = Eqn(e.out, copy, {"x": b}, e.loc)
+                j -= 1
+        return out
+    return block(body)
+
+
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
     from transpile.primitives import by_name
+    body = copies_on_entry(body, params)
     body = adds_to_zero(body)
     body = accumulations_at(body, params, outs)
     chosen, reuse = _choices(body, params, outs)
