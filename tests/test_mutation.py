@@ -331,6 +331,17 @@ def test_grad_of_loop_writes_saves_no_array_per_iteration_and_writes_in_place():
     np.testing.assert_allclose(grad(scale_rows)(A, 4), fd, rtol=1e-6, atol=1e-8)
     src = grad(P.rnn).source_for(X0)
     assert "rt.add_at(" in src and "rt.getitem_vjp(" not in src
+    # forward mode: the tangent passed in is copied once before the loop, then written in place
+    from transpile.api import JVP
+    t = JVP(scale_rows, argnums=(0,))
+    src = t.specialize(t.flatten_args(t.bind((A, 4), {}))[1]).text
+    assert "np.copy(A_dot)" in src and "rt.setitem(" not in src
+    assert "rt.setitem_if_array(" not in src
+    tangent = np.linspace(0.0, 1.0, 12).reshape(4, 3)
+    _, d = jvp(lambda z: scale_rows(z, 4), (A,), (tangent,))
+    eps = 1e-6
+    fd_dir = (scale_rows(A + eps * tangent, 4) - scale_rows(A - eps * tangent, 4)) / (2 * eps)
+    assert np.isclose(d, fd_dir, rtol=1e-6)
 
 
 def test_write_into_a_buffer_still_read_later_copies():
