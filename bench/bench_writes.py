@@ -4,7 +4,8 @@ Run: python bench/bench_writes.py        Two tables:
   1. a loop writing one row per iteration, n and 10n writes, under plain eager code, grad, jit
      and jit(grad): the time ratio t(10n)/t(n) should be ~10 (it was 20-30 when every write
      copied the whole array). jit lines say when jit fell back to NumPy.
-  2. peak traced memory (tracemalloc) of eager grad of sum_logistic on 10^7 float64, against
+  2. a recurrence (reads h[t], writes h[t + 1]) under eager code, grad, jvp and vmap;
+  3. peak traced memory (tracemalloc) of eager grad of sum_logistic on 10^7 float64, against
      NumPy evaluating the function itself (and autograd's grad when installed).
 """
 import time
@@ -53,6 +54,30 @@ def writes_table(n=1000, width=64):
         print(f"{label:<12} {t1 * 1e3:10.2f} {t10 * 1e3:10.2f} {t10 / t1:7.1f}  {note}")
 
 
+def rnn(x, W, n):
+    h = np.zeros((n + 1, x.shape[1]))
+    for t in range(n):
+        h[t + 1] = np.tanh(W @ h[t] + x[t])      # reads h[t], writes h[t + 1]
+    return np.sum(h ** 2)
+
+
+def rnn_table(n=500, width=16):
+    """A recurrence reading one row and writing the next, under grad, jvp and vmap."""
+    from transpile import jvp, vmap
+    rng = np.random.default_rng(0)
+    W = rng.standard_normal((width, width)) * 0.3
+    print(f"\nrnn: h[t + 1] = tanh(W @ h[t] + x[t]), width {width}; "
+          f"ratio = t({10 * n} steps) / t({n} steps)")
+    print(f"{'transform':<12} {'t(n) ms':>10} {'t(10n) ms':>10} {'ratio':>7}")
+    rows = [("eager", Plain(rnn)), ("grad", grad(rnn)),
+            ("jvp", lambda x, W, n: jvp(lambda z: rnn(z, W, n), (x,), (np.ones_like(x),))),
+            ("vmap", lambda x, W, n: vmap(rnn, in_axes=(None, 0, None))(x, np.stack([W, W]),
+                                                                        n))]
+    for label, fn in rows:
+        ts = [seconds(fn, rng.standard_normal((m, width)), W, m, repeat=2) for m in (n, 10 * n)]
+        print(f"{label:<12} {ts[0] * 1e3:10.2f} {ts[1] * 1e3:10.2f} {ts[1] / ts[0]:7.1f}")
+
+
 def sum_logistic(x):
     return np.sum(1 / (1 + np.exp(-x)))
 
@@ -88,4 +113,5 @@ def memory_table(n=10 ** 7):
 
 if __name__ == "__main__":
     writes_table()
+    rnn_table()
     memory_table()

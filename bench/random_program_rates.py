@@ -1,6 +1,6 @@
 """How often each transform is right, wrong, refused or falls back on random NumPy programs.
 
-    python bench/random_program_rates.py [count] [kinds]
+    python bench/random_program_rates.py [count] [kinds]     (kinds: a,b,c or "mutation")
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
 calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad) and grad(vmap) on each,
@@ -85,6 +85,8 @@ def run_one(src, x, results, errors):
 def main():
     count = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     kinds = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else tuple(rp.ALL_KINDS)
+    if kinds == ("mutation",):
+        kinds = tuple(rp.MUTATION_KINDS)
     results = collections.defaultdict(collections.Counter)
     errors = collections.defaultdict(collections.Counter)
     rng = np.random.default_rng(0)

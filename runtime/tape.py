@@ -144,3 +144,89 @@ def compute_into(buf, ufunc, *args):
         if shape == buf.shape and np.result_type(*args) == buf.dtype:
             return ufunc(*args, out=buf)
     return ufunc(*args)
+
+
+def shape_like(x):
+    """Zeros with x's shape, dtype and kind (array or scalar) in O(1) memory: a read-only
+    zero-strided array for an array, a zero of x's type for a scalar (anything else is
+    returned as it is). Reverse mode saves this on the tape, instead of x itself, for a value
+    the backward sweep reads only for its shape or dtype (`rt.unbroadcast(g, x)`,
+    `rt.float_part(g, x)`), so a loop that writes into an array does not save the array on
+    every iteration; derivative rules use it for a zero shaped like a cotangent."""
+    if isinstance(x, np.ndarray):
+        return np.broadcast_to(np.zeros((), dtype=x.dtype), x.shape)
+    if isinstance(x, (np.generic, float, int, complex)) and not isinstance(x, bool):
+        return type(x)(0)
+    return x
+
+
+def written_part(x, index):
+    """The part of x (an adjoint shaped like the array written) that flows to the value of a
+    write `y[index] = v`: x[index], in a buffer of its own (reverse mode then zeroes x[index]
+    in place), with 0 where an integer-array index names an element more than once and a
+    later occurrence overwrote it (NumPy keeps the last value written)."""
+    sel = x[index]
+    if not isinstance(sel, np.ndarray):
+        return sel
+    if _basic_index(index):
+        return np.array(sel, copy=True)
+    order = np.arange(sel.size).reshape(sel.shape)
+    ids = np.full(np.shape(x), -1, dtype=np.intp)
+    ids[index] = order
+    return np.where(ids[index] == order, sel, np.zeros((), dtype=sel.dtype))
+
+
+def added_to_zero(d):
+    """`0.0 + d`, for an adjoint that is known to hold 0.0 (reverse mode's loops reset adjoints
+    to 0.0): a floating array d itself, else `0.0 + d`. The generated code then refers to d's
+    buffer through the new name as well (transforms/inplace.py tracks that alias)."""
+    if type(d) is np.ndarray and d.ndim and np.issubdtype(d.dtype, np.inexact):
+        return d
+    return 0.0 + d
+
+
+def add_at(acc, index, ct, like):
+    """`acc + rt.getitem_vjp(ct, like, index)` (an adjoint accumulating the cotangent of a read
+    `like[index]`) without the array of zeros: ct is added into acc's buffer at index, where
+    acc is a writable array of like's shape whose dtype holds the sum. The generated code uses
+    it where transforms/inplace.py proved that nothing reads acc's old value afterwards."""
+    if type(acc) is np.ndarray and acc.flags.writeable and acc.shape == np.shape(like) \
+            and np.result_type(acc, ct) == acc.dtype:
+        if _basic_index(index):
+            acc[index] += ct
+        else:
+            np.add.at(acc, index, ct)
+        return acc
+    from transpile_runtime.adjoints import getitem_vjp
+    return acc + getitem_vjp(ct, like, index)
+
+
+def _basic_index(index):
+    """An index of integers, slices, Ellipsis and None: no element is selected twice."""
+    items = index if isinstance(index, tuple) else (index,)
+    return all(it is None or it is Ellipsis or isinstance(it, (slice, int, np.integer))
+               for it in items)
+
+
+def if_array(probe, a, b):
+    """a when probe is an ndarray, else b. `v op= e` writes in place into an array but only
+    rebinds v when v is a scalar (`acc = x[0]; acc += ...`): the other names that held v take
+    `rt.if_array(v_old, v_new, v_old)` (transpile/aliasing_scalars.py)."""
+    return a if isinstance(probe, np.ndarray) else b
+
+
+def setitem_if_array(x, index, v, probe):
+    """x with x[index] = v (a copy, as rt.setitem) when probe, the old value of x[index], is an
+    ndarray (a view of x, so a write through it changed x); x itself when probe is a scalar
+    (NumPy copied the element out of x, and x is unchanged)."""
+    if isinstance(probe, np.ndarray):
+        return setitem(x, index, v)
+    return x
+
+
+def write_in_place_if_array(x, index, v, probe):
+    """rt.setitem_if_array, writing into x in place (where transforms/inplace.py proved that
+    nothing reads the old value of x afterwards)."""
+    if isinstance(probe, np.ndarray):
+        return write_in_place(x, index, v)
+    return x

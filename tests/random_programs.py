@@ -3,7 +3,8 @@
 A program is a module-level function `f(x)` of a float64 vector of length 4 returning a scalar.
 Its body is drawn from the statements users write: straight-line arithmetic, branches on data,
 `for`/`while` loops with carried values, subscript writes (elements, slices, augmented), aliases
-and views, and calls of a helper function. `make_program(draw)` returns the source text; the
+and views, and calls of a helper function; MUTATION_KINDS adds writes through views, second
+names, into the function's argument, and element recurrences in loops. `make_program(draw)` returns the source text; the
 source is written to a real file and imported, so transforms can read it like user code.
 
 The same program is also printed with `jnp` for JAX when it has no in-place write (JAX has
@@ -103,6 +104,54 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"{t} = {a} * 1.0")
         prog.emit(f"v{t} = {t}[:2]")
         prog.emit(f"v{t} *= 3.0")
+    elif kind == "view":          # a write through a view reaches its base
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"{t} = {a} * 1.0")
+        form = draw(st.integers(0, 2))
+        if form == 0:
+            prog.emit(f"v{t} = {t}[1:3]")
+            prog.emit(f"v{t} += {b}[0:2]")
+        elif form == 1:
+            prog.emit(f"v{t} = {t}.reshape(2, 2)")
+            prog.emit(f"v{t}[0] = np.sin({b}[2:])")
+        else:
+            prog.emit(f"v{t} = {t}[::2]")
+            prog.emit(f"v{t}[:] = np.cos({b}[1::2])")
+    elif kind == "alias_write":   # a write through a second name for the same array
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        j = draw(st.integers(0, N - 1))
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"u{t} = {t}")
+        prog.emit(f"u{t}[{j}] = {b}[{j}] * 2.0")
+        if draw(st.booleans()):
+            prog.emit(f"u{t} *= 0.5")
+    elif kind == "base_write":    # a view made before its base is written sees the write
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"w{t} = {a} * 1.0")
+        prog.emit(f"v{t} = w{t}[1:]")
+        prog.emit(f"w{t}[2] = np.sin({b}[0])")
+        prog.emit(f"{t} = np.concatenate([v{t}, w{t}[:1]]) * 1.0")
+    elif kind == "recurrence":    # each element written from the one before it
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"for i in range(1, {N}):")
+        prog.emit(f"{t}[i] = np.tanh({t}[i - 1] * 0.5 + {b}[i])", 2)
+    elif kind == "arg_write":     # the function writes into its own argument
+        j = draw(st.integers(0, N - 1))
+        prog.writes = True
+        prog.emit(f"x[{j}] = np.cos(x[{(j + 1) % N}]) * 1.5")
+        prog.emit(f"{t} = x * 1.0")
+    elif kind == "scalar_acc":    # an element is a copied scalar: += rebinds it only
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        j = draw(st.integers(0, N - 1))
+        prog.emit(f"s{t} = {a}[{j}]")
+        prog.emit(f"r{t} = s{t}")
+        prog.emit(f"s{t} += np.sum({b} * {b})")
+        prog.emit(f"{t} = {a} * s{t} + r{t}")
     elif kind == "call":
         prog.helper = True
         prog.emit(f"{t} = helper({_pick(draw, prog)}, {_pick(draw, prog)})")
@@ -110,6 +159,9 @@ def _stmt(draw, prog, kinds):
 
 
 ALL_KINDS = ["assign", "if", "for", "while", "write", "alias", "call"]
+# in-place writes through views, aliases, arguments and loops (tests/test_mutation_random.py)
+MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write", "base_write",
+                  "recurrence", "arg_write", "scalar_acc"]
 
 
 @st.composite

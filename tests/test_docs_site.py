@@ -11,7 +11,7 @@ import tempfile
 import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-RUNNABLE_PAGES = ["custom_rules.md", "optimizers.md", "random.md", "index.md"]
+RUNNABLE_PAGES = ["custom_rules.md", "optimizers.md", "random.md", "index.md", "mutation.md"]
 
 
 def _blocks(page):

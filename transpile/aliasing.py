@@ -27,6 +27,7 @@ changes through aliases by reading the body once ahead (`loop_changes`).
 """
 import gast
 
+from transpile import aliasing_scalars as S
 from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 
@@ -303,13 +304,27 @@ class MemoryModel:
             new = b.emit(_by_name("setitem"), {"x": target, "index": index, "v": value},
                          base=user)
         mapping = {target.name: new}
+        # `v op= e` with v perhaps a scalar: only v is rebound then (transpile/aliasing_scalars)
+        maybe_scalar = index is None and not S.known_array(self, target.name)
         cur = new
         for child, parent, op in chain:
-            pnew = self._write_back(op, parent, cur)
+            if maybe_scalar and child == target.name:
+                if op[0] == "index":
+                    pnew = S.write_back_element(self, parent, op[1], cur, target,
+                                                _stem(parent.name))
+                else:
+                    pnew = S.select(self, target, self._write_back(op, parent, cur), parent,
+                                    _stem(parent.name))
+            else:
+                pnew = self._write_back(op, parent, cur)
             mapping[parent.name] = pnew
             self.rel[cur.name] = (pnew, op) if pnew != cur else None
             cur = pnew
         root_new = cur
+        if chain:
+            # the root's new version is a root, although it may be computed from the view
+            # (a reshape or transpose back): no view relation through its definition
+            self.rel[root_new.name] = None
         # other views of the same root: derive them again from its new version
         memo = dict(mapping)
 
@@ -338,10 +353,16 @@ class MemoryModel:
                         stale.add(leaf.name)
                 elif root in self.maybe.get(leaf.name, ()) or root in self.maybe.get(r, ()):
                     stale.add(leaf.name)
-        self.rebind(memo, stale, user, node)
+        own = None
+        if maybe_scalar:
+            own = (self.norm.frame.env, user, memo)
+            memo = S.guard_others(self, target, memo, own, {p.name for _, p, _ in chain})
+        self.rebind(memo, stale, user, node, own)
         return root_new
 
-    def rebind(self, mapping, stale, user, node):
+    def rebind(self, mapping, stale, user, node, own=None):
+        """Rebind every name holding an old version (`own`: (env, name, mapping) for the name
+        written, when it is rebound differently from its aliases)."""
         loc = self.norm.frame.loc(node) if node is not None else None
         where = f" at line {loc[1]}" if loc and loc[1] else ""
         touched = []
@@ -350,7 +371,8 @@ class MemoryModel:
                 env[name] = Stale(f"{name!r} may share memory with {user!r}, which was written"
                                   f"{where} in a way the transforms cannot follow")
                 continue
-            new = replace_leaves(value, lambda v: mapping.get(v.name, v))
+            m = own[2] if own is not None and env is own[0] and name == own[1] else mapping
+            new = replace_leaves(value, lambda v: m.get(v.name, v))
             if new is not value:
                 env[name] = new
                 touched.append((id(env), name, tuple(l.name for l in leaves(new))))
@@ -497,7 +519,7 @@ __all__ = ["MemoryModel", "Stale", "Opaque", "PARAM_PREFIX", "param_entry", "sta
 def write_back_arguments(norm, frame, params):
     """At the end of the user's function: every argument it wrote into receives its final
     value (`rt.write_back(x, x_2)`), as NumPy's in-place writes would have left it."""
-    norm.b.loc = None
+    norm.b.loc = frame.loc(frame.parsed.node) if frame.parsed is not None else None
     for p in params:
         final = frame.env.get(param_entry(p))
         if isinstance(final, Stale):

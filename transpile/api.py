@@ -21,7 +21,7 @@ from transpile.primitives import lookup
 from transpile.primitives.registry import REQUIRED
 from transpile.normalize import build_core
 from transpile.parse import read_binding
-from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
+from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from transpile.transforms.modes import forward_core, reverse_core
 from transpile.transforms.reverse import make_core
 
@@ -466,6 +466,12 @@ def vjp(fun, *primals, has_aux=False):
     core = spec.core
     out_tree = core.out_tree.children[0]
     n_out = out_tree.num_leaves
+    from transpile import ir as _ir
+    writes = any(e.prim.name == "write_back" for e in _ir.walk_eqns(core.body))
+    snapshot = _copy_arrays(leaves) if writes else leaves   # fun writes into its arguments:
+
+    def inputs():                      # every vjp_fn call starts from the inputs as given
+        return _copy_arrays(snapshot) if writes else leaves
     # the primal output, from the same generated function with zero cotangents
     plain = _cached("plain", fun, lambda: Plain(fun))
     out = plain(*primals)
@@ -479,7 +485,7 @@ def vjp(fun, *primals, has_aux=False):
         if ct_tree != out_tree or len(ct_leaves) != n_out:
             raise ValueError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
                              f"structure {out_tree}")
-        res = spec.fn(*leaves, *ct_leaves, *spec.free_values())
+        res = spec.fn(*inputs(), *ct_leaves, *spec.free_values())
         flat = list(res)
         grads = tree_unflatten(core.out_tree, flat)[1]
         return tuple(grads)
@@ -501,7 +507,9 @@ def jacfwd(fun, argnums=0):
     def jac(*args):
         from transpile.jacobian_eager import jacobian_forward
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
-        return jacobian_forward(lambda a, t: jvp_t.call_with(tuple(a), tuple(t))[1], args, nums,
+        # every column starts from the inputs as given (a function may write into them)
+        return jacobian_forward(lambda a, t: jvp_t.call_with(tuple(_copy_arrays(a)), tuple(t))[1],
+                                args, nums,
                                 single)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
@@ -510,6 +518,18 @@ def jacfwd(fun, argnums=0):
 
 
 _JACOBIAN_CORE = {}   # jacobian_transforms' core builders, registered from above (no cycle)
+
+
+def _copy_arrays(args):
+    """args with every array leaf copied (pytrees kept)."""
+    return [tree_map(lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v, a)
+            for a in args]
+
+
+def _zeros_tree(v):
+    leaves, t = tree_flatten(v)
+    return tree_unflatten(t, [np.zeros_like(np.asarray(l, dtype=np.result_type(l, 0.0)))
+                              if not isinstance(l, (bool, int)) else l for l in leaves])
 
 
 def register_jacobian_core(fn):

@@ -66,7 +66,8 @@ class Plan:
 
     def eager_callable(self):
         if self._eager is None:
-            fn, _, _ = codegen.load(self.core, self.origin)
+            from transpile.transforms.inplace import for_printing   # O(1) writes, del
+            fn, _, _ = codegen.load(for_printing(self.core), self.origin)
             n = len(self.core.outs)
 
             def run(*args):

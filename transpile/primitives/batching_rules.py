@@ -352,6 +352,8 @@ def index_batch(s, eqn):
         return s.final(eqn.prim, {"x": x, "index": IndexArg((SliceArg(),) + tuple(items))})
     if len(batched) > 1:
         raise NoRule("several batched indices")
+    if s.dtype_kind(items[batched[0]]) == "b":
+        raise NoRule("batched boolean mask")    # each example may select a different count
     p = batched[0]
     before = items[:p]
     if not all(isinstance(it, SliceArg) and it == SliceArg() for it in before):

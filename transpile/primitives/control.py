@@ -5,24 +5,47 @@ tape that reverse mode uses through loops (runtime/tape.py explains the design).
 as a pair (transforms/reverse.py gives an active tape an adjoint tape, transforms/forward.py a
 tangent tape)."""
 from transpile_runtime import tape as T
+from transpile.primitives import batching_rules as BR
+from transpile.primitives import batching_writes as BW
 from transpile.primitives.registry import defprim
 
-assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch="elementwise",
+assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch=BW.assign,
                  linear=("x",), vjp={"x": "g"})
-setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch="index",
+setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.setitem,
                   linear=("x", "v"),
-                  vjp={"x": "rt.setitem(g, index, 0)",
-                       "v": "rt.float_part(rt.unbroadcast(g[index], v), ans)"},
+                  # v's rule first, on a copy of g[index]: x's rule may then zero g in place
+                  vjp={"v": "rt.float_part(rt.unbroadcast(rt.written_part(g, index), v), ans)",
+                       "x": "rt.setitem(g, index, 0)"},
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
+# forward mode: one write of v's tangent into x's tangent (transforms/forward.py, jvp_joint)
+setitem.jvp_joint = (("x", "v"), "rt.setitem(x_dot, index, rt.float_part(v_dot, ans))")
+# `v op= e` where v may be a scalar (transpile/aliasing_scalars.py): decided when it runs
+if_array = defprim("if_array", T.if_array, "rt.if_array", "probe, a, b", batch=BW.if_array,
+                   linear=("a", "b"), shape_args=("probe",),
+                   vjp={"a": "rt.if_array(probe, g, rt.shape_like(g))",
+                        "b": "rt.if_array(probe, rt.shape_like(g), g)"},
+                   jvp={"a": "rt.if_array(probe, a_dot, rt.shape_like(a_dot))",
+                        "b": "rt.if_array(probe, rt.shape_like(b_dot), b_dot)"})
+setitem_if_array = defprim(
+    "setitem_if_array", T.setitem_if_array, "rt.setitem_if_array", "x, index, v, probe",
+    batch=BW.setitem_if_array, linear=("x", "v"), shape_args=("probe",),
+    vjp={"v": "rt.if_array(probe, rt.float_part(rt.unbroadcast(rt.written_part(g, index), v), "
+              "ans), rt.shape_like(v))",
+         "x": "rt.setitem_if_array(g, index, 0, probe)"})
+setitem_if_array.jvp_joint = (("x", "v"), "rt.setitem_if_array(x_dot, index, "
+                                          "rt.float_part(v_dot, ans), probe)")
+write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if_array,
+                                  "rt.write_in_place_if_array", "x, index, v, probe",
+                                  batch="helper", nondiff=True)
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
-float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch="elementwise",
+float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
-cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch="elementwise",
+cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=BW.cast_into,
                     shape_args=("like",), vjp={"x": "rt.float_part(g, like)"},
                     jvp={"x": "rt.float_part(x_dot, like)"})
 # the caller's array argument receives the final value of a function that wrote into it
-write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch="helper",
+write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch=BW.write_back,
                      nondiff=True, pure=False)
 adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
                        linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"})
@@ -31,6 +54,21 @@ tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop
                     pure=False)
 trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, step",
                      batch="helper", nondiff=True)
+# what a tape saves for a value the backward sweep reads only for its shape/dtype
+# (transforms/tape_slim.py)
+shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch=BW.assign,
+                     nondiff=True)
+# what of g reaches v in `y[index] = v` (duplicate integer indices: the last one written)
+written_part = defprim("written_part", T.written_part, "rt.written_part", "x, index",
+                       batch=BR.index, linear=("x",),
+                       vjp={"x": "rt.setitem(np.zeros_like(x), index, g)"})
+# `d = d + c` where the adjoint d holds 0.0 (transforms/inplace.py): d becomes c's buffer
+added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d",
+                        batch=BW.added_to_zero, linear=("d",), vjp={"d": "g"})
+# `acc = acc + rt.getitem_vjp(ct, like, index)` where acc is owned and dead afterwards
+# (transforms/inplace.py): ct added into acc's buffer
+add_at = defprim("add_at", T.add_at, "rt.add_at", "acc, index, ct, like", batch="helper",
+                 nondiff=True)
 # `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (transforms/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
                          batch="helper", nondiff=True)

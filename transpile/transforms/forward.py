@@ -27,9 +27,7 @@ class ForwardSweep(Sweep):
             if eqn.out not in self.active or eqn.prim.nondiff:
                 continue
             self.b.loc = _tag(eqn.loc, "tangent of")
-            terms = [self.term(eqn, pname, k, atom)
-                     for pname, k, atom in contributions(eqn, self.active, "jvp")]
-            terms = [t for t in terms if t is not None]
+            terms = self.terms_of(eqn)
             if not terms:
                 continue
             base = eqn.out + "_dot"
@@ -46,6 +44,24 @@ class ForwardSweep(Sweep):
                 self.b.body[-1].out = new
                 total = Var(new)
             self.tan[eqn.out] = total
+
+    def terms_of(self, eqn):
+        """The tangent terms of an equation, one per active argument, or one term from the
+        row's `jvp_joint` template (all tangents at once, `x_dot` of an inactive argument
+        being zeros): setitem's tangent is then one write into x_dot, not a sum of arrays."""
+        joint = getattr(eqn.prim, "jvp_joint", None)
+        parts = contributions(eqn, self.active, "jvp")
+        if joint and parts:
+            env = rule_env(eqn)
+            for pname in joint[0]:
+                atom = eqn.args[pname]
+                t = self.tan.get(atom.name) if isinstance(atom, Var) else None
+                env[pname + "_dot"] = t if t is not None else self.b.emit(
+                    by_name("zeros_like"), {"x": atom}, base="zero")
+            return [instantiate(joint[1], env, self.namer, self.b, self.b.loc,
+                                eqn.out + "_dot")]
+        terms = [self.term(eqn, pname, k, atom) for pname, k, atom in parts]
+        return [t for t in terms if t is not None]
 
     def tangent_names(self):
         return {v.name for v in self.tan.values() if isinstance(v, Var)} | set(self.params)

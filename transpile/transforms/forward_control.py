@@ -12,7 +12,7 @@ from transpile import ir
 from transpile.ir import Const, Eqn, Var
 from transpile.primitives import by_name
 from transpile.transforms.forward import ForwardSweep
-from transpile.transforms.reverse import _tag, contributions
+from transpile.transforms.reverse import _tag
 from transpile.transforms.reverse_control import active_with_control
 
 
@@ -83,9 +83,7 @@ class ControlForwardSweep(ForwardSweep):
             return
         total = None
         if not eqn.prim.nondiff:
-            terms = [self.term(eqn, pname, k, atom)
-                     for pname, k, atom in contributions(eqn, self.active, "jvp")]
-            terms = [t for t in terms if t is not None]
+            terms = self.terms_of(eqn)
             base = eqn.out + "_dot"
             if terms:
                 total = terms[0]

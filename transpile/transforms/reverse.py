@@ -47,6 +47,10 @@ def contributions(eqn, active, mode):
                     construct=f"{prim.path}(... {pname}=<value that depends on the input> ...)",
                     hint="wrap that argument in transpile.stop_gradient(...) or register a rule "
                          "with transpile.defrule")
+    if mode == "vjp" and len(rules) > 1:
+        # in the order the row lists its rules (setitem reads g[index] before it zeroes it)
+        order = {p: i for i, p in enumerate(rules)}
+        out.sort(key=lambda c: order.get(c[0], len(order)))
     return out
 
 

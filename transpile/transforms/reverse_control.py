@@ -27,6 +27,7 @@ from transpile import ir
 from transpile.ir import Const, Eqn, Var
 from transpile.primitives import by_name
 from transpile.transforms.reverse import ReverseSweep, _tag, check_opaque, contributions
+from transpile.transforms.tape_slim import slim
 
 
 def walk_stmts(body):
@@ -183,6 +184,8 @@ class ControlReverseSweep(ReverseSweep):
         grads = self.gradients()
         if self.tape is not None:
             self.prune(split, grads)
+            self.b.body = slim(self.b.body, split, self.tape, list(grads) + list(primal_outs),
+                               self.namer)
         return self.b.body, extra, grads, primal_outs
 
     def prune(self, split, grads):
