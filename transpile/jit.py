@@ -31,7 +31,7 @@ from transpile.pytree import TreeDef, tree_unflatten
 from transpile.transforms.accumulate import scatter_adds
 from transpile.transforms.fusion import fuse
 from transpile.transforms.inplace import in_place_writes
-from transpile.transforms.tape_split import split_tapes
+from transpile.transforms.tape_split import drop_dead_tapes, split_tapes
 from transpile.transforms.specialize import AVal, Specializer, aval_of, specialize
 
 __all__ = ["jit", "Jit", "initialize_runtime"]
@@ -403,7 +403,7 @@ class Jit(Transform):
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
         body, outs, av = specialize(split_tapes(core), avals)
-        body = scatter_adds(body, outs, av)
+        body = drop_dead_tapes(scatter_adds(body, outs, av), outs)
         in_place = in_place_writes(body, list(core.params) + static_arrays, outs)
         body = fuse(body, av, outs)
         sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))

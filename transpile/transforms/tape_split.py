@@ -77,3 +77,80 @@ def split_tapes(core):
     new = copy.copy(core)
     new.body = rewrite(core.body)
     return new
+
+
+def drop_dead_tapes(body, outs):
+    """Remove the tapes (split per name) whose popped values nothing reads, with their pushes,
+    pops and the copies of the popped values (on specialized core Python, for jit: the
+    backward sweep often needs only some of what a loop iteration bound)."""
+    from transpile.transforms.specialize import dce
+    stmts = list(_walk(body))
+    pops = {}
+    for st in stmts:
+        if isinstance(st, Eqn) and st.prim.name == "tape_pop":
+            pops.setdefault(st.args["tape"].name, []).append(st.out)
+    if not pops:
+        return body
+    live = {o.name for o in outs if isinstance(o, Var)}
+    copies, pushes = [], []
+    for st in stmts:
+        if isinstance(st, Eqn) and st.prim.name == "assign":
+            copies.append(st)
+        elif isinstance(st, Eqn) and st.prim.name != "tape_pop":
+            live.update(st.vars_read())
+        elif isinstance(st, ir.Push):
+            pushes.append(st)
+        elif not isinstance(st, (Eqn, ir.Comment)) and not hasattr(st, "eqns"):
+            for f in ("cond", "start", "stop", "step"):
+                v = getattr(st, f, None)
+                if isinstance(v, Var):
+                    live.add(v.name)
+    live_tapes = set()
+    changed = True
+    while changed:
+        changed = False
+        for c in copies:
+            if c.out in live:
+                new = set(c.vars_read()) - live
+                if new:
+                    live |= new
+                    changed = True
+        for t, names in pops.items():
+            if t not in live_tapes and any(n in live for n in names):
+                live_tapes.add(t)
+                changed = True
+        for p in pushes:
+            if isinstance(p.tape, Var) and p.tape.name in live_tapes and \
+                    isinstance(p.value, Var) and p.value.name not in live:
+                live.add(p.value.name)
+                changed = True
+    dead = set(pops) - live_tapes
+    if not dead:
+        return body
+
+    def keep(st):
+        if isinstance(st, ir.Push):
+            return not (isinstance(st.tape, Var) and st.tape.name in dead)
+        if isinstance(st, Eqn):
+            if st.prim.name == "tape_pop":
+                return st.args["tape"].name not in dead
+            if st.prim.name == "tape_new":
+                return st.out not in dead
+            if st.prim.name == "assign":
+                return st.out in live
+        return True
+
+    def rewrite(block):
+        out = []
+        for st in block:
+            if not keep(st):
+                continue
+            if isinstance(st, ir.If):
+                st = ir.If(st.cond, rewrite(st.body), rewrite(st.orelse), st.loc)
+            elif isinstance(st, ir.ForRange):
+                st = ir.ForRange(st.var, st.start, st.stop, st.step, rewrite(st.body), st.loc)
+            elif isinstance(st, ir.While):
+                st = ir.While(rewrite(st.cond_body), st.cond, rewrite(st.body), st.loc)
+            out.append(st)
+        return out
+    return dce(rewrite(body), outs)
