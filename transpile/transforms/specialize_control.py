@@ -184,7 +184,16 @@ def rw_float_part(sp, eqn, out):
         if isinstance(t, Const):
             sp.avals[eqn.out] = ta
         return True
-    return False
+    # like is an integer array: zeros of t's shape (not like's), float
+    dt = np.result_type(ta.dtype, np.float64) if np.issubdtype(ta.dtype, np.inexact) \
+        else np.dtype(np.float64)
+    if not ta.shape:
+        sp.subst[eqn.out] = Const(dt.type(0))
+        return True
+    from transpile.primitives.registry import by_name
+    sp.emit(out, by_name("zeros"), {"shape": Const(tuple(ta.shape)), "dtype": Const(dt.type)},
+            eqn.loc, name=eqn.out)
+    return True
 
 
 def rw_cast_into(sp, eqn, out):
