@@ -28,7 +28,7 @@ from transpile.errors import TranspileError, TranspileWarning
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
 from transpile.pytree import TreeDef, tree_unflatten
-from transpile.transforms.accumulate import scatter_adds
+from transpile.transforms.accumulate import reads_before_writes, scatter_adds
 from transpile.transforms.fusion import fuse
 from transpile.transforms.inplace import in_place_writes
 from transpile.transforms.tape_split import drop_dead_tapes, split_tapes
@@ -403,8 +403,9 @@ class Jit(Transform):
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
         body, outs, av = specialize(split_tapes(core), avals)
-        body = drop_dead_tapes(scatter_adds(body, outs, av), outs)
-        in_place = in_place_writes(body, list(core.params) + static_arrays, outs)
+        body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
+        in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
+                                   scalars={n for n, a in av.items() if a is not None and not a.shape})
         body = fuse(body, av, outs)
         sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))
         origin = _origin(self)

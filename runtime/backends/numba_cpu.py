@@ -561,7 +561,6 @@ HEADER = """\
 # Regenerated whenever the source changes; edits here are not kept.
 import numpy as np
 from numba import njit, prange
-import transpile_runtime as rt
 from transpile_runtime.backends.numba_math import exp32, exp64
 import math
 from transpile_runtime.backends.numba_special import (

@@ -137,3 +137,36 @@ def _rewrite(add, vjp, d, avals, fresh, AVal):
     return [Eqn(g, by_name("getitem"), {"x": d, "index": index}, add.loc),
             Eqn(s, by_name("add"), {"x": Var(g), "y": ct}, add.loc),
             Eqn(add.out, by_name("setitem"), {"x": d, "index": index, "v": Var(s)}, add.loc)]
+
+
+def reads_before_writes(body):
+    """Move `b = d[j]` above an earlier `a = rt.setitem(d, i, v)` of the same block (d is not
+    changed by the functional write, so b is the same), so that the write can be done in place
+    when d is read by nothing else afterwards (the adjoint of a subscript write reads the
+    cotangent at i after zeroing it there)."""
+    def block(stmts):
+        out = []
+        writes = {}            # d -> index in out of the first setitem of d
+        for st in stmts:
+            if isinstance(st, Eqn) and st.prim.name == "getitem" and \
+                    isinstance(st.args.get("x"), Var) and st.args["x"].name in writes:
+                pos = writes[st.args["x"].name]
+                later = set()
+                for s in out[pos:]:
+                    later |= set(ir.bound_names([s]))
+                if not (set(st.vars_read()) & later):
+                    out.insert(pos, st)
+                    writes = {k: (p + 1 if p >= pos else p) for k, p in writes.items()}
+                    continue
+            if isinstance(st, Eqn) and st.prim.name == "setitem" and \
+                    isinstance(st.args.get("x"), Var):
+                writes.setdefault(st.args["x"].name, len(out))
+            if isinstance(st, ir.If):
+                st = ir.If(st.cond, block(st.body), block(st.orelse), st.loc)
+            elif isinstance(st, ir.ForRange):
+                st = ir.ForRange(st.var, st.start, st.stop, st.step, block(st.body), st.loc)
+            elif isinstance(st, ir.While):
+                st = ir.While(block(st.cond_body), st.cond, block(st.body), st.loc)
+            out.append(st)
+        return out
+    return block(body)

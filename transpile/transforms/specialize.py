@@ -23,6 +23,7 @@ from transpile.primitives.registry import Primitive, by_name
 from transpile.transforms.specialize_control import (AvalMap, bind_joined, multi_bound,
                                                      dynamic_slice, pop_aval, rw_cast_into,
                                                      sized_by_run_time_int, collective_aval,
+                                                     always_zero, rw_add_zero,
                                                      rw_float_part,
                                                      specialize_loop, specialize_push)
 
@@ -86,6 +87,7 @@ class Specializer:
         self.avals = AvalMap()   # name -> AVal (and .conflicts: names with no single type)
         self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
         self.multi = set()       # names bound more than once (branch joins, loop-carried)
+        self.always_zero = {}    # ... every time to the constant 0: name -> that Const
         self.subst = {}          # name -> atom
         self.counter = 0
         self.taken = set(core.params) | set(core.statics)
@@ -241,6 +243,7 @@ class Specializer:
         for st in ir.walk_eqns(body):
             self.taken.add(st.out)
         self.multi = multi_bound(body)
+        self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
         body = self.block(body)
         outs = [self.atom(o) for o in outs]
@@ -277,10 +280,13 @@ class Specializer:
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
         eqn = Eqn(st.out, st.prim, args, st.loc)
         name = eqn.prim.name
+        if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)
+            self.subst[eqn.out] = self.always_zero[eqn.out]
+            return
         if eqn.out in self.multi:
             # bound more than once: never folded or aliased; its value is the join
-            old = self.avals.pop(eqn.out, None)
-            av = self.infer(eqn)
+            old = self.avals.get(eqn.out)
+            av = self.infer(eqn)           # (may read its own old value: x_2 = x_2)
             self.avals.pop(eqn.out, None)
             if old is not None:
                 self.avals[eqn.out] = old
@@ -453,6 +459,9 @@ class Specializer:
         self.emit(out, by_name("astype"), {"x": t, "dtype": Const(xa.dtype.type)}, eqn.loc,
                   name=eqn.out)
         return True
+
+    def rw_add(self, eqn, out):
+        return rw_add_zero(self, eqn, out)
 
     def rw_float_part(self, eqn, out):
         return rw_float_part(self, eqn, out)

@@ -259,3 +259,51 @@ def collective_aval(sp, eqn):
     if name == "axis_index":
         return AVal((), np.dtype(np.int32))
     return None
+
+
+def always_zero(body, multi):
+    """Names bound more than once, every time to the constant 0 or to another such name
+    (reverse mode resets an adjoint to 0.0 at the end of each loop iteration, and copies it
+    around loops and branches): they are that constant. {name: the Const}"""
+    binds = {}
+    for st in ir.walk_eqns(body):
+        binds.setdefault(st.out, []).append(st)
+    found = {}
+    for name, eqns in binds.items():
+        if all(e.prim.name == "assign" and (is_zero(e.args.get("x")) or
+                                            isinstance(e.args.get("x"), ir.Var))
+               for e in eqns):
+            found[name] = {(type(e.args["x"].value), e.args["x"].value) for e in eqns
+                           if isinstance(e.args["x"], Const)}
+    result = {}
+    for const in {c for cs in found.values() for c in cs}:
+        zero = {n for n, cs in found.items() if cs <= {const}}
+        changed = True
+        while changed:      # greatest fixed point: copies among such names stay that constant
+            changed = False
+            for name in list(zero):
+                if any(isinstance(e.args["x"], ir.Var) and e.args["x"].name not in zero
+                       for e in binds[name]):
+                    zero.discard(name)
+                    changed = True
+        for n in zero:
+            if n in multi:
+                result[n] = Const(const[1])
+    return result
+
+
+def rw_add_zero(sp, eqn, out):
+    """x + 0 (an adjoint accumulated into a reset one) is x, when the sum keeps x's type."""
+    x, y = eqn.args.get("x"), eqn.args.get("y")
+    for a, b in ((x, y), (y, x)):
+        if is_zero(b) and isinstance(a, ir.Var):
+            av = sp.aval(a)
+            if av is None:
+                return False
+            r = sp.infer(eqn)
+            if r is not None and r.shape == av.shape and r.dtype == av.dtype and \
+                    r.weak == av.weak and np.issubdtype(av.dtype, np.inexact):
+                sp.alias(eqn, a)
+                return True
+            return False
+    return False
