@@ -231,9 +231,7 @@ def main():
         "sum_squares": (rng.standard_normal(n),),
         "euler": (rng.standard_normal(int(1000 * scale)),),
         "rnn": (rng.standard_normal((32, 32)) * 0.2, rng.standard_normal((int(500 * scale), 32))),
-        # the gradient of this loop is still O(n^2) (the adjoint of `out` is an array updated
-        # per iteration), so it runs at a smaller size
-        "branch_write": (rng.standard_normal(int(3000 * scale)),),
+        "branch_write": (rng.standard_normal(n),),
         "while_data": (rng.standard_normal(n),),
         "triangle": (rng.standard_normal((m, m)),),
     }

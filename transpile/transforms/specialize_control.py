@@ -104,7 +104,7 @@ def specialize_loop(sp, st):
         before = {n: sp.avals[n] for n in carried}
         snap = (dict(sp.avals), dict(sp.subst), sp.counter, set(sp.taken), dict(sp.zero_names))
         if isinstance(st, ir.ForRange):
-            sp.avals[st.var] = loop_index_aval()
+            sp.avals[st.var] = loop_index_aval(sp)
             new = ir.ForRange(st.var, sp.atom(st.start), sp.atom(st.stop), sp.atom(st.step),
                               sp.block(st.body), st.loc)
         else:
@@ -142,10 +142,15 @@ def bind_joined(sp, eqn, av):
     sp.avals[eqn.out] = j
 
 
-def loop_index_aval():
+def _aval_class(sp):
+    """specialize.AVal, found through the specializer (no import back into specialize.py)."""
+    import sys
+    return sys.modules[type(sp).__module__].AVal
+
+
+def loop_index_aval(sp):
     """A range loop's index: a Python int in NumPy (weak: x[i] * i stays float32)."""
-    from transpile.transforms.specialize import AVal
-    return AVal((), np.dtype(np.int64), True)
+    return _aval_class(sp)((), np.dtype(np.int64), True)
 
 
 def specialize_push(sp, st):
@@ -249,7 +254,7 @@ def sized_by_run_time_int(sp, eqn):
 def collective_aval(sp, eqn):
     """A collective's result, known without running it (it would wait at a barrier for the
     other shards): psum & co. keep their operand's shape and dtype; axis_index is an int32."""
-    from transpile.transforms.specialize import AVal
+    AVal = _aval_class(sp)
     name, x = eqn.prim.name, eqn.args.get("x")
     if name in ("psum", "pmean", "pmax", "pmin") and isinstance(x, (ir.Var, Const)):
         av = sp.aval(x)
