@@ -18,9 +18,10 @@ from transpile.errors import TranspileWarning
 
 X0 = np.random.default_rng(0).standard_normal(6)
 NAMES = [f.__name__ for f in P.PROGRAMS]
-# jit lowers writes to Numba once the jit-loops work lands; until then these fall back to NumPy
-# (one TranspileWarning). Listed, not hidden: a fallback elsewhere fails the test.
-MAY_FALL_BACK = set(NAMES)
+# jit lowers writes, loops and the tape to Numba. This one still falls back to NumPy (one
+# TranspileWarning naming line and variable): a slice whose bounds are computed in the loop
+# (out[i:i + 3]) has a shape known only at run time. A fallback elsewhere fails the test.
+MAY_FALL_BACK = {"loop_accumulate_slices"}
 
 
 def numpy_run(f, x):

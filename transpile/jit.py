@@ -28,7 +28,10 @@ from transpile.errors import TranspileError, TranspileWarning
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
 from transpile.pytree import TreeDef, tree_unflatten
+from transpile.transforms.accumulate import reads_before_writes, scatter_adds
 from transpile.transforms.fusion import fuse
+from transpile.transforms.inplace import in_place_writes
+from transpile.transforms.tape_split import drop_dead_tapes, split_tapes
 from transpile.transforms.specialize import AVal, Specializer, aval_of, specialize
 
 __all__ = ["jit", "Jit", "initialize_runtime"]
@@ -63,6 +66,7 @@ class Plan:
         self.text = None
         self.path = None
         self._eager = None
+        self.in_place = set()      # id() of setitem equations that may store in place
 
     def eager_callable(self):
         if self._eager is None:
@@ -86,7 +90,8 @@ def _numba_compile(plan):
     except ImportError as e:
         raise numba_cpu.Unlowerable(None, f"numba is not installed ({e})")
     name, text = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals, plan.params,
-                                 plan.origin, plan.signature, _versions(), threads=threads)
+                                 plan.origin, plan.signature, _versions(), threads=threads,
+                                 in_place=plan.in_place)
     plan.text = text
     for attempt in range(10):
         path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
@@ -94,7 +99,12 @@ def _numba_compile(plan):
         diskcache.verify(path)
         try:
             return numba_cpu.compile_module(text, path, name)
-        except (OSError, RuntimeError) as e:
+        except Exception as e:
+            if _is_numba_error(e):      # a part split at collectives did not compile
+                raise numba_cpu.Unlowerable(None, _refused_construct(e, text),
+                                            construct="a function with collectives") from e
+            if not isinstance(e, (OSError, RuntimeError)):
+                raise
             if attempt == 9 or not _cache_vanished(e, path):
                 raise                 # the cache was deleted under Numba: write it again
 
@@ -175,7 +185,7 @@ class Compiled:
         self.fn = fn
         self.backend_name = backend_name
         self.spec_deps = list(getattr(core, "deps", []))
-        self.checked = fn is None
+        self.checked = fn is None or getattr(fn, "precompiled", False)
         self.eager = fn is None
         if fn is None:
             self.fn = plan.eager_callable()
@@ -393,12 +403,16 @@ class Jit(Transform):
         free_vals = [read_binding(where) for _, where, _ in core.free]
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
-        body, outs, av = specialize(core, avals)
+        body, outs, av = specialize(split_tapes(core), avals)
+        body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
+        in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
+                                   scalars={n for n, a in av.items() if a is not None and not a.shape})
         body = fuse(body, av, outs)
         sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
                     origin)
+        plan.in_place = in_place
         from transpile.lowering import backends
         from transpile.lowering.numba_cpu import Unlowerable
         fn = None
@@ -406,8 +420,9 @@ class Jit(Transform):
             compile_fn = backends.get(self.backend)
             fn = compile_fn(plan)
         except Unlowerable as e:
-            self._warn(f"jit({self.__name__}): no Numba lowering for {e.construct} "
-                       f"({e}); running the NumPy version instead.")
+            why = f" ({e.why})" if getattr(e, "why", "") else ""
+            self._warn(f"jit({self.__name__}): {getattr(e, 'where', '?')}: Numba cannot compile "
+                       f"{e.construct}{why}; running the NumPy version instead.")
         except ImportError as e:
             self._warn(f"jit({self.__name__}): backend {self.backend!r} unavailable ({e}); "
                        "running the NumPy version instead.")

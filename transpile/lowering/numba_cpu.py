@@ -21,6 +21,8 @@ import numpy as np
 
 from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile.lowering.numba_control import check_conflicts, lower_stmt, pushed_tapes
+from transpile.lowering.numba_segments import has_collectives, segmented_main
 from transpile.transforms.fusion import FusedGroup, scalar_template
 
 PARALLEL_MIN_SIZE = 1 << 18
@@ -28,14 +30,21 @@ FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
 
 
 class Unlowerable(Exception):
-    """An equation the Numba backend has no lowering for (jit falls back to NumPy)."""
+    """A construct the Numba backend has no lowering for (jit falls back to NumPy).
 
-    def __init__(self, eqn, why=""):
+    `where` is the user's file:line (from the equation or `loc`), `construct` what the user
+    wrote (an assignment, a subscript write, np.cumsum(...)), `why` the reason."""
+
+    def __init__(self, eqn, why="", loc=None, construct=None):
         self.eqn = eqn
-        where = f"line {eqn.loc[1]}" if eqn is not None and eqn.loc else "generated code"
-        what = f"{eqn.prim.path}(...)" if eqn is not None else "?"
-        super().__init__(f"{what} at {where}{': ' + why if why else ''}")
-        self.construct = what
+        loc = loc if loc is not None else (eqn.loc if eqn is not None else None)
+        self.where = f"{loc[0]}:{loc[1]}" if loc else "generated code"
+        if construct is None:
+            from transpile.lowering.numba_control import construct_of
+            construct = construct_of(eqn)
+        self.construct = construct
+        self.why = why
+        super().__init__(f"{construct} at {self.where}{': ' + why if why else ''}")
 
 
 def dtype_ctor(dtype):
@@ -69,8 +78,10 @@ def shape_text(shape):
 
 
 class Lowerer:
-    def __init__(self, name, params, avals, core, parallel_min=PARALLEL_MIN_SIZE, threads=2):
+    def __init__(self, name, params, avals, core, parallel_min=PARALLEL_MIN_SIZE, threads=2,
+                 in_place=()):
         self.name = name
+        self.in_place = set(in_place)     # id() of setitems that may store in place
         self.params = params
         self.avals = avals
         self.core = core
@@ -112,7 +123,7 @@ class Lowerer:
             parallel = False
         params = list(g.inputs) + list(g.outputs) + [f"acc_{r.out}" for r in axis_reds]
         L = []
-        L.append(f"@njit(nogil=True, cache=True, fastmath=FASTMATH"
+        L.append(f"@njit(nogil=True, cache=True, error_model='numpy', fastmath=FASTMATH"
                  f"{', parallel=True' if parallel else ''})")
         L.append(f"def {kname}({', '.join(params)}):")
         L.append(f'    """{g.describe()}"""')
@@ -293,6 +304,8 @@ class Lowerer:
         if not stmts:
             out.append(f"{indent}pass")
         for st in stmts:
+            if lower_stmt(self, st, indent, out):
+                continue
             if isinstance(st, FusedGroup):
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}# {st.describe()}")
@@ -486,6 +499,11 @@ class Lowerer:
 
     def main(self, body, outs, origin, signature, header):
         from transpile.codegen import deferred_writes_last
+        check_conflicts(self)
+        self.pushed_tapes = pushed_tapes(body)
+        if has_collectives(body):      # under pmap: compiled parts between the barriers
+            return segmented_main(self, deferred_writes_last(body), outs, signature, header,
+                                  "@njit(nogil=True, cache=True, error_model='numpy')")
         lines = []
         self.block(deferred_writes_last(body), "    ", lines)
         rets = [self.fmt(o) for o in outs]
@@ -493,7 +511,7 @@ class Lowerer:
         text = header
         for k in self.kernels:
             text += "\n\n" + k
-        text += "\n\n@njit(nogil=True, cache=True)\n"
+        text += "\n\n@njit(nogil=True, cache=True, error_model='numpy')\n"
         text += f"def {self.name}({', '.join(self.params)}):\n"
         text += f'    """{self.core.name} lowered for Numba; {signature}"""\n'
         text += "\n".join(lines) + "\n"
@@ -554,10 +572,11 @@ FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA doe
 
 
 def lower(core, body, outs, avals, params, origin, signature, versions, threads=2,
-          parallel_min=PARALLEL_MIN_SIZE):
+          parallel_min=PARALLEL_MIN_SIZE, in_place=()):
     """The lowered module's source text; the entry function is named core.name + '__jit'."""
     name = core.name + "__jit"
-    lw = Lowerer(name, params, avals, core, parallel_min=parallel_min, threads=threads)
+    lw = Lowerer(name, params, avals, core, parallel_min=parallel_min, threads=threads,
+                 in_place=in_place)
     header = HEADER.format(origin=origin, signature=signature, versions=versions)
     return name, lw.main(body, outs, origin, signature, header)
 
@@ -604,4 +623,7 @@ def compile_module(text, path, name):
     sys.modules[modname] = mod
     exec(code, ns)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    from transpile.lowering.numba_segments import compile_parts
+    if compile_parts(ns):
+        ns[name].precompiled = True       # parts split at collectives, compiled already
     return ns[name]

@@ -275,6 +275,8 @@ def _all_eqns(body, control_reads):
     for st in body:
         if isinstance(st, Eqn):
             yield st
+        elif isinstance(st, ir.Push):      # a value saved on a tape is read later
+            control_reads.update(ir.names_read(st))
         else:
             for f in ("cond", "start", "stop", "step"):
                 v = getattr(st, f, None)

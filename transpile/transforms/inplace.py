@@ -61,8 +61,9 @@ def _stmts(body):
             yield from _stmts(st.body)
 
 
-def sources(body, params):
-    """name -> set of allocation sites (eqn out names) or EXTERNAL; and the escaped sites."""
+def sources(body, params, scalars=()):
+    """name -> set of allocation sites (eqn out names) or EXTERNAL; and the escaped sites.
+    `scalars`: names known to hold scalars (jit knows every shape), which hold no buffer."""
     src = {p: {EXTERNAL} for p in params}
     escaped = set()
     changed = True
@@ -71,7 +72,7 @@ def sources(body, params):
         for st in _stmts(body):
             if isinstance(st, Eqn):
                 name = st.prim.name
-                if name in NO_BUFFER:
+                if name in NO_BUFFER or st.out in scalars:
                     new = set()
                 elif name == "tape_pop":
                     new = {EXTERNAL}
@@ -171,15 +172,15 @@ def _dead_owned(name, st, src, escaped, live):
     return not any(n != st.out and src.get(n, {EXTERNAL}) & sx for n in after)
 
 
-def in_place_writes(body, params, outs):
+def in_place_writes(body, params, outs, scalars=()):
     """The setitem equations that may write into their array in place (ids)."""
-    return set(_choices(body, params, outs)[0])
+    return set(_choices(body, params, outs, scalars)[0])
 
 
-def _choices(body, params, outs):
+def _choices(body, params, outs, scalars=()):
     """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
     import numpy as np
-    src, escaped = sources(body, params)
+    src, escaped = sources(body, params, scalars)
     live = live_after(body, outs, reads=value_reads)
     writes, reuse = set(), {}
     for st in _stmts(body):

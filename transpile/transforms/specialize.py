@@ -20,6 +20,12 @@ from transpile import ir
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import Primitive, by_name
+from transpile.transforms.specialize_control import (AvalMap, bind_joined, multi_bound,
+                                                     dynamic_slice, pop_aval, rw_cast_into,
+                                                     sized_by_run_time_int, collective_aval,
+                                                     always_zero, rw_add_zero,
+                                                     rw_float_part,
+                                                     specialize_loop, specialize_push)
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,10 @@ class Specializer:
 
     def __init__(self, core, in_avals):
         self.core = core
-        self.avals = {}          # name -> AVal
+        self.avals = AvalMap()   # name -> AVal (and .conflicts: names with no single type)
+        self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
+        self.multi = set()       # names bound more than once (branch joins, loop-carried)
+        self.always_zero = {}    # ... every time to the constant 0: name -> that Const
         self.subst = {}          # name -> atom
         self.counter = 0
         self.taken = set(core.params) | set(core.statics)
@@ -152,11 +161,17 @@ class Specializer:
     def infer(self, eqn):
         prim = eqn.prim
         args = eqn.args
+        if prim.name == "tape_pop":
+            av = pop_aval(self, eqn)
+            if av is not None:
+                self.avals[eqn.out] = av
+            return av
+        if dynamic_slice(eqn) or sized_by_run_time_int(self, eqn):
+            return None       # its shape depends on values known only at run time
         if not prim.pure:
             # Never run a collective to learn its shape: it would wait at a barrier for the
             # other shards (which may be waiting for this compile).
-            av = self.aval(args["x"]) if prim.name in ("psum", "pmean", "pmax", "pmin") \
-                and isinstance(args.get("x"), (Var, Const)) else None
+            av = collective_aval(self, eqn)
             if av is not None:
                 self.avals[eqn.out] = av
             return av
@@ -227,6 +242,9 @@ class Specializer:
             body, outs = self.core.body, self.core.outs
         for st in ir.walk_eqns(body):
             self.taken.add(st.out)
+        self.multi = multi_bound(body)
+        self.always_zero = always_zero(body, self.multi)
+        self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
         body = self.block(body)
         outs = [self.atom(o) for o in outs]
         body = dce(body, outs)
@@ -245,13 +263,10 @@ class Specializer:
                     out += self.block(st.body if cond.value else st.orelse)
                 else:
                     out.append(ir.If(cond, self.block(st.body), self.block(st.orelse), st.loc))
-            elif isinstance(st, ir.ForRange):
-                out.append(ir.ForRange(st.var, self.atom(st.start), self.atom(st.stop),
-                                       self.atom(st.step), self.block(st.body), st.loc))
-                self.avals[st.var] = AVal((), np.dtype(np.int64))
-            elif isinstance(st, ir.While):
-                cb = self.block(st.cond_body)
-                out.append(ir.While(cb, self.atom(st.cond), self.block(st.body), st.loc))
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                out.append(specialize_loop(self, st))
+            elif isinstance(st, ir.Push):
+                out.append(specialize_push(self, st))
             else:
                 out.append(st)
         return out
@@ -265,6 +280,19 @@ class Specializer:
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
         eqn = Eqn(st.out, st.prim, args, st.loc)
         name = eqn.prim.name
+        if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)
+            self.subst[eqn.out] = self.always_zero[eqn.out]
+            return
+        if eqn.out in self.multi:
+            # bound more than once: never folded or aliased; its value is the join
+            old = self.avals.get(eqn.out)
+            av = self.infer(eqn)           # (may read its own old value: x_2 = x_2)
+            self.avals.pop(eqn.out, None)
+            if old is not None:
+                self.avals[eqn.out] = old
+            bind_joined(self, eqn, av)
+            out.append(eqn)
+            return
         rewrite = getattr(self, "rw_" + name, None) if self.rewrite else None
         if rewrite is not None:
             try:
@@ -431,6 +459,15 @@ class Specializer:
         self.emit(out, by_name("astype"), {"x": t, "dtype": Const(xa.dtype.type)}, eqn.loc,
                   name=eqn.out)
         return True
+
+    def rw_add(self, eqn, out):
+        return rw_add_zero(self, eqn, out)
+
+    def rw_float_part(self, eqn, out):
+        return rw_float_part(self, eqn, out)
+
+    def rw_cast_into(self, eqn, out):
+        return rw_cast_into(self, eqn, out)
 
     def rw_astype(self, eqn, out):
         xa = self.aval(eqn.args["x"])
@@ -628,6 +665,8 @@ def reads(st):
     """Names a statement reads (control flow: everything inside)."""
     if isinstance(st, Eqn):
         return st.vars_read()
+    if isinstance(st, ir.Push):
+        return ir.names_read(st)
     names = []
     for f in ("cond", "start", "stop", "step"):
         v = getattr(st, f, None)
