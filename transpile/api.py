@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from transpile import codegen
+from transpile.callables import as_index, build_core_bound, callable_name, unwrap_callable
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
@@ -94,6 +95,8 @@ def core_of(fun, in_trees, static_args=None):
     prim = lookup(fun)
     if prim is not None:
         return primitive_core(prim, in_trees)
+    if unwrap_callable(fun) is not None:      # functools.partial, bound method, classmethod
+        return build_core_bound(fun, in_trees, build_core)
     return build_core(fun, in_trees, static_args)
 
 
@@ -112,6 +115,8 @@ def _origin(fun):
     f = fun
     while isinstance(f, Transform):
         f = f.fun
+    if unwrap_callable(f) is not None:
+        f = unwrap_callable(f)[0]
     if lookup(f) is not None:
         return lookup(f).path
     code = getattr(f, "__code__", None)
@@ -139,6 +144,8 @@ class Transform:
         self._cache = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun, updated=())
+        if not hasattr(self, "__name__"):       # functools.partial has no __name__
+            self.__name__ = callable_name(fun)
 
     # -- arguments ---------------------------------------------------------------------------
 
@@ -231,6 +238,7 @@ class Plain(Transform):
 
 
 def _norm_argnums(argnums, nparams, fname):
+    argnums = as_index(argnums)         # np.int64(1) is an int argnum
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     if not nums:
@@ -268,7 +276,7 @@ def _fname(fun):
     f = fun
     while isinstance(f, Transform):
         f = f.fun
-    return getattr(f, "__name__", "f")
+    return getattr(f, "__name__", None) or callable_name(f)
 
 
 class Grad(Transform):
@@ -424,8 +432,24 @@ def jvp(fun, primals, tangents):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
-    t = _cached("jvp", fun, lambda: JVP(fun))
+    n = len(primals)
+    t = _cached(("jvp", n), fun, lambda: JVP(fun, _given(fun, n)))
     return t.call_with(tuple(primals), tuple(tangents))
+
+
+def _given(fun, n):
+    """argnums of the first n parameters when the others have defaults (None: all)."""
+    return None if n >= len(_signature(fun).parameters) else tuple(range(n))
+
+
+def _all_args(fun, args, kwargs):
+    """Every parameter's value (defaults applied), positionally."""
+    sig = _signature(fun)
+    if not kwargs and len(args) == len(sig.parameters):
+        return tuple(args)
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    return tuple(ba.arguments[p] for p in sig.parameters)
 
 
 class VJP(Transform):
@@ -470,7 +494,7 @@ def vjp(fun, *primals, has_aux=False):
         res = spec.fn(*leaves, *ct_leaves, *spec.free_values())
         flat = list(res)
         grads = tree_unflatten(core.out_tree, flat)[1]
-        return tuple(grads)
+        return tuple(grads)[:len(primals)]     # parameters left to their defaults: none
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
@@ -493,7 +517,8 @@ def jacfwd(fun, argnums=0):
     """Jacobian by forward mode: one generated-jvp call per input element."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
-    def jac(*args):
+    def jac(*args, **kwargs):
+        args = _all_args(fun, args, kwargs)
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
         results = []
         for a in nums:
@@ -534,7 +559,8 @@ def jacrev(fun, argnums=0):
     """Jacobian by reverse mode: one generated-vjp call per output element."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
-    def jac(*args):
+    def jac(*args, **kwargs):
+        args = _all_args(fun, args, kwargs)
         out, pullback = vjp(fun, *args)
         out = np.asarray(out)
         rows = [pullback(e) for e in _basis(out)]

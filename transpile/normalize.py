@@ -215,7 +215,7 @@ class Builder:
 
 
 def _foldable(v):
-    return isinstance(v, (bool, int, float)) or v is None
+    return isinstance(v, (bool, int, float, str)) or v is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,6 +260,9 @@ _UNSUPPORTED_STMTS = {
 
 
 from transpile.normalize_control import ControlFlowMixin, LocalFunction  # noqa: E402
+from transpile.callables import is_data  # noqa: E402
+from transpile.normalize_returns import fold_early_returns  # noqa: E402
+from transpile.normalize_callables import call_bound, instance_attribute  # noqa: E402
 
 
 class Normalizer(ControlFlowMixin):
@@ -295,7 +298,7 @@ class Normalizer(ControlFlowMixin):
         return cls(message, filename=filename, lineno=lineno, construct=construct, hint=hint)
 
     def run_body(self, stmts):
-        for st in stmts:
+        for st in fold_early_returns(stmts):
             if self.frame.returned is not None:
                 break
             self.set_loc(st)
@@ -468,6 +471,8 @@ class Normalizer(ControlFlowMixin):
             return Const(obj)
         if isinstance(obj, (tuple, list, dict)) and where is None:
             return Static(obj)
+        if not is_data(obj) and obj is not None:       # a model object, a config instance...
+            return Static(obj)
         # Data (arrays, NumPy scalars, containers of arrays): a parameter read at every call.
         if where is None:
             pname = self.namer.fresh(name)
@@ -484,6 +489,9 @@ class Normalizer(ControlFlowMixin):
         value = self.expr(node.value, base)
         attr = node.attr
         if isinstance(value, Static):
+            found = instance_attribute(self, value.obj, attr, node)
+            if found is not None:
+                return found
             try:
                 obj = getattr(value.obj, attr)
             except AttributeError:
@@ -708,6 +716,9 @@ class Normalizer(ControlFlowMixin):
             if func.name == "transpose" and not args and not kwargs:
                 pass
             return self.apply(prim, [func.receiver] + args, kwargs, node, base)
+        bound = call_bound(self, func, args, kwargs, node, base)
+        if bound is not None:              # functools.partial, bound method, classmethod
+            return bound
         if not isinstance(func, Static):
             raise self.error(node, "calling a value that is not a known function",
                              hint="functions passed in as arguments must be static arguments")
@@ -931,6 +942,8 @@ def _same_where(a, b):
     if a[0] == "closure":
         return a[1] is b[1]
     if a[0] == "global":
+        return a[1] is b[1] and a[2] == b[2]
+    if a[0] == "attr":
         return a[1] is b[1] and a[2] == b[2]
     return a == b
 
