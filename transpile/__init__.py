@@ -13,15 +13,15 @@ from transpile import primitives as _primitives  # noqa: F401  (registers the ta
 from transpile.api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, show, value_and_grad,
                            vjp)
 from transpile.errors import NoRuleError, TranspileError, UnsupportedSyntax
-from transpile.pytree import (tree_flatten, tree_leaves, tree_map, tree_structure,
-                              tree_unflatten)
+from transpile.pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
+                              tree_structure, tree_unflatten)
 from transpile_runtime.broadcasting import stop_gradient
 
 __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
-           "tree_structure", "TranspileError", "UnsupportedSyntax", "NoRuleError"]
+           "tree_structure", "register_pytree_node", "TranspileError", "UnsupportedSyntax", "NoRuleError"]
 from transpile.pmap import (all_gather, axis_index, axis_size, device_count,  # noqa: E402
                             devices, local_device_count, pmap, pmax, pmean, pmin, psum)
 from transpile.vmap import vmap  # noqa: E402

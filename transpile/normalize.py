@@ -262,6 +262,8 @@ _UNSUPPORTED_STMTS = {
 from transpile.normalize_control import ControlFlowMixin, LocalFunction  # noqa: E402
 from transpile.callables import is_data  # noqa: E402
 from transpile.normalize_returns import fold_early_returns  # noqa: E402
+from transpile.normalize_pytree import call_tree_util, construct_node, node_attribute  # noqa: E402
+from transpile.normalize_builtins import call_builtin  # noqa: E402
 from transpile.normalize_callables import call_bound, instance_attribute  # noqa: E402
 
 
@@ -507,6 +509,8 @@ class Normalizer(ControlFlowMixin):
                                  hint="write NumPy: y = x.copy(); y[i] = v  (or np.where)")
             if attr in METHODS:
                 return _BoundMethod(value, attr)
+        if isinstance(value, Struct) and value.kind == "node":     # NamedTuple, dataclass, ...
+            return node_attribute(self, value, attr, node)
         raise self.error(node, f"unsupported attribute access .{attr}")
 
     def expr_BinOp(self, node, base):
@@ -673,6 +677,9 @@ class Normalizer(ControlFlowMixin):
                     items.append(self.to_arg(v, e))
         return IndexArg(tuple(items))
 
+    def expr_GeneratorExp(self, node, base):
+        return self.expr_ListComp(node, base)     # consumed at once: sum(x * x for x in xs)
+
     def expr_Starred(self, node, base):
         raise self.error(node, "*expansion is only supported in calls and literals")
 
@@ -723,6 +730,13 @@ class Normalizer(ControlFlowMixin):
             raise self.error(node, "calling a value that is not a known function",
                              hint="functions passed in as arguments must be static arguments")
         obj = func.obj
+        expanded = call_tree_util(self, obj, args, kwargs, node, base)
+        if expanded is None:
+            expanded = construct_node(self, obj, args, kwargs, node)
+        if expanded is None:
+            expanded = call_builtin(self, obj, args, kwargs, node, base)
+        if expanded is not None:         # tree_map(...), Params(w, b), sum(list_of_arrays)...
+            return expanded
         if getattr(obj, "__transpile_static__", False):
             # A transform constructor (grad(f), vmap(f, ...)): evaluated while generating code.
             try:

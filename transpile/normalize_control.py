@@ -600,6 +600,11 @@ class ControlFlowMixin:
             return value.items
         if isinstance(value, N.Static) and isinstance(value.obj, (tuple, list, range)):
             return [self.classify(v, None) for v in value.obj]
+        if isinstance(value, (Var, Const)):       # an array: its length is known under jit
+            from transpile.normalize_builtins import items_of
+            items = items_of(self, value, it, "a list comprehension")
+            if items is not None:
+                return items
         raise self.error(it, "a list comprehension needs a sequence whose length is known when "
                          "the code is generated (a tuple/list, or range(n) with a static n)",
                          construct="[... for ... in <array>]",

@@ -1,0 +1,186 @@
+"""Python builtins over lists and arrays inside transformed code: sum, min, max, sorted, zip,
+enumerate, list, tuple, reversed.
+
+A list or tuple has a structure known when the code is generated, so these expand into
+primitives: `sum([a, b, c])` is `a + b + c`, `max(a, b)` is `np.maximum(a, b)`, `sorted` of a
+list of scalars is a sorting network of minimum/maximum (differentiable like the values it
+moves). Over an array they mean what Python means by iterating over its first axis:
+`sum(x)` is `np.sum(x, axis=0)`, `max(x)` is `np.max(x, axis=0)`; zip/enumerate over arrays
+unroll when the length is known (under jit); a `for` loop over them stays a loop.
+"""
+import builtins
+
+_HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed")
+_BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
+
+
+def _N():
+    from transpile import normalize
+    return normalize
+
+
+def call_builtin(norm, obj, args, kwargs, node, base):
+    name = _BY_ID.get(id(obj))
+    if name is None or getattr(builtins, name) is not obj:
+        return None
+    return globals()["_" + name](norm, args, kwargs, node, base)
+
+
+def _prim(name):
+    return _N().by_name(name)
+
+
+def _is_seq(v):
+    N = _N()
+    return isinstance(v, N.Struct) and v.kind in ("tuple", "list")
+
+
+def items_of(norm, value, node, what):
+    """The elements of a list/tuple, or of an array whose length is known now; None when an
+    array's length is known only at run time."""
+    N = _N()
+    if _is_seq(value):
+        return list(value.items)
+    if isinstance(value, N.Static) and isinstance(value.obj, (tuple, list, range)):
+        return [norm.classify(v, None) for v in value.obj]
+    if isinstance(value, (N.Var, N.Const)):
+        n = norm.b.emit(_prim("len"), {"x": norm.to_arg(value, node)}, base="n")
+        if isinstance(n, N.Const):         # jit: the length is known from the argument's shape
+            return [norm.b.emit(_prim("getitem"), {"x": value, "index": N.IndexArg((N.Const(i),))},
+                                base="item") for i in range(n.value)]
+        if norm.b.body and getattr(norm.b.body[-1], "out", None) == getattr(n, "name", None):
+            norm.b.body.pop()
+            norm.namer.taken.discard(n.name)
+        return None
+    raise norm.error(node, f"{what} needs a list, tuple or array")
+
+
+def _no_kwargs(norm, kwargs, node, fname, allowed=()):
+    bad = [k for k in kwargs if k not in allowed]
+    if bad:
+        raise norm.error(node, f"{fname}(..., {bad[0]}=...) is not supported in transformed code",
+                         hint="compute it outside the transformed function, or write the loop")
+
+
+def _fold(norm, prim, values, node, base):
+    acc = values[0]
+    for v in values[1:]:
+        acc = norm.b.emit(_prim(prim), {"x": norm.to_arg(acc, node), "y": norm.to_arg(v, node)},
+                          base=base)
+    return acc
+
+
+def _sum(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "sum", ("start",))
+    if not 1 <= len(args) <= 2:
+        raise norm.error(node, "sum takes an iterable and an optional start")
+    start = args[1] if len(args) > 1 else kwargs.get("start", N.Const(0))
+    seq = args[0]
+    if _is_seq(seq) or isinstance(seq, N.Static):
+        values = items_of(norm, seq, node, "sum")
+        return _fold(norm, "add", [start] + values, node, base)
+    total = norm.apply(_prim("sum"), [seq], {"axis": N.Const(0)}, node, base)
+    return _fold(norm, "add", [start, total], node, base)
+
+
+def _extreme(kind):
+    def handle(norm, args, kwargs, node, base):
+        N = _N()
+        _no_kwargs(norm, kwargs, node, kind)
+        if not args:
+            raise norm.error(node, f"{kind} expects at least one argument")
+        ufunc = "maximum" if kind == "max" else "minimum"
+        if len(args) > 1:
+            return _fold(norm, ufunc, list(args), node, base)
+        seq = args[0]
+        if _is_seq(seq) or isinstance(seq, N.Static):
+            values = items_of(norm, seq, node, kind)
+            if not values:
+                raise norm.error(node, f"{kind}() of an empty sequence")
+            return _fold(norm, ufunc, values, node, base)
+        return norm.apply(_prim(kind), [seq], {"axis": N.Const(0)}, node, base)
+    return handle
+
+
+_max = _extreme("max")
+_min = _extreme("min")
+
+
+def _sorted(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "sorted", ("reverse",))
+    if len(args) != 1:
+        raise norm.error(node, "sorted takes one sequence")
+    reverse = norm.static_value(kwargs.get("reverse", N.Const(False)), node,
+                                "sorted's reverse flag")
+    values = items_of(norm, args[0], node, "sorted")
+    if values is None:
+        raise norm.error(node, "sorted over an array whose length is known only at run time is "
+                         "not supported", hint="call it under jit (shapes known) or pass a list")
+    if all(isinstance(v, N.Const) for v in values):
+        out = [N.Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
+        return N.Struct("list", out)
+    # a sorting network: every compare-exchange is a minimum/maximum pair
+    vals = list(values)
+    n = len(vals)
+    for i in range(n):
+        for j in range(n - 1 - i):
+            a, b = norm.to_arg(vals[j], node), norm.to_arg(vals[j + 1], node)
+            vals[j] = norm.b.emit(_prim("minimum"), {"x": a, "y": b}, base="lo")
+            vals[j + 1] = norm.b.emit(_prim("maximum"), {"x": a, "y": b}, base="hi")
+    if reverse:
+        vals.reverse()
+    return N.Struct("list", vals)
+
+
+def _sequences(norm, args, node, fname):
+    seqs = []
+    for a in args:
+        items = items_of(norm, a, node, fname)
+        if items is None:
+            raise norm.error(node, f"{fname} over an array whose length is known only at run "
+                             "time is only supported as the iterable of a for loop",
+                             hint="use it in `for ... in " + fname + "(...)`, or call under jit")
+        seqs.append(items)
+    return seqs
+
+
+def _zip(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "zip")
+    seqs = _sequences(norm, args, node, "zip")
+    return N.Struct("list", [N.Struct("tuple", list(t)) for t in zip(*seqs)])
+
+
+def _enumerate(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "enumerate", ("start",))
+    if not 1 <= len(args) <= 2:
+        raise norm.error(node, "enumerate takes an iterable and an optional start")
+    start = args[1] if len(args) > 1 else kwargs.get("start", N.Const(0))
+    start = norm.static_value(start, node, "enumerate's start")
+    (items,) = _sequences(norm, args[:1], node, "enumerate")
+    return N.Struct("list", [N.Struct("tuple", [N.Const(start + i), v])
+                             for i, v in enumerate(items)])
+
+
+def _container(kind):
+    def handle(norm, args, kwargs, node, base):
+        N = _N()
+        _no_kwargs(norm, kwargs, node, kind)
+        if not args:
+            return N.Struct(kind, [])
+        (items,) = _sequences(norm, args[:1], node, kind)
+        return N.Struct(kind, items)
+    return handle
+
+
+_list = _container("list")
+_tuple = _container("tuple")
+
+
+def _reversed(norm, args, kwargs, node, base):
+    N = _N()
+    (items,) = _sequences(norm, args[:1], node, "reversed")
+    return N.Struct("list", items[::-1])
