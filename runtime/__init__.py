@@ -14,5 +14,15 @@ from transpile_runtime.batching import (batch_align, batch_axes, batch_broadcast
                               batch_check_scalar_output, batch_extremum_mask, batch_parts,
                               batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
                               batch_sum_grad_vjp, batch_unbroadcast)
-from transpile_runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop, trip_count
+from transpile_runtime.tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401
+                                    setitem, tape_pop, trip_count, write_back,
+                                    write_in_place, compute_into)
+from transpile_runtime.special import (betaln, digamma, erf, erfc, erfinv, expit, gammaln, i0,
+                                      i0e, i1, i1_over_x, i1e, i1e_over_x, log_ndtr, log_softmax,
+                                      logit, logsumexp, ndtr, polygamma, softmax, xlog1py, xlogy)
+from transpile_runtime.fft_adjoints import fft_adjoint, fft_forward
+from transpile_runtime.distributions import (
+    beta_cdf, beta_logpdf, beta_pdf, dirichlet_logpdf, dirichlet_pdf, gamma_cdf, gamma_logpdf,
+    gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
+    norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
 from transpile_runtime import custom_rules  # noqa: F401,E402
