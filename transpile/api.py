@@ -15,6 +15,7 @@ import numpy as np
 from transpile import codegen
 from transpile.callables import as_index, build_core_bound, callable_name, unwrap_callable
 from transpile.transforms.inplace import for_printing
+from transpile.dynamic_ints import is_dynamic_int
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
@@ -28,9 +29,12 @@ from transpile.transforms.reverse import make_core, reverse_core
 _STATIC_TYPES = (bool, int, str, type(None))
 
 
-def spec_flatten(value):
-    """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves)."""
+def spec_flatten(value, dynamic_ints=False):
+    """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves).
+    With dynamic_ints, Python ints are dynamic leaves too (jit; see transpile/dynamic_ints.py)."""
     if type(value) is np.ndarray:      # the common case, without the pytree walk
+        return [value], LEAF
+    if dynamic_ints and is_dynamic_int(value):
         return [value], LEAF
     leaves, tree = tree_flatten(value)
     dyn = []
@@ -39,7 +43,8 @@ def spec_flatten(value):
     def mark(t):
         if t.kind == "leaf":
             v = next(statics)
-            if isinstance(v, _STATIC_TYPES) and not isinstance(v, np.generic):
+            if isinstance(v, _STATIC_TYPES) and not isinstance(v, np.generic) and not (
+                    dynamic_ints and is_dynamic_int(v)):
                 return TreeDef("static", (), (v,))
             dyn.append(v)
             return LEAF

@@ -274,7 +274,7 @@ from transpile.normalize_control import ControlFlowMixin, LocalFunction  # noqa:
 from transpile.callables import is_data  # noqa: E402
 from transpile.normalize_returns import fold_early_returns  # noqa: E402
 from transpile.normalize_pytree import call_tree_util, construct_node, node_attribute  # noqa: E402
-from transpile.normalize_builtins import call_builtin  # noqa: E402
+from transpile.normalize_builtins import call_builtin, effect_statement  # noqa: E402
 from transpile.normalize_callables import call_bound, instance_attribute  # noqa: E402
 from transpile.aliasing import (MemoryModel, Stale, param_entry, stale_error,  # noqa: E402
                                 write_back_arguments)
@@ -346,6 +346,8 @@ class Normalizer(ControlFlowMixin):
             return  # docstring
         if isinstance(node.value, gast.Call) and self.writing_call(node.value):
             self.expr(node.value, "t")      # a function of the user's that writes into arrays
+            return
+        if effect_statement(self, node):      # print(...), breakpoint()
             return
         if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
             raise self.error(node, "unsupported: generator (yield)",

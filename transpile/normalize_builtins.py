@@ -1,5 +1,5 @@
 """Python builtins over lists and arrays inside transformed code: sum, min, max, sorted, zip,
-enumerate, list, tuple, reversed.
+enumerate, list, tuple, reversed, isinstance.
 
 A list or tuple has a structure known when the code is generated, so these expand into
 primitives: `sum([a, b, c])` is `a + b + c`, `max(a, b)` is `np.maximum(a, b)`, `sorted` of a
@@ -10,7 +10,10 @@ unroll when the length is known (under jit); a `for` loop over them stays a loop
 """
 import builtins
 
-_HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed")
+import numpy as np
+
+_HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
+            "isinstance")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
 
@@ -184,3 +187,90 @@ def _reversed(norm, args, kwargs, node, base):
     N = _N()
     (items,) = _sequences(norm, args[:1], node, "reversed")
     return N.Struct("list", items[::-1])
+
+
+# the Python types an array value may have at run time (a NumPy array, a NumPy or Python scalar)
+_DATA_TYPES = (np.ndarray, np.generic, float, int, bool, complex)
+
+
+def _isinstance(norm, args, kwargs, node, base):
+    """Decided when the code is generated: from the value for constants and Python objects,
+    from the structure for tuples/lists/dicts/NamedTuples; for array data only when the answer
+    does not depend on whether the argument is a NumPy array or a Python scalar."""
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "isinstance")
+    if len(args) != 2:
+        raise norm.error(node, "isinstance takes a value and a class (or tuple of classes)")
+    value = args[0]
+    cls = norm.static_value(args[1], node, "the class of isinstance")
+    if isinstance(value, N.Const):
+        return N.Const(isinstance(value.value, cls))
+    if isinstance(value, N.Static):
+        return N.Const(isinstance(value.obj, cls))
+    if isinstance(value, N.Struct):
+        if value.kind == "node":
+            return N.Const(issubclass(value.keys[0], cls))
+        return N.Const(issubclass({"tuple": tuple, "list": list, "dict": dict}[value.kind], cls))
+    classes = cls if isinstance(cls, tuple) else (cls,)
+    hits = {issubclass(t, classes) for t in _DATA_TYPES}
+    if hits == {False}:
+        return N.Const(False)
+    if hits == {True} or all(issubclass(t, classes) for t in (np.ndarray, np.generic, float)):
+        return N.Const(True)
+    raise norm.error(node, "isinstance of array data against "
+                     f"{getattr(cls, '__name__', cls)} depends on whether the value is a NumPy "
+                     "array or a Python scalar, which the transformed code does not fix",
+                     hint="test the structure instead (np.ndim(x) == 0), or make it a static "
+                     "argument")
+
+
+# ---- effects: print(...) and breakpoint() as statements ---------------------------------------
+
+def effect_statement(norm, node):
+    """`print(...)` / `breakpoint()` as an expression statement: emitted as a debugging effect
+    that runs with the values of each call. False for other statements."""
+    import gast
+    N = _N()
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Name):
+        return False
+    try:
+        func = norm.expr(call.func, "f")
+    except Exception:
+        return False
+    if not isinstance(func, N.Static) or func.obj not in (builtins.print, builtins.breakpoint):
+        return False
+    if func.obj is builtins.breakpoint:
+        if call.args or call.keywords:
+            raise norm.error(node, "breakpoint() with arguments is not supported in transformed "
+                             "code")
+        names, values = [], []
+        for name, v in norm.frame.env.items():      # the user's variables at this line
+            if isinstance(v, (N.Var, N.Const)) and not (isinstance(v, N.Const) and
+                                                       v.value is None):
+                names.append(name)
+                values.append(v)
+        norm.apply(_prim("debug_breakpoint"), [N.Const(tuple(names))] + values, {}, node,
+                   "breakpoint")
+        return True
+    opts = {"sep": " ", "end": "\n"}
+    for kw in call.keywords:
+        if kw.arg not in opts:
+            raise norm.error(node, f"print(..., {kw.arg}=...) is not supported in transformed "
+                             "code", hint="print to standard output with sep= and end= only")
+        opts[kw.arg] = norm.static_value(norm.expr(kw.value, "t"), node, f"print's {kw.arg}")
+    values = []
+    for a in call.args:
+        if isinstance(a, gast.Starred):
+            raise norm.error(node, "print(*values) is not supported in transformed code")
+        v = norm.expr(a, "t")
+        if isinstance(v, N.Static):
+            v = N.Const(str(v.obj))
+        if isinstance(v, N.Struct):
+            leaves, _ = N.flatten_value(v)      # a tuple/list/dict of arrays: its leaves
+            values += leaves
+        else:
+            values.append(v)
+    norm.apply(_prim("debug_print"), [N.Const(opts["sep"]), N.Const(opts["end"])] + values, {},
+               node, "printed")
+    return True

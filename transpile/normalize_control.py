@@ -404,6 +404,11 @@ class ControlFlowMixin:
         # sequences of known structure: unroll
         if obj is zip or obj is enumerate or func is None or not isinstance(func, N.Static):
             value = None if obj in (zip, enumerate) else self.expr(it, "seq")
+            if obj is enumerate and _is_call_of(self, it.args[0] if it.args else None, zip):
+                inner = [self.expr(a, "seq") for a in it.args[0].args]
+                if any(isinstance(p, (Var, Const)) for p in inner) and len(it.args) == 1:
+                    # enumerate(zip(x, y)) over arrays: one index loop
+                    return self._index_loop(node, stmts, inner, "enumerate_zip")
             if obj in (zip, enumerate):
                 parts = [self.expr(a, "seq") for a in it.args]
                 if all(isinstance(p, (N.Struct, N.Static)) for p in parts):
@@ -478,6 +483,8 @@ class ControlFlowMixin:
                      for i, a in enumerate(arrays[:1] if kind is enumerate else arrays)]
             if kind is zip:
                 value = N.Struct("tuple", elems)
+            elif kind == "enumerate_zip":
+                value = N.Struct("tuple", [k, N.Struct("tuple", elems)])
             elif kind is enumerate:
                 i = k if start == Const(0) else self.b.emit(N.by_name("add"), {"x": k, "y": start},
                                                           base="i")
@@ -753,3 +760,14 @@ def _target_base(target, i):
             isinstance(target.elts[i], gast.Name):
         return target.elts[i].id
     return "item"
+
+
+def _is_call_of(norm, node, fn):
+    """Is `node` a call of the Python function `fn` (zip, enumerate...)?"""
+    if not isinstance(node, gast.Call):
+        return False
+    try:
+        f = norm.expr(node.func, "f")
+    except Exception:
+        return False
+    return isinstance(f, _N().Static) and f.obj is fn
