@@ -406,8 +406,9 @@ class ControlFlowMixin:
             value = None if obj in (zip, enumerate) else self.expr(it, "seq")
             if obj is enumerate and _is_call_of(self, it.args[0] if it.args else None, zip):
                 inner = [self.expr(a, "seq") for a in it.args[0].args]
-                if any(isinstance(p, (Var, Const)) for p in inner) and len(it.args) == 1:
-                    # enumerate(zip(x, y)) over arrays: one index loop
+                from transpile.normalize_builtins import items_of
+                if len(it.args) == 1 and any(items_of(self, p, it, "zip") is None for p in inner):
+                    # enumerate(zip(x, y)) over arrays of lengths known at run time: one loop
                     return self._index_loop(node, stmts, inner, "enumerate_zip")
             if obj in (zip, enumerate):
                 parts = [self.expr(a, "seq") for a in it.args]
