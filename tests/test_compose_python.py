@@ -213,14 +213,44 @@ def return_in_loop(x):
     s = 0.0
     for i in range(3):
         if x[i] > 1.5:
-            return s
-        s = s + x[i]
+            return s * x[i]
+        s = s + x[i] ** 2
     return s
 
 
-def test_return_inside_a_loop_refuses_with_the_line():
-    with pytest.raises(TranspileError, match=r"test_compose_python.py:\d+"):
-        tp.grad(return_in_loop)(X)
+def halve_until_small(t):
+    while True:
+        t = t * 0.5
+        if t < 0.1:
+            return t * 3.0
+
+
+def test_return_inside_loops():
+    for x in (X, np.array([0.3, 1.6, 2.0]), np.array([0.3, 1.0, 1.0])):
+        assert tp.grad(return_in_loop)(x) == pytest.approx(
+            numerical_grad(return_in_loop, [x]), rel=1e-6)
+        with warnings.catch_warnings():
+            # indexing by the loop variable has no Numba lowering yet (issue #12)
+            warnings.simplefilter("ignore", TranspileWarning)
+            assert tp.jit(return_in_loop)(x) == pytest.approx(return_in_loop(x))
+    for t, halvings in ((0.7, 3), (3.0, 5)):
+        assert tp.grad(halve_until_small)(t) == pytest.approx(3.0 * 0.5 ** halvings)
+
+
+def return_in_nested_loop(x):
+    s = 0.0
+    for i in range(3):
+        for j in range(3):
+            if x[i] * x[j] > 3.0:
+                return s
+            s = s + x[i] * x[j]
+    return s
+
+
+def test_return_inside_a_nested_loop_refuses_with_the_line():
+    with pytest.raises(TranspileError,
+                       match=r"test_compose_python.py:\d+.*return inside a loop"):
+        tp.grad(return_in_nested_loop)(X)
 
 
 # ---- defaults, keywords, partials, methods ---------------------------------------------------
