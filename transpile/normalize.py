@@ -272,7 +272,7 @@ _UNSUPPORTED_STMTS = {
 
 from transpile.normalize_control import ControlFlowMixin, LocalFunction  # noqa: E402
 from transpile.callables import is_data  # noqa: E402
-from transpile.normalize_returns import fold_early_returns  # noqa: E402
+from transpile.normalize_returns import NestedLoopReturn, fold_early_returns  # noqa: E402
 from transpile.normalize_pytree import call_tree_util, construct_node, node_attribute  # noqa: E402
 from transpile.normalize_builtins import call_builtin, effect_statement  # noqa: E402
 from transpile.normalize_callables import call_bound, instance_attribute  # noqa: E402
@@ -316,7 +316,13 @@ class Normalizer(ControlFlowMixin):
         return cls(message, filename=filename, lineno=lineno, construct=construct, hint=hint)
 
     def run_body(self, stmts):
-        for st in fold_early_returns(stmts):
+        try:
+            stmts = fold_early_returns(stmts)
+        except NestedLoopReturn as e:
+            raise self.error(e.node, "return inside a loop nested in another loop is not "
+                             "supported", construct="return (inside nested loops)",
+                             hint="store the value, break, and return after the loops") from None
+        for st in stmts:
             if self.frame.returned is not None:
                 break
             self.set_loc(st)

@@ -58,32 +58,24 @@ def _returns_to_breaks(stmts, flag, result):
                                             orelse=_returns_to_breaks(st.orelse, flag, result)),
                                     st)
         elif isinstance(st, (gast.For, gast.While)) and _loop_returns(st.body):
-            _mark_nested(st)
-            raise _NestedLoopReturn(st)
+            raise NestedLoopReturn(st)
         out.append(st)
     return out
 
 
-def _mark_nested(loop):
-    """Loops inside a loop that returns stay as written: their normalization refuses them."""
-    loop.transpile_keep_return = True
-    for node in gast.walk(loop):
-        if isinstance(node, (gast.For, gast.While)):
-            node.transpile_keep_return = True
+class NestedLoopReturn(Exception):
+    """A return inside a loop nested in a loop: refused (the normalizer names the line)."""
 
-
-class _NestedLoopReturn(Exception):
-    """A return inside a loop nested in a loop: left for the loop normalization to refuse."""
+    def __init__(self, node):
+        super().__init__("return inside a nested loop")
+        self.node = node
 
 
 def _lift_loop_return(st):
-    """[flag = False, result = 0.0, loop with breaks, if flag: return result] or None."""
+    """[flag = False, result = 0.0, loop with breaks, if flag: return result]."""
     tag = getattr(st, "lineno", 0)
     flag, result = f"_returned_{tag}", f"_result_{tag}"
-    try:
-        body = _returns_to_breaks(st.body, flag, result)
-    except _NestedLoopReturn:
-        return None
+    body = _returns_to_breaks(st.body, flag, result)
     if isinstance(st, gast.For):
         loop = gast.For(target=st.target, iter=st.iter, body=body, orelse=st.orelse,
                         type_comment=None)
@@ -114,11 +106,9 @@ def fold_early_returns(stmts):
     """stmts with each `if` that may return followed by more statements rewritten so that the
     statements after it sit at the end of its branches."""
     for k, st in enumerate(stmts):
-        if isinstance(st, (gast.For, gast.While)) and not st.orelse and _loop_returns(st.body) \
-                and not getattr(st, "transpile_keep_return", False):
+        if isinstance(st, (gast.For, gast.While)) and not st.orelse and _loop_returns(st.body):
             lifted = _lift_loop_return(st)
-            if lifted is not None:
-                return fold_early_returns(list(stmts[:k]) + lifted + list(stmts[k + 1:]))
+            return fold_early_returns(list(stmts[:k]) + lifted + list(stmts[k + 1:]))
         if isinstance(st, gast.Return):
             return stmts[:k + 1]                   # code after a return never runs
         rest = stmts[k + 1:]
