@@ -161,6 +161,18 @@ def test_jit_int_that_shapes_the_result_is_specialized():
     assert f.compile_count == 3
 
 
+def test_jit_int_keeps_float32_and_works_inside_pytrees():
+    f = tp.jit(lambda cfg, x: x * cfg["k"] + cfg["k"] // 2)
+    x32 = X.astype(np.float32)
+    for k in (1, 2, 7):
+        out = f({"k": k}, x32)
+        assert out.dtype == np.float32
+        np.testing.assert_allclose(out, x32 * k + k // 2, rtol=1e-6)
+    assert f.compile_count == 1
+    # arithmetic among Python scalars stays weakly typed (NumPy 2): float32 is kept
+    assert tp.jit(lambda s, x: x * (s * 2.0))(0.5, x32).dtype == np.float32
+
+
 def test_jit_grad_with_int_argument():
     f = tp.jit(tp.grad(lambda x, k: np.sum(np.sin(x) * k ** 2)))
     for k in (1, 2, 5):
