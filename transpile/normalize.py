@@ -10,6 +10,7 @@ branch here; data-dependent control flow becomes `If`/`ForRange`/`While` stateme
 """
 import builtins
 import operator
+import sys
 import types
 
 import contextvars
@@ -276,6 +277,9 @@ from transpile.normalize_returns import NestedLoopReturn, fold_early_returns  # 
 from transpile.normalize_pytree import call_tree_util, construct_node, node_attribute  # noqa: E402
 from transpile.normalize_builtins import call_builtin, effect_statement  # noqa: E402
 from transpile.normalize_callables import call_bound, instance_attribute  # noqa: E402
+from transpile import normalize_builtins, normalize_callables, normalize_pytree  # noqa: E402
+for _m in (normalize_builtins, normalize_callables, normalize_pytree):
+    _m.use_normalizer_names(sys.modules[__name__])
 from transpile.aliasing import (MemoryModel, Stale, param_entry, stale_error,  # noqa: E402
                                 write_back_arguments)
 

@@ -17,9 +17,18 @@ _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", 
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
 
+# The normalizer's value classes (Struct, Static, Var, Const, ...) and helpers, handed over by
+# transpile/normalize.py when it imports this module (no import of the normalizer back).
+_NORMALIZE = None
+
+
+def use_normalizer_names(module):
+    global _NORMALIZE
+    _NORMALIZE = module
+
+
 def _N():
-    from transpile import normalize
-    return normalize
+    return _NORMALIZE
 
 
 def call_builtin(norm, obj, args, kwargs, node, base):

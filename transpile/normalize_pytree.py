@@ -10,9 +10,18 @@ and `Params(w, b)` written in the function builds one.
 from transpile_runtime import pytree as rt_pytree
 
 
+# The normalizer's value classes (Struct, Static, Var, Const, ...) and helpers, handed over by
+# transpile/normalize.py when it imports this module (no import of the normalizer back).
+_NORMALIZE = None
+
+
+def use_normalizer_names(module):
+    global _NORMALIZE
+    _NORMALIZE = module
+
+
 def _norm():
-    from transpile import normalize
-    return normalize
+    return _NORMALIZE
 
 
 def _flat(norm, value, node):
