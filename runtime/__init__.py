@@ -30,4 +30,5 @@ from transpile_runtime.distributions import (
     beta_cdf, beta_logpdf, beta_pdf, dirichlet_logpdf, dirichlet_pdf, gamma_cdf, gamma_logpdf,
     gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
     norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
+from transpile_runtime.debugging import debug_breakpoint, debug_print  # noqa: F401,E402
 from transpile_runtime import custom_rules  # noqa: F401,E402

@@ -1,7 +1,10 @@
 """Pytrees: nested tuples, lists and dicts (keys sorted, as in JAX) whose leaves are arrays/scalars.
 
-`None` is an empty subtree. Anything else is a leaf.
+`None` is an empty subtree. NamedTuples, dataclass instances and classes registered with
+`register_pytree_node(cls, flatten, unflatten)` are nodes (kind 'node', keys (cls, aux)).
+Anything else is a leaf.
 """
+import dataclasses
 from dataclasses import dataclass
 
 
@@ -27,6 +30,8 @@ class TreeDef:
             return "None"
         if self.kind == "static":
             return f"static({self.keys[0]!r})"
+        if self.kind == "node":
+            return f"{self.keys[0].__name__}(" + ", ".join(repr(c) for c in self.children) + ")"
         inner = [repr(c) for c in self.children]
         if self.kind == "dict":
             return "{" + ", ".join(f"{k!r}: {v}" for k, v in zip(self.keys, inner)) + "}"
@@ -45,7 +50,52 @@ def tree_flatten(tree):
     return leaves, treedef
 
 
+# ---- custom nodes ---------------------------------------------------------------------------
+
+_NODES = {}     # class -> (flatten(obj) -> (children, aux), unflatten(aux, children) -> obj)
+
+
+def register_pytree_node(cls, flatten_func, unflatten_func):
+    """Make instances of `cls` pytree nodes, as jax.tree_util.register_pytree_node:
+    flatten_func(obj) -> (children, aux_data) with hashable aux_data;
+    unflatten_func(aux_data, children) -> obj."""
+    _NODES[cls] = (flatten_func, unflatten_func)
+    return cls
+
+
+def node_parts(tree):
+    """(cls, children, aux) when `tree` is a node (registered, NamedTuple, dataclass), else None."""
+    cls = type(tree)
+    rule = _NODES.get(cls)
+    if rule is not None:
+        children, aux = rule[0](tree)
+        return cls, list(children), aux
+    if isinstance(tree, tuple) and hasattr(cls, "_fields"):
+        return cls, list(tree), None
+    if dataclasses.is_dataclass(tree) and not isinstance(tree, type):
+        names = tuple(f.name for f in dataclasses.fields(tree))
+        return cls, [getattr(tree, n) for n in names], names
+    return None
+
+
+def node_build(cls, aux, children):
+    """The node of class `cls` with these children (the inverse of node_parts)."""
+    rule = _NODES.get(cls)
+    if rule is not None:
+        return rule[1](aux, list(children))
+    if aux is None:                       # NamedTuple
+        return cls(*children)
+    obj = object.__new__(cls)             # dataclass: fields set as stored, __init__ not re-run
+    for n, v in zip(aux, children):
+        object.__setattr__(obj, n, v)
+    return obj
+
+
 def _flatten(tree, leaves):
+    if type(tree) in _NODES or (isinstance(tree, tuple) and hasattr(tree, "_fields")) or (
+            dataclasses.is_dataclass(tree) and not isinstance(tree, type)):
+        cls, children, aux = node_parts(tree)
+        return TreeDef("node", tuple(_flatten(c, leaves) for c in children), (cls, aux))
     if isinstance(tree, tuple) and not hasattr(tree, "_fields"):
         return TreeDef("tuple", tuple(_flatten(c, leaves) for c in tree))
     if isinstance(tree, list):
@@ -80,6 +130,8 @@ def _unflatten(treedef, it):
     if treedef.kind == "static":
         return treedef.keys[0]
     children = [_unflatten(c, it) for c in treedef.children]
+    if treedef.kind == "node":
+        return node_build(treedef.keys[0], treedef.keys[1], children)
     if treedef.kind == "dict":
         return dict(zip(treedef.keys, children))
     if treedef.kind == "list":

@@ -298,7 +298,8 @@ def uses_global_stmt(x):
 
 def return_in_loop(x):
     for i in range(3):
-        return x
+        for j in range(2):     # a return in a loop nested in a loop (one loop level is supported)
+            return x
     return x
 
 

@@ -14,16 +14,16 @@ from transpile.api import (generated_path, grad, jacfwd, jacobian, jacrev, jvp, 
                            value_and_grad, vjp)
 from transpile.jacobian_transforms import hessian
 from transpile.errors import NoRuleError, TranspileError, TranspileWarning, UnsupportedSyntax
-from transpile.pytree import (tree_flatten, tree_leaves, tree_map, tree_structure,
-                              tree_unflatten)
+from transpile.pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,
+                              tree_structure, tree_unflatten)
 from transpile_runtime.broadcasting import stop_gradient
 
 from transpile.version import __version__  # noqa: E402,F401
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
-           "show", "generated_path", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
-           "tree_structure", "TranspileError", "TranspileWarning", "UnsupportedSyntax",
-           "NoRuleError"]
+           "show", "generated_path", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten",
+           "tree_unflatten", "tree_structure", "register_pytree_node", "TranspileError",
+           "TranspileWarning", "UnsupportedSyntax", "NoRuleError"]
 from transpile.pmap import (all_gather, axis_index, axis_size, device_count,  # noqa: E402
                             devices, local_device_count, pmap, pmax, pmean, pmin, psum)
 from transpile.vmap import vmap  # noqa: E402
@@ -34,5 +34,7 @@ from transpile.custom import check_grads, custom_jvp, custom_vjp, defrule, linea
 __all__ += ["custom_vjp", "custom_jvp", "defrule", "check_grads", "linearize"]
 from transpile.jit import jit  # noqa: E402,F401
 __all__ += ["jit"]
+from transpile import random  # noqa: E402,F401  (tp.random after `import transpile as tp`)
+__all__ += ["random"]
 from transpile.debugging import debug_call  # noqa: E402
 __all__ += ["debug_call"]

@@ -14,7 +14,9 @@ import threading
 import numpy as np
 
 from transpile import codegen, transform_registry
+from transpile.callables import as_index, build_core_bound, callable_name, unwrap_callable
 from transpile.transforms.inplace import for_printing
+from transpile.dynamic_ints import is_dynamic_int
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
@@ -28,9 +30,12 @@ from transpile.transforms.reverse import make_core
 _STATIC_TYPES = (bool, int, str, type(None))
 
 
-def spec_flatten(value):
-    """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves)."""
+def spec_flatten(value, dynamic_ints=False):
+    """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves).
+    With dynamic_ints, Python ints are dynamic leaves too (jit; see transpile/dynamic_ints.py)."""
     if type(value) is np.ndarray:      # the common case, without the pytree walk
+        return [value], LEAF
+    if dynamic_ints and is_dynamic_int(value):
         return [value], LEAF
     leaves, tree = tree_flatten(value)
     dyn = []
@@ -39,7 +44,8 @@ def spec_flatten(value):
     def mark(t):
         if t.kind == "leaf":
             v = next(statics)
-            if isinstance(v, _STATIC_TYPES) and not isinstance(v, np.generic):
+            if isinstance(v, _STATIC_TYPES) and not isinstance(v, np.generic) and not (
+                    dynamic_ints and is_dynamic_int(v)):
                 return TreeDef("static", (), (v,))
             dyn.append(v)
             return LEAF
@@ -96,6 +102,8 @@ def core_of(fun, in_trees, static_args=None):
     prim = lookup(fun)
     if prim is not None:
         return primitive_core(prim, in_trees)
+    if unwrap_callable(fun) is not None:      # functools.partial, bound method, classmethod
+        return build_core_bound(fun, in_trees, build_core)
     return build_core(fun, in_trees, static_args)
 
 
@@ -114,6 +122,8 @@ def _origin(fun):
     f = fun
     while isinstance(f, Transform):
         f = f.fun
+    if unwrap_callable(f) is not None:
+        f = unwrap_callable(f)[0]
     if lookup(f) is not None:
         return lookup(f).path
     code = getattr(f, "__code__", None)
@@ -141,6 +151,8 @@ class Transform:
         self._cache = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun, updated=())
+        if not hasattr(self, "__name__"):       # functools.partial has no __name__
+            self.__name__ = callable_name(fun)
 
     # -- arguments ---------------------------------------------------------------------------
 
@@ -243,6 +255,7 @@ class Plain(Transform):
 
 
 def _norm_argnums(argnums, nparams, fname):
+    argnums = as_index(argnums)         # np.int64(1) is an int argnum
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     if not nums:
@@ -280,7 +293,7 @@ def _fname(fun):
     f = fun
     while isinstance(f, Transform):
         f = f.fun
-    return getattr(f, "__name__", "f")
+    return getattr(f, "__name__", None) or callable_name(f)
 
 
 class Grad(Transform):
@@ -436,8 +449,24 @@ def jvp(fun, primals, tangents):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
-    t = _cached("jvp", fun, lambda: JVP(fun))
+    n = len(primals)
+    t = _cached(("jvp", n), fun, lambda: JVP(fun, _given(fun, n)))
     return t.call_with(tuple(primals), tuple(tangents))
+
+
+def _given(fun, n):
+    """argnums of the first n parameters when the others have defaults (None: all)."""
+    return None if n >= len(_signature(fun).parameters) else tuple(range(n))
+
+
+def _all_args(fun, args, kwargs):
+    """Every parameter's value (defaults applied), positionally."""
+    sig = _signature(fun)
+    if not kwargs and len(args) == len(sig.parameters):
+        return tuple(args)
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    return tuple(ba.arguments[p] for p in sig.parameters)
 
 
 class VJP(Transform):
@@ -488,7 +517,7 @@ def vjp(fun, *primals, has_aux=False):
         res = spec.fn(*inputs(), *ct_leaves, *spec.free_values())
         flat = list(res)
         grads = tree_unflatten(core.out_tree, flat)[1]
-        return tuple(grads)
+        return tuple(grads)[:len(primals)]     # parameters left to their defaults: none
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
@@ -504,7 +533,8 @@ def jacfwd(fun, argnums=0):
     """Jacobian by forward mode: one generated-jvp call per input element."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
-    def jac(*args):
+    def jac(*args, **kwargs):
+        args = _all_args(fun, args, kwargs)
         from transpile.jacobian_eager import jacobian_forward
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
         # every column starts from the inputs as given (a function may write into them)
@@ -561,7 +591,8 @@ def jacrev(fun, argnums=0):
     """Jacobian by reverse mode: one generated-vjp call per output element."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
-    def jac(*args):
+    def jac(*args, **kwargs):
+        args = _all_args(fun, args, kwargs)
         from transpile.jacobian_eager import jacobian_reverse
         return jacobian_reverse(vjp, fun, args, nums, single)
     functools.update_wrapper(jac, fun, updated=())

@@ -16,6 +16,7 @@ regenerates the blocks and fails on any difference.
 """
 import argparse
 import builtins
+import functools
 import importlib.util
 import operator
 import os
@@ -254,8 +255,37 @@ def c_with(x):
 
 
 def c_print(x):
-    print(x)
+    print("x is", x)
     return np.sum(x)
+
+
+def c_breakpoint(x):
+    breakpoint()
+    return np.sum(x)
+
+
+def c_return_in_loop(x):
+    s = 0.0
+    for v in x:
+        if v > 1.0:
+            return s
+        s = s + v * v
+    return s
+
+
+def c_builtins(x):
+    return sum(x) + max(x) * min(x) + abs(x[0]) * len(x)
+
+
+def c_tree_util(x):
+    params = {"w": x, "b": x[0]}
+    scaled = transpile.tree_map(lambda p: 2.0 * p, params)
+    return sum(np.sum(leaf) for leaf in transpile.tree_leaves(scaled))
+
+
+def c_partial(x):
+    f = functools.partial(c_static_if, flag=False)
+    return f(x)
 
 
 SUBSET = [
@@ -280,7 +310,12 @@ SUBSET = [
     ("subscript assignment `y[i] = v`", c_setitem),
     ("`try` / `except`", c_try),
     ("`with`", c_with),
-    ("`print` (side effects)", c_print),
+    ("`print(...)` (runs with each call's values, like jax.debug.print)", c_print),
+    ("`breakpoint()` (the debugger sees your variables in `env`)", c_breakpoint),
+    ("`return` inside a loop", c_return_in_loop),
+    ("builtins `sum`, `max`, `min`, `abs`, `len` over arrays", c_builtins),
+    ("`tree_map`, `tree_leaves` inside the function", c_tree_util),
+    ("`functools.partial` inside the function", c_partial),
 ]
 
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
+from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
 from transpile.errors import TranspileError, TranspileWarning
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
@@ -327,6 +328,8 @@ class Jit(Transform):
         self._compile_lock = threading.RLock()
         self._warned = set()
         self.compile_count = 0          # specializations built (for tests and curiosity)
+        self.dynamic_ints = True        # Python int arguments as dynamic scalars, until one
+        #                                 call shows the code needs their values (dynamic_ints.py)
 
     # -- Transform interface ---------------------------------------------------------------------
 
@@ -346,7 +349,7 @@ class Jit(Transform):
                         "tuple instead of a list, or make it a regular argument") from None
                 trees.append(TreeDef("static", (), (v,)))
                 continue
-            dyn, tree = spec_flatten(v)
+            dyn, tree = spec_flatten(v, dynamic_ints=self.dynamic_ints)
             leaves += dyn
             trees.append(tree)
         return leaves, tuple(trees)
@@ -362,12 +365,22 @@ class Jit(Transform):
             out = c.run(leaves)
             if out is not None:
                 return out
-        c = self.compiled_for(key, trees, leaves)
+        c, leaves = self.compiled_for_values(values)
         out = c.run(leaves)
         if out is None:   # free variables changed shape while we compiled: run eagerly
             out = c.finish(c.plan.eager_callable()(*leaves, *[read_binding(w) for w in c.free]),
                            convert=False)
         return out
+
+    def compiled_for_values(self, values):
+        """(compiled specialization, flat leaves) for bound argument values."""
+        leaves, trees = self.flatten_args(values)
+        key = (trees, tuple([_fast_aval(v) for v in leaves]))
+        try:
+            return self.compiled_for(key, trees, leaves), leaves
+        except StaticIntsNeeded:
+            self.dynamic_ints = False         # specialize on int values from now on
+            return self.compiled_for_values(values)
 
     def compiled_for(self, key, trees, leaves):
         with self._compile_lock:
@@ -382,6 +395,16 @@ class Jit(Transform):
             return c
 
     def _build(self, trees, in_avals):
+        if not self.dynamic_ints or not any(a.weak and a.dtype.kind in "iu" for a in in_avals):
+            return self._build_core(trees, in_avals, None)
+        try:
+            return self._build_core(trees, in_avals, int_params)
+        except StaticIntsNeeded:
+            raise
+        except Exception as e:         # an int argument's value is needed: specialize on it
+            raise StaticIntsNeeded(str(e)) from e
+
+    def _build_core(self, trees, in_avals, dynamic_int_params):
         token = None
         if self._chain_preserves_shapes():
             token = SPECIALIZE.set(_BuildFolder(in_avals).hook)
@@ -400,6 +423,9 @@ class Jit(Transform):
         finally:
             if token is not None:
                 SPECIALIZE.reset(token)
+        if dynamic_int_params is not None and not ints_stay_dynamic(
+                core, dynamic_int_params(core, in_avals)):
+            raise StaticIntsNeeded("an int argument's value is needed when generating code")
         free_vals = [read_binding(where) for _, where, _ in core.free]
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
@@ -420,6 +446,8 @@ class Jit(Transform):
             compile_fn = backends.get(self.backend)
             fn = compile_fn(plan)
         except Unlowerable as e:
+            if dynamic_int_params is not None:
+                raise StaticIntsNeeded(str(e)) from e
             why = f" ({e.why})" if getattr(e, "why", "") else ""
             self._warn(f"jit({self.__name__}): {getattr(e, 'where', '?')}: Numba cannot compile "
                        f"{e.construct}{why}; running the NumPy version instead.")
@@ -453,10 +481,7 @@ class Jit(Transform):
         if not args and not kwargs:
             raise TypeError(f"show(jit({self.__name__}), *example_args): jit specializes on "
                             "argument shapes, so show needs example arguments")
-        values = self.bind(args, kwargs)
-        leaves, trees = self.flatten_args(values)
-        key = (trees, tuple([_fast_aval(v) for v in leaves]))
-        c = self.compiled_for(key, trees, leaves)
+        c, _ = self.compiled_for_values(self.bind(args, kwargs))
         if c.plan.text is None:
             return f"# (no lowered code: this specialization runs the NumPy version)\n" + \
                 codegen.module_text(c.core, c.plan.origin)
@@ -471,10 +496,7 @@ class Jit(Transform):
         if not args and not kwargs:
             raise TypeError(f"jit({self.__name__}).source_path(*example_args): jit specializes "
                             "on argument shapes, so it needs example arguments")
-        values = self.bind(args, kwargs)
-        leaves, trees = self.flatten_args(values)
-        key = (trees, tuple([_fast_aval(v) for v in leaves]))
-        c = self.compiled_for(key, trees, leaves)
+        c, _ = self.compiled_for_values(self.bind(args, kwargs))
         if c.plan.path:
             return c.plan.path
         return codegen.write_source(codegen.module_text(c.core, c.plan.origin), c.core.name)

@@ -10,6 +10,7 @@ branch here; data-dependent control flow becomes `If`/`ForRange`/`While` stateme
 """
 import builtins
 import operator
+import sys
 import types
 
 import contextvars
@@ -200,7 +201,7 @@ class Builder:
 
 
 def _foldable(v):
-    return isinstance(v, (bool, int, float)) or v is None
+    return isinstance(v, (bool, int, float, str)) or v is None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -231,6 +232,14 @@ _UNSUPPORTED_STMTS = {
 
 
 from transpile.normalize_control import ControlFlowMixin, LocalFunction  # noqa: E402
+from transpile.callables import is_data  # noqa: E402
+from transpile.normalize_returns import NestedLoopReturn, fold_early_returns  # noqa: E402
+from transpile.normalize_pytree import call_tree_util, construct_node, node_attribute  # noqa: E402
+from transpile.normalize_builtins import call_builtin, effect_statement  # noqa: E402
+from transpile.normalize_callables import call_bound, instance_attribute  # noqa: E402
+from transpile import normalize_builtins, normalize_callables, normalize_pytree  # noqa: E402
+for _m in (normalize_builtins, normalize_callables, normalize_pytree):
+    _m.use_normalizer_names(sys.modules[__name__])
 from transpile.aliasing import (MemoryModel, Stale, param_entry, stale_error,  # noqa: E402
                                 write_back_arguments)
 
@@ -271,6 +280,12 @@ class Normalizer(ControlFlowMixin):
         return cls(message, filename=filename, lineno=lineno, construct=construct, hint=hint)
 
     def run_body(self, stmts):
+        try:
+            stmts = fold_early_returns(stmts)
+        except NestedLoopReturn as e:
+            raise self.error(e.node, "return inside a loop nested in another loop is not "
+                             "supported", construct="return (inside nested loops)",
+                             hint="store the value, break, and return after the loops") from None
         for st in stmts:
             if self.frame.returned is not None:
                 break
@@ -301,6 +316,8 @@ class Normalizer(ControlFlowMixin):
             return  # docstring
         if isinstance(node.value, gast.Call) and self.writing_call(node.value):
             self.expr(node.value, "t")      # a function of the user's that writes into arrays
+            return
+        if effect_statement(self, node):      # print(...), breakpoint()
             return
         if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
             raise self.error(node, "unsupported: generator (yield)",
@@ -469,6 +486,8 @@ class Normalizer(ControlFlowMixin):
             return Const(obj)
         if isinstance(obj, (tuple, list, dict)) and where is None:
             return Static(obj)
+        if not is_data(obj) and obj is not None:       # a model object, a config instance...
+            return Static(obj)
         # Data (arrays, NumPy scalars, containers of arrays): a parameter read at every call.
         if where is None:
             pname = self.namer.fresh(name)
@@ -487,6 +506,9 @@ class Normalizer(ControlFlowMixin):
         value = self.expr(node.value, base)
         attr = node.attr
         if isinstance(value, Static):
+            found = instance_attribute(self, value.obj, attr, node)
+            if found is not None:
+                return found
             try:
                 obj = getattr(value.obj, attr)
             except AttributeError:
@@ -502,6 +524,8 @@ class Normalizer(ControlFlowMixin):
                                  hint="write NumPy: y = x.copy(); y[i] = v  (or np.where)")
             if attr in METHODS:
                 return _BoundMethod(value, attr)
+        if isinstance(value, Struct) and value.kind == "node":     # NamedTuple, dataclass, ...
+            return node_attribute(self, value, attr, node)
         raise self.error(node, f"unsupported attribute access .{attr}")
 
     def expr_BinOp(self, node, base):
@@ -668,6 +692,9 @@ class Normalizer(ControlFlowMixin):
                     items.append(self.to_arg(v, e))
         return IndexArg(tuple(items))
 
+    def expr_GeneratorExp(self, node, base):
+        return self.expr_ListComp(node, base)     # consumed at once: sum(x * x for x in xs)
+
     def expr_Starred(self, node, base):
         raise self.error(node, "*expansion is only supported in calls and literals")
 
@@ -714,10 +741,20 @@ class Normalizer(ControlFlowMixin):
             if func.name == "flatten":
                 self.mem.mark_fresh(result)     # a copy, unlike ravel
             return result
+        bound = call_bound(self, func, args, kwargs, node, base)
+        if bound is not None:              # functools.partial, bound method, classmethod
+            return bound
         if not isinstance(func, Static):
             raise self.error(node, "calling a value that is not a known function",
                              hint="functions passed in as arguments must be static arguments")
         obj = func.obj
+        expanded = call_tree_util(self, obj, args, kwargs, node, base)
+        if expanded is None:
+            expanded = construct_node(self, obj, args, kwargs, node)
+        if expanded is None:
+            expanded = call_builtin(self, obj, args, kwargs, node, base)
+        if expanded is not None:         # tree_map(...), Params(w, b), sum(list_of_arrays)...
+            return expanded
         if getattr(obj, "__transpile_static__", False):
             # A transform constructor (grad(f), vmap(f, ...)): evaluated while generating code.
             try:
@@ -939,6 +976,8 @@ def _same_where(a, b):
     if a[0] == "closure":
         return a[1] is b[1]
     if a[0] == "global":
+        return a[1] is b[1] and a[2] == b[2]
+    if a[0] == "attr":
         return a[1] is b[1] and a[2] == b[2]
     return a == b
 

@@ -413,6 +413,12 @@ class ControlFlowMixin:
         # sequences of known structure: unroll
         if obj is zip or obj is enumerate or func is None or not isinstance(func, N.Static):
             value = None if obj in (zip, enumerate) else self.expr(it, "seq")
+            if obj is enumerate and _is_call_of(self, it.args[0] if it.args else None, zip):
+                inner = [self.expr(a, "seq") for a in it.args[0].args]
+                from transpile.normalize_builtins import items_of
+                if len(it.args) == 1 and any(items_of(self, p, it, "zip") is None for p in inner):
+                    # enumerate(zip(x, y)) over arrays of lengths known at run time: one loop
+                    return self._index_loop(node, stmts, inner, "enumerate_zip")
             if obj in (zip, enumerate):
                 parts = [self.expr(a, "seq") for a in it.args]
                 if all(isinstance(p, (N.Struct, N.Static)) for p in parts):
@@ -487,6 +493,8 @@ class ControlFlowMixin:
                      for i, a in enumerate(arrays[:1] if kind is enumerate else arrays)]
             if kind is zip:
                 value = N.Struct("tuple", elems)
+            elif kind == "enumerate_zip":
+                value = N.Struct("tuple", [k, N.Struct("tuple", elems)])
             elif kind is enumerate:
                 i = k if start == Const(0) else self.b.emit(N.by_name("add"), {"x": k, "y": start},
                                                           base="i")
@@ -723,6 +731,11 @@ class ControlFlowMixin:
             return value.items
         if isinstance(value, N.Static) and isinstance(value.obj, (tuple, list, range)):
             return [self.classify(v, None) for v in value.obj]
+        if isinstance(value, (Var, Const)):       # an array: its length is known under jit
+            from transpile.normalize_builtins import items_of
+            items = items_of(self, value, it, "a list comprehension")
+            if items is not None:
+                return items
         raise self.error(it, "a list comprehension needs a sequence whose length is known when "
                          "the code is generated (a tuple/list, or range(n) with a static n)",
                          construct="[... for ... in <array>]",
@@ -757,3 +770,14 @@ def _target_base(target, i):
             isinstance(target.elts[i], gast.Name):
         return target.elts[i].id
     return "item"
+
+
+def _is_call_of(norm, node, fn):
+    """Is `node` a call of the Python function `fn` (zip, enumerate...)?"""
+    if not isinstance(node, gast.Call):
+        return False
+    try:
+        f = norm.expr(node.func, "f")
+    except Exception:
+        return False
+    return isinstance(f, _N().Static) and f.obj is fn

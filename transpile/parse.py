@@ -171,4 +171,6 @@ def read_binding(where):
         return where[1].cell_contents
     if kind == "global":
         return where[1][where[2]]
+    if kind == "attr":             # an attribute of an object (self.w of a bound method)
+        return getattr(where[1], where[2])
     return getattr(builtins, where[1])

@@ -327,6 +327,13 @@ class Lowerer:
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
                 out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
+            elif isinstance(st, Eqn) and st.prim.name == "debug_print":
+                # print() in the user's function: Numba prints scalars, arrays and strings
+                self.comment(st.loc, indent, out)
+                a = st.args
+                if (a["sep"].value, a["end"].value) != (" ", "\n"):
+                    raise Unlowerable(st, "print with sep= or end=")
+                out.append(f"{indent}print({', '.join(self.fmt(v) for v in a['values'].items)})")
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}{st.out} = {self.expr(st)}")

@@ -59,6 +59,22 @@ def aval_of(value):
     return AVal(a.shape, a.dtype)
 
 
+def _all_weak(sp, args):
+    """Are all operands Python scalars (weak dynamic scalars or Python number constants)?"""
+    for a in args.values():
+        if isinstance(a, Const):
+            if isinstance(a.value, (bool, int, float, complex)) and not isinstance(a.value,
+                                                                                 np.generic):
+                continue
+            return False
+        if not isinstance(a, Var):
+            return False
+        av = sp.aval(a)
+        if av is None or not av.weak:
+            return False
+    return True
+
+
 def dummy(av, full=False):
     """A cheap concrete stand-in with the abstract value's type (ones, never materialized)."""
     if av.weak:
@@ -210,6 +226,8 @@ class Specializer:
         shape = np.broadcast_shapes(*shapes) if shapes else ()
         with np.errstate(all="ignore"):
             r = _call(prim, small)
+        if isinstance(r, np.generic) and not shape and _all_weak(self, args):
+            r = r.item()          # Python scalars in, a Python scalar out (weak, as in NumPy 2)
         if isinstance(r, np.ndarray) or isinstance(r, np.generic):
             return AVal(tuple(shape), np.result_type(r))
         if isinstance(r, (bool, int, float, complex)):

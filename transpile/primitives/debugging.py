@@ -1,0 +1,10 @@
+"""Row for print() in transformed code: an effect (pure=False, never evaluated while code is
+generated, never dropped as unused), no derivative; under vmap it prints the batched values."""
+from transpile_runtime import debugging as D
+from transpile.primitives.registry import defprim
+
+debug_print = defprim("debug_print", D.debug_print, "rt.debug_print", "sep, end, *values",
+                      batch="helper", nondiff=True, pure=False)
+# breakpoint(): the user's variables at that line, by name, in the debugger's `env`
+debug_breakpoint = defprim("debug_breakpoint", D.debug_breakpoint, "rt.debug_breakpoint",
+                           "names, *values", batch="helper", nondiff=True, pure=False)
