@@ -15,4 +15,18 @@ from transpile_runtime.batching import (batch_align, batch_axes, batch_broadcast
                               batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
                               batch_sum_grad_vjp, batch_unbroadcast)
 from transpile_runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop, trip_count
+from transpile_runtime.array_adjoints import (joined_pad, joined_vjp, kron_vjp_left,  # noqa: E402
+                                              kron_vjp_right, linspace_part, linspace_part_vjp,
+                                              pad_vjp, put_along, repeat_vjp, roll_back,
+                                              sort_perm, split_part, split_part_vjp, take_along,
+                                              tensordot_vjp)
+from transpile_runtime.complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
+                                             angle_vjp, diag_vjp, match_complex)
+from transpile_runtime.linalg_adjoints import (copyltu, copyltu_t, eigh_values,  # noqa: E402
+                                               eigh_vectors, eye_like, gap_inverse,
+                                               gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
+                                               norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,
+                                               refuse_eig, refuse_norm_second,
+                                               refuse_svd_vectors, slogdet_logabs, slogdet_sign,
+                                               svd_u, svd_values, svd_vh, sym)
 from transpile_runtime import custom_rules  # noqa: F401,E402

@@ -93,7 +93,10 @@ def astype(x, dtype):
 
 
 def mT(x):
-    """Swap the last two axes (matrix transpose of a stack of matrices)."""
+    """Swap the last two axes (matrix transpose of a stack of matrices); vectors and scalars
+    are returned as they are."""
+    if np.ndim(x) < 2:
+        return x
     return np.swapaxes(x, -1, -2)
 
 
