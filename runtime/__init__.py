@@ -1,5 +1,5 @@
 """What generated code calls at run time. Generated files do `import transpile_runtime as rt`."""
-from transpile_runtime.broadcasting import (astype, broadcast_like, cast_like, clip_mask, extremum_mask,
+from transpile_runtime.broadcasting import (astype, grad_like, broadcast_like, cast_like, clip_mask, extremum_mask,
                                   identity, mT, reduced_count, select_weight, stop_gradient,
                                   sum_grad, unbroadcast)
 from transpile_runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left,

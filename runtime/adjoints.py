@@ -49,6 +49,8 @@ def dot_vjp_left(ct, x, y):
         return unbroadcast(ct * y, x)
     if _dot_is_matmul(x, y):
         return matmul_vjp_left(ct, x, y)
+    if np.ndim(y) == 1:           # N-d x with a vector: contracts x's last axis
+        return np.expand_dims(ct, -1) * y
     # N-d dot: sum over last axis of x and second-to-last of y.
     y_free = [a for a in range(np.ndim(y)) if a != np.ndim(y) - 2]
     ct_axes = list(range(np.ndim(x) - 1, np.ndim(ct)))
@@ -62,6 +64,8 @@ def dot_vjp_right(ct, x, y):
     if _dot_is_matmul(x, y):
         return matmul_vjp_right(ct, x, y)
     nx = np.ndim(x) - 1
+    if np.ndim(y) == 1:
+        return np.tensordot(x, ct, axes=(list(range(nx)), list(range(nx))))
     out = np.tensordot(x, ct, axes=(list(range(nx)), list(range(nx))))  # (k, y_pre..., y_last)
     return np.moveaxis(out, 0, -2)
 

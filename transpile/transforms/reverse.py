@@ -186,6 +186,8 @@ class ReverseSweep(Sweep):
             g = self.adj.get(p)
             if g is None:
                 g = self.b.emit(by_name("zeros_like"), {"x": Var(p)}, base="d" + p)
+            elif isinstance(g, Var):     # the parameter's dtype (float32 stays float32)
+                g = self.b.emit(by_name("grad_like"), {"t": g, "x": Var(p)}, base="d" + p)
             grads.append(g)
         return grads
 

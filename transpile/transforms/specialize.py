@@ -432,6 +432,16 @@ class Specializer:
                   name=eqn.out)
         return True
 
+    def rw_grad_like(self, eqn, out):
+        ta, xa = self.aval(eqn.args["t"]), self.aval(eqn.args["x"])
+        if ta is None or xa is None:
+            return False
+        if not np.issubdtype(xa.dtype, np.inexact) or ta.dtype == xa.dtype or \
+                np.issubdtype(ta.dtype, np.complexfloating):
+            self.alias(eqn, eqn.args["t"])
+            return True
+        return self.rw_cast_like(eqn, out)
+
     def rw_astype(self, eqn, out):
         xa = self.aval(eqn.args["x"])
         d = eqn.args.get("dtype")
