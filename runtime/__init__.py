@@ -22,7 +22,7 @@ from transpile_runtime.array_adjoints import (joined_pad, joined_vjp, kron_vjp_l
                                               tensordot_vjp)
 from transpile_runtime.complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
                                              angle_vjp, diag_vjp, match_complex)
-from transpile_runtime.linalg_adjoints import (copyltu, copyltu_t, eigh_values,  # noqa: E402
+from transpile_runtime.linalg_adjoints import (copyltu, copyltu_t, eig_values, eig_vectors, eigh_values,  # noqa: E402
                                                eigh_vectors, eye_like, gap_inverse,
                                                gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
                                                norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,

@@ -111,6 +111,14 @@ def refuse_svd_vectors(t, x):
         "the singular values (np.linalg.svd(x, compute_uv=False)) are")
 
 
+def eig_values(x):
+    return np.linalg.eig(x)[0]
+
+
+def eig_vectors(x):
+    return np.linalg.eig(x)[1]
+
+
 def refuse_eig(t, x):
     raise NotImplementedError(
         "derivatives of np.linalg.eig are not supported; for a symmetric matrix use "

@@ -93,6 +93,8 @@ def multi_output(norm, prim, bound, node, base):
     from transpile.primitives import by_name
 
     def const(v):
+        if isinstance(v, Struct):
+            return tuple(const(i) for i in v.items)
         return None if v is None else norm.static_value(v, node, f"this argument of {prim.path}")
     parts = prim.multi(bound, const)
     if isinstance(parts, str):       # a single array (e.g. svd with compute_uv=False)

@@ -78,7 +78,7 @@ flipud = defprim("flipud", np.flipud, "np.flipud", "x", linear=("x",), batch=per
 rot90 = defprim("rot90", np.rot90, "np.rot90", "x, k=1, axes=(0, 1)", linear=("x",),
                 batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"})
 repeat = defprim("repeat", np.repeat, "np.repeat", "x, repeats, axis=None", linear=("x",),
-                 batch=axis_rule(["axis"]), vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"})
+                 batch=per_example, vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"})
 repeat_vjp = defprim("repeat_vjp", AA.repeat_vjp, "rt.repeat_vjp", "ct, x, repeats, axis=None",
                      shape_args=("x",), linear=("ct",), batch=per_example,
                      vjp={"ct": "np.repeat(g, repeats, axis)"})
@@ -187,7 +187,7 @@ put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, a
 
 # ---- cumulative product: d y_j / d x_i = y_j / x_i (j >= i) ------------------------------------
 cumprod = defprim("cumprod", np.cumprod, "np.cumprod", "x, axis=None, dtype=None, out=None",
-                  batch=BR.cumulative, vjp={"x": "rt.cumsum_vjp(g * ans, x, axis) / x"},
+                  batch=per_example, vjp={"x": "rt.cumsum_vjp(g * ans, x, axis) / x"},
                   jvp={"x": "ans * np.cumsum(x_dot / x, axis=axis)"})
 
 for _name, _prim in [("cumprod", cumprod), ("repeat", repeat),

@@ -262,7 +262,7 @@ def structure_batch(s, eqn):
             raise NoRule("rank unknown")
         if r < need:
             return s.final("reshape", {"x": x, "shape": TupleArg(
-                (s.B,) + (Const(1),) * (need - r - (1 if r == 1 else 0)) +
+                (s.B,) + (Const(1),) * (need - r) +
                 ((Const(-1),) if r == 1 else ()))}) if r == 1 else \
                 s.final("reshape", {"x": x, "shape": TupleArg((s.B,) + (Const(1),) * need)})
     elif name == "swapaxes":

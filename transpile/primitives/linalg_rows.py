@@ -154,8 +154,11 @@ for _part in ("svd_u", "svd_vh"):
                  jvp={"x": f"rt.refuse_svd_vectors(x_dot, x)"})
 defprim("refuse_svd_vectors", LA.refuse_svd_vectors, "rt.refuse_svd_vectors", "t, x",
         nondiff=True, batch=per_example)
-defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example,
-        vjp={"x": "rt.refuse_eig(g, x)"}, jvp={"x": "rt.refuse_eig(x_dot, x)"})
+eig = defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example)
+eig.multi = lambda bound, const: [("eig_values", {}), ("eig_vectors", {})]
+for _part in ("eig_values", "eig_vectors"):
+    defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=per_example,
+            vjp={"x": "rt.refuse_eig(g, x)"}, jvp={"x": "rt.refuse_eig(x_dot, x)"})
 defprim("refuse_eig", LA.refuse_eig, "rt.refuse_eig", "t, x", nondiff=True, batch=per_example)
 
 

@@ -442,6 +442,26 @@ class Specializer:
             return True
         return self.rw_cast_like(eqn, out)
 
+    def rw_match_complex(self, eqn, out):
+        """Real x: the real part of t (t itself when t is real); complex x: t."""
+        ta, xa = self.aval(eqn.args["t"]), self.aval(eqn.args["x"])
+        if ta is None or xa is None:
+            return False
+        if np.issubdtype(xa.dtype, np.complexfloating) or \
+                not np.issubdtype(ta.dtype, np.complexfloating):
+            self.alias(eqn, eqn.args["t"])
+            return True
+        self.emit(out, by_name("real"), {"x": eqn.args["t"]}, eqn.loc, name=eqn.out)
+        return True
+
+    def rw_abs_factor(self, eqn, out):
+        """Real x: np.sign(x)."""
+        xa = self.aval(eqn.args["x"])
+        if xa is None or np.issubdtype(xa.dtype, np.complexfloating):
+            return False
+        self.emit(out, by_name("sign"), {"x": eqn.args["x"]}, eqn.loc, name=eqn.out)
+        return True
+
     def rw_astype(self, eqn, out):
         xa = self.aval(eqn.args["x"])
         d = eqn.args.get("dtype")
