@@ -14,7 +14,17 @@ from transpile_runtime.batching import (batch_align, batch_axes, batch_broadcast
                               batch_check_scalar_output, batch_extremum_mask, batch_parts,
                               batch_reduced_count, batch_set, batch_squeeze, batch_sum_grad,
                               batch_sum_grad_vjp, batch_unbroadcast)
-from transpile_runtime.tape import Tape, adjoint_like, assign, setitem, tape_pop, trip_count
+from transpile_runtime.tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401
+                                    setitem, tape_pop, trip_count, write_back,
+                                    write_in_place, compute_into)
+from transpile_runtime.special import (betaln, digamma, erf, erfc, erfinv, expit, gammaln, i0,
+                                      i0e, i1, i1_over_x, i1e, i1e_over_x, log_ndtr, log_softmax,
+                                      logit, logsumexp, ndtr, polygamma, softmax, xlog1py, xlogy)
+from transpile_runtime.fft_adjoints import fft_adjoint, fft_forward
+from transpile_runtime.distributions import (
+    beta_cdf, beta_logpdf, beta_pdf, dirichlet_logpdf, dirichlet_pdf, gamma_cdf, gamma_logpdf,
+    gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
+    norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
 from transpile_runtime.array_adjoints import (joined_pad, joined_vjp, kron_vjp_left,  # noqa: E402
                                               kron_vjp_right, linspace_part, linspace_part_vjp,
                                               pad_vjp, put_along, repeat_vjp, roll_back,
@@ -22,8 +32,8 @@ from transpile_runtime.array_adjoints import (joined_pad, joined_vjp, kron_vjp_l
                                               tensordot_vjp)
 from transpile_runtime.complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
                                              angle_vjp, diag_vjp, match_complex)
-from transpile_runtime.linalg_adjoints import (copyltu, copyltu_t, eig_values, eig_vectors, eigh_values,  # noqa: E402
-                                               eigh_vectors, eye_like, gap_inverse,
+from transpile_runtime.linalg_adjoints import (copyltu, copyltu_t, eig_values,  # noqa: E402
+                                               eig_vectors, eigh_values, eigh_vectors, eye_like, gap_inverse,
                                                gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
                                                norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,
                                                refuse_eig, refuse_norm_second,

@@ -62,11 +62,9 @@ def tape_pop(tape):
 
 
 def setitem(x, index, v):
-    """A copy of x with x[index] = v (the functional form of a subscript assignment)."""
-    x = np.asarray(x)
-    dtype = np.result_type(x, v) if np.issubdtype(x.dtype, np.integer) and \
-        np.issubdtype(np.result_type(v), np.inexact) else x.dtype
-    y = np.array(x, dtype=dtype, copy=True)
+    """A copy of x with x[index] = v (the functional form of a subscript assignment). As in
+    NumPy, x keeps its dtype: a float written into an integer array is truncated."""
+    y = np.array(x, copy=True)
     y[index] = v
     return y
 
@@ -91,3 +89,58 @@ def adjoint_like(d, x):
 def trip_count(start, stop, step):
     """len(range(start, stop, step)): how many times a for loop ran (for the backward loop)."""
     return len(range(int(start), int(stop), int(step)))
+
+
+def cast_into(x, like):
+    """The value an augmented assignment `like op= ...` leaves in `like`: NumPy computes in
+    place, so an array keeps its dtype (casting 'same_kind', as NumPy's ufuncs do); a scalar
+    is simply rebound."""
+    if isinstance(like, np.ndarray):
+        x = np.asarray(x)
+        if x.dtype != like.dtype:
+            if not np.can_cast(x.dtype, like.dtype, casting="same_kind"):
+                raise TypeError(f"Cannot cast ufunc output from dtype('{x.dtype}') to "
+                                f"dtype('{like.dtype}') with casting rule 'same_kind' "
+                                "(an augmented assignment keeps the array's dtype)")
+            x = x.astype(like.dtype)
+        return x
+    return x
+
+
+def float_part(t, like):
+    """A derivative that flows into `like`: zero where `like` is an integer (or bool) array,
+    whose values cannot change infinitesimally (JAX treats integer arrays the same way)."""
+    if np.issubdtype(np.result_type(like), np.inexact):
+        return t
+    return np.zeros(np.shape(t), dtype=np.result_type(t, np.float64) if np.issubdtype(
+        np.result_type(t), np.inexact) else np.float64)
+
+
+def write_back(dest, value):
+    """The last statement of a function that wrote into its argument `dest`: copy the final
+    value into the caller's array, as NumPy's in-place writes would have left it."""
+    if isinstance(dest, np.ndarray) and value is not dest:
+        dest[...] = value
+    return None
+
+
+def write_in_place(x, index, v):
+    """`x[index] = v` in place, returning x: the generated code's O(1) form of setitem, used
+    where transforms/inplace.py proved that nothing reads the old value of x afterwards."""
+    if type(x) is np.ndarray and x.flags.writeable:
+        x[index] = v
+        return x
+    return setitem(x, index, v)
+
+
+def compute_into(buf, ufunc, *args):
+    """ufunc(*args), written into `buf` when it is a writable array of the result's shape and
+    dtype (the generated code passes a buffer that nothing reads afterwards)."""
+    if type(buf) is np.ndarray and buf.flags.writeable:
+        try:
+            shape = np.broadcast_shapes(*[np.shape(a) for a in args])
+        except ValueError:
+            shape = None
+        if shape == buf.shape and np.result_type(*args) == buf.dtype:
+            return ufunc(*args, out=buf)
+    return ufunc(*args)

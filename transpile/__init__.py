@@ -10,9 +10,9 @@
     print(dloss.source)
 """
 from transpile import primitives as _primitives  # noqa: F401  (registers the table)
-from transpile.api import (grad, hessian, jacfwd, jacobian, jacrev, jvp, show, value_and_grad,
-                           vjp)
-from transpile.errors import NoRuleError, TranspileError, UnsupportedSyntax
+from transpile.api import (generated_path, grad, hessian, jacfwd, jacobian, jacrev, jvp, show,
+                           value_and_grad, vjp)
+from transpile.errors import NoRuleError, TranspileError, TranspileWarning, UnsupportedSyntax
 from transpile.pytree import (tree_flatten, tree_leaves, tree_map, tree_structure,
                               tree_unflatten)
 from transpile_runtime.broadcasting import stop_gradient
@@ -20,8 +20,9 @@ from transpile_runtime.broadcasting import stop_gradient
 __version__ = "0.1.0"
 
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
-           "show", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
-           "tree_structure", "TranspileError", "UnsupportedSyntax", "NoRuleError"]
+           "show", "generated_path", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten", "tree_unflatten",
+           "tree_structure", "TranspileError", "TranspileWarning", "UnsupportedSyntax",
+           "NoRuleError"]
 from transpile.pmap import (all_gather, axis_index, axis_size, device_count,  # noqa: E402
                             devices, local_device_count, pmap, pmax, pmean, pmin, psum)
 from transpile.vmap import vmap  # noqa: E402
@@ -32,3 +33,5 @@ from transpile.custom import check_grads, custom_jvp, custom_vjp, defrule, linea
 __all__ += ["custom_vjp", "custom_jvp", "defrule", "check_grads", "linearize"]
 from transpile.jit import jit  # noqa: E402,F401
 __all__ += ["jit"]
+from transpile.debugging import debug_call  # noqa: E402
+__all__ += ["debug_call"]

@@ -13,6 +13,7 @@ import threading
 import numpy as np
 
 from transpile import codegen
+from transpile.transforms.inplace import for_printing
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
@@ -174,7 +175,7 @@ class Transform:
             spec = self._cache.get(in_trees)
             if spec is None or not spec.fresh():
                 core = self.__transpile_core__(in_trees)
-                fn, path, text = codegen.load(core, _origin(self))
+                fn, path, text = codegen.load(for_printing(core), _origin(self))
                 spec = Specialization(core, fn, path, text)
                 self._cache[in_trees] = spec
         return spec
@@ -210,6 +211,16 @@ class Transform:
     def source(self):
         """The generated source for array arguments (use show(f, *args) for other structures)."""
         return self.source_for()
+
+    def source_path(self, *example_args, **example_kwargs):
+        """Path of the generated file that runs for arguments like these (their pytree
+        structure); with no arguments, for array arguments. Open it, or set a pdb breakpoint
+        in it (`b PATH:LINE`); see also `transpile.debug_call`."""
+        if example_args or example_kwargs:
+            _, trees = self.flatten_args(self.bind(example_args, example_kwargs))
+        else:
+            trees = self.default_trees()
+        return self.specialize(trees).path
 
     def __repr__(self):
         return f"<{type(self).__name__.lower()} of {getattr(self.fun, '__qualname__', self.fun)}>"
@@ -579,3 +590,14 @@ def show(fun, *example_args, **example_kwargs):
     if not isinstance(fun, Transform):
         fun = Plain(fun)
     return fun.source_for(*example_args, **example_kwargs)
+
+
+def generated_path(fun, *example_args, **example_kwargs):
+    """Path of the generated file that `fun(*example_args)` runs, e.g.
+    `generated_path(grad(loss), w, x)`; for jit, the lowered module Numba compiles.
+
+    Equivalent to `fun.source_path(*example_args)`; a plain function gives the file of its
+    core-Python (normalized) form."""
+    if not hasattr(fun, "source_path"):
+        fun = Plain(fun)
+    return fun.source_path(*example_args, **example_kwargs)

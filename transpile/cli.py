@@ -222,7 +222,10 @@ def eval_args(text):
 
 
 def highlight(text, color):
-    if color == "never" or (color == "auto" and not sys.stdout.isatty()):
+    """Colour with pygments (an install dependency) when asked, or, with --color auto, when
+    stdout is a terminal and NO_COLOR is not set; plain text when piped or redirected."""
+    if color == "never" or (color == "auto" and (not sys.stdout.isatty() or
+                                                  os.environ.get("NO_COLOR"))):
         return text
     try:
         from pygments import highlight as _hl

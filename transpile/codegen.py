@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 import transpile_runtime as runtime
-from transpile_runtime.diskcache import write_private
+from transpile_runtime import diskcache
 from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 
@@ -24,10 +24,9 @@ import transpile_runtime as rt
 
 
 def cache_dir():
-    d = os.environ.get("TRANSPILE_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "transpile")
-    os.makedirs(d, mode=0o700, exist_ok=True)
-    return d
+    """$TRANSPILE_CACHE_DIR (default ~/.cache/transpile) if usable and private, else a private
+    temporary directory (one TranspileWarning); see transpile_runtime.diskcache."""
+    return diskcache.cache_root()
 
 
 # ---- atoms and arguments ------------------------------------------------------------------
@@ -216,13 +215,27 @@ def function_text(core):
         p.lines.append('    """' + doc[0].strip())
         p.lines += doc[1:]
         p.lines.append('    """')
-    p.body(core.body, "    ")
+    p.body(deferred_writes_last(core.body), "    ")
     outs = [fmt(o) for o in core.outs]
     if len(outs) == 1:
         p.lines.append(f"    return {outs[0]}")
     else:
         p.lines.append(f"    return ({', '.join(outs)}{',' if len(outs) == 1 else ''})")
     return "\n".join(p.lines) + "\n"
+
+
+def deferred_writes_last(body):
+    """`rt.write_back(x, x_final)` (the caller's array receives what the function wrote into
+    it, transpile/aliasing.py) runs when the function returns: after the backward sweep of
+    reverse mode, which still reads the argument's value on entry."""
+    last = [st for st in body if isinstance(st, Eqn) and st.prim.name == "write_back"]
+    if not last:
+        return body
+    first = next(k for k, st in enumerate(body) if any(st is w for w in last))
+    if all(any(st is w for w in last) or not isinstance(st, (Eqn, ir.If, ir.ForRange, ir.While))
+           for st in body[first:]):
+        return body         # already last
+    return [st for st in body if not any(st is w for w in last)] + last
 
 
 def module_text(core, origin=None):
@@ -237,9 +250,7 @@ def module_text(core, origin=None):
 def write_source(text, name):
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     path = os.path.join(cache_dir(), f"{name}__{digest}.py")
-    if not os.path.exists(path):
-        write_private(path, text)
-    return path
+    return diskcache.ensure_file(path, text)     # rewritten if edited or corrupted on disk
 
 
 def load(core, origin=None, namespace=None):

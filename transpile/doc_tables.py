@@ -36,7 +36,7 @@ _OPS = {"+": "a + b", "-": "a - b", "*": "a * b", "/": "a / b", "**": "a ** b", 
         "%": "a % b", "not": "not a", "invert": "~a", "&": "a & b", "|": "a | b", "^": "a ^ b"}
 
 KIND_ORDER = ["elementwise", "reduction", "cumulative", "structure", "index", "linalg",
-              "creation", "creation_like", "query", "helper"]
+              "axis", "fft", "stack", "creation", "creation_like", "query", "helper"]
 KIND_TITLES = {
     "elementwise": "Elementwise (broadcasting; reverse mode un-broadcasts)",
     "reduction": "Reductions (axis, keepdims)",
@@ -48,6 +48,9 @@ KIND_TITLES = {
     "creation_like": "Creation from another array (no derivative)",
     "query": "Queries and comparisons (no derivative)",
     "helper": "Runtime helpers that generated derivative code calls (differentiable again)",
+    "axis": "Along an axis (scipy.special softmax family)",
+    "fft": "numpy.fft (linear; reverse mode applies the transpose)",
+    "stack": "Densities of vectors (scipy.stats multivariate_normal, dirichlet)",
 }
 
 
@@ -56,7 +59,7 @@ KIND_TITLES = {
 
 def _spellings(prim):
     """How user code can call this primitive: numpy names, operators, builtins, methods."""
-    names = []
+    names = list(getattr(prim, "aliases", ()))          # scipy.special.erf, scipy.stats.norm.pdf
     for f in registry._KEEPALIVE:
         if registry.lookup(f) is not prim:
             continue
@@ -68,10 +71,13 @@ def _spellings(prim):
             names.append(f"np.{name}")
         elif name and getattr(np.linalg, name, None) is f:
             names.append(f"np.linalg.{name}")
+        elif name and getattr(np.fft, name, None) is f:
+            names.append(f"np.fft.{name}")
         elif name and getattr(builtins, name, None) is f:
             names.append(f"{name}()")
         elif prim.path.startswith("rt."):
-            names.append(prim.path)
+            if not getattr(prim, "aliases", ()):
+                names.append(prim.path)
         elif name:
             names.append(name)
     if prim.op:
@@ -106,7 +112,7 @@ def coverage_table():
         by_kind.setdefault(p.batch if isinstance(p.batch, str) else "other", []).append(p)
     kinds = [k for k in KIND_ORDER if k in by_kind] + sorted(k for k in by_kind
                                                              if k not in KIND_ORDER)
-    n_user = sum(1 for p in prims if not p.path.startswith("rt."))
+    n_user = sum(1 for p in prims if not p.path.startswith("rt.") or getattr(p, "aliases", ()))
     lines = [f"{len(prims)} primitives: {n_user} for user code, {len(prims) - n_user} runtime "
              "helpers. *grad* = reverse-mode rule (or no derivative by definition), *jvp* = "
              "forward-mode rule, *vmap kind* = the batching entry in the table (`describe_rules`), "

@@ -1,4 +1,10 @@
 """Errors raised by transpile. Every refusal names the user's file:line and the construct."""
+import os
+
+from transpile_runtime import diagnostics
+
+# frames in transpile/ are never the user's call site for a warning
+diagnostics.add_internal_dir(os.path.dirname(os.path.abspath(__file__)))
 
 
 class TranspileError(Exception):
@@ -30,5 +36,5 @@ class NoRuleError(TranspileError):
     """A called object has neither Python source nor a registered rule."""
 
 
-class TranspileWarning(UserWarning):
-    """Something worked, but not the way asked (e.g. jit fell back to NumPy)."""
+# One class for the whole project, defined at the bottom layer so transpile_runtime can warn too.
+from transpile_runtime.diagnostics import TranspileWarning  # noqa: E402,F401

@@ -17,8 +17,8 @@ once (TranspileWarning) naming the construct: the numbers are the same.
 jit is a Transform: grad(jit(f)) differentiates f's code, jit(grad(f)) compiles the gradient.
 """
 import inspect
+import os
 import threading
-import warnings
 
 import numpy as np
 
@@ -87,10 +87,25 @@ def _numba_compile(plan):
     name, text = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals, plan.params,
                                  plan.origin, plan.signature, _versions(), threads=threads)
     plan.text = text
-    path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
-    plan.path = path
-    diskcache.verify(path)
-    return numba_cpu.compile_module(text, path, name)
+    for attempt in range(10):
+        path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
+        plan.path = path
+        diskcache.verify(path)
+        try:
+            return numba_cpu.compile_module(text, path, name)
+        except (OSError, RuntimeError) as e:
+            if attempt == 9 or not _cache_vanished(e, path):
+                raise                 # the cache was deleted under Numba: write it again
+
+
+def _cache_vanished(e, path):
+    """Numba failed because the cache folder (or the module file in it) disappeared."""
+    if isinstance(e, RuntimeError):
+        return "no locator available" in str(e)
+    where = str(getattr(e, "filename", "") or "")
+    if where:
+        return where.startswith(os.path.dirname(path))
+    return isinstance(e, FileNotFoundError) and not os.path.exists(path)
 
 
 def _gpu_compile(backend):
@@ -197,7 +212,7 @@ class Compiled:
             with self.lock:
                 if not self.checked:
                     try:
-                        out = self.fn(*args)
+                        out = _call_guarding_cache(self.fn, args, self.plan.path)
                     except Exception as e:
                         if not _is_numba_error(e):
                             raise
@@ -226,6 +241,27 @@ class Compiled:
                 o = av.dtype.type(o) if not av.weak else o
             flat.append(o)
         return tree_unflatten(self.core.out_tree, flat)
+
+
+def _innermost(fun):
+    while isinstance(fun, Transform):
+        fun = fun.fun
+    return fun
+
+
+def _call_guarding_cache(fn, args, path):
+    """The first call of a Numba dispatcher compiles and saves to the disk cache: if the cache
+    was deleted meanwhile, saving fails although the code compiled. Recreate the folders and
+    call again (the compiled code is already in the dispatcher)."""
+    for attempt in range(3):
+        try:
+            return fn(*args)
+        except OSError as e:
+            if attempt == 2 or not path or not _cache_vanished(e, path):
+                raise
+            codegen.cache_dir()
+            from transpile_runtime.diskcache import makedirs_private
+            makedirs_private(os.path.dirname(path))
 
 
 def _fast_aval(v):
@@ -389,7 +425,10 @@ class Jit(Transform):
         if key in self._warned:
             return
         self._warned.add(key)
-        warnings.warn(message, TranspileWarning, stacklevel=4)
+        from transpile_runtime.diagnostics import warn
+        code = getattr(_innermost(self), "__code__", None)
+        where = (code.co_filename, code.co_firstlineno) if code is not None else None
+        warn(message, TranspileWarning, where)   # at the user's call (or function), not here
 
     # -- inspection ------------------------------------------------------------------------------
 
@@ -409,6 +448,20 @@ class Jit(Transform):
 
     def source_for(self, *args, **kwargs):
         return self.show_source(*args, **kwargs)
+
+    def source_path(self, *args, **kwargs):
+        """Path of the lowered module Numba compiles for these example arguments (or of the
+        NumPy module, when this specialization runs the NumPy version)."""
+        if not args and not kwargs:
+            raise TypeError(f"jit({self.__name__}).source_path(*example_args): jit specializes "
+                            "on argument shapes, so it needs example arguments")
+        values = self.bind(args, kwargs)
+        leaves, trees = self.flatten_args(values)
+        key = (trees, tuple([_fast_aval(v) for v in leaves]))
+        c = self.compiled_for(key, trees, leaves)
+        if c.plan.path:
+            return c.plan.path
+        return codegen.write_source(codegen.module_text(c.core, c.plan.origin), c.core.name)
 
 
 class _BuildFolder:

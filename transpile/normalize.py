@@ -154,6 +154,8 @@ def _is_num(a, v):
 
 class Builder:
     on_emit = None   # optional hook: Eqn -> replacement atom or None (set by jit)
+    on_note = None   # optional hook: Eqn -> None, told of every equation (the alias model)
+    fresh_results = False   # user code: an operation never returns its argument's buffer
 
     def __init__(self, namer):
         self.namer = namer
@@ -168,6 +170,8 @@ class Builder:
             return simple
         name = out or self.namer.numbered(base)
         self.body.append(Eqn(name, prim, args, self.loc))
+        if self.on_note is not None:
+            self.on_note(self.body[-1])
         if self.on_emit is not None:        # jit: shape queries on known shapes fold
             folded = self.on_emit(self.body[-1])
             if folded is not None:
@@ -176,6 +180,13 @@ class Builder:
         return Var(name)
 
     def _simplify(self, prim, args):
+        simple = self._simplify_any(prim, args)
+        if self.fresh_results and isinstance(simple, Var) and any(
+                isinstance(a, Var) and a.name == simple.name for a in args.values()):
+            return None     # user code: `y = x * 1.0` is a new array, not another name for x
+        return simple
+
+    def _simplify_any(self, prim, args):
         vals = list(args.values())
         name = prim.name
         if name in _FOLD and vals and all(isinstance(a, Const) and _foldable(a.value) for a in vals):
@@ -261,6 +272,8 @@ _UNSUPPORTED_STMTS = {
 
 
 from transpile.normalize_control import ControlFlowMixin, LocalFunction  # noqa: E402
+from transpile.aliasing import (MemoryModel, Stale, param_entry, stale_error,  # noqa: E402
+                                write_back_arguments)
 
 
 class Normalizer(ControlFlowMixin):
@@ -277,6 +290,9 @@ class Normalizer(ControlFlowMixin):
         self.deps = []          # [(where, value)] read when generating; checked at call time
         self.source_lines = {}
         self.inline_stack = []
+        self.mem = MemoryModel(self)
+        if self.b.on_note is None:
+            self.b.on_note = self.mem.note
 
     # -- entry points --------------------------------------------------------------------------
 
@@ -324,12 +340,25 @@ class Normalizer(ControlFlowMixin):
     def stmt_Expr(self, node):
         if isinstance(node.value, gast.Constant) and isinstance(node.value.value, str):
             return  # docstring
+        if isinstance(node.value, gast.Call) and self.writing_call(node.value):
+            self.expr(node.value, "t")      # a function of the user's that writes into arrays
+            return
         if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
             raise self.error(node, "unsupported: generator (yield)",
                              hint="return the values instead (a list or tuple)")
         raise self.error(node, "an expression statement has no effect in a transformed function "
                          "(side effects such as print or in-place methods are not kept)",
                          hint="assign the result to a variable, or move the call outside")
+
+    def writing_call(self, call):
+        """Is this call (an expression statement) to a user function or local def?"""
+        try:
+            func = self.expr(call.func, "f") if isinstance(call.func, gast.Name) else None
+        except TranspileError:
+            return False
+        return isinstance(func, LocalFunction) or (
+            isinstance(func, Static) and isinstance(func.obj, types.FunctionType)
+            and lookup(func.obj) is None)
 
     def stmt_Assign(self, node):
         if len(node.targets) != 1:
@@ -349,7 +378,14 @@ class Normalizer(ControlFlowMixin):
     def stmt_AugAssign(self, node):
         binop = gast.BinOp(left=_as_load(node.target), op=node.op, right=node.value)
         gast.copy_location(binop, node)
+        if isinstance(node.target, gast.Name):
+            current = self.expr(node.target, node.target.id)
         value = self.expr(binop, _target_base(node.target))
+        if isinstance(node.target, gast.Name) and self.mem.in_place(current) \
+                and isinstance(value, (Var, Const)):
+            # an array: NumPy writes in place (every alias sees it; the dtype is kept)
+            self.mem.write(current, None, value, node, node.target.id)
+            return
         self.assign(node.target, value, node)
 
     def stmt_Return(self, node):
@@ -406,7 +442,8 @@ class Normalizer(ControlFlowMixin):
                 and _is_temp(value.name, name):
             # Give the last temporary the user's name: `y = np.exp(x)`, not `y_1 = ...; y = y_1`.
             core = self.core_name(name)
-            if self.aliased(frame.env, core, name):
+            if self.mem.referenced(value.name) or self.mem.referenced(core, (frame.env, name)) \
+                    or self.aliased(frame.env, core, name):
                 frame.env[name] = value    # another name still holds the old value of `core`
                 return
             self.rename_last(core)
@@ -418,7 +455,7 @@ class Normalizer(ControlFlowMixin):
         frame = self.frame
         if name in frame.core_names:
             return frame.core_names[name]
-        core = name if frame.owned else self.namer.fresh(name)
+        core = name if frame.owned and name.isidentifier() else self.namer.fresh(name)
         if frame.owned:
             self.namer.taken.add(name)
         frame.core_names[name] = core
@@ -427,6 +464,7 @@ class Normalizer(ControlFlowMixin):
     def rename_last(self, new):
         last = self.b.body[-1]
         self.namer.taken.discard(last.out)
+        self.mem.renamed(last.out, new)
         last.out = new
 
     # -- expressions ---------------------------------------------------------------------------
@@ -447,7 +485,10 @@ class Normalizer(ControlFlowMixin):
         name = node.id
         for frame in [self.frame]:
             if name in frame.env:
-                return frame.env[name]
+                value = frame.env[name]
+                if isinstance(value, Stale):
+                    raise stale_error(self, node, value)
+                return value
         resolver = self.frame.resolver
         if resolver is None:
             raise self.error(node, f"unknown name {name!r} in a rule template")
@@ -475,12 +516,14 @@ class Normalizer(ControlFlowMixin):
         if where is None:
             pname = self.namer.fresh(name)
             self.statics[pname] = obj
+            self.mem.outside.add(pname)
             return Var(pname)
         for pname, w, _ in self.free:
             if _same_where(w, where):
                 return Var(pname)
         pname = self.namer.fresh(name)
         self.free.append((pname, where, name))
+        self.mem.outside.add(pname)
         return Var(pname)
 
     def expr_Attribute(self, node, base):
@@ -712,7 +755,10 @@ class Normalizer(ControlFlowMixin):
                 args = [Struct("tuple", args)]
             if func.name == "transpose" and not args and not kwargs:
                 pass
-            return self.apply(prim, [func.receiver] + args, kwargs, node, base)
+            result = self.apply(prim, [func.receiver] + args, kwargs, node, base)
+            if func.name == "flatten":
+                self.mem.mark_fresh(result)     # a copy, unlike ravel
+            return result
         if not isinstance(func, Static):
             raise self.error(node, "calling a value that is not a known function",
                              hint="functions passed in as arguments must be static arguments")
@@ -728,7 +774,10 @@ class Normalizer(ControlFlowMixin):
             return Static(obj(*values, **kw))
         prim = lookup(obj)
         if prim is not None:
-            return self.apply(prim, args, kwargs, node, base)
+            result = self.apply(prim, args, kwargs, node, base)
+            if obj is np.array:
+                self.mem.mark_fresh(result)     # np.array copies; np.asarray does not
+            return result
         if isinstance(obj, type) and issubclass(obj, np.generic):
             if len(args) != 1:
                 raise self.error(node, f"{obj.__name__}(...) takes one argument")
@@ -982,6 +1031,7 @@ def build_core(fn, in_trees, static_args=None, name_suffix=""):
     node = parsed.node
     namer = Namer(names_in(node) | {"np", "rt"})
     norm = Normalizer(namer)
+    norm.b.fresh_results = True
     frame = Frame(parsed, Resolver(fn), owned=True)
     a = node.args
     if a.vararg is not None or a.kwarg is not None:
@@ -998,6 +1048,8 @@ def build_core(fn, in_trees, static_args=None, name_suffix=""):
         params += leaves
         frame.env[pname] = unflatten_value(tree, [Var(n) for n in leaves])
         frame.core_names[pname] = pname
+        for leaf in leaves:     # the caller's buffers: see transpile/aliasing.py
+            frame.env[param_entry(leaf)] = Var(leaf)
     hook = SPECIALIZE.get()
     if hook is not None:      # jit: the outermost function's parameters have known shapes
         SPECIALIZE.set(None)
@@ -1014,6 +1066,7 @@ def build_core(fn, in_trees, static_args=None, name_suffix=""):
     except TypeError as e:
         raise norm.error(node, str(e), cls=TranspileError) from None
     outs = [norm.to_arg(o, node) for o in outs]
+    write_back_arguments(norm, frame, params)
     core = ir.CoreFn(
         name=_identifier(parsed.name) + name_suffix,
         params=params + [p for p, _, _ in norm.free],

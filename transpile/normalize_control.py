@@ -23,6 +23,7 @@ import gast
 
 from transpile import ir
 from transpile.errors import TranspileError
+from transpile.aliasing import Stale, read_ahead, stale_error, writes_in
 from transpile.ir import Const, Eqn, IndexArg, Var
 
 
@@ -140,36 +141,73 @@ class ControlFlowMixin:
         cond = self.to_arg(cond, node)
         frame = self.frame
         loc = self.b.loc
-        pre = dict(frame.env)
+        frames = []
+        for f in self.frames:
+            if all(f is not g for g in frames):
+                frames.append(f)
+        pres = [dict(f.env) for f in frames]
         results = []
         for stmts in (node.body, node.orelse):
-            frame.env = dict(pre)
+            for f, pre in zip(frames, pres):
+                f.env.clear()
+                f.env.update(pre)
             frame.returned = None
             self.b.loc = loc
             body, _ = self._sub_body(lambda: self.run_body(stmts))
-            results.append((body, frame.env, frame.returned))
-        frame.env = dict(pre)
-        (b1, e1, r1), (b2, e2, r2) = results
+            results.append((body, [dict(f.env) for f in frames], frame.returned))
+        (b1, envs1, r1), (b2, envs2, r2) = results
+        for f, pre in zip(frames, pres):
+            f.env.clear()
+            f.env.update(pre)
         if (r1 is None) != (r2 is None):
             raise self.error(node, "a return inside an if on array data needs a return on the "
                              "other path too", construct="if ...: return ...",
                              hint="assign the result to a variable in both branches and return "
                              "it after the if (or use np.where)")
-        names = [n for n in dict.fromkeys(list(e1) + list(e2))
-                 if e1.get(n) is not pre.get(n) or e2.get(n) is not pre.get(n)]
         bodies = [b1, b2]
-        envs = [e1, e2]
-        for n in names:
-            if n not in e1 or n not in e2:
-                frame.env.pop(n, None)
-                continue
-            frame.env[n] = self._join_values(n, [e1[n], e2[n]], bodies, envs, node)
+        memo = {}
+        # the current frame first (its names get the user's names), then inlined callers
+        order = sorted(range(len(frames)), key=lambda i: frames[i] is not frame)
+        for i in order:
+            f, pre, e1, e2 = frames[i], pres[i], envs1[i], envs2[i]
+            names = [n for n in dict.fromkeys(list(e1) + list(e2))
+                     if e1.get(n) is not pre.get(n) or e2.get(n) is not pre.get(n)]
+            for n in names:
+                if n not in e1 or n not in e2:
+                    f.env.pop(n, None)
+                    continue
+                if isinstance(e1[n], Stale) or isinstance(e2[n], Stale):
+                    f.env[n] = e1[n] if isinstance(e1[n], Stale) else e2[n]
+                    continue
+                saved = self.frames[-1]
+                f.env[n] = self._join_values(n, [e1[n], e2[n]], bodies, [e1, e2], node,
+                                             memo=memo, own=f is frame)
+        self._join_aliasing(memo, frames, [envs1, envs2])
         if r1 is not None:
             frame.returned = self._join_values("out", [r1, r2], bodies, [{}, {}], node)
         self.b.loc = loc
         self.b.body.append(ir.If(cond, b1, b2, loc))
 
-    def _join_values(self, user, values, bodies, envs, node):
+    def _join_aliasing(self, memo, frames, branch_envs):
+        """What the variables that join the paths of an if may share (transpile/aliasing.py)."""
+        partners = {tuple(a.name for a in key if isinstance(a, Var)): j for key, j in memo.items()}
+        for key, j in memo.items():
+            self.mem.join_relation(j, list(key), partners)
+            # a path's value also held by a name that does not join into j: j may alias it
+            for k, envs in enumerate(branch_envs):
+                leaf = key[k]
+                if not isinstance(leaf, Var):
+                    continue
+                for f, env in zip(frames, envs):
+                    for name, value in env.items():
+                        if name not in f.env:
+                            continue
+                        if any(l == leaf for l in self._leaves(value, None)[0]) and not any(
+                                l == Var(j) for l in self._leaves(f.env.get(name), None)[0]):
+                            self.mem.maybe.setdefault(j, set()).add(self.mem.root(leaf.name))
+
+
+    def _join_values(self, user, values, bodies, envs, node, memo=None, own=True):
         trees = []
         leaf_lists = []
         for v in values:
@@ -188,7 +226,13 @@ class ControlFlowMixin:
             if all(l == leaves[0] for l in leaves[1:]):
                 out.append(leaves[0])
                 continue
-            j = self._join_name(user, k, n)
+            key = tuple(leaves)
+            if memo is not None and key in memo:
+                out.append(Var(memo[key]))
+                continue
+            j = self._join_name(user, k, n) if own else self.namer.fresh(user.lstrip("."))
+            if Var(j) not in leaves and memo is not None and self.mem.referenced(j):
+                j = self.namer.fresh(j)     # the value before the if is still read in a branch
             for body, env, leaf in zip(bodies, envs, leaves):
                 if leaf == Var(j):
                     continue
@@ -199,6 +243,8 @@ class ControlFlowMixin:
                     self._copy(j, leaf)
                 finally:
                     self.b.body = saved
+            if memo is not None:
+                memo[key] = j
             out.append(Var(j))
         return self._rebuild(trees[0], iter(out))
 
@@ -251,40 +297,86 @@ class ControlFlowMixin:
         body = [_set_flag(cont, False, node.body[0])] + lower(node.body)
         return brk, body
 
-    def _carried_setup(self, stmts, extra=()):
+    def _carried_setup(self, stmts, extra=(), plan=None, node=None):
+        """Before a loop: every value the body changes gets one name that holds it at the top
+        of each iteration (copied in here, copied back at the end of the body). Names that
+        share a buffer and change together (a write seen through aliases) share that name."""
         frame = self.frame
-        carried = {}
-        for n in _store_names(stmts) + list(extra):
-            if n in frame.env and n not in carried:
-                value = frame.env[n]
-                leaves, tree = self._leaves(value, None)
-                if not leaves:
+        entries = [(frame.env, n) for n in _store_names(stmts) + list(extra)]
+        if plan is not None:
+            if plan.split:
+                raise self.error(node, f"{plan.split!r} shares an array with another name when "
+                                 "a loop body writes into it, but the two are bound to different "
+                                 "values by the end of the body: the transforms cannot follow "
+                                 "which buffer each one holds on the next iteration",
+                                 construct="for/while loop", cls=TranspileError,
+                                 hint="make the copy explicit (np.copy(...)) before the loop")
+            entries += plan.changed
+        carried, joined, seen = {}, {}, set()
+        for env, n in entries:
+            if (id(env), n) in seen or n not in env:
+                continue
+            seen.add((id(env), n))
+            value = env[n]
+            leaves, tree = self._leaves(value, None)
+            if not leaves:
+                continue
+            names = []
+            for k, leaf in enumerate(leaves):
+                gkey = None
+                if plan is not None and isinstance(leaf, Var):
+                    gkey = (leaf.name, plan.key(env, n, k))
+                if gkey in joined:
+                    names.append(Var(joined[gkey]))
                     continue
-                names = []
-                for k, leaf in enumerate(leaves):
-                    j = self._join_name(n, k, len(leaves))
-                    if leaf != Var(j):
-                        self.protect(frame.env, j, n)
-                        self._copy(j, leaf)
-                    names.append(Var(j))
-                frame.env[n] = self._rebuild(tree, iter(names))
-                carried[n] = (tree, names)
+                j = self._join_name(n, k, len(leaves)) if env is frame.env else \
+                    self.namer.fresh(n.lstrip("."))
+                if leaf == Var(j) and self._held_elsewhere(j, plan, gkey, env, n):
+                    j = self.namer.fresh(j)
+                if leaf != Var(j):
+                    self.protect(env, j, n)
+                    self._copy(j, leaf)
+                    self.mem.loop_entry(j, leaf, joined)
+                if gkey is not None:
+                    joined[gkey] = j
+                names.append(Var(j))
+            env[n] = self._rebuild(tree, iter(names))
+            carried[(id(env), n)] = (env, n, tree, names)
         return carried
 
+    def _held_elsewhere(self, j, plan, gkey, env0, n0):
+        """Is variable j held by a name that does not change with it in the loop?"""
+        for env, name, value in self.mem.entries():
+            if env is env0 and name == n0:
+                continue
+            ls = self._leaves(value, None)[0]
+            if any(isinstance(l, Var) and l.name == j for l in ls):
+                if plan is None or gkey not in [(j, plan.key(env, name, k)) for k in range(len(ls))]:
+                    return True
+        return False
+
     def _carried_finish(self, carried, node):
-        frame = self.frame
-        for n, (tree, names) in carried.items():
-            value = frame.env.get(n)
+        done = {}
+        for env, n, tree, names in carried.values():
+            value = env.get(n)
             leaves, t = self._leaves(value, node) if value is not None else ([], None)
             if value is None or not _tree_eq(t, tree):
                 raise self.error(node, f"{n!r} changes structure (or Python object) inside a loop",
                                  cls=TranspileError,
                                  hint="keep loop variables arrays/numbers of one structure")
             for leaf, j in zip(leaves, names):
+                if j.name in done:
+                    if done[j.name] != leaf:
+                        raise self.error(node, f"{n!r} shared an array with another name at "
+                                         "the start of the loop body but not at its end",
+                                         cls=TranspileError,
+                                         hint="make the copy explicit (np.copy(...))")
+                    continue
+                done[j.name] = leaf
                 if leaf != j:
-                    self.protect(frame.env, j.name, n)
+                    self.protect(env, j.name, n)
                     self._copy(j.name, leaf)
-            frame.env[n] = self._rebuild(tree, iter(names))
+            env[n] = self._rebuild(tree, iter(names))
 
     def _run_loop_body(self, stmts, node):
         self.run_body(stmts)
@@ -398,12 +490,27 @@ class ControlFlowMixin:
     def _range_loop(self, node, stmts, start, stop, step, target=None, bind=None):
         frame = self.frame
         loc = self.b.loc
-        carried = self._carried_setup(stmts + ([node.target] if bind else []))
+        plan = None
+        if writes_in(stmts):
+            def ahead():
+                tmp = self.namer.fresh("i")
+                self.mem.int_vars.add(tmp)
+                if isinstance(target, gast.Name):
+                    frame.env[target.id] = Var(tmp)
+                elif bind is not None:
+                    bind(Var(tmp))
+                elif target is not None:
+                    self.assign(target, Var(tmp), node)
+                self._run_loop_body(stmts, node)
+            plan = read_ahead(self, ahead)
+        carried = self._carried_setup(stmts + ([node.target] if bind else []), plan=plan,
+                                      node=node)
         if isinstance(target, gast.Name):
             var = self.core_name(target.id) if target.id not in carried else \
                 self.namer.fresh(target.id)
         else:
             var = self.namer.fresh("k" if bind else "i")
+        self.mem.int_vars.add(var)
 
         def body():
             if isinstance(target, gast.Name):
@@ -429,7 +536,13 @@ class ControlFlowMixin:
             test = gast.copy_location(gast.BoolOp(op=gast.And(), values=[
                 test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
         loc = self.b.loc
-        carried = self._carried_setup(stmts)
+        plan = None
+        if writes_in(stmts):
+            def ahead():
+                self.expr(test, "cond")
+                self._run_loop_body(stmts, node)
+            plan = read_ahead(self, ahead)
+        carried = self._carried_setup(stmts, plan=plan, node=node)
         cond_body, cond = self._sub_body(lambda: self.expr(test, "cond"))
         known, truth = self.static_truth(cond)
         if known and not truth:
@@ -463,6 +576,8 @@ class ControlFlowMixin:
                              hint="copy it first (y = np.copy(" + name + ")) or pass it in as an "
                              "argument and return the new value")
         current = self.frame.env[name]
+        if isinstance(current, Stale):
+            raise stale_error(self, node, current)
         if isinstance(current, N.Struct):
             if isinstance(target.slice, gast.Slice):
                 raise self.error(node, "slice assignment into a list is not supported")
@@ -486,8 +601,7 @@ class ControlFlowMixin:
         x = self.to_arg(current, node)
         index = self.index(target.slice, name)
         v = self.to_arg(value, node)
-        new = self.b.emit(N.by_name("setitem"), {"x": x, "index": index, "v": v}, base=name)
-        self.bind_name(name, new)
+        self.mem.write(x, index, v, node, name)
 
     # -- local functions -----------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import gast
 
 from transpile.errors import TranspileError
+from transpile.source_check import check_unchanged
 
 DECORATOR_NAMES = {"grad", "value_and_grad", "jit", "vmap", "pmap", "jvp", "vjp", "jacfwd",
                    "jacrev", "jacobian", "hessian", "custom_vjp", "custom_jvp", "partial",
@@ -39,6 +40,8 @@ class ParsedFunction:
 
 
 _CACHE = {}
+_EDITED_HINT = ("if the file was edited after the module was imported, reload the module "
+                "(importlib.reload) or restart Python")
 
 
 def parse_function(fn):
@@ -54,9 +57,11 @@ def parse_function(fn):
     if hit is not None and hit.fn is fn:
         return hit
     filename = code.co_filename
+    checked_lines = None
     try:
         # the code object, not inspect.unwrap(fn): a functools.wraps wrapper is its own function
         lines, start = inspect.getsourcelines(code)
+        checked_lines = lines
     except (OSError, TypeError):
         lines = linecache.getlines(filename)
         if not lines:
@@ -69,13 +74,17 @@ def parse_function(fn):
         lines = lines[start - 1:]
     if fn.__name__ == "<lambda>":
         node, offset = _find_lambda("".join(lines), fn, start, filename)
+        check_unchanged(fn, lam=node)      # the file may have been edited since the import
     else:
         source = textwrap.dedent("".join(lines))
         tree = _parse_text(source, filename, start, fn)
         node = next((n for n in tree.body if isinstance(n, (gast.FunctionDef,))), None)
         if node is None:
             raise TranspileError(f"cannot find the definition of {fn.__qualname__}",
-                                 filename=filename, lineno=start)
+                                 filename=filename, lineno=start, hint=_EDITED_HINT)
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list]) + start - 1
+        check_unchanged(fn, lines=checked_lines, node=node,
+                        first_line=first if checked_lines is not None else None)
         node.decorator_list = []
         offset = start - 1
     all_lines = linecache.getlines(filename) or lines
@@ -90,7 +99,7 @@ def _parse_text(source, filename, start, fn):
         return gast.parse(source)
     except SyntaxError:
         raise TranspileError(f"cannot parse the source of {fn.__qualname__}", filename=filename,
-                             lineno=start) from None
+                             lineno=start, hint=_EDITED_HINT) from None
 
 
 def _find_lambda(text, fn, start, filename):
@@ -113,7 +122,8 @@ def _find_lambda(text, fn, start, filename):
                 found.append((lam, start - 1 + line, col))
             break
     if not found:
-        raise TranspileError("cannot find the lambda's source", filename=filename, lineno=start)
+        raise TranspileError("cannot find the lambda's source", filename=filename, lineno=start,
+                             hint=_EDITED_HINT)
     if len(found) > 1:
         positions = [p for p in fn.__code__.co_positions()
                      if p[0] is not None and p[2] is not None and (p[2], p[3]) != (0, 0)]

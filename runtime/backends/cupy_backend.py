@@ -7,7 +7,6 @@ copied in once, outputs are CuPy arrays (pass to_numpy=True to get NumPy back).
 
 Kernels compile through cupy.RawKernel, which caches the compiled module by source hash.
 """
-import warnings
 
 import numpy as np
 
@@ -97,9 +96,9 @@ class CupyProgram:
         from transpile import codegen
         if not getattr(self, "_warned", False):
             self._warned = True
-            warnings.warn(f"transpile[cupy]: {self.core.name} has no GPU kernel lowering "
-                          f"({self.fallback}); running it as CuPy array ops", RuntimeWarning,
-                          stacklevel=3)
+            from transpile_runtime.diagnostics import warn
+            warn(f"transpile[cupy]: {self.core.name} has no GPU kernel lowering "
+                 f"({self.fallback}); running it as CuPy array ops")
         fn, _, _ = codegen.load(self.core)
         dev = [cupy.asarray(a) if isinstance(a, np.ndarray) else a for a in args]
         out = fn(*dev)

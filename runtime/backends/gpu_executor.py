@@ -2,7 +2,6 @@
 array-library calls for everything else. Shared by the CuPy backend (xp = cupy, kernels are
 RawKernels) and the numba.cuda backend (kernels are numba.cuda functions; xp = cupy on a GPU,
 numpy under the CUDA simulator)."""
-import warnings
 
 import numpy as np
 
@@ -25,9 +24,10 @@ def warn_unlowered(plan, backend):
     if plan.unlowered and not getattr(plan, "_warned", False):
         plan._warned = True
         names = ", ".join(f"{e.prim.path} ({where(e)})" for e in plan.unlowered)
-        warnings.warn(f"transpile[{backend}]: no GPU kernel lowering for {names}; running "
-                      f"{'it' if len(plan.unlowered) == 1 else 'them'} as array-library ops "
-                      "(same numbers, no fusion)", RuntimeWarning, stacklevel=4)
+        from transpile_runtime.diagnostics import warn
+        warn(f"transpile[{backend}]: no GPU kernel lowering for {names}; running "
+             f"{'it' if len(plan.unlowered) == 1 else 'them'} as array-library ops "
+             "(same numbers, no fusion)")     # a TranspileWarning at the user's call
 
 
 def impl_for(prim, xp):

@@ -307,6 +307,13 @@ class Lowerer:
                 out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
                            f"{dtype_ctor(av.dtype)})")
                 out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
+            elif isinstance(st, Eqn) and st.prim.name == "write_back":
+                # the caller's array receives what the function wrote into it
+                self.comment(st.loc, indent, out)
+                dest, value = st.args["dest"], st.args["value"]
+                if self.av(dest) is None or not self.av(dest).shape:
+                    raise Unlowerable(st, "a write into a scalar argument")
+                out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}{st.out} = {self.expr(st)}")
@@ -478,8 +485,9 @@ class Lowerer:
         return ", ".join(parts)
 
     def main(self, body, outs, origin, signature, header):
+        from transpile.codegen import deferred_writes_last
         lines = []
-        self.block(body, "    ", lines)
+        self.block(deferred_writes_last(body), "    ", lines)
         rets = [self.fmt(o) for o in outs]
         lines.append(f"    return ({', '.join(rets)},)")
         text = header
@@ -536,6 +544,10 @@ HEADER = """\
 import numpy as np
 from numba import njit, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+import math
+from transpile_runtime.backends.numba_special import (
+    digamma_scalar, erfinv_scalar, log_ndtr_scalar, norm_cdf_scalar, norm_logcdf_scalar,
+    norm_logpdf_scalar, norm_logsf_scalar, norm_sf_scalar, t_logpdf_scalar, trigamma_scalar)
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """

@@ -3,6 +3,7 @@ from transpile.primitives import (adjoint_helpers, collectives, elementwise, lin
                                   nondiff, reductions, structure)
 from transpile.primitives import control  # noqa: F401,E402
 from transpile.primitives import array_rows, linalg_rows  # noqa: F401,E402
+from transpile.primitives import fft, scipy_special, scipy_stats  # noqa: F401,E402
 from transpile.primitives.registry import (METHODS, Primitive, all_primitives, by_name,
                                            defmethod, defprim, lookup)
 from transpile.primitives import batch_helpers  # noqa: F401,E402  (vmap's run-time helpers)

@@ -19,11 +19,15 @@ Entry fields:
   lower   scalar expression used when elementwise chains are fused into loops
 """
 import inspect
+import sys
+import types
 
 _BY_ID = {}        # id(callable) -> Primitive
 _BY_NAME = {}      # name -> Primitive
 _KEEPALIVE = []
 METHODS = {}       # ndarray method/attribute name -> (Primitive, how the receiver binds)
+_BY_BOUND = {}     # (id(instance), method name) -> Primitive: scipy.stats.norm.logpdf and the like
+_PENDING = {}      # module name -> [(attribute path, Primitive)], bound once the module is imported
 
 
 class Param:
@@ -160,9 +164,37 @@ def defmethod(method_name, prim, receiver="x"):
     METHODS[method_name] = (prim, receiver)
 
 
+def defalias(prim, module, attr):
+    """`module.attr` (a dotted attribute path) also means prim, once `module` is imported:
+    the table does not import SciPy itself. A bound method (scipy.stats.norm.logpdf is a new
+    object at every access) is keyed by its instance and method name."""
+    _PENDING.setdefault(module, []).append((attr, prim))
+    prim.aliases = getattr(prim, "aliases", ()) + (f"{module}.{attr}",)
+
+
+def _bind_pending():
+    for module in [m for m in _PENDING if m in sys.modules]:
+        for attr, prim in _PENDING.pop(module):
+            obj = sys.modules[module]
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+            if isinstance(obj, types.MethodType):
+                _BY_BOUND[(id(obj.__self__), obj.__name__)] = prim
+                _KEEPALIVE.append(obj.__self__)
+            else:
+                _BY_ID[id(obj)] = prim
+                _KEEPALIVE.append(obj)
+
+
 def lookup(obj):
     """The primitive for a callable object, by identity, or None."""
-    return _BY_ID.get(id(obj))
+    prim = _BY_ID.get(id(obj))
+    if prim is None and _PENDING:
+        _bind_pending()
+        prim = _BY_ID.get(id(obj))
+    if prim is None and isinstance(obj, types.MethodType):
+        prim = _BY_BOUND.get((id(obj.__self__), obj.__name__))
+    return prim
 
 
 def by_name(name):
@@ -179,7 +211,7 @@ def all_primitives(builtin_only=False):
 
 def is_known(obj):
     try:
-        return id(obj) in _BY_ID
+        return lookup(obj) is not None
     except Exception:
         return False
 

@@ -82,7 +82,8 @@ def scalar_template(eqn):
         if not (isinstance(eqn.args.get("hi"), Const) and eqn.args["hi"].value is None):
             conds.append("{x} <= {hi}")
         return "(T(1) if (%s) else T(0))" % (" and ".join(conds) or "True")
-    return SCALAR.get(name)
+    lower = getattr(eqn.prim, "lower", None)     # a row's own scalar form (text, or eqn -> text)
+    return SCALAR.get(name, lower(eqn) if callable(lower) else lower)
 
 
 @dataclass

@@ -675,7 +675,7 @@ def dce(body, outs):
     kept = []
     for st in reversed(body):
         if isinstance(st, Eqn):
-            if st.out not in live:
+            if st.out not in live and st.prim.pure:
                 continue
             live.update(st.vars_read())
         elif not isinstance(st, ir.Comment):

@@ -1,0 +1,155 @@
+"""Random NumPy programs for differential testing of every transform.
+
+A program is a module-level function `f(x)` of a float64 vector of length 4 returning a scalar.
+Its body is drawn from the statements users write: straight-line arithmetic, branches on data,
+`for`/`while` loops with carried values, subscript writes (elements, slices, augmented), aliases
+and views, and calls of a helper function. `make_program(draw)` returns the source text; the
+source is written to a real file and imported, so transforms can read it like user code.
+
+The same program is also printed with `jnp` for JAX when it has no in-place write (JAX has
+none), giving an independent oracle besides finite differences.
+"""
+import importlib.util
+import itertools
+import os
+import tempfile
+
+import numpy as np
+from hypothesis import strategies as st
+
+N = 4
+UNARY = ["np.sin({})", "np.cos({})", "np.tanh({})", "np.exp(np.tanh({}))",
+         "np.sqrt({0} * {0} + 1.0)", "np.log(1.0 + {0} * {0})", "({} * 0.5)", "np.abs({})"]
+BINARY = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})"]
+_counter = itertools.count()
+
+
+class Program:
+    def __init__(self):
+        self.lines = []
+        self.vars = ["x"]
+        self.writes = False
+        self.helper = False
+
+    def fresh(self):
+        return f"t{len(self.vars)}"
+
+    def emit(self, line, indent=1):
+        self.lines.append("    " * indent + line)
+
+
+def _pick(draw, prog):
+    return draw(st.sampled_from(prog.vars))
+
+
+def _expr(draw, prog):
+    kind = draw(st.integers(0, 2))
+    a = _pick(draw, prog)
+    if kind == 0:
+        return draw(st.sampled_from(UNARY)).format(a)
+    if kind == 1:
+        return draw(st.sampled_from(BINARY)).format(a, _pick(draw, prog))
+    c = draw(st.sampled_from(["0.5", "1.5", "-0.75", "2.0"]))
+    return f"{a} * {c} + {c}"
+
+
+def _stmt(draw, prog, kinds):
+    kind = draw(st.sampled_from(kinds))
+    t = prog.fresh()
+    if kind == "assign":
+        prog.emit(f"{t} = {_expr(draw, prog)}")
+    elif kind == "if":
+        a = _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.3", "-0.2"]))
+        prog.emit(f"if np.sum({a}) > {c}:")
+        prog.emit(f"{t} = {_expr(draw, prog)}", 2)
+        if draw(st.booleans()):
+            prog.emit("else:")
+            prog.emit(f"{t} = {_expr(draw, prog)}", 2)
+        else:   # no else: the variable must exist before
+            prog.lines.insert(len(prog.lines) - 2, f"    {t} = {_pick(draw, prog)} * 1.0")
+    elif kind == "for":
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        n = draw(st.integers(1, 3))
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"for i in range({n}):")
+        prog.emit(f"{t} = {t} * 0.5 + np.sin({b})", 2)
+    elif kind == "while":
+        a = _pick(draw, prog)
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit("k = 0")
+        prog.emit(f"while np.sum(np.abs({t})) < 20.0 and k < 3:")
+        prog.emit(f"{t} = {t} * 1.5 + 0.25", 2)
+        prog.emit("k = k + 1", 2)
+    elif kind == "write":
+        a = _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"{t} = {a} * 1.0")
+        form = draw(st.integers(0, 3))
+        b = _pick(draw, prog)
+        if form == 0:
+            j = draw(st.integers(0, N - 1))
+            prog.emit(f"{t}[{j}] = np.sin({b}[{j}])")
+        elif form == 1:
+            prog.emit(f"{t}[1:3] = {b}[0:2] * 2.0")
+        elif form == 2:
+            prog.emit(f"{t}[::2] += {b}[1::2]")
+        else:
+            prog.emit(f"for i in range({N}):")
+            prog.emit(f"{t}[i] = {t}[i] * {b}[i]", 2)
+    elif kind == "alias":
+        a = _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"v{t} = {t}[:2]")
+        prog.emit(f"v{t} *= 3.0")
+    elif kind == "call":
+        prog.helper = True
+        prog.emit(f"{t} = helper({_pick(draw, prog)}, {_pick(draw, prog)})")
+    prog.vars.append(t)
+
+
+ALL_KINDS = ["assign", "if", "for", "while", "write", "alias", "call"]
+
+
+@st.composite
+def programs(draw, kinds=tuple(ALL_KINDS), max_stmts=5):
+    prog = Program()
+    for _ in range(draw(st.integers(1, max_stmts))):
+        _stmt(draw, prog, list(kinds))
+    last = prog.vars[-1]
+    ret = draw(st.sampled_from([f"np.sum({last})", f"np.sum({last} * {last})",
+                                f"np.sum(np.sin({last}))"]))
+    prog.emit(f"return {ret}")
+    head = ["import numpy as np", ""]
+    if prog.helper:
+        head += ["def helper(a, b):", "    return np.tanh(a) * b + a", ""]
+    src = "\n".join(head + ["def f(x):"] + prog.lines) + "\n"
+    return src, prog.writes
+
+
+def load(src):
+    """Import the program from a real file (transforms read source through inspect)."""
+    d = tempfile.mkdtemp(prefix="tp-random-")
+    name = f"tp_random_{next(_counter)}"
+    path = os.path.join(d, name + ".py")
+    with open(path, "w") as fh:
+        fh.write(src)
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def jax_version(src):
+    """The same program over jax.numpy (only for programs without in-place writes)."""
+    return src.replace("import numpy as np", "import jax.numpy as np")
+
+
+def numgrad(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
