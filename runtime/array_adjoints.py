@@ -78,13 +78,13 @@ def joined_pad(part, arrays, k, kind):
     return out
 
 
-def split_part(x, indices_or_sections, axis, k, even):
+def split_part(x, indices_or_sections, axis=0, k=0, even=True):
     """Piece k of np.split (even=True) / np.array_split (even=False)."""
     f = np.split if even else np.array_split
     return f(x, indices_or_sections, axis)[k]
 
 
-def split_part_vjp(ct, x, indices_or_sections, axis, k, even):
+def split_part_vjp(ct, x, indices_or_sections, axis=0, k=0, even=True):
     """Cotangent of x for piece k of a split: zeros with ct at the piece's place."""
     out = np.zeros(np.shape(x), dtype=np.result_type(ct, np.float32) if np.ndim(ct) else
                    np.result_type(ct))

@@ -6,8 +6,8 @@ A case is a NumPy expression over parameters x, y, ... with the inputs to call i
     case("add", "x + y", [(2, 3), (3,)])                     # broadcasting pair
     case("sum", "np.sum(x, axis=1, keepdims=True)", [(2, 3)])
 
-Options: domain= ("real", "pos", "unit" (-1, 1), "gt1", "spd" (symmetric positive definite
-matrices), "distinct" (well separated values)), dtypes= (float64 always; "float32" and
+Options: domain= ("real", "pos", "unit" (-1, 1), "prob" (0, 1), "gt1", "distinct" (well
+separated values)), dtypes= (float64 always; "float32" and
 "complex128" where meaningful), skip= {mode: reason} for a mode that is meaningless for this
 case. Other modules register more cases with the same `case` function: every module named
 tests/sweep_cases_*.py is imported by the sweep (e.g. sweep_cases_scipy.py).
@@ -61,7 +61,8 @@ def _module():
     global _MOD
     if _MOD is not None and len(CASES) == _MOD._n:
         return _MOD
-    lines = ["import numpy as np", "from transpile import grad", ""]
+    lines = ["import numpy as np", "import scipy.special", "import scipy.stats",
+             "from transpile import grad", ""]
     for c in CASES:
         ps = ", ".join(c.params)
         lines += [f"def case_{c.index}({ps}):", f"    return {c.expr}", "",

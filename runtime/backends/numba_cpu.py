@@ -423,7 +423,8 @@ class Lowerer:
                 vals = vals + [Const(50)]
             return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
         if name == "copy":
-            return f"{self.fmt(x)}.copy()"
+            return f"{self.fmt(x)}.copy()" if self.av(x) is None or self.av(x).shape \
+                else self.fmt(x)
         if name == "astype":
             return f"{self.fmt(x)}.astype({dtype_ctor(out_av.dtype)})"
         if name == "array":
@@ -438,6 +439,11 @@ class Lowerer:
             if not isinstance(arrs, TupleArg):
                 raise Unlowerable(e)
             axis = a.get("axis", Const(0)).value
+            if name == "stack" and all(not (self.av(v).shape if isinstance(v, Var) else
+                                            np.shape(v.value)) for v in arrs.items):
+                # scalars (Numba's np.stack takes arrays only): a 1-D array of them
+                items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
+                return f"np.array([{items}], dtype={dtype_ctor(out_av.dtype)})"
             items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
             return f"np.{name}(({items},), axis={axis})"
         if name in ("inv", "det", "solve"):

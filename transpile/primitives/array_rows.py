@@ -54,10 +54,14 @@ angle = defprim("angle", np.angle, "np.angle", "x", batch=E,
 match_complex = defprim("match_complex", CP.match_complex, "rt.match_complex", "t, x",
                         shape_args=("x",), batch=E, linear=("t",),
                         vjp={"t": "rt.match_complex(g, t)"})
+# second order: Im(t / x) and -i Re(ct) / x differentiated in x (zero for real x)
 angle_jvp = defprim("angle_jvp", CP.angle_jvp, "rt.angle_jvp", "t, x", batch=E,
-                    linear=("t",), vjp={"t": "rt.angle_vjp(g, x)"})
+                    vjp={"t": "rt.angle_vjp(g, x)",
+                         "x": "rt.match_complex(1j * g * t / (x * x), x)"},
+                    jvp={"t": "rt.angle_jvp(t_dot, x)", "x": "rt.angle_jvp(-t * x_dot / x, x)"})
 angle_vjp = defprim("angle_vjp", CP.angle_vjp, "rt.angle_vjp", "ct, x", batch=E,
-                    linear=("ct",), vjp={"ct": "rt.angle_jvp(g, x)"})
+                    vjp={"ct": "rt.angle_jvp(g, x)", "x": "-g * rt.angle_vjp(ct, x) / x"},
+                    jvp={"ct": "rt.angle_vjp(ct_dot, x)", "x": "-rt.angle_vjp(ct, x) * x_dot / x"})
 abs_factor = defprim("abs_factor", CP.abs_factor, "rt.abs_factor", "x", batch=E,
                      vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_vjp(x_dot, x)"})
 defprim("abs_factor_vjp", CP.abs_factor_vjp, "rt.abs_factor_vjp", "ct, x", batch=E, nondiff=True)
@@ -109,10 +113,11 @@ array_split = defprim("array_split", np.array_split, "np.array_split",
                       "x, indices_or_sections, axis=0", linear=("x",), batch=per_example)
 split.multi, array_split.multi = _split_parts(True), _split_parts(False)
 split_part = defprim("split_part", AA.split_part, "rt.split_part",
-                     "x, indices_or_sections, axis, k, even", linear=("x",), batch=per_example,
+                     "x, indices_or_sections, axis=0, k=0, even=True", linear=("x",),
+                     batch=per_example,
                      vjp={"x": "rt.split_part_vjp(g, x, indices_or_sections, axis, k, even)"})
 split_part_vjp = defprim("split_part_vjp", AA.split_part_vjp, "rt.split_part_vjp",
-                         "ct, x, indices_or_sections, axis, k, even", shape_args=("x",),
+                         "ct, x, indices_or_sections, axis=0, k=0, even=True", shape_args=("x",),
                          linear=("ct",), batch=per_example,
                          vjp={"ct": "rt.split_part(g, indices_or_sections, axis, k, even)"})
 

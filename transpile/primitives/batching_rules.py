@@ -634,6 +634,12 @@ def helper_batch(s, eqn):
     if name in ("cast_like", "grad_like"):
         _only_batched(s, eqn, ["t", "x"])
         return s.final(eqn.prim, dict(a), batched=s.b(a["t"]))
+    if name == "mT" and s.b(a["x"]):
+        r = s.r(a["x"])
+        if r is None:
+            raise NoRule("rank unknown")
+        if r < 2:   # examples are vectors or scalars: left as they are
+            return s.final("identity", {"x": a["x"]})
     if name in ("mT", "expand_last", "check_norm_ord") and not (
             name == "check_norm_ord" and _const(a, "ord", None) == 2):
         _only_batched(s, eqn, ["x"])
