@@ -26,11 +26,12 @@ MODES = ("grad", "jvp", "second", "vmap", "jit")
 
 
 class Case:
-    def __init__(self, prim, expr, shapes, domain, dtypes, skip, ints, tol):
+    def __init__(self, prim, expr, shapes, domain, dtypes, skip, ints, tol, jit_always=False):
         self.prim, self.expr, self.shapes = prim, expr, [tuple(s) for s in shapes]
         self.domain, self.dtypes, self.skip = domain, tuple(dtypes), dict(skip or {})
         self.ints = ints or {}
         self.tol = tol
+        self.jit_always = jit_always     # jit also this case (else only a row's first case)
         self.params = "xyzuvw"[:len(self.shapes)]
         self.index = len(CASES)
 
@@ -49,8 +50,8 @@ class Case:
 
 
 def case(prim, expr, shapes, *, domain="real", dtypes=("float64",), skip=None, ints=None,
-         tol=None):
-    CASES.append(Case(prim, expr, shapes, domain, dtypes, skip, ints, tol))
+         tol=None, jit_always=False):
+    CASES.append(Case(prim, expr, shapes, domain, dtypes, skip, ints, tol, jit_always))
 
 
 _MOD = None
@@ -179,9 +180,12 @@ for _name, _expr, _s in [
         ("split", "np.split(x, [1], axis=1)[1]", (2, 3)),
         ("array_split", "np.array_split(x, 2)[0]", (5,)),
         ("linspace", "np.linspace(x, 3.0, 5)", ()),
-        ("linspace", "np.linspace(0.5, x, 4, endpoint=False)", ()),
+        ("linspace_endpoint", "np.linspace(0.5, x, 4, endpoint=False)", ()),
         ("array", "np.array([[x, x], [x, x]])", ()),
         ("array", "np.array([x, 2.0 * x])", (3,))]:
+    if _name == "linspace_endpoint":   # jit once lowered it ignoring endpoint=False
+        case("linspace", _expr, [_s], jit_always=True)
+        continue
     case(_name, _expr, [_s], domain="distinct" if _name == "sort" else "real")
 for _name, _expr, _shapes in [
         ("concatenate", "np.concatenate([x, y])", [(2,), (3,)]),
@@ -239,4 +243,25 @@ EXEMPT = {
 EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
-JIT_FALLBACK = set()
+JIT_FALLBACK = {}
+for _p in ('array_split split concatenate stack column_stack dstack hstack vstack cumprod cumsum '
+           'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
+           'inner tensordot einsum linspace float').split():
+    JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
+for _p in ('cholesky det eigh eigvalsh inv matrix_power pinv qr slogdet solve svd').split():
+    JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
+for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
+           'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
+    JIT_FALLBACK[_p] = 'numpy.fft: Numba has no FFT'
+for _p in ('special_i0 special_i0e special_i1 special_i1e special_log_softmax special_logsumexp '
+           'special_polygamma special_softmax stats_beta_cdf stats_beta_logpdf stats_beta_pdf '
+           'stats_dirichlet_logpdf stats_dirichlet_pdf stats_gamma_cdf stats_gamma_logpdf '
+           'stats_gamma_pdf stats_mvn_logpdf stats_mvn_pdf stats_poisson_cdf stats_poisson_logpmf '
+           'stats_poisson_pmf stats_t_cdf').split():
+    JIT_FALLBACK[_p] = 'no Numba kernel for the function or one of its derivatives'
+
+# (row, mode) pairs that no case can check, with the reason
+MODE_EXEMPT = {
+    ("svd", "second"): "second derivatives of singular values go through the singular vectors, "
+                       "whose derivatives are refused (tests/test_primitive_sweep.py)",
+}

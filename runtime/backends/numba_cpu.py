@@ -421,6 +421,13 @@ class Lowerer:
                 vals = vals + [vals[0]]
             if name == "linspace" and "num" not in a:
                 vals = vals + [Const(50)]
+            endpoint = a.get("endpoint", Const(True))
+            if name == "linspace" and not (isinstance(endpoint, Const) and endpoint.value):
+                if not isinstance(vals[2], Const) or not isinstance(endpoint, Const):
+                    raise Unlowerable(e, "endpoint=False with a traced num")
+                # endpoint=False: the first num points of num + 1 with the endpoint
+                return (f"np.linspace({self.fmt(vals[0])}, {self.fmt(vals[1])}, "
+                        f"{int(vals[2].value) + 1})[:-1].astype({dtype_ctor(out_av.dtype)})")
             return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
         if name == "copy":
             return f"{self.fmt(x)}.copy()" if self.av(x) is None or self.av(x).shape \

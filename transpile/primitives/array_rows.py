@@ -23,7 +23,7 @@ E = BR.elementwise
 mod = defprim("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E,
               deriv={"x": "1", "y": "-np.floor(x / y)"})
 fmod = defprim("fmod", np.fmod, "np.fmod", "x, y", batch=E,
-               deriv={"x": "1", "y": "-np.trunc(x / y)"})
+               deriv={"x": "1", "y": "-np.trunc(x / y)"}, lower="np.fmod({x}, {y})")
 
 # ---- linspace: start * (1 - t) + stop * t ----------------------------------------------------
 linspace = defprim(
@@ -44,12 +44,12 @@ linspace_part_vjp = defprim(
 
 # ---- complex parts ---------------------------------------------------------------------------
 real = defprim("real", np.real, "np.real", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(g, x)"})
+               vjp={"x": "rt.match_complex(g, x)"}, lower="{x}.real")
 imag = defprim("imag", np.imag, "np.imag", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(-1j * g, x)"})
+               vjp={"x": "rt.match_complex(-1j * g, x)"}, lower="{x}.imag")
 conj = defprim("conj", [np.conj, np.conjugate], "np.conj", "x", batch=E, linear=("x",),
-               vjp={"x": "np.conj(g)"})
-angle = defprim("angle", np.angle, "np.angle", "x", batch=E,
+               vjp={"x": "np.conj(g)"}, lower="np.conj({x})")
+angle = defprim("angle", np.angle, "np.angle", "x", batch=E, lower="np.arctan2({x}.imag, {x}.real)",
                 vjp={"x": "rt.angle_vjp(g, x)"}, jvp={"x": "rt.angle_jvp(x_dot, x)"})
 match_complex = defprim("match_complex", CP.match_complex, "rt.match_complex", "t, x",
                         shape_args=("x",), batch=E, linear=("t",),

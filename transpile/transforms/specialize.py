@@ -462,6 +462,21 @@ class Specializer:
         self.emit(out, by_name("sign"), {"x": eqn.args["x"]}, eqn.loc, name=eqn.out)
         return True
 
+    def rw_angle_jvp(self, eqn, out):
+        """Real x: np.angle is piecewise constant, its tangent (and cotangent) zeros."""
+        t, x = (eqn.args.get("t", eqn.args.get("ct")), eqn.args["x"])
+        ta, xa = self.aval(t), self.aval(x)
+        if ta is None or xa is None or np.issubdtype(xa.dtype, np.complexfloating):
+            return False
+        dtype = np.result_type(ta.dtype, xa.dtype) if "ct" in eqn.args else ta.dtype
+        shape = np.broadcast_shapes(ta.shape, xa.shape)
+        if not shape:
+            self.subst[eqn.out] = Const(np.dtype(dtype).type(0))
+            return True
+        return self._bcast(eqn, out, Const(np.dtype(dtype).type(0)), shape)
+
+    rw_angle_vjp = rw_angle_jvp
+
     def rw_astype(self, eqn, out):
         xa = self.aval(eqn.args["x"])
         d = eqn.args.get("dtype")
