@@ -13,9 +13,10 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from transpile import grad, jit, jvp, vmap
-from transpile.errors import TranspileWarning
+from transpile.errors import TranspileError, TranspileWarning
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
@@ -215,3 +216,17 @@ def test_float32_gradient_keeps_dtype():
         jnp.asarray(x))
     assert want.dtype == jnp.float32
     np.testing.assert_allclose(g, np.asarray(want), rtol=1e-6)
+
+
+# ---- refusals name the user's spelling and line -----------------------------------------------
+
+def t_cdf_in_df(d):
+    return scipy.stats.t.cdf(0.3, d)
+
+
+def test_refusal_names_scipy_function_and_line():
+    with pytest.raises(TranspileError, match=r"scipy\.stats\.t\.cdf") as e:
+        grad(t_cdf_in_df)(3.0)
+    assert f"test_gradient_regressions.py:{t_cdf_in_df.__code__.co_firstlineno + 1}" in \
+        str(e.value)
+    assert "rt." not in str(e.value).splitlines()[0]

@@ -8,6 +8,8 @@ have well-defined derivatives; eigenvalues must be distinct.
 """
 import numpy as np
 
+from transpile.errors import TranspileError
+
 from transpile.primitives.batching_more import per_example, rank_minus, stacked
 from transpile.primitives.batching_rules import Rule
 from transpile.primitives.registry import defprim
@@ -156,9 +158,19 @@ defprim("refuse_svd_vectors", LA.refuse_svd_vectors, "rt.refuse_svd_vectors", "t
         nondiff=True, batch=per_example)
 eig = defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example)
 eig.multi = lambda bound, const: [("eig_values", {}), ("eig_vectors", {})]
+
+
+def _refuse_eig(eqn, k):
+    """Refused while generating code, naming the user's line."""
+    file, line = (eqn.loc[0], eqn.loc[1]) if eqn.loc else (None, None)
+    raise TranspileError("derivatives of np.linalg.eig are not supported", file, line,
+                         construct="np.linalg.eig(...)",
+                         hint="for a symmetric matrix use np.linalg.eigh (differentiable)")
+
+
 for _part in ("eig_values", "eig_vectors"):
     defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=per_example,
-            vjp={"x": "rt.refuse_eig(g, x)"}, jvp={"x": "rt.refuse_eig(x_dot, x)"})
+            vjp={"x": _refuse_eig}, jvp={"x": _refuse_eig})
 defprim("refuse_eig", LA.refuse_eig, "rt.refuse_eig", "t, x", nondiff=True, batch=per_example)
 
 

@@ -66,12 +66,19 @@ def contributions(eqn, active, mode):
                 continue   # runtime helpers: arguments without a rule only give a shape/dtype
             elif _reads_active(value, active) and pname not in ("index",):
                 where = f"{eqn.loc[0]}:{eqn.loc[1]}" if eqn.loc else "generated code"
+                name = user_name(prim)
                 raise TranspileError(
-                    f"no derivative rule for argument {pname!r} of {prim.path} ({where})",
-                    construct=f"{prim.path}(... {pname}=<value that depends on the input> ...)",
+                    f"no derivative rule for argument {pname!r} of {name} ({where})",
+                    construct=f"{name}(... {pname}=<value that depends on the input> ...)",
                     hint="wrap that argument in transpile.stop_gradient(...) or register a rule "
                          "with transpile.defrule")
     return out
+
+
+def user_name(prim):
+    """How the user spells a row (scipy.stats.t.cdf rather than the rt.t_cdf it runs)."""
+    aliases = getattr(prim, "aliases", ())
+    return aliases[0] if aliases else prim.path
 
 
 def _reads_active(value, active):
