@@ -25,9 +25,9 @@ from transpile_runtime.distributions import (
     beta_cdf, beta_logpdf, beta_pdf, dirichlet_logpdf, dirichlet_pdf, gamma_cdf, gamma_logpdf,
     gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
     norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
-from transpile_runtime.array_adjoints import (joined_pad, joined_vjp, kron_vjp_left,  # noqa: E402
-                                              kron_vjp_right, linspace_part, linspace_part_vjp,
-                                              pad_vjp, put_along, repeat_vjp, roll_back,
+from transpile_runtime.array_adjoints import (diff_vjp, joined_pad, joined_vjp,  # noqa: E402
+                                              kron_vjp_left, kron_vjp_right, linspace_part,
+                                              linspace_part_vjp, pad_vjp, put_along, repeat_vjp, roll_back,
                                               sort_perm, split_part, split_part_vjp, take_along,
                                               tensordot_vjp)
 from transpile_runtime.complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402

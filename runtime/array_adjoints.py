@@ -235,3 +235,14 @@ def tensordot_vjp(ct, a, b, axes, which):
     out = np.tensordot(a, ct, (free_a, list(range(na))))               # ax_a..., free_b...
     order = [ax_b[ax_a.index(i)] for i in sorted(ax_a)] + free_b
     return np.transpose(out, np.argsort(order))
+
+
+def diff_vjp(ct, n=1, axis=-1):
+    """Cotangent of x in np.diff(x, n, axis): n times, pad a zero at both ends and take
+    minus the difference (the transpose of one difference)."""
+    ct = np.asarray(ct)
+    for _ in range(n):
+        widths = [(0, 0)] * ct.ndim
+        widths[axis] = (1, 1)
+        ct = -np.diff(np.pad(ct, widths), axis=axis)
+    return ct

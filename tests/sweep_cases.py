@@ -233,6 +233,25 @@ case("qr", "np.linalg.qr(x)[0]", [(3, 2)])
 case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct",
      skip={"second": "second derivatives go through the singular vectors (refused)"})
 
+# ---- transpile/primitives/numpy_more.py ------------------------------------------------------
+for _name, _expr, _shapes, _dom in [
+        ("diff", "np.diff(x)", [(4,)], "real"), ("diff", "np.diff(x, 2, axis=0)", [(4, 2)], "real"),
+        ("diff", "np.diff(x, axis=1)", [(2, 3)], "real"),
+        ("sinc", "np.sinc(x)", [(3,)], "real"), ("sinc", "np.sinc(x * 0.0) + x", [()], "real"),
+        ("logaddexp2", "np.logaddexp2(x, y)", [(2, 3), (3,)], "real"),
+        ("deg2rad", "np.deg2rad(x)", [(3,)], "real"), ("deg2rad", "np.radians(x)", [()], "real"),
+        ("rad2deg", "np.rad2deg(x)", [(3,)], "real"), ("rad2deg", "np.degrees(x)", [()], "real"),
+        ("float_power", "np.float_power(x, y)", [(3,), (3,)], "pos"),
+        ("vdot", "np.vdot(x, y)", [(2, 3), (6,)], "real"),
+        ("nansum", "np.nansum(x)", [(3,)], "real"),
+        ("nansum", "np.nansum(x, axis=1, keepdims=True)", [(2, 3)], "real"),
+        ("nansum", "np.nansum(np.where(x > 0, x, np.nan))", [(4,)], "distinct")]:
+    case(_name, _expr, _shapes, domain=_dom,
+         dtypes=("float64", "float32") if _name in ("sinc", "deg2rad") and _shapes == [(3,)]
+         else ("float64",))
+case("vdot", "np.vdot(x, y)", [(3,), (3,)], dtypes=("complex128",),
+     skip={"second": "second derivatives of complex non-holomorphic rows are not claimed"})
+
 # ---- rows with no case, and why --------------------------------------------------------------------
 EXEMPT = {
     "eig": "derivatives refused with a clear error (tests/test_primitive_sweep.py checks it)",
@@ -246,7 +265,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 JIT_FALLBACK = {}
 for _p in ('array_split split concatenate stack column_stack dstack hstack vstack cumprod cumsum '
            'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
-           'inner tensordot einsum linspace float').split():
+           'inner tensordot einsum linspace float diff vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 for _p in ('cholesky det eigh eigvalsh inv matrix_power pinv qr slogdet solve svd').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
