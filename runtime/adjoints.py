@@ -118,7 +118,19 @@ def transpose_inverse(axes):
     return tuple(int(i) for i in np.argsort(axes))
 
 
-def check_scalar_output(out, fname):
+def check_complex_output(dtype, fname, holomorphic):
+    """As JAX: grad of a complex output needs holomorphic=True, which needs one."""
+    if np.issubdtype(dtype, np.complexfloating) and not holomorphic:
+        raise TypeError(
+            f"grad requires {fname} to return a real number, but it returned dtype {dtype}. "
+            "For the complex derivative of a holomorphic function pass holomorphic=True "
+            "(as in JAX); for a real loss of complex values take np.real or np.abs first.")
+    if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"grad(..., holomorphic=True) requires {fname} to return a complex "
+                        f"value, got dtype {dtype}")
+
+
+def check_scalar_output(out, fname, holomorphic=False):
     """grad needs a scalar output; anything else is an error naming the function."""
     shape = np.shape(out)
     if shape != () and int(np.prod(shape)) != 1:
@@ -128,4 +140,5 @@ def check_scalar_output(out, fname):
     dtype = np.result_type(out)
     if not np.issubdtype(dtype, np.inexact):
         raise TypeError(f"grad requires {fname} to return a float, got dtype {dtype}")
+    check_complex_output(dtype, fname, holomorphic)
     return np.ones_like(out)

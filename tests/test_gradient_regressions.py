@@ -230,3 +230,43 @@ def test_refusal_names_scipy_function_and_line():
     assert f"test_gradient_regressions.py:{t_cdf_in_df.__code__.co_firstlineno + 1}" in \
         str(e.value)
     assert "rt." not in str(e.value).splitlines()[0]
+
+
+# ---- holomorphic=True (as JAX) ----------------------------------------------------------------
+
+def holo(z):
+    return z * z + np.sin(z)
+
+
+def holo_vec(z):
+    return z * z + np.sin(z)
+
+
+def test_holomorphic_grad_matches_jax():
+    z = 1.0 + 1.0j
+    want = complex(jax.grad(lambda v: v * v + jnp.sin(v), holomorphic=True)(z))
+    assert abs(want - (2 * z + np.cos(z))) < 1e-12
+    np.testing.assert_allclose(grad(holo, holomorphic=True)(z), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(holo, holomorphic=True))(z), want, rtol=1e-12)
+    zs = np.array([z, 0.5 - 2.0j])
+    np.testing.assert_allclose(vmap(grad(holo, holomorphic=True))(zs), 2 * zs + np.cos(zs),
+                               rtol=1e-12)
+    eps = 1e-6   # a holomorphic derivative is the same along every direction
+    np.testing.assert_allclose((holo(z + eps) - holo(z - eps)) / (2 * eps), want, rtol=1e-7)
+
+
+def test_holomorphic_jacobians_match_jax():
+    from transpile import jacfwd, jacrev
+    z = np.array([1.0 + 1.0j, 0.5 - 2.0j])
+    want = np.asarray(jax.jacfwd(lambda v: v * v + jnp.sin(v), holomorphic=True)(z))
+    np.testing.assert_allclose(jacfwd(holo_vec, holomorphic=True)(z), want, rtol=1e-12)
+    np.testing.assert_allclose(jacrev(holo_vec, holomorphic=True)(z), want, rtol=1e-12)
+    with pytest.raises(TypeError, match="complex inputs"):
+        jacfwd(holo_vec, holomorphic=True)(np.array([1.0, 2.0]))
+
+
+def test_complex_output_needs_holomorphic():
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        grad(holo)(1.0 + 1.0j)
+    with pytest.raises(TypeError, match="complex inputs"):
+        grad(holo, holomorphic=True)(1.0)

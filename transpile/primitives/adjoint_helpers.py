@@ -27,7 +27,8 @@ for _name, _f, _sig in [("reduced_count", B.reduced_count, "x, axis=None"),
                         ("select_weight", B.select_weight, "x, y"),
                         ("clip_mask", B.clip_mask, "x, lo, hi"),
                         ("transpose_inverse", A.transpose_inverse, "axes"),
-                        ("check_scalar_output", A.check_scalar_output, "out, fname")]:
+                        ("check_scalar_output", A.check_scalar_output,
+                         "out, fname, holomorphic=False")]:
     defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True)
 
 matmul_vjp_left = defprim(

@@ -141,14 +141,17 @@ class ReverseSweep(Sweep):
         """dout = 1 (checked: the output must be a float scalar)."""
         self.b.loc = None
         check = by_name("check_scalar_output")
+        args = {"out": out, "fname": Const(fname)}
+        if getattr(self, "holomorphic", False):
+            args["holomorphic"] = Const(True)
         if isinstance(out, Var):
             name = self.adjoint_name(out.name)
-            g = self.b.emit(check, {"out": out, "fname": Const(fname)}, out=name)
+            g = self.b.emit(check, args, out=name)
             if out.name in self.active:
                 self.adj[out.name] = g
                 self.owned.add(name)
         else:
-            self.b.emit(check, {"out": out, "fname": Const(fname)}, base="dout")
+            self.b.emit(check, args, base="dout")
 
     def seed_cotangents(self, outs):
         """One cotangent parameter per output leaf; returns their names."""
@@ -199,15 +202,17 @@ class ReverseSweep(Sweep):
         return grads
 
 
-def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0):
+def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphic=False):
     """Returns (body, extra cotangent params, gradient atoms, primal output atoms)."""
     from transpile import ir as _ir
     if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
                                               for e in _ir.walk_eqns(core.body)):
         from transpile.transforms.reverse_control import ControlReverseSweep
         rs = ControlReverseSweep(core, wrt)
+        rs.holomorphic = holomorphic
         return rs.run(seed, fname, loss_leaf)
     rs = ReverseSweep(core, wrt)
+    rs.holomorphic = holomorphic
     extra = []
     if seed == "scalar":
         rs.seed_scalar(rs.outs[loss_leaf], fname)

@@ -305,7 +305,9 @@ class Specializer:
         av = self.aval(eqn.args["out"])
         if av is None:
             return False
-        runtime.check_scalar_output(dummy(av, True), eqn.args["fname"].value)
+        holo = eqn.args.get("holomorphic", Const(False))
+        runtime.check_scalar_output(dummy(av, True), eqn.args["fname"].value,
+                                    isinstance(holo, Const) and bool(holo.value))
         self.subst[eqn.out] = Const(av.dtype.type(1) if not av.shape else av.dtype.type(1))
         if av.shape:
             return self._bcast(eqn, out, Const(av.dtype.type(1)), av.shape)
