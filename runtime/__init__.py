@@ -1,5 +1,5 @@
 """What generated code calls at run time. Generated files do `import transpile_runtime as rt`."""
-from transpile_runtime.broadcasting import (astype, broadcast_like, cast_like, clip_mask, extremum_mask,
+from transpile_runtime.broadcasting import (astype, grad_like, broadcast_like, cast_like, clip_mask, extremum_mask,
                                   identity, mT, reduced_count, select_weight, stop_gradient,
                                   sum_grad, unbroadcast)
 from transpile_runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left,
@@ -31,4 +31,18 @@ from transpile_runtime.distributions import (
     gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
     norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
 from transpile_runtime.debugging import debug_breakpoint, debug_print  # noqa: F401,E402
+from transpile_runtime.array_adjoints import (diff_vjp, joined_pad, joined_vjp,  # noqa: E402
+                                              kron_vjp_left, kron_vjp_right, linspace_part,
+                                              linspace_part_vjp, pad_vjp, put_along, repeat_vjp, roll_back,
+                                              sort_perm, split_part, split_part_vjp, take_along,
+                                              tensordot_vjp)
+from transpile_runtime.complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
+                                             angle_vjp, diag_vjp, match_complex)
+from transpile_runtime.linalg_adjoints import (copyltu, copyltu_t, eig_values,  # noqa: E402
+                                               eig_vectors, eigh_values, eigh_vectors, eye_like, gap_inverse,
+                                               gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
+                                               norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,
+                                               refuse_eig, refuse_norm_second,
+                                               refuse_svd_vectors, slogdet_logabs, slogdet_sign,
+                                               svd_u, svd_values, svd_vh, sym)
 from transpile_runtime import custom_rules  # noqa: F401,E402

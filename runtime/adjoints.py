@@ -49,6 +49,8 @@ def dot_vjp_left(ct, x, y):
         return unbroadcast(ct * y, x)
     if _dot_is_matmul(x, y):
         return matmul_vjp_left(ct, x, y)
+    if np.ndim(y) == 1:           # N-d x with a vector: contracts x's last axis
+        return np.expand_dims(ct, -1) * y
     # N-d dot: sum over last axis of x and second-to-last of y.
     y_free = [a for a in range(np.ndim(y)) if a != np.ndim(y) - 2]
     ct_axes = list(range(np.ndim(x) - 1, np.ndim(ct)))
@@ -62,6 +64,8 @@ def dot_vjp_right(ct, x, y):
     if _dot_is_matmul(x, y):
         return matmul_vjp_right(ct, x, y)
     nx = np.ndim(x) - 1
+    if np.ndim(y) == 1:
+        return np.tensordot(x, ct, axes=(list(range(nx)), list(range(nx))))
     out = np.tensordot(x, ct, axes=(list(range(nx)), list(range(nx))))  # (k, y_pre..., y_last)
     return np.moveaxis(out, 0, -2)
 
@@ -114,7 +118,19 @@ def transpose_inverse(axes):
     return tuple(int(i) for i in np.argsort(axes))
 
 
-def check_scalar_output(out, fname):
+def check_complex_output(dtype, fname, holomorphic):
+    """As JAX: grad of a complex output needs holomorphic=True, which needs one."""
+    if np.issubdtype(dtype, np.complexfloating) and not holomorphic:
+        raise TypeError(
+            f"grad requires {fname} to return a real number, but it returned dtype {dtype}. "
+            "For the complex derivative of a holomorphic function pass holomorphic=True "
+            "(as in JAX); for a real loss of complex values take np.real or np.abs first.")
+    if holomorphic and not np.issubdtype(dtype, np.complexfloating):
+        raise TypeError(f"grad(..., holomorphic=True) requires {fname} to return a complex "
+                        f"value, got dtype {dtype}")
+
+
+def check_scalar_output(out, fname, holomorphic=False):
     """grad needs a scalar output; anything else is an error naming the function."""
     shape = np.shape(out)
     if shape != () and int(np.prod(shape)) != 1:
@@ -124,4 +140,5 @@ def check_scalar_output(out, fname):
     dtype = np.result_type(out)
     if not np.issubdtype(dtype, np.inexact):
         raise TypeError(f"grad requires {fname} to return a float, got dtype {dtype}")
+    check_complex_output(dtype, fname, holomorphic)
     return np.ones_like(out)

@@ -7,6 +7,7 @@ helper needs to know which of its arguments carry the batch axis.
 import numpy as np
 
 from transpile_runtime.broadcasting import _norm_axes, unbroadcast
+from transpile_runtime.adjoints import check_complex_output
 
 
 def batch_broadcast(x, size):
@@ -161,7 +162,7 @@ def batch_extremum_mask(x, ans, axis, keepdims, x_batched, ans_batched):
     return (hit / count).astype(np.result_type(x, ans))
 
 
-def batch_check_scalar_output(out, fname):
+def batch_check_scalar_output(out, fname, holomorphic=False):
     """rt.check_scalar_output for each example of a batched output."""
     shape = np.shape(out)[1:]
     if shape != () and int(np.prod(shape)) != 1:
@@ -171,6 +172,7 @@ def batch_check_scalar_output(out, fname):
     dtype = np.result_type(out)
     if not np.issubdtype(dtype, np.inexact):
         raise TypeError(f"grad requires {fname} to return a float, got dtype {dtype}")
+    check_complex_output(dtype, fname, holomorphic)
     return np.ones_like(out)
 
 

@@ -88,12 +88,26 @@ def cast_like(t, x):
     return np.asarray(t).astype(dtype)
 
 
+def grad_like(g, x):
+    """A gradient in its parameter's dtype when that is floating or complex (float32 in,
+    float32 gradient out, as in JAX); a real parameter gets the real part."""
+    dtype = np.result_type(x)
+    if not np.issubdtype(dtype, np.inexact) or np.result_type(g) == dtype:
+        return g
+    if not np.issubdtype(dtype, np.complexfloating):
+        g = np.real(g)
+    return np.asarray(g).astype(dtype)
+
+
 def astype(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
 def mT(x):
-    """Swap the last two axes (matrix transpose of a stack of matrices)."""
+    """Swap the last two axes (matrix transpose of a stack of matrices); vectors and scalars
+    are returned as they are."""
+    if np.ndim(x) < 2:
+        return x
     return np.swapaxes(x, -1, -2)
 
 

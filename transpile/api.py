@@ -289,6 +289,17 @@ def _check_float(values, argnums, what):
                     "Pass floats, e.g. 2.0 instead of 2, or x.astype(float).")
 
 
+def _check_complex(values, argnums):
+    """grad(..., holomorphic=True) differentiates complex arguments only (as JAX)."""
+    for a in argnums:
+        for leaf in tree_flatten(values[a])[0]:
+            dtype = np.result_type(leaf)
+            if not np.issubdtype(dtype, np.complexfloating):
+                raise TypeError(
+                    f"grad(..., holomorphic=True) requires complex inputs, but argument {a} has "
+                    f"dtype {dtype}; pass e.g. x.astype(complex)")
+
+
 def _fname(fun):
     f = fun
     while isinstance(f, Transform):
@@ -299,18 +310,22 @@ def _fname(fun):
 class Grad(Transform):
     """grad / value_and_grad."""
 
-    def __init__(self, fun, argnums=0, has_aux=False, with_value=False):
+    def __init__(self, fun, argnums=0, has_aux=False, with_value=False, holomorphic=False):
         super().__init__(fun)
         self.single, self.argnums = _norm_argnums(argnums, len(self._params), _fname(fun))
         self.has_aux = has_aux
         self.with_value = with_value
-        self.suffix = "__value_and_grad" if with_value else "__grad"
+        self.holomorphic = bool(holomorphic)
+        self.suffix = ("__value_and_grad" if with_value else "__grad") + \
+            ("_holomorphic" if holomorphic else "")
 
     def check_args(self, values, trees):
         for a in self.argnums:
             if any(t.kind == "static" for t in _walk(trees[a])):
                 _check_float(values, (a,), "grad")
         _check_float(values, self.argnums, "grad")
+        if self.holomorphic:
+            _check_complex(values, self.argnums)
 
     def __transpile_core__(self, in_trees):
         inner = core_of(self.fun, in_trees)
@@ -326,7 +341,8 @@ class Grad(Transform):
             raise TranspileError(f"grad requires {fname} to return a scalar, but it returns the "
                                  f"structure {inner.out_tree}",
                                  hint="use has_aux=True to return (loss, extra)")
-        body, _, grads, outs = reverse_core(inner, wrt, seed="scalar", fname=fname)
+        body, _, grads, outs = reverse_core(inner, wrt, seed="scalar", fname=fname,
+                                            holomorphic=self.holomorphic)
         gtrees = [in_trees[a] for a in self.argnums]
         gtree = gtrees[0] if self.single else TreeDef("tuple", tuple(gtrees))
         if self.has_aux:
@@ -363,22 +379,24 @@ def _walk(tree):
         yield from _walk(c)
 
 
-def grad(fun=None, argnums=0, has_aux=False):
+def grad(fun=None, argnums=0, has_aux=False, holomorphic=False):
     """Gradient of a scalar function, as generated reverse-mode source.
 
     grad(f)(x) is df/dx; argnums picks the argument(s), has_aux=True lets f return
     (loss, aux) and gives (grads, aux). Usable as @grad, @grad(argnums=1) or grad(f).
+    Complex arguments follow JAX: for a real f, df/dx - i df/dy; holomorphic=True takes the
+    complex derivative f'(z) of a complex-valued holomorphic f (complex inputs required).
     """
     if fun is None:
-        return lambda f: Grad(f, argnums, has_aux)
-    return Grad(fun, argnums, has_aux)
+        return lambda f: Grad(f, argnums, has_aux, holomorphic=holomorphic)
+    return Grad(fun, argnums, has_aux, holomorphic=holomorphic)
 
 
-def value_and_grad(fun=None, argnums=0, has_aux=False):
+def value_and_grad(fun=None, argnums=0, has_aux=False, holomorphic=False):
     """(f(x), grad(f)(x)) from one generated function; with has_aux: ((f, aux), grads)."""
     if fun is None:
-        return lambda f: Grad(f, argnums, has_aux, with_value=True)
-    return Grad(fun, argnums, has_aux, with_value=True)
+        return lambda f: Grad(f, argnums, has_aux, with_value=True, holomorphic=holomorphic)
+    return Grad(fun, argnums, has_aux, with_value=True, holomorphic=holomorphic)
 
 
 # ---- forward mode -------------------------------------------------------------------------
@@ -529,12 +547,23 @@ def tree_map_zeros(tree):
 # ---- Jacobians ------------------------------------------------------------------------------
 
 
-def jacfwd(fun, argnums=0):
-    """Jacobian by forward mode: one generated-jvp call per input element."""
+def _basis(x):
+    x = np.asarray(x)
+    n = x.size
+    eye = np.eye(n, dtype=x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64)
+    return [eye[i].reshape(x.shape) for i in range(n)]
+
+
+def jacfwd(fun, argnums=0, holomorphic=False):
+    """Jacobian by forward mode: one generated-jvp call per input element. Complex inputs give
+    the complex derivative of a holomorphic function (holomorphic=True, as JAX, also checks
+    that the inputs are complex)."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
     def jac(*args, **kwargs):
         args = _all_args(fun, args, kwargs)
+        if holomorphic:
+            _check_complex(args, nums)
         from transpile.jacobian_eager import jacobian_forward
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
         # every column starts from the inputs as given (a function may write into them)
@@ -587,12 +616,15 @@ def _not_transformable(kind, fun, argnums=0):
     return refuse
 
 
-def jacrev(fun, argnums=0):
-    """Jacobian by reverse mode: one generated-vjp call per output element."""
+def jacrev(fun, argnums=0, holomorphic=False):
+    """Jacobian by reverse mode: one generated-vjp call per output element (holomorphic: as
+    jacfwd)."""
     single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
     def jac(*args, **kwargs):
         args = _all_args(fun, args, kwargs)
+        if holomorphic:
+            _check_complex(args, nums)
         from transpile.jacobian_eager import jacobian_reverse
         return jacobian_reverse(vjp, fun, args, nums, single)
     functools.update_wrapper(jac, fun, updated=())

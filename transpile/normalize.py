@@ -21,6 +21,7 @@ import numpy as np
 from transpile import ir, transform_registry
 from transpile.errors import NoRuleError, TranspileError, UnsupportedSyntax
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile import array_literals
 from transpile.parse import Resolver, parse_function
 from transpile.primitives import METHODS, by_name, lookup
 from transpile.normalize_values import Frame, Static, Struct  # noqa: F401  (normalize.Struct, ...)
@@ -476,6 +477,8 @@ class Normalizer(ControlFlowMixin):
 
     def classify(self, obj, where, name="value"):
         """Decide how a free variable's value enters generated code."""
+        if array_literals.is_concatenator(obj):
+            return Static(obj)
         if isinstance(obj, (types.ModuleType, type)) or callable(obj):
             if where is not None and where[0] != "builtin":
                 self.deps.append((where, obj))
@@ -645,6 +648,8 @@ class Normalizer(ControlFlowMixin):
 
     def expr_Subscript(self, node, base):
         value = self.expr(node.value, base)
+        if isinstance(value, Static) and array_literals.is_concatenator(value.obj):
+            return array_literals.index_concat(self, value.obj, node, base)
         if isinstance(value, (Struct, Static)):
             key = self.expr(node.slice, base) if not isinstance(node.slice, gast.Slice) else None
             if isinstance(node.slice, gast.Slice):
@@ -800,13 +805,13 @@ class Normalizer(ControlFlowMixin):
             bound = prim.bind(args, kwargs)
         except TypeError as e:
             raise self.error(node, str(e), cls=TranspileError) from None
-        if prim.name == "array":
-            x = bound["x"]
-            if isinstance(x, Struct) and any(isinstance(v, (Var, Struct)) for v in x.items):
-                stacked = self.apply(by_name("stack"), [x], {}, node, base)
-                if "dtype" in bound:
-                    return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
-                return stacked
+        if prim.name == "array" and "dtype" in bound and isinstance(bound["x"], Struct):
+            stacked = array_literals.stack_struct(self, bound["x"], node, base)
+            if isinstance(stacked, Var):
+                return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
+        bound = array_literals.array_arguments(self, prim, bound, node, base)
+        if getattr(prim, "multi", None) is not None:
+            return array_literals.multi_output(self, prim, bound, node, base)
         if prim.name in ("len",) and isinstance(bound["x"], Struct):
             return Const(len(bound["x"]))
         if prim.name in ("float", "int", "bool") and isinstance(bound["x"], Const):

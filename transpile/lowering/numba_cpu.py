@@ -441,9 +441,17 @@ class Lowerer:
                 vals = vals + [vals[0]]
             if name == "linspace" and "num" not in a:
                 vals = vals + [Const(50)]
+            endpoint = a.get("endpoint", Const(True))
+            if name == "linspace" and not (isinstance(endpoint, Const) and endpoint.value):
+                if not isinstance(vals[2], Const) or not isinstance(endpoint, Const):
+                    raise Unlowerable(e, "endpoint=False with a traced num")
+                # endpoint=False: the first num points of num + 1 with the endpoint
+                return (f"np.linspace({self.fmt(vals[0])}, {self.fmt(vals[1])}, "
+                        f"{int(vals[2].value) + 1})[:-1].astype({dtype_ctor(out_av.dtype)})")
             return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
         if name == "copy":
-            return f"{self.fmt(x)}.copy()"
+            return f"{self.fmt(x)}.copy()" if self.av(x) is None or self.av(x).shape \
+                else self.fmt(x)
         if name == "astype":
             return f"{self.fmt(x)}.astype({dtype_ctor(out_av.dtype)})"
         if name == "array":
@@ -458,6 +466,11 @@ class Lowerer:
             if not isinstance(arrs, TupleArg):
                 raise Unlowerable(e)
             axis = a.get("axis", Const(0)).value
+            if name == "stack" and all(not (self.av(v).shape if isinstance(v, Var) else
+                                            np.shape(v.value)) for v in arrs.items):
+                # scalars (Numba's np.stack takes arrays only): a 1-D array of them
+                items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
+                return f"np.array([{items}], dtype={dtype_ctor(out_av.dtype)})"
             items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
             return f"np.{name}(({items},), axis={axis})"
         if name in ("inv", "det", "solve"):

@@ -15,6 +15,8 @@ sum_grad = defprim("sum_grad", B.sum_grad, "rt.sum_grad", "ct, x, axis=None, kee
                    vjp={"ct": "np.sum(g, axis=axis, keepdims=keepdims)"})
 cast_like = defprim("cast_like", B.cast_like, "rt.cast_like", "t, x", shape_args=("x",), batch=BR.helper,
                     linear=("t",), vjp={"t": "rt.cast_like(g, t)"})
+grad_like = defprim("grad_like", B.grad_like, "rt.grad_like", "t, x", shape_args=("x",),
+                    batch=BR.helper, linear=("t",), vjp={"t": "rt.grad_like(g, t)"})
 mT = defprim("mT", B.mT, "rt.mT", "x", batch=BR.helper, linear=("x",), vjp={"x": "rt.mT(g)"})
 identity = defprim("identity", B.identity, "rt.identity", "x", batch=BR.elementwise,
                    linear=("x",), vjp={"x": "g"})
@@ -25,7 +27,8 @@ for _name, _f, _sig in [("reduced_count", B.reduced_count, "x, axis=None"),
                         ("select_weight", B.select_weight, "x, y"),
                         ("clip_mask", B.clip_mask, "x, lo, hi"),
                         ("transpose_inverse", A.transpose_inverse, "axes"),
-                        ("check_scalar_output", A.check_scalar_output, "out, fname")]:
+                        ("check_scalar_output", A.check_scalar_output,
+                         "out, fname, holomorphic=False")]:
     defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True)
 
 matmul_vjp_left = defprim(

@@ -82,7 +82,7 @@ for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
-                    ("batch_check_scalar_output", "out, fname"),
+                    ("batch_check_scalar_output", "out, fname, holomorphic=False"),
                     ("batch_sum_grad_vjp", "g, ct, axis, keepdims, ct_batched")]:
     defprim(_name, getattr(RB, _name), f"rt.{_name}", _sig, batch=_H, nondiff=True)
 

@@ -262,7 +262,7 @@ def structure_batch(s, eqn):
             raise NoRule("rank unknown")
         if r < need:
             return s.final("reshape", {"x": x, "shape": TupleArg(
-                (s.B,) + (Const(1),) * (need - r - (1 if r == 1 else 0)) +
+                (s.B,) + (Const(1),) * (need - r) +
                 ((Const(-1),) if r == 1 else ()))}) if r == 1 else \
                 s.final("reshape", {"x": x, "shape": TupleArg((s.B,) + (Const(1),) * need)})
     elif name == "swapaxes":
@@ -595,7 +595,7 @@ def _flag(s, atom):
 
 def helper_rank(s, eqn):
     name, a = eqn.prim.name, eqn.args
-    like = {"unbroadcast": "x", "broadcast_like": "like", "sum_grad": "x", "cast_like": "t",
+    like = {"unbroadcast": "x", "broadcast_like": "like", "sum_grad": "x", "cast_like": "t", "grad_like": "t",
             "mT": "x", "check_scalar_output": "out", "extremum_mask": "x", "clip_mask": "x",
             "matmul_vjp_left": "x", "matmul_vjp_right": "y", "dot_vjp_left": "x",
             "dot_vjp_right": "y", "getitem_vjp": "x", "concat_vjp": "ct", "concat_pad": None,
@@ -633,9 +633,15 @@ def helper_batch(s, eqn):
             "ct": a["ct"], "x": a["x"], "axis": a.get("axis", Const(None)),
             "keepdims": a.get("keepdims", Const(False)),
             "ct_batched": _flag(s, a["ct"]), "x_batched": _flag(s, a["x"])})
-    if name == "cast_like":
+    if name in ("cast_like", "grad_like"):
         _only_batched(s, eqn, ["t", "x"])
         return s.final(eqn.prim, dict(a), batched=s.b(a["t"]))
+    if name == "mT" and s.b(a["x"]):
+        r = s.r(a["x"])
+        if r is None:
+            raise NoRule("rank unknown")
+        if r < 2:   # examples are vectors or scalars: left as they are
+            return s.final("identity", {"x": a["x"]})
     if name in ("mT", "expand_last", "check_norm_ord") and not (
             name == "check_norm_ord" and _const(a, "ord", None) == 2):
         _only_batched(s, eqn, ["x"])

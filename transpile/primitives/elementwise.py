@@ -74,7 +74,8 @@ arctanh = defprim("arctanh", np.arctanh, "np.arctanh", "x", batch=E,
 
 # ---- piecewise ----------------------------------------------------------------------------------
 absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=E,
-                   deriv={"x": "np.sign(x)"})
+                   deriv={"x": "np.sign(x)"},    # real x; complex x: the vjp/jvp below
+                   vjp={"x": "g * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"})
 maximum = defprim("maximum", [np.maximum, np.fmax], "np.maximum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"})
 minimum = defprim("minimum", [np.minimum, np.fmin], "np.minimum", "x, y", batch=E,

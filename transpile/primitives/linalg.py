@@ -48,7 +48,13 @@ def _einsum_vjp(eqn, k):
     text = f"np.einsum({spec!r}, g, {names})" if names else f"np.einsum({spec!r}, g)"
     if summed_only:   # indices summed inside this operand alone: broadcast back over them
         text = f"rt.sum_grad({text}, operands_{k}, {tuple(summed_only)!r})"
+    if "..." in subs_all(ins, out):   # '...' broadcast this operand: sum back to its shape
+        text = f"rt.unbroadcast({text}, operands_{k})"
     return text
+
+
+def subs_all(ins, out):
+    return ",".join(ins) + "->" + out
 
 
 def _einsum_jvp(eqn, k):

@@ -29,7 +29,6 @@ for _name in ["sign", "floor", "ceil", "round", "rint", "trunc", "isnan", "isinf
               "signbit"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E)
 _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//", batch=E)
-_nd("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E)
 
 # creation from a shape or from another array's shape
 for _name in ["zeros", "ones", "empty"]:
@@ -39,8 +38,6 @@ for _name in ["zeros_like", "ones_like", "empty_like"]:
 _nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch=BR.creation)
 _nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None", batch=BR.creation_like)
 _nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None", batch=BR.creation)
-_nd("linspace", np.linspace, "np.linspace", "start, stop, num=50, endpoint=True, dtype=None",
-    batch=BR.creation)
 _nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch=BR.creation)
 _nd("identity_matrix", np.identity, "np.identity", "n, dtype=None", batch=BR.creation)
 

@@ -33,10 +33,28 @@ std = defprim("std", np.std, "np.std", "x, axis=None, dtype=None, out=None, ddof
 cumsum = defprim("cumsum", np.cumsum, "np.cumsum", "x, axis=None, dtype=None, out=None",
                  batch=BR.cumulative, linear=("x",),
                  vjp={"x": "rt.cumsum_vjp(g, x, axis)"})
+
+
+def _plain_norm(eqn):
+    o = eqn.args.get("ord")
+    return o is None or (hasattr(o, "value") and o.value in (None, "fro"))
+
+
+def _norm_vjp(eqn, k):
+    """ord None / 'fro': a template (second derivatives follow); other ords: rt.norm_vjp."""
+    if _plain_norm(eqn):
+        return "rt.sum_grad(g / ans, x, axis, keepdims) * x"
+    return "rt.norm_vjp(g, x, ans, ord, axis, keepdims)"
+
+
+def _norm_jvp(eqn, k):
+    if _plain_norm(eqn):
+        return "np.sum(x_dot * x, axis=axis, keepdims=keepdims) / ans"
+    return "rt.norm_jvp(x_dot, x, ans, ord, axis, keepdims)"
+
+
 norm = defprim("norm", np.linalg.norm, "np.linalg.norm", "x, ord=None, axis=None, keepdims=False",
-               batch=R,
-               vjp={"x": "rt.sum_grad(g / ans, x, axis, keepdims) * rt.check_norm_ord(x, ord)"},
-               jvp={"x": "np.sum(x_dot * rt.check_norm_ord(x, ord), axis=axis, keepdims=keepdims) / ans"})
+               batch=R, vjp={"x": _norm_vjp}, jvp={"x": _norm_jvp})
 
 for _name, _prim in [("sum", sum_), ("mean", mean), ("prod", prod), ("max", max_), ("min", min_),
                      ("var", var), ("std", std), ("cumsum", cumsum)]:

@@ -9,17 +9,19 @@ from transpile.transforms.reverse import ReverseSweep
 from transpile.transforms.reverse_control import ControlReverseSweep
 
 
-def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0):
+def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphic=False):
     """Returns (body, extra cotangent params, gradient atoms, primal output atoms)."""
     if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
                                               for e in _ir.walk_eqns(core.body)):
         rs = ControlReverseSweep(core, wrt)
+        rs.holomorphic = holomorphic
         return rs.run(seed, fname, loss_leaf)
     if any(isinstance(st, _ir.Comment) for st in core.body):   # straight-line code with notes
         import copy
         core = copy.copy(core)
         core.body = [st for st in core.body if not isinstance(st, _ir.Comment)]
     rs = ReverseSweep(core, wrt)
+    rs.holomorphic = holomorphic
     extra = []
     if seed == "scalar":
         rs.seed_scalar(rs.outs[loss_leaf], fname)

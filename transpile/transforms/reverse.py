@@ -42,9 +42,10 @@ def contributions(eqn, active, mode):
                 continue   # runtime helpers: arguments without a rule only give a shape/dtype
             elif _reads_active(value, active) and pname not in ("index",):
                 where = f"{eqn.loc[0]}:{eqn.loc[1]}" if eqn.loc else "generated code"
+                name = user_name(prim)
                 raise TranspileError(
-                    f"no derivative rule for argument {pname!r} of {prim.path} ({where})",
-                    construct=f"{prim.path}(... {pname}=<value that depends on the input> ...)",
+                    f"no derivative rule for argument {pname!r} of {name} ({where})",
+                    construct=f"{name}(... {pname}=<value that depends on the input> ...)",
                     hint="wrap that argument in transpile.stop_gradient(...) or register a rule "
                          "with transpile.defrule")
     if mode == "vjp" and len(rules) > 1:
@@ -52,6 +53,12 @@ def contributions(eqn, active, mode):
         order = {p: i for i, p in enumerate(rules)}
         out.sort(key=lambda c: order.get(c[0], len(order)))
     return out
+
+
+def user_name(prim):
+    """How the user spells a row (scipy.stats.t.cdf rather than the rt.t_cdf it runs)."""
+    aliases = getattr(prim, "aliases", ())
+    return aliases[0] if aliases else prim.path
 
 
 def _reads_active(value, active):
@@ -114,14 +121,17 @@ class ReverseSweep(Sweep):
         """dout = 1 (checked: the output must be a float scalar)."""
         self.b.loc = None
         check = by_name("check_scalar_output")
+        args = {"out": out, "fname": Const(fname)}
+        if getattr(self, "holomorphic", False):
+            args["holomorphic"] = Const(True)
         if isinstance(out, Var):
             name = self.adjoint_name(out.name)
-            g = self.b.emit(check, {"out": out, "fname": Const(fname)}, out=name)
+            g = self.b.emit(check, args, out=name)
             if out.name in self.active:
                 self.adj[out.name] = g
                 self.owned.add(name)
         else:
-            self.b.emit(check, {"out": out, "fname": Const(fname)}, base="dout")
+            self.b.emit(check, args, base="dout")
 
     def seed_cotangents(self, outs):
         """One cotangent parameter per output leaf; returns their names."""
@@ -166,6 +176,8 @@ class ReverseSweep(Sweep):
             g = self.adj.get(p)
             if g is None:
                 g = self.b.emit(by_name("zeros_like"), {"x": Var(p)}, base="d" + p)
+            elif isinstance(g, Var):     # the parameter's dtype (float32 stays float32)
+                g = self.b.emit(by_name("grad_like"), {"t": g, "x": Var(p)}, base="d" + p)
             grads.append(g)
         return grads
 

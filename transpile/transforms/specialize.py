@@ -351,7 +351,9 @@ class Specializer:
         av = self.aval(eqn.args["out"])
         if av is None:
             return False
-        runtime.check_scalar_output(dummy(av, True), eqn.args["fname"].value)
+        holo = eqn.args.get("holomorphic", Const(False))
+        runtime.check_scalar_output(dummy(av, True), eqn.args["fname"].value,
+                                    isinstance(holo, Const) and bool(holo.value))
         self.subst[eqn.out] = Const(av.dtype.type(1) if not av.shape else av.dtype.type(1))
         if av.shape:
             return self._bcast(eqn, out, Const(av.dtype.type(1)), av.shape)
@@ -486,6 +488,51 @@ class Specializer:
 
     def rw_cast_into(self, eqn, out):
         return rw_cast_into(self, eqn, out)
+
+    def rw_grad_like(self, eqn, out):
+        ta, xa = self.aval(eqn.args["t"]), self.aval(eqn.args["x"])
+        if ta is None or xa is None:
+            return False
+        if not np.issubdtype(xa.dtype, np.inexact) or ta.dtype == xa.dtype or \
+                np.issubdtype(ta.dtype, np.complexfloating):
+            self.alias(eqn, eqn.args["t"])
+            return True
+        return self.rw_cast_like(eqn, out)
+
+    def rw_match_complex(self, eqn, out):
+        """Real x: the real part of t (t itself when t is real); complex x: t."""
+        ta, xa = self.aval(eqn.args["t"]), self.aval(eqn.args["x"])
+        if ta is None or xa is None:
+            return False
+        if np.issubdtype(xa.dtype, np.complexfloating) or \
+                not np.issubdtype(ta.dtype, np.complexfloating):
+            self.alias(eqn, eqn.args["t"])
+            return True
+        self.emit(out, by_name("real"), {"x": eqn.args["t"]}, eqn.loc, name=eqn.out)
+        return True
+
+    def rw_abs_factor(self, eqn, out):
+        """Real x: np.sign(x)."""
+        xa = self.aval(eqn.args["x"])
+        if xa is None or np.issubdtype(xa.dtype, np.complexfloating):
+            return False
+        self.emit(out, by_name("sign"), {"x": eqn.args["x"]}, eqn.loc, name=eqn.out)
+        return True
+
+    def rw_angle_jvp(self, eqn, out):
+        """Real x: np.angle is piecewise constant, its tangent (and cotangent) zeros."""
+        t, x = (eqn.args.get("t", eqn.args.get("ct")), eqn.args["x"])
+        ta, xa = self.aval(t), self.aval(x)
+        if ta is None or xa is None or np.issubdtype(xa.dtype, np.complexfloating):
+            return False
+        dtype = np.result_type(ta.dtype, xa.dtype) if "ct" in eqn.args else ta.dtype
+        shape = np.broadcast_shapes(ta.shape, xa.shape)
+        if not shape:
+            self.subst[eqn.out] = Const(np.dtype(dtype).type(0))
+            return True
+        return self._bcast(eqn, out, Const(np.dtype(dtype).type(0)), shape)
+
+    rw_angle_vjp = rw_angle_jvp
 
     def rw_astype(self, eqn, out):
         xa = self.aval(eqn.args["x"])

@@ -1,0 +1,248 @@
+"""Adjoint helpers for shape primitives (roll, repeat, the stack family, split, pad, sort,
+cumprod, kron, linspace, tensordot). Each is a row of the primitive table
+(transpile/primitives/array_rows.py) with its own rules, so derivative code stays
+differentiable."""
+import numpy as np
+
+
+def roll_back(ct, shift, axis=None):
+    """Cotangent of x in np.roll(x, shift, axis)."""
+    neg = tuple(-s for s in shift) if isinstance(shift, (tuple, list)) else -shift
+    return np.roll(ct, neg, axis)
+
+
+def repeat_vjp(ct, x, repeats, axis=None):
+    """Cotangent of x in np.repeat(x, repeats, axis): sum each run of copies."""
+    shape = np.shape(x)
+    if axis is None:
+        flat_n = int(np.prod(shape))
+        return np.reshape(_sum_runs(np.ravel(ct), flat_n, repeats, 0), shape)
+    axis = axis % len(shape)
+    return _sum_runs(ct, shape[axis], repeats, axis)
+
+
+def _sum_runs(ct, n, repeats, axis):
+    reps = np.broadcast_to(np.asarray(repeats, dtype=int), (n,))
+    starts = np.concatenate([[0], np.cumsum(reps)[:-1]]).astype(int)
+    if np.all(reps > 0):
+        return np.add.reduceat(ct, starts, axis=axis)
+    out_shape = list(np.shape(ct))
+    out_shape[axis] = n
+    out = np.zeros(out_shape, dtype=np.result_type(ct))
+    ids = np.repeat(np.arange(n), reps)
+    moved = np.moveaxis(out, axis, 0)
+    np.add.at(moved, ids, np.moveaxis(ct, axis, 0))
+    return out
+
+
+_JOIN = {"vstack": (np.atleast_2d, 0), "hstack": (np.atleast_1d, None),
+         "dstack": (np.atleast_3d, 2), "column_stack": (None, 1)}
+
+
+def _joined_form(a, kind):
+    if kind == "column_stack":
+        a = np.asarray(a)
+        return a.reshape(-1, 1) if a.ndim < 2 else a
+    f, _ = _JOIN[kind]
+    return f(a)
+
+
+def _join_axis(pieces, kind):
+    axis = _JOIN[kind][1]
+    if axis is None:        # hstack: axis 0 for 1-D pieces, else 1
+        axis = 0 if pieces[0].ndim == 1 else 1
+    return axis
+
+
+def joined_vjp(ct, arrays, k, kind):
+    """Cotangent of arrays[k] in np.vstack/hstack/dstack/column_stack(arrays)."""
+    pieces = [_joined_form(np.zeros(np.shape(a)), kind) for a in arrays]
+    axis = _join_axis(pieces, kind)
+    start = sum(p.shape[axis] for p in pieces[:k])
+    index = [slice(None)] * np.ndim(ct)
+    index[axis] = slice(start, start + pieces[k].shape[axis])
+    return np.reshape(ct[tuple(index)], np.shape(arrays[k]))
+
+
+def joined_pad(part, arrays, k, kind):
+    """Transpose of joined_vjp: zeros shaped like the joined result, `part` at slot k."""
+    pieces = [_joined_form(np.zeros(np.shape(a)), kind) for a in arrays]
+    axis = _join_axis(pieces, kind)
+    shape = list(pieces[k].shape)
+    shape[axis] = sum(p.shape[axis] for p in pieces)
+    out = np.zeros(shape, dtype=np.result_type(part))
+    start = sum(p.shape[axis] for p in pieces[:k])
+    index = [slice(None)] * len(shape)
+    index[axis] = slice(start, start + pieces[k].shape[axis])
+    out[tuple(index)] = np.reshape(part, pieces[k].shape)
+    return out
+
+
+def split_part(x, indices_or_sections, axis=0, k=0, even=True):
+    """Piece k of np.split (even=True) / np.array_split (even=False)."""
+    f = np.split if even else np.array_split
+    return f(x, indices_or_sections, axis)[k]
+
+
+def split_part_vjp(ct, x, indices_or_sections, axis=0, k=0, even=True):
+    """Cotangent of x for piece k of a split: zeros with ct at the piece's place."""
+    out = np.zeros(np.shape(x), dtype=np.result_type(ct, np.float32) if np.ndim(ct) else
+                   np.result_type(ct))
+    f = np.split if even else np.array_split
+    f(out, indices_or_sections, axis)[k][...] = ct
+    return out
+
+
+def pad_vjp(ct, pad_width, ndim):
+    """Cotangent of x in np.pad(x, pad_width) (constant mode): the inner block."""
+    pw = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
+    index = tuple(slice(int(lo), ct.shape[i] - int(hi)) for i, (lo, hi) in enumerate(pw))
+    return ct[index]
+
+
+def sort_perm(x, axis=-1):
+    """The permutation np.sort applies (stable), as indices along `axis`."""
+    return np.argsort(x, axis=axis, kind="stable")
+
+
+def take_along(x, idx, axis=-1):
+    if axis is None:
+        return np.ravel(x)[idx]
+    return np.take_along_axis(x, idx, axis=axis)
+
+
+def put_along(ct, like, idx, axis=-1):
+    """Transpose of take_along: scatter ct back to where the elements came from."""
+    out = np.zeros(np.shape(like), dtype=np.result_type(ct))
+    if axis is None:
+        flat = np.ravel(out).copy()
+        np.add.at(flat, idx, ct)
+        return np.reshape(flat, np.shape(like))
+    np.put_along_axis(out, idx, ct, axis=axis)
+    return out
+
+
+def cumprod_vjp(ct, x, axis=None):
+    """Cotangent of x in np.cumprod(x, axis), exact also where x has zeros."""
+    x = np.asarray(x)
+    if axis is None:
+        return np.reshape(cumprod_vjp(np.ravel(ct), np.ravel(x), 0), x.shape)
+    axis = axis % x.ndim
+    xm = np.moveaxis(x, axis, -1)
+    cm = np.moveaxis(np.asarray(ct), axis, -1)
+    n = xm.shape[-1]
+    out = np.zeros(np.broadcast_shapes(xm.shape, cm.shape), dtype=np.result_type(xm, cm))
+    for i in range(n):   # d y_j / d x_i = prod_{l<=j, l!=i} x_l  for j >= i
+        left = np.prod(xm[..., :i], axis=-1, keepdims=True)
+        right = np.cumprod(xm[..., i + 1:], axis=-1)
+        terms = np.concatenate([np.ones_like(left), right], axis=-1) * left
+        out[..., i] = np.sum(cm[..., i:] * terms, axis=-1)
+    return np.moveaxis(out, -1, axis)
+
+
+def cumprod_jvp(t, x, axis=None):
+    """Tangent of np.cumprod(x, axis) along t (the transpose of cumprod_vjp)."""
+    x = np.asarray(x)
+    if axis is None:
+        return cumprod_jvp(np.ravel(t), np.ravel(x), 0)
+    axis = axis % x.ndim
+    xm = np.moveaxis(x, axis, -1)
+    tm = np.moveaxis(np.asarray(t), axis, -1)
+    n = xm.shape[-1]
+    out = np.zeros(np.broadcast_shapes(xm.shape, tm.shape), dtype=np.result_type(xm, tm))
+    for i in range(n):
+        left = np.prod(xm[..., :i], axis=-1, keepdims=True)
+        right = np.cumprod(xm[..., i + 1:], axis=-1)
+        terms = np.concatenate([np.ones_like(left), right], axis=-1) * left
+        out[..., i:] += tm[..., i:i + 1] * terms
+    return np.moveaxis(out, -1, axis)
+
+
+def kron_vjp_left(ct, a, b):
+    """Cotangent of a in np.kron(a, b)."""
+    a, b = np.asarray(a), np.asarray(b)
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + a.shape
+    sb = (1,) * (nd - b.ndim) + b.shape
+    inter = []
+    for i in range(nd):
+        inter += [sa[i], sb[i]]
+    c = np.reshape(ct, inter)
+    bb = np.reshape(b, sb)
+    bexp = np.reshape(bb, sum([[1, n] for n in sb], []))
+    return np.reshape(np.sum(c * bexp, axis=tuple(range(1, 2 * nd, 2))), a.shape)
+
+
+def kron_vjp_right(ct, a, b):
+    """Cotangent of b in np.kron(a, b)."""
+    a, b = np.asarray(a), np.asarray(b)
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + a.shape
+    sb = (1,) * (nd - b.ndim) + b.shape
+    inter = []
+    for i in range(nd):
+        inter += [sa[i], sb[i]]
+    c = np.reshape(ct, inter)
+    aexp = np.reshape(a, sum([[n, 1] for n in sa], []))
+    return np.reshape(np.sum(c * aexp, axis=tuple(range(0, 2 * nd, 2))), b.shape)
+
+
+def linspace_weights(num, endpoint, like):
+    """t in linspace(a, b) = a * (1 - t) + b * t, shaped to broadcast against a and b."""
+    t = np.linspace(0.0, 1.0, int(num), endpoint=bool(endpoint))
+    return np.reshape(t, (int(num),) + (1,) * np.ndim(like)).astype(
+        np.result_type(like, np.float32) if np.issubdtype(np.result_type(like), np.inexact)
+        else np.float64)
+
+
+def linspace_part(t, num, endpoint, which, like):
+    """Contribution of one endpoint (which=0: start, 1: stop) to linspace, given its value t."""
+    w = linspace_weights(num, endpoint, like)
+    w = 1 - w if which == 0 else w
+    return w * np.asarray(t)
+
+
+def linspace_part_vjp(ct, num, endpoint, which, like):
+    """Transpose of linspace_part: sum the weighted cotangent over the sample axis."""
+    w = linspace_weights(num, endpoint, like)
+    w = 1 - w if which == 0 else w
+    out = np.sum(w * ct, axis=0)
+    return np.reshape(out, np.shape(like)) if np.shape(out) != np.shape(like) else out
+
+
+def tensordot_vjp(ct, a, b, axes, which):
+    """Cotangent of a (which=0) or b (which=1) in np.tensordot(a, b, axes)."""
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if isinstance(axes, (int, np.integer)):
+        ax_a = list(range(a_nd - axes, a_nd))
+        ax_b = list(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+        ax_a = [i % a_nd for i in ax_a]
+        ax_b = [i % b_nd for i in ax_b]
+    free_a = [i for i in range(a_nd) if i not in ax_a]
+    free_b = [i for i in range(b_nd) if i not in ax_b]
+    na = len(free_a)
+    ct = np.asarray(ct)
+    if which == 0:
+        # ct axes: free_a..., free_b...; contract with b over free_b
+        out = np.tensordot(ct, b, (list(range(na, ct.ndim)), free_b))   # free_a..., ax_b...
+        order = free_a + [ax_a[ax_b.index(j)] for j in sorted(ax_b)]
+        # out's trailing axes follow b's axes in ascending order: map back to a's axes
+        return np.transpose(out, np.argsort(order))
+    out = np.tensordot(a, ct, (free_a, list(range(na))))               # ax_a..., free_b...
+    order = [ax_b[ax_a.index(i)] for i in sorted(ax_a)] + free_b
+    return np.transpose(out, np.argsort(order))
+
+
+def diff_vjp(ct, n=1, axis=-1):
+    """Cotangent of x in np.diff(x, n, axis): n times, pad a zero at both ends and take
+    minus the difference (the transpose of one difference)."""
+    ct = np.asarray(ct)
+    for _ in range(n):
+        widths = [(0, 0)] * ct.ndim
+        widths[axis] = (1, 1)
+        ct = -np.diff(np.pad(ct, widths), axis=axis)
+    return ct

@@ -1,0 +1,54 @@
+"""Helpers for derivatives of functions that are not holomorphic on complex inputs (abs, real,
+imag, angle), under JAX's convention: the reverse rule of a real-linear map is its transpose
+over R^2, so grad of a real f(z) is df/dx - i df/dy. Also diag's adjoint."""
+import numpy as np
+
+
+def _is_complex(x):
+    return np.iscomplexobj(x)
+
+
+def match_complex(t, x):
+    """t as a cotangent for x: its real part when x is real."""
+    return t if _is_complex(x) else np.real(t)
+
+
+def angle_jvp(t, x):
+    """Tangent of np.angle(x): Im(t / x) for complex x, 0 for real x."""
+    if not _is_complex(x):
+        return np.zeros(np.broadcast_shapes(np.shape(t), np.shape(x)), dtype=np.result_type(t))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.imag(t / x)
+
+
+def angle_vjp(ct, x):
+    """Cotangent of x in np.angle(x): the transpose of angle_jvp."""
+    if not _is_complex(x):
+        return np.zeros(np.broadcast_shapes(np.shape(ct), np.shape(x)),
+                        dtype=np.result_type(ct, x))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -1j * np.real(ct) / x
+
+
+def abs_factor(x):
+    """d|x|: sign(x) for real x; conj(x) / |x| for complex x (0 at 0, as in JAX)."""
+    if not _is_complex(x):
+        return np.sign(x)
+    a = np.abs(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(a == 0, 0, np.conj(x) / np.where(a == 0, 1, a))
+
+
+def abs_factor_vjp(ct, x):
+    """abs_factor is piecewise constant for real x; the complex case has no rule yet."""
+    if _is_complex(x):
+        raise NotImplementedError("second derivatives of np.abs of a complex value are not "
+                                  "supported yet")
+    return np.zeros(np.broadcast_shapes(np.shape(ct), np.shape(x)), dtype=np.result_type(ct))
+
+
+def diag_vjp(ct, x, k=0):
+    """Cotangent of x in np.diag(x, k): the diagonal (x 2-D) or a matrix with ct on it (x 1-D)."""
+    if np.ndim(x) == 1:
+        return np.diagonal(ct, k)
+    return np.reshape(np.diag(ct, k), np.shape(x)) if np.ndim(ct) == 1 else np.diag(ct, k)

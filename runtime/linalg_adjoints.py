@@ -1,0 +1,199 @@
+"""Helpers named in numpy.linalg rules (transpile/primitives/linalg_rows.py): the parts of
+multi-output factorizations, small linear maps (sym, phi, copyltu) and np.linalg.norm's
+rules for ords other than the 2-norm / Frobenius norm."""
+import numpy as np
+
+
+def sym(x):
+    """(x + x^T) / 2 on the last two axes."""
+    return 0.5 * (x + np.swapaxes(x, -1, -2))
+
+
+def phi(x):
+    """Lower triangle of x with the diagonal halved (self-adjoint)."""
+    n = np.shape(x)[-1]
+    return np.tril(x) - 0.5 * x * np.eye(n, dtype=bool)
+
+
+def copyltu(x):
+    """The lower triangle of x copied onto the upper one."""
+    return np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
+
+
+def copyltu_t(x):
+    """Transpose of copyltu."""
+    return np.tril(x) + np.tril(np.swapaxes(x, -1, -2), -1)
+
+
+def eye_like(x):
+    return np.eye(np.shape(x)[-1], dtype=np.result_type(x))
+
+
+def gap_inverse(w):
+    """F[..., i, j] = 1 / (w_j - w_i) for i != j, 0 on the diagonal."""
+    d = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    n = np.shape(w)[-1]
+    eye = np.eye(n, dtype=bool)
+    with np.errstate(divide="ignore"):
+        return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, d))
+
+
+def gap_inverse_jvp(t, w):
+    f = gap_inverse(w)
+    dt = np.expand_dims(t, -2) - np.expand_dims(t, -1)
+    return -(f * f) * dt
+
+
+def gap_inverse_vjp(ct, w):
+    f2 = gap_inverse(w) ** 2
+    c = -f2 * ct
+    return np.sum(c, axis=-2) - np.sum(c, axis=-1)
+
+
+def eigh_values(x):
+    return np.linalg.eigh(x)[0]
+
+
+def eigh_vectors(x):
+    return np.linalg.eigh(x)[1]
+
+
+def slogdet_sign(x):
+    return np.linalg.slogdet(x)[0]
+
+
+def slogdet_logabs(x):
+    return np.linalg.slogdet(x)[1]
+
+
+def qr_q(x):
+    return np.linalg.qr(x)[0]
+
+
+def qr_r(x):
+    return np.linalg.qr(x)[1]
+
+
+def _qr_jvp(t, x):
+    q, r = np.linalg.qr(x)
+    dx_rinv = np.swapaxes(np.linalg.solve(np.swapaxes(r, -1, -2), np.swapaxes(t, -1, -2)), -1, -2)
+    qt = np.swapaxes(q, -1, -2) @ dx_rinv
+    low = np.tril(qt, -1)
+    do = low - np.swapaxes(low, -1, -2)
+    dq = q @ (do - qt) + dx_rinv
+    dr = (qt - do) @ r
+    return dq, dr
+
+
+def qr_q_jvp(t, x):
+    return _qr_jvp(t, x)[0]
+
+
+def qr_r_jvp(t, x):
+    return _qr_jvp(t, x)[1]
+
+
+def svd_values(x):
+    return np.linalg.svd(x, compute_uv=False)
+
+
+def svd_u(x):
+    return np.linalg.svd(x, full_matrices=False)[0]
+
+
+def svd_vh(x):
+    return np.linalg.svd(x, full_matrices=False)[2]
+
+
+def refuse_svd_vectors(t, x):
+    raise NotImplementedError(
+        "derivatives of the singular vectors of np.linalg.svd (U, Vh) are not supported; "
+        "the singular values (np.linalg.svd(x, compute_uv=False)) are")
+
+
+def eig_values(x):
+    return np.linalg.eig(x)[0]
+
+
+def eig_vectors(x):
+    return np.linalg.eig(x)[1]
+
+
+def refuse_eig(t, x):
+    raise NotImplementedError(
+        "derivatives of np.linalg.eig are not supported; for a symmetric matrix use "
+        "np.linalg.eigh")
+
+
+def refuse_norm_second(g, ord):
+    raise NotImplementedError(f"second derivatives of np.linalg.norm with ord={ord!r} are not "
+                              "supported")
+
+
+def _axes(x, axis):
+    nd = np.ndim(x)
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, (tuple, list)):
+        return tuple(a % nd for a in axis)
+    return (axis % nd,)
+
+
+def _factor(x, ans, ord, axis):
+    """d norm / d x (real x), broadcast to x's shape; ans broadcast against the reduced axes."""
+    x = np.asarray(x)
+    axes = _axes(x, axis)
+    a = np.expand_dims(ans, axes) if np.ndim(ans) < x.ndim else ans
+    ax = np.abs(x)
+    sgn = np.sign(x)
+    if len(axes) == 1:
+        if ord in (None, 2):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return x / a
+        if ord == np.inf or ord == -np.inf:
+            mask = (ax == a).astype(float)
+            return sgn * mask / np.sum(mask, axis=axes, keepdims=True)
+        if ord == 0:
+            return np.zeros_like(x, dtype=float)
+        if ord == 1:
+            return sgn
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return sgn * (ax / a) ** (ord - 1)
+    # matrix norms over two axes
+    r, c = axes
+    if ord in (None, "fro"):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return x / a
+    xm = np.moveaxis(x, (r, c), (-2, -1))
+    if ord in ("nuc", 2, -2):
+        u, s, vh = np.linalg.svd(xm, full_matrices=False)
+        if ord == "nuc":
+            f = u @ vh
+        else:
+            i = 0 if ord == 2 else -1
+            f = u[..., :, i:i + 1 if i == 0 else None] @ vh[..., i:i + 1 if i == 0 else None, :]
+        return np.moveaxis(f, (-2, -1), (r, c))
+    if ord in (1, -1, np.inf, -np.inf):
+        along = -2 if ord in (1, -1) else -1           # 1: column sums, inf: row sums
+        sums = np.sum(np.abs(xm), axis=along, keepdims=True)
+        target = np.max(sums, axis=-1 if along == -2 else -2, keepdims=True) if ord > 0 else \
+            np.min(sums, axis=-1 if along == -2 else -2, keepdims=True)
+        mask = (sums == target).astype(float)
+        mask = mask / np.sum(mask, axis=(-2, -1), keepdims=True)
+        return np.moveaxis(np.sign(xm) * mask, (-2, -1), (r, c))
+    raise NotImplementedError(f"grad of np.linalg.norm with ord={ord!r}")
+
+
+def norm_vjp(ct, x, ans, ord, axis, keepdims):
+    """Cotangent of x in np.linalg.norm(x, ord, axis, keepdims)."""
+    axes = _axes(x, axis)
+    c = np.asarray(ct)
+    if not keepdims and c.ndim < np.ndim(x):
+        c = np.expand_dims(c, axes)
+    return c * _factor(x, ans, ord, axis)
+
+
+def norm_jvp(t, x, ans, ord, axis, keepdims):
+    """Tangent of np.linalg.norm(x, ord, axis, keepdims) along t."""
+    axes = _axes(x, axis)
+    return np.sum(np.asarray(t) * _factor(x, ans, ord, axis), axis=axes, keepdims=keepdims)

@@ -1,0 +1,286 @@
+"""The case table of the primitive sweep (tests/test_primitive_sweep.py).
+
+A case is a NumPy expression over parameters x, y, ... with the inputs to call it on:
+
+    case("sin", "np.sin(x)", [(3,)])                         # one row, one shape
+    case("add", "x + y", [(2, 3), (3,)])                     # broadcasting pair
+    case("sum", "np.sum(x, axis=1, keepdims=True)", [(2, 3)])
+
+Options: domain= ("real", "pos", "unit" (-1, 1), "prob" (0, 1), "gt1", "distinct" (well
+separated values)), dtypes= (float64 always; "float32" and
+"complex128" where meaningful), skip= {mode: reason} for a mode that is meaningless for this
+case. Other modules register more cases with the same `case` function: every module named
+tests/sweep_cases_*.py is imported by the sweep (e.g. sweep_cases_scipy.py).
+
+EXEMPT lists the rows of the table that have no case, each with its reason; JIT_FALLBACK
+lists rows that have no Numba lowering yet (jit runs their NumPy code and warns; the sweep
+checks that it warns, so a row leaves the list once it gains a lowering).
+"""
+import importlib
+import os
+import sys
+import tempfile
+
+CASES = []          # Case objects, in registration order
+MODES = ("grad", "jvp", "second", "vmap", "jit")
+
+
+class Case:
+    def __init__(self, prim, expr, shapes, domain, dtypes, skip, ints, tol, jit_always=False):
+        self.prim, self.expr, self.shapes = prim, expr, [tuple(s) for s in shapes]
+        self.domain, self.dtypes, self.skip = domain, tuple(dtypes), dict(skip or {})
+        self.ints = ints or {}
+        self.tol = tol
+        self.jit_always = jit_always     # jit also this case (else only a row's first case)
+        self.params = "xyzuvw"[:len(self.shapes)]
+        self.index = len(CASES)
+
+    @property
+    def id(self):
+        return f"{self.prim}[{self.index}]:{self.expr}"
+
+    def fn(self):
+        return getattr(_module(), f"case_{self.index}")
+
+    def second(self):
+        return getattr(_module(), f"second_{self.index}")
+
+    def loss(self):
+        return getattr(_module(), f"loss_{self.index}")
+
+
+def case(prim, expr, shapes, *, domain="real", dtypes=("float64",), skip=None, ints=None,
+         tol=None, jit_always=False):
+    CASES.append(Case(prim, expr, shapes, domain, dtypes, skip, ints, tol, jit_always))
+
+
+_MOD = None
+
+
+def _module():
+    """All case functions as real source in one generated module (transpile reads source)."""
+    global _MOD
+    if _MOD is not None and len(CASES) == _MOD._n:
+        return _MOD
+    lines = ["import numpy as np", "import scipy.special", "import scipy.stats",
+             "from transpile import grad", ""]
+    for c in CASES:
+        ps = ", ".join(c.params)
+        lines += [f"def case_{c.index}({ps}):", f"    return {c.expr}", "",
+                  f"def loss_{c.index}({ps}, w):",
+                  f"    return np.sum(np.real(case_{c.index}({ps})) * w)", "",
+                  f"def second_{c.index}({ps}, w, v):",
+                  f"    return np.sum(np.real(grad(loss_{c.index})({ps}, w)) * v)", ""]
+    src = "\n".join(lines)
+    d = os.path.join(tempfile.gettempdir(), f"transpile_sweep_{os.getpid()}")
+    os.makedirs(d, exist_ok=True)
+    name = f"sweep_generated_{len(CASES)}"
+    with open(os.path.join(d, name + ".py"), "w") as f:
+        f.write(src)
+    sys.path.insert(0, d)
+    try:
+        _MOD = importlib.import_module(name)
+    finally:
+        sys.path.remove(d)
+    _MOD._n = len(CASES)
+    return _MOD
+
+
+# ---- elementwise --------------------------------------------------------------------------------
+_SHAPES1 = [[()], [(3,)], [(2, 3)]]
+for _name, _expr, _dom in [
+        ("sin", "np.sin(x)", "real"), ("cos", "np.cos(x)", "real"), ("tan", "np.tan(x)", "unit"),
+        ("exp", "np.exp(x)", "real"), ("exp2", "np.exp2(x)", "real"),
+        ("expm1", "np.expm1(x)", "real"), ("log", "np.log(x)", "pos"),
+        ("log2", "np.log2(x)", "pos"), ("log10", "np.log10(x)", "pos"),
+        ("log1p", "np.log1p(x)", "pos"), ("sqrt", "np.sqrt(x)", "pos"),
+        ("cbrt", "np.cbrt(x)", "pos"), ("square", "np.square(x)", "real"),
+        ("reciprocal", "np.reciprocal(x)", "pos"), ("negative", "-x", "real"),
+        ("positive", "+x", "real"), ("arcsin", "np.arcsin(x)", "unit"),
+        ("arccos", "np.arccos(x)", "unit"), ("arctan", "np.arctan(x)", "real"),
+        ("sinh", "np.sinh(x)", "real"), ("cosh", "np.cosh(x)", "real"),
+        ("tanh", "np.tanh(x)", "real"), ("arcsinh", "np.arcsinh(x)", "real"),
+        ("arccosh", "np.arccosh(x)", "gt1"), ("arctanh", "np.arctanh(x)", "unit"),
+        ("absolute", "np.abs(x)", "real"), ("real", "np.real(x)", "real"),
+        ("imag", "np.imag(x) + x", "real"), ("conj", "np.conj(x)", "real"),
+        ("angle", "np.angle(x) * x + x", "real"),
+        ("clip", "np.clip(x, -0.5, 0.5)", "real"), ("float", "float(x) * 2.0", "real"),
+        ("copy", "np.copy(x)", "real"), ("array", "np.asarray(x)", "real")]:
+    for _s in (_SHAPES1[:1] if _name == "float" else _SHAPES1):
+        case(_name, _expr, _s, domain=_dom, dtypes=("float64", "float32"))
+for _name, _expr in [("exp", "np.exp(x)"), ("sin", "np.sin(x)"), ("absolute", "np.abs(x)"),
+                     ("real", "np.real(x)"), ("imag", "np.imag(x)"), ("conj", "np.conj(x)"),
+                     ("angle", "np.angle(x)"), ("multiply", "x * np.conj(x)")]:
+    case(_name, _expr, [(3,)], dtypes=("complex128",), skip={
+        "second": "second derivatives of complex non-holomorphic rows are not claimed"}
+        if _name in ("absolute", "angle") else None)
+
+_PAIRS = [[(3,), (3,)], [(2, 3), (3,)], [(), (2, 3)]]
+for _name, _expr, _dom in [
+        ("add", "x + y", "real"), ("subtract", "x - y", "real"), ("multiply", "x * y", "real"),
+        ("divide", "x / y", "pos"), ("power", "x ** y", "pos"),
+        ("arctan2", "np.arctan2(x, y)", "pos"), ("hypot", "np.hypot(x, y)", "pos"),
+        ("logaddexp", "np.logaddexp(x, y)", "real"), ("maximum", "np.maximum(x, y)", "distinct"),
+        ("minimum", "np.minimum(x, y)", "distinct"), ("mod", "np.mod(x, y)", "pos"),
+        ("mod", "x % y", "pos"), ("fmod", "np.fmod(x, y)", "pos"),
+        ("where", "np.where(x > y, x, y * 2.0)", "distinct")]:
+    for _s in _PAIRS:
+        case(_name, _expr, _s, domain=_dom, dtypes=("float64", "float32"))
+
+# ---- reductions ---------------------------------------------------------------------------------
+for _name, _f in [("sum", "np.sum"), ("mean", "np.mean"), ("prod", "np.prod"),
+                  ("max", "np.max"), ("min", "np.min"), ("var", "np.var"), ("std", "np.std")]:
+    _dom = "distinct" if _name in ("max", "min") else ("pos" if _name == "prod" else "real")
+    case(_name, f"{_f}(x)", [(3,)], domain=_dom, dtypes=("float64", "float32"))
+    for _ax in ("None", "0", "1", "(0, 1)", "-1"):
+        for _kd in ("False", "True"):
+            case(_name, f"{_f}(x, axis={_ax}, keepdims={_kd})", [(2, 3)], domain=_dom)
+case("sum", "np.sum([1.0, x * x, 2.0])", [()])
+case("mean", "np.mean([x, x + 2.0])", [()])
+case("cumsum", "np.cumsum(x)", [(2, 3)])
+case("cumsum", "np.cumsum(x, axis=1)", [(2, 3)])
+case("cumprod", "np.cumprod(x)", [(4,)], domain="pos")
+case("cumprod", "np.cumprod(x, axis=0)", [(3, 2)], domain="pos")
+for _ord in ("None", "1", "2", "np.inf", "-np.inf", "3"):
+    case("norm", f"np.linalg.norm(x, ord={_ord})", [(4,)], domain="distinct",
+         skip=None if _ord == "None" else {"second": "rt.norm_vjp has no second derivative"})
+case("norm", "np.linalg.norm(x, ord=0) + np.sum(x)", [(4,)], domain="distinct",
+     skip={"second": "rt.norm_vjp has no second derivative"})
+for _ord in ("None", "'fro'", "'nuc'", "1", "-1", "2", "-2", "np.inf", "-np.inf"):
+    case("norm", f"np.linalg.norm(x, ord={_ord})", [(3, 3)], domain="distinct",
+         skip=None if _ord in ("None", "'fro'") else
+         {"second": "rt.norm_vjp has no second derivative"})
+case("norm", "np.linalg.norm(x, axis=1)", [(2, 3)])
+case("norm", "np.linalg.norm(x, axis=0, keepdims=True)", [(2, 3)])
+case("norm", "np.linalg.norm([x, x + 2.0])", [()])
+
+# ---- shape and indexing -------------------------------------------------------------------------
+for _name, _expr, _s in [
+        ("reshape", "np.reshape(x, (3, 2))", (2, 3)), ("ravel", "np.ravel(x)", (2, 3)),
+        ("transpose", "np.transpose(x)", (2, 3)), ("transpose", "np.transpose(x, (1, 0, 2))",
+                                                   (2, 3, 2)),
+        ("expand_dims", "np.expand_dims(x, 1)", (2, 3)), ("squeeze", "np.squeeze(x)", (2, 1)),
+        ("atleast_1d", "np.atleast_1d(x)", ()), ("atleast_2d", "np.atleast_2d(x)", (3,)),
+        ("swapaxes", "np.swapaxes(x, 0, 1)", (2, 3)),
+        ("moveaxis", "np.moveaxis(x, 0, -1)", (2, 3, 2)),
+        ("broadcast_to", "np.broadcast_to(x, (2, 3))", (3,)), ("tile", "np.tile(x, 2)", (3,)),
+        ("tile", "np.tile(x, (2, 1))", (2, 3)),
+        ("diagonal", "np.diagonal(x)", (3, 3)), ("diagonal", "np.diagonal(x, 1)", (3, 4)),
+        ("trace", "np.trace(x)", (3, 3)), ("diag", "np.diag(x)", (3,)),
+        ("diag", "np.diag(x)", (3, 3)), ("diag", "np.diag(x, 1)", (3,)),
+        ("triu", "np.triu(x)", (3, 3)), ("tril", "np.tril(x, -1)", (3, 3)),
+        ("roll", "np.roll(x, 1)", (2, 3)), ("roll", "np.roll(x, -1, axis=1)", (2, 3)),
+        ("flip", "np.flip(x)", (2, 3)), ("flip", "np.flip(x, 1)", (2, 3)),
+        ("fliplr", "np.fliplr(x)", (2, 3)), ("flipud", "np.flipud(x)", (2, 3)),
+        ("rot90", "np.rot90(x)", (2, 3)), ("rot90", "np.rot90(x, 2)", (2, 3)),
+        ("repeat", "np.repeat(x, 2)", (2, 3)), ("repeat", "np.repeat(x, 2, axis=0)", (2, 3)),
+        ("pad", "np.pad(x, 1)", (2, 3)), ("pad", "np.pad(x, ((1, 0), (0, 2)))", (2, 3)),
+        ("sort", "np.sort(x)", (2, 3)), ("sort", "np.sort(x, axis=0)", (3, 2)),
+        ("split", "np.split(x, 2)[1] * 2.0 + np.split(x, 2)[0]", (4,)),
+        ("split", "np.split(x, [1], axis=1)[1]", (2, 3)),
+        ("array_split", "np.array_split(x, 2)[0]", (5,)),
+        ("linspace", "np.linspace(x, 3.0, 5)", ()),
+        ("linspace_endpoint", "np.linspace(0.5, x, 4, endpoint=False)", ()),
+        ("array", "np.array([[x, x], [x, x]])", ()),
+        ("array", "np.array([x, 2.0 * x])", (3,))]:
+    if _name == "linspace_endpoint":   # jit once lowered it ignoring endpoint=False
+        case("linspace", _expr, [_s], jit_always=True)
+        continue
+    case(_name, _expr, [_s], domain="distinct" if _name == "sort" else "real")
+for _name, _expr, _shapes in [
+        ("concatenate", "np.concatenate([x, y])", [(2,), (3,)]),
+        ("concatenate", "np.concatenate((x, y), axis=1)", [(2, 1), (2, 3)]),
+        ("concatenate", "np.r_[x, y, 2.0]", [(2,), ()]),
+        ("column_stack", "np.c_[x, y]", [(3,), (3,)]),
+        ("stack", "np.stack([x, y], axis=1)", [(3,), (3,)]),
+        ("vstack", "np.vstack([x, y])", [(3,), (2, 3)]),
+        ("hstack", "np.hstack([x, y])", [(3,), (2,)]),
+        ("hstack", "np.hstack((x, y))", [(2, 1), (2, 2)]),
+        ("dstack", "np.dstack([x, y])", [(2, 3), (2, 3)]),
+        ("column_stack", "np.column_stack([x, y])", [(3,), (3, 2)]),
+        ("kron", "np.kron(x, y)", [(2,), (3,)]), ("kron", "np.kron(x, y)", [(2, 2), (2, 3)])]:
+    case(_name, _expr, _shapes)
+
+# ---- products and linear algebra --------------------------------------------------------------------
+for _name, _expr, _shapes in [
+        ("matmul", "x @ y", [(2, 3), (3, 4)]), ("matmul", "x @ y", [(3,), (3, 2)]),
+        ("matmul", "x @ y", [(2, 2, 3), (3,)]),
+        ("dot", "np.dot(x, y)", [(2, 3), (3,)]), ("dot", "np.dot(x, y)", [(), (3,)]),
+        ("dot", "np.dot(x, y)", [(2, 2, 3), (3,)]),
+        ("inner", "np.inner(x, y)", [(3,), (3,)]), ("inner", "np.inner(x, y)", [(), (3,)]),
+        ("inner", "np.inner(x, y)", [(2, 3), (4, 3)]),
+        ("outer", "np.outer(x, y)", [(2,), (3,)]),
+        ("einsum", "np.einsum('ij,jk->ik', x, y)", [(2, 3), (3, 2)]),
+        ("einsum", "np.einsum('...ij,...jk->...ik', x, y)", [(2, 3), (2, 3, 2)]),
+        ("einsum", "np.einsum('i,i', x, y)", [(3,), (3,)]),
+        ("tensordot", "np.tensordot(x, y)", [(2, 3), (2, 3)]),
+        ("tensordot", "np.tensordot(x, y, axes=1)", [(2, 3), (3, 2)]),
+        ("tensordot", "np.tensordot(x, y, axes=([0], [1]))", [(2, 3), (4, 2)]),
+        ("solve", "np.linalg.solve(x + 4.0 * np.eye(3), y)", [(3, 3), (3,)])]:
+    case(_name, _expr, _shapes)
+case("det", "np.linalg.det(x)", [(3, 3)])
+case("inv", "np.linalg.inv(x + 4.0 * np.eye(3))", [(3, 3)])
+case("pinv", "np.linalg.pinv(x)", [(3, 2)])
+case("matrix_power", "np.linalg.matrix_power(x, 3)", [(2, 2)])
+case("matrix_power", "np.linalg.matrix_power(x + 3.0 * np.eye(2), -2)", [(2, 2)])
+case("slogdet", "np.linalg.slogdet(x + 4.0 * np.eye(3))[1]", [(3, 3)])
+case("cholesky", "np.linalg.cholesky(x @ x.T + 3.0 * np.eye(3))", [(3, 3)])
+case("eigh", "np.linalg.eigh(x + x.T)[0]", [(3, 3)], domain="distinct")
+case("eigh", "np.abs(np.linalg.eigh(x + x.T)[1])", [(3, 3)], domain="distinct")
+case("eigvalsh", "np.linalg.eigvalsh(x + x.T)", [(3, 3)], domain="distinct")
+case("qr", "np.linalg.qr(x)[1]", [(3, 2)])
+case("qr", "np.linalg.qr(x)[0]", [(3, 2)])
+case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct",
+     skip={"second": "second derivatives go through the singular vectors (refused)"})
+
+# ---- transpile/primitives/numpy_more.py ------------------------------------------------------
+for _name, _expr, _shapes, _dom in [
+        ("diff", "np.diff(x)", [(4,)], "real"), ("diff", "np.diff(x, 2, axis=0)", [(4, 2)], "real"),
+        ("diff", "np.diff(x, axis=1)", [(2, 3)], "real"),
+        ("sinc", "np.sinc(x)", [(3,)], "real"), ("sinc", "np.sinc(x * 0.0) + x", [()], "real"),
+        ("logaddexp2", "np.logaddexp2(x, y)", [(2, 3), (3,)], "real"),
+        ("deg2rad", "np.deg2rad(x)", [(3,)], "real"), ("deg2rad", "np.radians(x)", [()], "real"),
+        ("rad2deg", "np.rad2deg(x)", [(3,)], "real"), ("rad2deg", "np.degrees(x)", [()], "real"),
+        ("float_power", "np.float_power(x, y)", [(3,), (3,)], "pos"),
+        ("vdot", "np.vdot(x, y)", [(2, 3), (6,)], "real"),
+        ("nansum", "np.nansum(x)", [(3,)], "real"),
+        ("nansum", "np.nansum(x, axis=1, keepdims=True)", [(2, 3)], "real"),
+        ("nansum", "np.nansum(np.where(x > 0, x, np.nan))", [(4,)], "distinct")]:
+    case(_name, _expr, _shapes, domain=_dom,
+         dtypes=("float64", "float32") if _name in ("sinc", "deg2rad") and _shapes == [(3,)]
+         else ("float64",))
+case("vdot", "np.vdot(x, y)", [(3,), (3,)], dtypes=("complex128",),
+     skip={"second": "second derivatives of complex non-holomorphic rows are not claimed"})
+
+# ---- rows with no case, and why --------------------------------------------------------------------
+EXEMPT = {
+    "eig": "derivatives refused with a clear error (tests/test_primitive_sweep.py checks it)",
+}
+# nondiff rows (comparisons, rounding, creation, shape queries; derivative zero as in JAX),
+# rt.* runtime helper rows (tested through the derivatives of the rows that use them), and
+# rows with their own test files (collectives: test_pmap*.py; setitem/assign: test_control_flow.py)
+EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
+
+# rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
+JIT_FALLBACK = {}
+for _p in ('array_split split concatenate stack column_stack dstack hstack vstack cumprod cumsum '
+           'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
+           'inner tensordot einsum linspace float diff vdot float_power nansum').split():
+    JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
+for _p in ('cholesky det eigh eigvalsh inv matrix_power pinv qr slogdet solve svd').split():
+    JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
+for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
+           'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
+    JIT_FALLBACK[_p] = 'numpy.fft: Numba has no FFT'
+for _p in ('special_i0 special_i0e special_i1 special_i1e special_log_softmax special_logsumexp '
+           'special_polygamma special_softmax stats_beta_cdf stats_beta_logpdf stats_beta_pdf '
+           'stats_dirichlet_logpdf stats_dirichlet_pdf stats_gamma_cdf stats_gamma_logpdf '
+           'stats_gamma_pdf stats_mvn_logpdf stats_mvn_pdf stats_poisson_cdf stats_poisson_logpmf '
+           'stats_poisson_pmf stats_t_cdf').split():
+    JIT_FALLBACK[_p] = 'no Numba kernel for the function or one of its derivatives'
+
+# (row, mode) pairs that no case can check, with the reason
+MODE_EXEMPT = {
+    ("svd", "second"): "second derivatives of singular values go through the singular vectors, "
+                       "whose derivatives are refused (tests/test_primitive_sweep.py)",
+}

@@ -1,0 +1,272 @@
+"""Derivatives that used to be silently wrong (issue #14), each checked in grad, jvp,
+jit(grad) and vmap(grad) against the analytic value, central differences and JAX.
+
+    grad(lambda x: np.sum(np.array([[x, x], [x, x]])))(1.0)   was 0.0, true 4.0
+    grad(lambda a: np.sum([1.0, a * a, 2.0]))(0.7)             was 4.2, true 1.4
+    grad(lambda x: x % 2.0)(0.5)                               was 0.0, true 1.0 (mod family)
+    grad(lambda a: np.sum(np.linspace(a, 3.0, 5)))(1.0)        was 0.0, true 2.5
+and: reductions over Python lists, np.r_/np.c_ treated as constants, einsum '...' cotangent
+shapes, np.inner(scalar, vector) / np.dot(3-D, 1-D) crashes, complex gradients (JAX's
+convention: conj), float32 gradients promoted to float64, jit of linspace(endpoint=False).
+"""
+import warnings
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from transpile import grad, jit, jvp, vmap
+from transpile.errors import TranspileError, TranspileWarning
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+
+C3 = np.array([0.5, -1.0, 2.0])
+
+
+def nested_list(x):
+    return np.sum(np.array([[x, x], [x, x]]))
+
+
+def python_list_sum(a):
+    return np.sum([1.0, a * a, 2.0])
+
+
+def percent(x):
+    return x % 2.0
+
+
+def np_mod(x):
+    return np.mod(x, 2.0)
+
+
+def np_remainder(x):
+    return np.remainder(x, 2.0)
+
+
+def np_fmod(x):
+    return np.fmod(x, 2.0)
+
+
+def mod_divisor(y):
+    return np.mod(5.3, y)
+
+
+def linspace_start(a):
+    return np.sum(np.linspace(a, 3.0, 5))
+
+
+def linspace_open(a):
+    return np.sum(np.linspace(0.5, a, 4, endpoint=False) * C3[[0, 1, 2, 2]])
+
+
+def mean_of_list(x):
+    return np.mean([x, x + 2.0])
+
+
+def norm_of_list(x):
+    return np.linalg.norm([x, x + 2])
+
+
+def r_concat(x):
+    return np.sum(np.r_[x, 2.0] * np.r_[x, 3.0])
+
+
+def c_columns(x):
+    return np.sum(np.c_[x * C3, 2.0 * C3] ** 2)
+
+
+def einsum_ellipsis(x):
+    return np.sum(np.einsum('...i,i->...', np.ones((2, 3)) * x, C3) ** 2)
+
+
+def inner_scalar(x):
+    return np.sum(np.inner(x, C3) ** 2)
+
+
+def dot_3d_1d(x):
+    return np.sum(np.dot(np.ones((2, 2, 3)) * x, C3) ** 2)
+
+
+# (function, point, true derivative, the same function in jax.numpy)
+CASES = [
+    (nested_list, 1.0, 4.0, lambda x: jnp.sum(jnp.array([[x, x], [x, x]]))),
+    (python_list_sum, 0.7, 1.4, lambda a: jnp.sum(jnp.array([1.0, a * a, 2.0]))),
+    (percent, 0.5, 1.0, lambda x: x % 2.0),
+    (np_mod, 2.5, 1.0, lambda x: jnp.mod(x, 2.0)),
+    (np_remainder, -0.5, 1.0, lambda x: jnp.remainder(x, 2.0)),
+    (np_fmod, -2.5, 1.0, lambda x: jnp.fmod(x, 2.0)),
+    (mod_divisor, 2.0, -2.0, lambda y: jnp.mod(5.3, y)),
+    (linspace_start, 1.0, 2.5, lambda a: jnp.sum(jnp.linspace(a, 3.0, 5))),
+    (linspace_open, 2.0, 0.0 * 0.5 + 0.25 * -1.0 + 0.5 * 2.0 + 0.75 * 2.0,
+     lambda a: jnp.sum(jnp.linspace(0.5, a, 4, endpoint=False) * C3[[0, 1, 2, 2]])),
+    (mean_of_list, 0.3, 1.0, lambda x: jnp.mean(jnp.array([x, x + 2.0]))),
+    (norm_of_list, 0.3, (2 * 0.3 + 2) / np.sqrt(0.3 ** 2 + 2.3 ** 2),
+     lambda x: jnp.linalg.norm(jnp.array([x, x + 2]))),
+    (r_concat, 0.3, 2 * 0.3, lambda x: jnp.sum(jnp.r_[x, 2.0] * jnp.r_[x, 3.0])),
+    (c_columns, 0.3, 2 * 0.3 * np.sum(C3 ** 2),
+     lambda x: jnp.sum(jnp.c_[x * C3, 2.0 * C3] ** 2)),
+    (einsum_ellipsis, 0.3, 2 * 2 * 0.3 * np.sum(C3) ** 2,
+     lambda x: jnp.sum(jnp.einsum('...i,i->...', jnp.ones((2, 3)) * x, C3) ** 2)),
+    (inner_scalar, 0.3, 2 * 0.3 * np.sum(C3 ** 2), lambda x: jnp.sum(jnp.inner(x, C3) ** 2)),
+    (dot_3d_1d, 0.3, 4 * 2 * 0.3 * np.sum(C3) ** 2,
+     lambda x: jnp.sum(jnp.dot(jnp.ones((2, 2, 3)) * x, C3) ** 2)),
+]
+IDS = [c[0].__name__ for c in CASES]
+
+
+def _fd(f, x, eps=1e-6):
+    return (f(x + eps) - f(x - eps)) / (2 * eps)
+
+
+@pytest.mark.parametrize("f,x0,true,jf", CASES, ids=IDS)
+def test_true_value_and_oracles(f, x0, true, jf):
+    np.testing.assert_allclose(_fd(f, x0), true, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(float(jax.grad(jf)(x0)), true, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("f,x0,true,jf", CASES, ids=IDS)
+def test_grad(f, x0, true, jf):
+    np.testing.assert_allclose(grad(f)(x0), true, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("f,x0,true,jf", CASES, ids=IDS)
+def test_jvp(f, x0, true, jf):
+    out, tan = jvp(f, (x0,), (1.0,))
+    np.testing.assert_allclose(out, f(x0), rtol=1e-12)
+    np.testing.assert_allclose(tan, true, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("f,x0,true,jf", CASES, ids=IDS)
+def test_jit_grad(f, x0, true, jf):
+    with warnings.catch_warnings():
+        # rows without a Numba lowering run NumPy (warned, listed in tests/sweep_cases.py);
+        # the number must be right either way
+        warnings.simplefilter("ignore", TranspileWarning)
+        got = jit(grad(f))(x0)
+    np.testing.assert_allclose(got, true, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("f,x0,true,jf", CASES, ids=IDS)
+def test_vmap_grad(f, x0, true, jf):
+    xs = np.array([x0, x0 + 0.25])
+    want = [float(jax.grad(jf)(v)) for v in xs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = vmap(grad(f))(xs)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[0], true, rtol=1e-10, atol=1e-12)
+
+
+def test_jit_linspace_endpoint_false():
+    def f(x):
+        return np.linspace(0.5, x, 4, endpoint=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        np.testing.assert_allclose(jit(f)(2.0), np.linspace(0.5, 2.0, 4, endpoint=False))
+
+
+# ---- complex inputs: JAX's convention, grad of a real f(z) = df/dx - i df/dy ------------------
+
+def abs_squared(z):
+    return np.sum(np.abs(z) ** 2)
+
+
+def real_of_square(z):
+    return np.sum(np.real(z * z) + np.imag(z) * 3.0)
+
+
+def angle_weighted(z):
+    return np.sum(np.angle(z) * np.array([1.0, -2.0]))
+
+
+@pytest.mark.parametrize("f,jf", [
+    (abs_squared, lambda z: jnp.sum(jnp.abs(z) ** 2)),
+    (real_of_square, lambda z: jnp.sum(jnp.real(z * z) + jnp.imag(z) * 3.0)),
+    (angle_weighted, lambda z: jnp.sum(jnp.angle(z) * jnp.array([1.0, -2.0]))),
+], ids=["abs_squared", "real_of_square", "angle"])
+def test_complex_gradient_matches_jax(f, jf):
+    z = np.array([1.0 + 2.0j, 0.5 - 1.0j])
+    want = np.asarray(jax.grad(jf)(z))
+    got = grad(f)(z)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    eps = 1e-6
+    for k in range(2):
+        e = np.zeros(2, complex)
+        e[k] = eps
+        dx = (f(z + e) - f(z - e)) / (2 * eps)
+        dy = (f(z + 1j * e) - f(z - 1j * e)) / (2 * eps)
+        np.testing.assert_allclose(got[k], dx - 1j * dy, rtol=1e-6, atol=1e-8)
+    if f is abs_squared:
+        np.testing.assert_allclose(got, 2 * np.conj(z))
+
+
+# ---- float32 in, float32 gradient out (as JAX) -----------------------------------------------
+
+def promotes(x):
+    return np.sum(x * np.float64(2.0) + np.linspace(0.0, 1.0, 3) * x)
+
+
+def test_float32_gradient_keeps_dtype():
+    x = np.array([1.0, 2.0, 3.0], np.float32)
+    g = grad(promotes)(x)
+    assert g.dtype == np.float32
+    want = jax.grad(lambda v: jnp.sum(v * 2.0 + jnp.linspace(0.0, 1.0, 3) * v))(
+        jnp.asarray(x))
+    assert want.dtype == jnp.float32
+    np.testing.assert_allclose(g, np.asarray(want), rtol=1e-6)
+
+
+# ---- refusals name the user's spelling and line -----------------------------------------------
+
+def t_cdf_in_df(d):
+    return scipy.stats.t.cdf(0.3, d)
+
+
+def test_refusal_names_scipy_function_and_line():
+    with pytest.raises(TranspileError, match=r"scipy\.stats\.t\.cdf") as e:
+        grad(t_cdf_in_df)(3.0)
+    assert f"test_gradient_regressions.py:{t_cdf_in_df.__code__.co_firstlineno + 1}" in \
+        str(e.value)
+    assert "rt." not in str(e.value).splitlines()[0]
+
+
+# ---- holomorphic=True (as JAX) ----------------------------------------------------------------
+
+def holo(z):
+    return z * z + np.sin(z)
+
+
+def holo_vec(z):
+    return z * z + np.sin(z)
+
+
+def test_holomorphic_grad_matches_jax():
+    z = 1.0 + 1.0j
+    want = complex(jax.grad(lambda v: v * v + jnp.sin(v), holomorphic=True)(z))
+    assert abs(want - (2 * z + np.cos(z))) < 1e-12
+    np.testing.assert_allclose(grad(holo, holomorphic=True)(z), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(holo, holomorphic=True))(z), want, rtol=1e-12)
+    zs = np.array([z, 0.5 - 2.0j])
+    np.testing.assert_allclose(vmap(grad(holo, holomorphic=True))(zs), 2 * zs + np.cos(zs),
+                               rtol=1e-12)
+    eps = 1e-6   # a holomorphic derivative is the same along every direction
+    np.testing.assert_allclose((holo(z + eps) - holo(z - eps)) / (2 * eps), want, rtol=1e-7)
+
+
+def test_holomorphic_jacobians_match_jax():
+    from transpile import jacfwd, jacrev
+    z = np.array([1.0 + 1.0j, 0.5 - 2.0j])
+    want = np.asarray(jax.jacfwd(lambda v: v * v + jnp.sin(v), holomorphic=True)(z))
+    np.testing.assert_allclose(jacfwd(holo_vec, holomorphic=True)(z), want, rtol=1e-12)
+    np.testing.assert_allclose(jacrev(holo_vec, holomorphic=True)(z), want, rtol=1e-12)
+    with pytest.raises(TypeError, match="complex inputs"):
+        jacfwd(holo_vec, holomorphic=True)(np.array([1.0, 2.0]))
+
+
+def test_complex_output_needs_holomorphic():
+    with pytest.raises(TypeError, match="holomorphic=True"):
+        grad(holo)(1.0 + 1.0j)
+    with pytest.raises(TypeError, match="complex inputs"):
+        grad(holo, holomorphic=True)(1.0)

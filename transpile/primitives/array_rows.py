@@ -1,0 +1,201 @@
+"""Rows for NumPy's shape and rearranging functions (roll, flip, repeat, the stack family,
+split, diag, triu/tril, kron, pad, sort, cumprod, tensordot), the mod family, linspace and the
+complex parts (real, imag, conj, angle).
+
+Complex numbers follow JAX's convention: a reverse rule transposes the (real-)linear map of
+the forward rule without conjugating, so grad of a real function f(z) is df/dx - i df/dy.
+Functions that split multiple outputs (np.split, ...) are expanded by the normalizer into one
+primitive per output (`multi`), each with its own rules.
+"""
+import operator
+
+import numpy as np
+
+from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching_more import axis_rule, per_example
+from transpile.primitives.registry import defmethod, defprim
+from transpile_runtime import array_adjoints as AA
+from transpile_runtime import complex_parts as CP
+
+E = BR.elementwise
+
+# ---- the mod family: derivative 1 in x, -floor(x / y) (mod) or -trunc(x / y) (fmod) in y --------
+mod = defprim("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E,
+              deriv={"x": "1", "y": "-np.floor(x / y)"})
+fmod = defprim("fmod", np.fmod, "np.fmod", "x, y", batch=E,
+               deriv={"x": "1", "y": "-np.trunc(x / y)"}, lower="np.fmod({x}, {y})")
+
+# ---- linspace: start * (1 - t) + stop * t ----------------------------------------------------
+linspace = defprim(
+    "linspace", np.linspace, "np.linspace", "start, stop, num=50, endpoint=True, dtype=None",
+    batch=per_example,
+    vjp={"start": "rt.linspace_part_vjp(g, num, endpoint, 0, start)",
+         "stop": "rt.linspace_part_vjp(g, num, endpoint, 1, stop)"},
+    jvp={"start": "rt.linspace_part(start_dot, num, endpoint, 0, start)",
+         "stop": "rt.linspace_part(stop_dot, num, endpoint, 1, stop)"})
+linspace_part = defprim(
+    "linspace_part", AA.linspace_part, "rt.linspace_part", "t, num, endpoint, which, like",
+    shape_args=("like",), batch=per_example, linear=("t",),
+    vjp={"t": "rt.linspace_part_vjp(g, num, endpoint, which, like)"})
+linspace_part_vjp = defprim(
+    "linspace_part_vjp", AA.linspace_part_vjp, "rt.linspace_part_vjp",
+    "ct, num, endpoint, which, like", shape_args=("like",), batch=per_example, linear=("ct",),
+    vjp={"ct": "rt.linspace_part(g, num, endpoint, which, like)"})
+
+# ---- complex parts ---------------------------------------------------------------------------
+real = defprim("real", np.real, "np.real", "x", batch=E, linear=("x",),
+               vjp={"x": "rt.match_complex(g, x)"}, lower="{x}.real")
+imag = defprim("imag", np.imag, "np.imag", "x", batch=E, linear=("x",),
+               vjp={"x": "rt.match_complex(-1j * g, x)"}, lower="{x}.imag")
+conj = defprim("conj", [np.conj, np.conjugate], "np.conj", "x", batch=E, linear=("x",),
+               vjp={"x": "np.conj(g)"}, lower="np.conj({x})")
+angle = defprim("angle", np.angle, "np.angle", "x", batch=E, lower="np.arctan2({x}.imag, {x}.real)",
+                vjp={"x": "rt.angle_vjp(g, x)"}, jvp={"x": "rt.angle_jvp(x_dot, x)"})
+match_complex = defprim("match_complex", CP.match_complex, "rt.match_complex", "t, x",
+                        shape_args=("x",), batch=E, linear=("t",),
+                        vjp={"t": "rt.match_complex(g, t)"})
+# second order: Im(t / x) and -i Re(ct) / x differentiated in x (zero for real x)
+angle_jvp = defprim("angle_jvp", CP.angle_jvp, "rt.angle_jvp", "t, x", batch=E,
+                    vjp={"t": "rt.angle_vjp(g, x)",
+                         "x": "rt.match_complex(1j * g * t / (x * x), x)"},
+                    jvp={"t": "rt.angle_jvp(t_dot, x)", "x": "rt.angle_jvp(-t * x_dot / x, x)"})
+angle_vjp = defprim("angle_vjp", CP.angle_vjp, "rt.angle_vjp", "ct, x", batch=E,
+                    vjp={"ct": "rt.angle_jvp(g, x)", "x": "-g * rt.angle_vjp(ct, x) / x"},
+                    jvp={"ct": "rt.angle_vjp(ct_dot, x)", "x": "-rt.angle_vjp(ct, x) * x_dot / x"})
+abs_factor = defprim("abs_factor", CP.abs_factor, "rt.abs_factor", "x", batch=E,
+                     vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_vjp(x_dot, x)"})
+defprim("abs_factor_vjp", CP.abs_factor_vjp, "rt.abs_factor_vjp", "ct, x", batch=E, nondiff=True)
+
+# ---- rearranging (linear: forward mode applies the primitive to the tangent) ------------------
+roll = defprim("roll", np.roll, "np.roll", "x, shift, axis=None", linear=("x",),
+               batch=axis_rule(["axis"]), vjp={"x": "rt.roll_back(g, shift, axis)"})
+roll_back = defprim("roll_back", AA.roll_back, "rt.roll_back", "ct, shift, axis=None",
+                    linear=("ct",), batch=axis_rule(["axis"], array_params=("ct",),
+                                                    rank=lambda s, e: s.r(e.args["ct"])),
+                    vjp={"ct": "np.roll(g, shift, axis)"})
+flip = defprim("flip", np.flip, "np.flip", "x, axis=None", linear=("x",),
+               batch=axis_rule(["axis"]), vjp={"x": "np.flip(g, axis)"})
+fliplr = defprim("fliplr", np.fliplr, "np.fliplr", "x", linear=("x",), batch=per_example,
+                 vjp={"x": "np.fliplr(g)"})
+flipud = defprim("flipud", np.flipud, "np.flipud", "x", linear=("x",), batch=per_example,
+                 vjp={"x": "np.flipud(g)"})
+rot90 = defprim("rot90", np.rot90, "np.rot90", "x, k=1, axes=(0, 1)", linear=("x",),
+                batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"})
+repeat = defprim("repeat", np.repeat, "np.repeat", "x, repeats, axis=None", linear=("x",),
+                 batch=per_example, vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"})
+repeat_vjp = defprim("repeat_vjp", AA.repeat_vjp, "rt.repeat_vjp", "ct, x, repeats, axis=None",
+                     shape_args=("x",), linear=("ct",), batch=per_example,
+                     vjp={"ct": "np.repeat(g, repeats, axis)"})
+_JOINED = {}
+for _kind in ("vstack", "hstack", "dstack", "column_stack"):
+    _JOINED[_kind] = defprim(_kind, getattr(np, _kind), f"np.{_kind}", "arrays",
+                             linear=("arrays",), batch=per_example,
+                             vjp={"arrays": f"rt.joined_vjp(g, arrays, k, {_kind!r})"})
+joined_vjp = defprim("joined_vjp", AA.joined_vjp, "rt.joined_vjp", "ct, arrays, k, kind",
+                     shape_args=("arrays",), linear=("ct",), batch=per_example,
+                     vjp={"ct": "rt.joined_pad(g, arrays, k, kind)"})
+joined_pad = defprim("joined_pad", AA.joined_pad, "rt.joined_pad", "part, arrays, k, kind",
+                     shape_args=("arrays",), linear=("part",), batch=per_example,
+                     vjp={"part": "rt.joined_vjp(g, arrays, k, kind)"})
+
+
+def _split_parts(even):
+    def parts(bound, const):
+        ios = const(bound.get("indices_or_sections"))
+        n = ios if isinstance(ios, int) else len(ios) + 1
+        return [("split_part", {"k": k, "even": even}) for k in range(n)]
+    return parts
+
+
+split = defprim("split", np.split, "np.split", "x, indices_or_sections, axis=0",
+                linear=("x",), batch=per_example)
+array_split = defprim("array_split", np.array_split, "np.array_split",
+                      "x, indices_or_sections, axis=0", linear=("x",), batch=per_example)
+split.multi, array_split.multi = _split_parts(True), _split_parts(False)
+split_part = defprim("split_part", AA.split_part, "rt.split_part",
+                     "x, indices_or_sections, axis=0, k=0, even=True", linear=("x",),
+                     batch=per_example,
+                     vjp={"x": "rt.split_part_vjp(g, x, indices_or_sections, axis, k, even)"})
+split_part_vjp = defprim("split_part_vjp", AA.split_part_vjp, "rt.split_part_vjp",
+                         "ct, x, indices_or_sections, axis=0, k=0, even=True", shape_args=("x",),
+                         linear=("ct",), batch=per_example,
+                         vjp={"ct": "rt.split_part(g, indices_or_sections, axis, k, even)"})
+
+diag = defprim("diag", np.diag, "np.diag", "x, k=0", linear=("x",), batch=per_example,
+               vjp={"x": "rt.diag_vjp(g, x, k)"})
+diag_vjp = defprim("diag_vjp", CP.diag_vjp, "rt.diag_vjp", "ct, x, k=0", shape_args=("x",),
+                   linear=("ct",), batch=per_example, vjp={"ct": "np.diag(g, k)"})
+triu = defprim("triu", np.triu, "np.triu", "x, k=0", linear=("x",), batch=per_example,
+               vjp={"x": "np.triu(g, k)"})
+tril = defprim("tril", np.tril, "np.tril", "x, k=0", linear=("x",), batch=per_example,
+               vjp={"x": "np.tril(g, k)"})
+kron = defprim("kron", np.kron, "np.kron", "x, y", linear=("x", "y"), batch=per_example,
+               vjp={"x": "rt.kron_vjp_left(g, x, y)", "y": "rt.kron_vjp_right(g, x, y)"})
+kron_vjp_left = defprim("kron_vjp_left", AA.kron_vjp_left, "rt.kron_vjp_left", "ct, x, y",
+                        shape_args=("x",), linear=("ct", "y"), batch=per_example,
+                        vjp={"ct": "np.kron(g, y)", "y": "rt.kron_vjp_right(ct, g, y)"})
+kron_vjp_right = defprim("kron_vjp_right", AA.kron_vjp_right, "rt.kron_vjp_right", "ct, x, y",
+                         shape_args=("y",), linear=("ct", "x"), batch=per_example,
+                         vjp={"ct": "np.kron(x, g)", "x": "rt.kron_vjp_left(ct, x, g)"})
+pad = defprim("pad", np.pad, "np.pad", "x, pad_width, mode='constant'", linear=("x",),
+              batch=per_example, vjp={"x": "rt.pad_vjp(g, pad_width, np.ndim(x))"})
+pad_vjp = defprim("pad_vjp", AA.pad_vjp, "rt.pad_vjp", "ct, pad_width, ndim", linear=("ct",),
+                  batch=per_example, vjp={"ct": "np.pad(g, pad_width)"})
+tensordot = defprim("tensordot", np.tensordot, "np.tensordot", "x, y, axes=2",
+                    linear=("x", "y"), batch=per_example,
+                    vjp={"x": "rt.tensordot_vjp(g, x, y, axes, 0)",
+                         "y": "rt.tensordot_vjp(g, x, y, axes, 1)"})
+
+
+def _which(eqn):
+    return eqn.args["which"].value
+
+
+def _tdv_vjp(arg):
+    def rule(eqn, k):
+        w = _which(eqn)
+        if arg == "ct":
+            return "np.tensordot(g, y, axes)" if w == 0 else "np.tensordot(x, g, axes)"
+        if (arg == "x") == (w == 0):
+            return "0"          # this operand only gives the cotangent's shape
+        return "rt.tensordot_vjp(ct, g, y, axes, 1)" if w == 0 else \
+            "rt.tensordot_vjp(ct, x, g, axes, 0)"
+    return rule
+
+
+def _tdv_jvp(arg):
+    def rule(eqn, k):
+        if (arg == "x") == (_which(eqn) == 0):
+            return "0"
+        return f"rt.tensordot_vjp(ct, {'x_dot' if arg == 'x' else 'x'}, " \
+               f"{'y_dot' if arg == 'y' else 'y'}, axes, which)"
+    return rule
+
+
+tensordot_vjp = defprim("tensordot_vjp", AA.tensordot_vjp, "rt.tensordot_vjp",
+                        "ct, x, y, axes, which", linear=("ct",), batch=per_example,
+                        vjp={a: _tdv_vjp(a) for a in ("ct", "x", "y")},
+                        jvp={"x": _tdv_jvp("x"), "y": _tdv_jvp("y")})
+
+# ---- sorting: a data-dependent permutation (differentiable almost everywhere) -----------------
+sort = defprim("sort", np.sort, "np.sort", "x, axis=-1", batch=axis_rule(["axis"]),
+               vjp={"x": "rt.put_along(g, x, rt.sort_perm(x, axis), axis)"},
+               jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"})
+defprim("sort_perm", AA.sort_perm, "rt.sort_perm", "x, axis=-1", nondiff=True,
+        batch=axis_rule(["axis"]))
+take_along = defprim("take_along", AA.take_along, "rt.take_along", "x, idx, axis=-1",
+                     linear=("x",), batch=per_example,
+                     vjp={"x": "rt.put_along(g, x, idx, axis)"})
+put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, axis=-1",
+                    shape_args=("like",), linear=("ct",), batch=per_example,
+                    vjp={"ct": "rt.take_along(g, idx, axis)"})
+
+# ---- cumulative product: d y_j / d x_i = y_j / x_i (j >= i) ------------------------------------
+cumprod = defprim("cumprod", np.cumprod, "np.cumprod", "x, axis=None, dtype=None, out=None",
+                  batch=per_example, vjp={"x": "rt.cumsum_vjp(g * ans, x, axis) / x"},
+                  jvp={"x": "ans * np.cumsum(x_dot / x, axis=axis)"})
+
+for _name, _prim in [("cumprod", cumprod), ("repeat", repeat),
+                     ("conj", conj), ("conjugate", conj)]:
+    if _prim is not None:
+        defmethod(_name, _prim)

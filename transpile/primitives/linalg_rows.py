@@ -1,0 +1,188 @@
+"""numpy.linalg rows: cholesky, eigh, slogdet, pinv, matrix_power, qr, svd, and
+np.linalg.norm for every ord. Reverse and forward rules are written with other primitives
+(solve, matmul, tril, ...) wherever possible, so second derivatives follow.
+
+Conventions (as in JAX): cholesky and eigh read a symmetric matrix, so their cotangents are
+symmetrized; eigenvectors are defined up to sign, so only sign-invariant functions of them
+have well-defined derivatives; eigenvalues must be distinct.
+"""
+import numpy as np
+
+from transpile.errors import TranspileError
+
+from transpile.primitives.batching_more import per_example, rank_minus, stacked
+from transpile.primitives.batching_rules import Rule
+from transpile.primitives.registry import defprim
+from transpile_runtime import linalg_adjoints as LA
+
+_rank0 = Rule("linalg", stacked.batch, rank_minus(2))
+_rank1 = Rule("linalg", stacked.batch, rank_minus(1))
+
+sym = defprim("sym", LA.sym, "rt.sym", "x", linear=("x",), batch=stacked, vjp={"x": "rt.sym(g)"})
+phi = defprim("phi", LA.phi, "rt.phi", "x", linear=("x",), batch=stacked, vjp={"x": "rt.phi(g)"})
+copyltu = defprim("copyltu", LA.copyltu, "rt.copyltu", "x", linear=("x",), batch=stacked,
+                  vjp={"x": "rt.copyltu_t(g)"})
+copyltu_t = defprim("copyltu_t", LA.copyltu_t, "rt.copyltu_t", "x", linear=("x",),
+                    batch=stacked, vjp={"x": "rt.copyltu(g)"})
+defprim("eye_like", LA.eye_like, "rt.eye_like", "x", nondiff=True, batch=per_example)
+defprim("gap_inverse", LA.gap_inverse, "rt.gap_inverse", "w", batch=per_example,
+        vjp={"w": "rt.gap_inverse_vjp(g, w)"}, jvp={"w": "rt.gap_inverse_jvp(w_dot, w)"})
+defprim("gap_inverse_jvp", LA.gap_inverse_jvp, "rt.gap_inverse_jvp", "t, w", linear=("t",),
+        batch=per_example, vjp={"t": "rt.gap_inverse_vjp(g, w)"})
+defprim("gap_inverse_vjp", LA.gap_inverse_vjp, "rt.gap_inverse_vjp", "ct, w", linear=("ct",),
+        batch=per_example, vjp={"ct": "rt.gap_inverse_jvp(g, w)"})
+
+cholesky = defprim(
+    "cholesky", np.linalg.cholesky, "np.linalg.cholesky", "x", batch=stacked,
+    vjp={"x": "rt.sym(np.linalg.solve(rt.mT(ans), rt.mT(np.linalg.solve(rt.mT(ans), "
+              "rt.mT(rt.phi(rt.mT(ans) @ g))))))"},
+    jvp={"x": "ans @ rt.phi(np.linalg.solve(ans, rt.mT(np.linalg.solve(ans, "
+              "rt.mT(rt.sym(x_dot))))))"})
+
+# eigh: w = eigenvalues (ascending), V = eigenvectors; F_ij = 1 / (w_j - w_i) off the diagonal
+_V = "rt.eigh_vectors(x)"
+_W = "rt.eigh_values(x)"
+eigh = defprim("eigh", np.linalg.eigh, "np.linalg.eigh", "x, UPLO='L'", linear=(),
+               batch=per_example)
+eigh.multi = lambda bound, const: [("eigh_values", {}), ("eigh_vectors", {})]
+eigh_values = defprim(
+    "eigh_values", LA.eigh_values, "rt.eigh_values", "x", batch=_rank1,
+    vjp={"x": f"rt.sym(({_V} * np.expand_dims(g, -2)) @ rt.mT({_V}))"},
+    jvp={"x": f"np.sum({_V} * (rt.sym(x_dot) @ {_V}), axis=-2)"})
+eigh_vectors = defprim(
+    "eigh_vectors", LA.eigh_vectors, "rt.eigh_vectors", "x", batch=stacked,
+    vjp={"x": f"rt.sym({_V} @ (rt.gap_inverse({_W}) * (rt.mT({_V}) @ g)) @ rt.mT({_V}))"},
+    jvp={"x": f"ans @ (rt.gap_inverse({_W}) * (rt.mT(ans) @ rt.sym(x_dot) @ ans))"})
+eigvalsh = defprim("eigvalsh", np.linalg.eigvalsh, "np.linalg.eigvalsh", "x, UPLO='L'",
+                   batch=_rank1, vjp=eigh_values.vjp, jvp=eigh_values.jvp)
+
+slogdet = defprim("slogdet", np.linalg.slogdet, "np.linalg.slogdet", "x", batch=per_example)
+slogdet.multi = lambda bound, const: [("slogdet_sign", {}), ("slogdet_logabs", {})]
+defprim("slogdet_sign", LA.slogdet_sign, "rt.slogdet_sign", "x", nondiff=True, batch=_rank0)
+slogdet_logabs = defprim(
+    "slogdet_logabs", LA.slogdet_logabs, "rt.slogdet_logabs", "x", batch=_rank0,
+    vjp={"x": "rt.mT(np.linalg.inv(x)) * rt.expand_last(rt.expand_last(g))"},
+    jvp={"x": "np.sum(rt.mT(np.linalg.inv(x)) * x_dot, axis=(-2, -1))"})
+
+pinv = defprim(
+    "pinv", np.linalg.pinv, "np.linalg.pinv", "x", batch=stacked,
+    vjp={"x": "-(rt.mT(ans) @ g @ rt.mT(ans)) + (rt.mT(g) - x @ ans @ rt.mT(g)) @ ans @ "
+              "rt.mT(ans) + rt.mT(ans) @ ans @ (rt.mT(g) - rt.mT(g) @ ans @ x)"},
+    jvp={"x": "-(ans @ x_dot @ ans) + ans @ rt.mT(ans) @ (rt.mT(x_dot) - rt.mT(x_dot) @ x @ "
+              "ans) + (rt.mT(x_dot) - ans @ x @ rt.mT(x_dot)) @ rt.mT(ans) @ ans"})
+
+
+def _mpow_terms(eqn, lhs, rhs, mid, base):
+    n = eqn.args["n"].value
+    if not isinstance(n, (int, np.integer)):
+        raise NotImplementedError("np.linalg.matrix_power needs an integer exponent known "
+                                  "when the code is generated")
+    m = abs(int(n))
+    if m == 0:
+        return "0"
+    terms = [f"np.linalg.matrix_power({base}, {k}) @ {mid} @ np.linalg.matrix_power({base}, "
+             f"{m - 1 - k})" for k in range(m)]
+    return " + ".join(terms), n < 0
+
+
+def _mpow_vjp(eqn, k):
+    out = _mpow_terms(eqn, None, None, "g", "rt.mT(x)" if eqn.args["n"].value >= 0 else
+                      "rt.mT(np.linalg.inv(x))")
+    if out == "0":
+        return "0"
+    text, neg = out
+    if neg:   # A^-m = B^m with B = inv(A): dA-bar = -B^T Bbar B^T
+        return f"-(rt.mT(np.linalg.inv(x)) @ ({text}) @ rt.mT(np.linalg.inv(x)))"
+    return text
+
+
+def _mpow_jvp(eqn, k):
+    n = eqn.args["n"].value
+    mid = "x_dot" if n >= 0 else "(-(np.linalg.inv(x) @ x_dot @ np.linalg.inv(x)))"
+    out = _mpow_terms(eqn, None, None, mid, "x" if n >= 0 else "np.linalg.inv(x)")
+    return out if out == "0" else out[0]
+
+
+matrix_power = defprim("matrix_power", np.linalg.matrix_power, "np.linalg.matrix_power", "x, n",
+                       batch=stacked, vjp={"x": _mpow_vjp}, jvp={"x": _mpow_jvp})
+
+# qr (reduced, m >= n): Abar = (Qbar + Q copyltu(M)) R^-T,  M = R Rbar^T - Qbar^T Q
+_Q, _R = "rt.qr_q(x)", "rt.qr_r(x)"
+qr = defprim("qr", np.linalg.qr, "np.linalg.qr", "x, mode='reduced'", batch=per_example)
+
+
+def _qr_parts(bound, const):
+    mode = const(bound.get("mode")) or "reduced"
+    if mode == "r":
+        return "qr_r"
+    if mode != "reduced":
+        raise NotImplementedError(f"np.linalg.qr(mode={mode!r}): only mode='reduced' and 'r'")
+    return [("qr_q", {}), ("qr_r", {})]
+
+
+qr.multi = _qr_parts
+qr_q = defprim("qr_q", LA.qr_q, "rt.qr_q", "x", batch=stacked,
+               vjp={"x": f"rt.mT(np.linalg.solve({_R}, rt.mT(g + {_Q} @ "
+                         f"rt.copyltu(-(rt.mT(g) @ {_Q})))))"},
+               jvp={"x": "rt.qr_q_jvp(x_dot, x)"})
+qr_r = defprim("qr_r", LA.qr_r, "rt.qr_r", "x", batch=stacked,
+               vjp={"x": f"rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ "
+                         f"rt.copyltu({_R} @ rt.mT(g)))))"},
+               jvp={"x": "rt.qr_r_jvp(x_dot, x)"})
+defprim("qr_q_jvp", LA.qr_q_jvp, "rt.qr_q_jvp", "t, x", linear=("t",), batch=per_example,
+        vjp={"t": f"rt.mT(np.linalg.solve({_R}, rt.mT(g + {_Q} @ "
+                  f"rt.copyltu(-(rt.mT(g) @ {_Q})))))"})
+defprim("qr_r_jvp", LA.qr_r_jvp, "rt.qr_r_jvp", "t, x", linear=("t",), batch=per_example,
+        vjp={"t": f"rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ rt.copyltu({_R} @ rt.mT(g)))))"})
+
+# svd: singular values only (the vectors' derivatives are refused with a clear error)
+svd = defprim("svd", np.linalg.svd, "np.linalg.svd",
+              "x, full_matrices=True, compute_uv=True, hermitian=False", batch=per_example)
+
+
+def _svd_parts(bound, const):
+    if const(bound.get("compute_uv")) is False:
+        return "svd_values"
+    return [("svd_u", {}), ("svd_values", {}), ("svd_vh", {})]
+
+
+svd.multi = _svd_parts
+svd_values = defprim("svd_values", LA.svd_values, "rt.svd_values", "x", batch=_rank1,
+                     vjp={"x": "(rt.svd_u(x) * np.expand_dims(g, -2)) @ rt.svd_vh(x)"},
+                     jvp={"x": "np.sum(rt.svd_u(x) * (x_dot @ rt.mT(rt.svd_vh(x))), axis=-2)"})
+for _part in ("svd_u", "svd_vh"):
+    _p = defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=stacked,
+                 vjp={"x": f"rt.refuse_svd_vectors(g, x)"},
+                 jvp={"x": f"rt.refuse_svd_vectors(x_dot, x)"})
+defprim("refuse_svd_vectors", LA.refuse_svd_vectors, "rt.refuse_svd_vectors", "t, x",
+        nondiff=True, batch=per_example)
+eig = defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example)
+eig.multi = lambda bound, const: [("eig_values", {}), ("eig_vectors", {})]
+
+
+def _refuse_eig(eqn, k):
+    """Refused while generating code, naming the user's line."""
+    file, line = (eqn.loc[0], eqn.loc[1]) if eqn.loc else (None, None)
+    raise TranspileError("derivatives of np.linalg.eig are not supported", file, line,
+                         construct="np.linalg.eig(...)",
+                         hint="for a symmetric matrix use np.linalg.eigh (differentiable)")
+
+
+for _part in ("eig_values", "eig_vectors"):
+    defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=per_example,
+            vjp={"x": _refuse_eig}, jvp={"x": _refuse_eig})
+defprim("refuse_eig", LA.refuse_eig, "rt.refuse_eig", "t, x", nondiff=True, batch=per_example)
+
+
+norm_vjp = defprim("norm_vjp", LA.norm_vjp, "rt.norm_vjp", "ct, x, ans, ord, axis, keepdims",
+                   linear=("ct",), batch=per_example,
+                   vjp={"ct": "rt.norm_jvp(g, x, ans, ord, axis, keepdims)",
+                        "x": "rt.refuse_norm_second(g, ord)",
+                        "ans": "rt.refuse_norm_second(g, ord)"})
+norm_jvp = defprim("norm_jvp", LA.norm_jvp, "rt.norm_jvp", "t, x, ans, ord, axis, keepdims",
+                   linear=("t",), batch=per_example,
+                   vjp={"t": "rt.norm_vjp(g, x, ans, ord, axis, keepdims)",
+                        "x": "rt.refuse_norm_second(g, ord)",
+                        "ans": "rt.refuse_norm_second(g, ord)"})
+defprim("refuse_norm_second", LA.refuse_norm_second, "rt.refuse_norm_second", "g, ord",
+        nondiff=True, batch=per_example)
