@@ -66,3 +66,43 @@ def test_cupy_inputs_stay_on_device():
     dev = [cupy.asarray(a) for a in flat]
     out = prog(*dev)
     check(out, reference(mlp_grad, args), np.float32)
+
+
+def test_cuda_graph_replay_matches_fresh_inputs_and_keeps_old_results():
+    """From the third call on, the program replays a CUDA graph: every call's result must be
+    that of its own inputs, and results handed out earlier must not be overwritten."""
+    import cupy
+    core, flat = flat_example_args(mlp_grad, *mlp_args(np.float32, batch=32))
+    prog = gpu_program(core, flat, "cupy")
+    kept = []
+    for seed in range(5):
+        args = mlp_args(np.float32, batch=32, seed=seed)
+        out = prog(*[cupy.asarray(a) for a in args])
+        kept.append((args, out))
+    graphed = prog._graphed
+    assert any(g is not False for g in graphed._graphs.values()), graphed.failure
+    for args, out in kept:
+        check(out, reference(mlp_grad, args), np.float32)
+
+
+def test_cuda_graphs_off_gives_the_same_numbers(monkeypatch):
+    import cupy
+    monkeypatch.setenv("TRANSPILE_CUDA_GRAPHS", "0")
+    args = mlp_args(np.float64, batch=16, seed=7)
+    core, flat = flat_example_args(mlp_grad, *args)
+    prog = gpu_program(core, flat, "cupy")
+    for _ in range(3):
+        out = prog(*[cupy.asarray(a) for a in args])
+    assert not prog._graphed._graphs
+    check(out, reference(mlp_grad, args), np.float64)
+
+
+def test_jit_cupy_backend_takes_and_returns_device_arrays():
+    import cupy
+    from transpile import jit
+    from gpu_cases import selu
+    x = np.random.default_rng(5).standard_normal(4097).astype(np.float32)
+    f = jit(selu, backend="cupy")
+    out = f(cupy.asarray(x))
+    assert isinstance(out, cupy.ndarray) and out.dtype == np.float32
+    check([out], reference(selu, [x]), np.float32)

@@ -520,8 +520,9 @@ def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):
 
 def _shard_compiler(fun, static_argnums=(), backend=None):
     """pmap's per-shard compiler: each shard calls the jitted function (Numba code is nogil)."""
-    try:
-        j = Jit(fun, static_argnums=static_argnums)
+    gpu = (backend or "").lower() in ("gpu", "cuda")
+    try:                                # GPU shards: generated CUDA kernels on the shard's stream
+        j = Jit(fun, static_argnums=static_argnums, backend="cupy" if gpu else "cpu")
     except (TranspileError, TypeError, ValueError):
         return fun
     state = {"ok": True}

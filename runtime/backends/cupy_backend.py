@@ -64,6 +64,20 @@ def raw_kernel(cupy, info):
     return k
 
 
+def max_blocks(cupy, reduction=False):
+    """Grid cap for the generated grid-stride kernels, in blocks of 256 threads per
+    multiprocessor: TRANSPILE_GPU_BLOCKS_PER_SM for elementwise kernels (default 0: no cap,
+    one element per thread), TRANSPILE_GPU_REDUCE_BLOCKS_PER_SM for reductions (default 8:
+    each block sums many elements before its one atomicAdd)."""
+    import os
+    name, default = (("TRANSPILE_GPU_REDUCE_BLOCKS_PER_SM", "8") if reduction
+                     else ("TRANSPILE_GPU_BLOCKS_PER_SM", "0"))
+    per_sm = int(os.environ.get(name, default) or 0)
+    if per_sm <= 0:
+        return 1 << 30
+    return cupy.cuda.Device().attributes["MultiProcessorCount"] * per_sm
+
+
 class CupyProgram:
     """A core function lowered for the GPU: kernels + plan, runnable with CuPy."""
 
@@ -85,9 +99,15 @@ class CupyProgram:
             outs = self._run_fallback(cupy, args)
         else:
             if not hasattr(self.plan, "max_blocks"):
-                sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-                self.plan.max_blocks = sms * 16
-            outs = run_cupy(self.core, self.plan, args, cupy)
+                self.plan.max_blocks = max_blocks(cupy)
+                self.plan.max_blocks_reduce = max_blocks(cupy, reduction=True)
+            graphed = getattr(self, "_graphed", None)
+            if graphed is None:   # several launches: replay them as one CUDA graph
+                from transpile_runtime.gpu_graph import GraphedCall
+                run = lambda *a: run_cupy(self.core, self.plan, a, cupy)  # noqa: E731
+                launches = sum(1 for s in self.plan.steps if type(s).__name__ != "ConstStep")
+                graphed = self._graphed = GraphedCall(run, cupy) if launches > 1 else run
+            outs = graphed(*args)
         if to_numpy:
             outs = [cupy.asnumpy(o) if isinstance(o, cupy.ndarray) else o for o in outs]
         return outs

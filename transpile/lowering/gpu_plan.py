@@ -328,8 +328,26 @@ def group_regions(body, avals, lowerable):
     return items
 
 
+def single_assignment(core):
+    """The core with every rebinding of a name renamed (`y = f(y)` twice -> y, y_2): kernel
+    variables, kernel parameters and plan slots are keyed by name, and C forbids redeclaring
+    one. Straight-line bodies only (the planner refuses control flow anyway)."""
+    import dataclasses
+    from transpile.ir import has_control_flow
+    from transpile.transforms.rename import ssa
+    from transpile.transforms.reverse import core_namer
+    if has_control_flow(core.body):
+        return core
+    bound = [e.out for e in core.body if isinstance(e, Eqn)]
+    if len(set(bound)) == len(bound) and not set(bound) & set(core.params):
+        return core
+    body, outs = ssa(core, core_namer(core))
+    return dataclasses.replace(core, body=body, outs=outs)
+
+
 def build_plan(core, example_args, lowerable, kernel_prefix=None):
     """Group, rematerialize and prune: a Plan whose regions are ready for a lowering."""
+    core = single_assignment(core)
     avals = infer_avals(core, example_args)
     consts = fold_shape_only(core, avals)
     body = [e for e in core.body if e.out not in consts]
