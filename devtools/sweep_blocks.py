@@ -19,7 +19,7 @@ def sync(out=None):
     cupy.cuda.Device().synchronize()
 
 
-for per_sm, red in [("0", "8"), ("16", "4"), ("32", "16"), ("64", "32"), ("8", "2")]:
+for per_sm, red in [("64", "16"), ("128", "8"), ("32", "32"), ("64", "16")]:
     os.environ["TRANSPILE_GPU_BLOCKS_PER_SM"] = per_sm
     os.environ["TRANSPILE_GPU_REDUCE_BLOCKS_PER_SM"] = red
     row = []

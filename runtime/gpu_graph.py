@@ -33,6 +33,132 @@ def max_graph_bytes():
     return int(os.environ.get("TRANSPILE_CUDA_GRAPH_MAX_BYTES", str(8 << 20)))
 
 
+def _in_pmap_shard():
+    """pmap shards run plainly: a capture holds a process-wide lock (the matmul swap below),
+    and shards must be free to meet at collectives."""
+    from transpile_runtime.devices import current_device
+    return current_device() is not None
+
+
+class _CaptureGemm:
+    """2-D float32/float64 matrix products for use while a stream is being captured.
+
+    CuPy refuses every cuBLAS call during stream capture (its cublas.setStream raises
+    NotImplementedError), although cuBLAS itself can be captured. While capturing, `cupy.matmul`
+    is replaced by `self.matmul`, which calls cublas{S,D}gemm through ctypes on a cuBLAS handle
+    of our own, bound to the capturing stream, with a workspace from the graph's private pool.
+    Anything else (batched, 1-D, integer, non-contiguous) raises, and the capture falls back.
+    """
+
+    def __init__(self, cupy, stream, workspace):
+        import ctypes
+        self.cupy = cupy
+        self.lib = _cublas_library()
+        self.handle = ctypes.c_void_p()
+        _check(self.lib.cublasCreate_v2(ctypes.byref(self.handle)), "cublasCreate")
+        _check(self.lib.cublasSetStream_v2(self.handle, ctypes.c_void_p(stream.ptr)),
+               "cublasSetStream")
+        _check(self.lib.cublasSetWorkspace_v2(self.handle, ctypes.c_void_p(workspace.data.ptr),
+                                              ctypes.c_size_t(workspace.nbytes)),
+               "cublasSetWorkspace")
+
+    def close(self):
+        self.lib.cublasDestroy_v2(self.handle)
+
+    def matmul(self, a, b, out=None, **kwargs):
+        import ctypes
+        cupy = self.cupy
+        if out is not None or kwargs or not isinstance(a, cupy.ndarray) or \
+                not isinstance(b, cupy.ndarray) or a.ndim != 2 or b.ndim != 2 or \
+                a.dtype != b.dtype or a.dtype.char not in "fd" or a.shape[1] != b.shape[0]:
+            raise NotImplementedError("matmul under CUDA graph capture: only 2-D float32/"
+                                      "float64 products of one dtype")
+        m, k = a.shape
+        n = b.shape[1]
+        c = cupy.empty((m, n), a.dtype)
+        if 0 in (m, n, k):
+            c[...] = 0
+            return c
+        # row-major C = A B is column-major C^T = B^T A^T: gemm(opB, opA, n, m, k)
+        op_b, ld_b, b = _operand(cupy, b)
+        op_a, ld_a, a = _operand(cupy, a)
+        scalar = ctypes.c_float if a.dtype.char == "f" else ctypes.c_double
+        gemm = self.lib.cublasSgemm_v2 if a.dtype.char == "f" else self.lib.cublasDgemm_v2
+        one, zero = scalar(1), scalar(0)
+        _check(gemm(self.handle, op_b, op_a, n, m, k, ctypes.byref(one),
+                    ctypes.c_void_p(b.data.ptr), ld_b, ctypes.c_void_p(a.data.ptr), ld_a,
+                    ctypes.byref(zero), ctypes.c_void_p(c.data.ptr), n), "cublasGemm")
+        return c
+
+
+def _operand(cupy, x):
+    """(cuBLAS op, leading dimension, array) for a row-major 2-D operand: a C-contiguous
+    matrix is its own transpose in column-major (op N); an F-contiguous one (a transposed
+    view) is op T; anything else is made C-contiguous first (a capturable copy kernel)."""
+    rows, cols = x.shape
+    item = x.itemsize
+    if x.strides == (cols * item, item) or rows == 1:
+        return 0, max(cols, 1), x
+    if x.strides == (item, rows * item) or cols == 1:
+        return 1, max(rows, 1), x
+    x = cupy.ascontiguousarray(x)
+    return 0, max(cols, 1), x
+
+
+def _check(status, what):
+    if status != 0:
+        raise RuntimeError(f"{what} failed with cuBLAS status {status}")
+
+
+_CUBLAS = []
+
+
+def _cublas_library():
+    """The libcublas that CuPy loaded (same library, so same device state), by ctypes."""
+    import ctypes
+    if not _CUBLAS:
+        import cupy
+        cupy.cuda.device.get_cublas_handle()        # makes CuPy load libcublas
+        path = None
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                if "libcublas.so" in line and "libcublasLt" not in line:
+                    path = line.split()[-1]
+                    break
+        if path is None:
+            raise RuntimeError("libcublas is not loaded in this process")
+        lib = ctypes.CDLL(path)
+        for name in ("cublasSgemm_v2", "cublasDgemm_v2"):
+            getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                           ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                           ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int,
+                                           ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                                           ctypes.c_void_p, ctypes.c_int]
+        _CUBLAS.append(lib)
+    return _CUBLAS[0]
+
+
+class _patched_matmul:
+    """cupy.matmul -> gemm.matmul for the duration of a capture (np.matmul on CuPy arrays and
+    the executor's impl_for both look cupy.matmul up by name at call time)."""
+
+    _lock = threading.Lock()
+
+    def __init__(self, cupy, gemm):
+        self.cupy, self.gemm = cupy, gemm
+
+    def __enter__(self):
+        self._lock.acquire()
+        self.saved = self.cupy.matmul
+        self.cupy.matmul = self.gemm.matmul
+        return self
+
+    def __exit__(self, *exc):
+        self.cupy.matmul = self.saved
+        self._lock.release()
+        return False
+
+
 class _Graph:
     def __init__(self, graph, inputs, outputs, pool):
         self.graph = graph
@@ -56,7 +182,7 @@ class GraphedCall:
     def __call__(self, *args):
         cupy = self.cupy
         if not graphs_enabled() or not args or \
-                not all(type(a) is cupy.ndarray for a in args):
+                not all(type(a) is cupy.ndarray for a in args) or _in_pmap_shard():
             return self.fn(*args)
         stream = cupy.cuda.get_current_stream()
         device = cupy.cuda.Device().id
@@ -90,13 +216,23 @@ class GraphedCall:
                     buf[...] = a
                 outs = self.fn(*inputs)     # fills the private pool's cache for the capture
                 del outs
-                capture.begin_capture()
+                workspace = cupy.empty(32 << 20, cupy.uint8)   # cuBLAS workspace, this graph's
+                gemm = _CaptureGemm(cupy, capture, workspace)
+                capture.synchronize()
                 try:
-                    outs = self.fn(*inputs)
-                finally:
-                    graph = capture.end_capture()
+                    with _patched_matmul(cupy, gemm):
+                        capture.begin_capture()
+                        try:
+                            outs = self.fn(*inputs)
+                        finally:
+                            graph = capture.end_capture()
+                except BaseException:
+                    gemm.close()
+                    raise
                 graph.upload(capture)
                 capture.synchronize()
+                inputs.append(workspace)    # kept alive with the graph, as is gemm's handle
+                inputs.append(gemm)
             if not isinstance(outs, (list, tuple)):
                 raise TypeError("graphed function must return a list of outputs")
             big = sum(getattr(o, "nbytes", 0) for o in outs)
@@ -114,7 +250,7 @@ class GraphedCall:
     def _replay(self, entry, args, stream):
         cupy = self.cupy
         with entry.lock:
-            for buf, a in zip(entry.inputs, args):
+            for buf, a in zip(entry.inputs, args):     # (zip stops before the workspace)
                 if not a.flags.c_contiguous:
                     a = cupy.ascontiguousarray(a)
                 buf.data.copy_from_device_async(a.data, a.nbytes, stream)

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+from transpile.pmap import psum  # noqa: E402
 from transpile.lowering.gpu import flat_example_args, gpu_program, kernel_source
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -264,3 +265,18 @@ def test_rebinding_runs_right_under_the_simulator():
                        cwd=root, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert float(r.stdout.split()[-1]) < 1e-12
+
+
+def psum_normalize(x):
+    return x / psum(x, "i") + 1.0
+
+
+def test_planning_never_calls_a_collective():
+    """Planning runs outside the shards' rendezvous: a psum must be planned as an array op
+    from its operand's shape, never executed (executing it outside pmap raises)."""
+    x = np.linspace(1, 2, 9, dtype=np.float32)
+    sources, plan = lowered(psum_normalize, [x])
+    ops = [s.eqn.prim.path for s in plan.steps if type(s).__name__ == "OpStep"]
+    assert ops == ["rt.psum"]
+    assert plan.avals[[s.eqn.out for s in plan.steps
+                       if type(s).__name__ == "OpStep"][0]].dtype == np.float32

@@ -183,6 +183,28 @@ def apply_eqn(eqn, env, impl=None):
     return fn(*pos, **kw)
 
 
+# pmap collectives: planning must not call them (each would wait at the rendezvous for
+# shards that are not running it); the executor calls them at run time, like any array op.
+COLLECTIVES = {"rt.psum", "rt.pmean", "rt.pmax", "rt.pmin", "rt.all_gather", "rt.axis_index",
+               "rt.axis_size"}
+
+
+def collective_aval(eqn, avals):
+    """The abstract result of a collective: psum/pmax/pmin keep the operand's, pmean of
+    integers gives float64; others are not planned (the program runs as CuPy array ops)."""
+    path = eqn.prim.path
+    if path in ("rt.psum", "rt.pmean", "rt.pmax", "rt.pmin"):
+        x = next((v for v in eqn.args.values() if isinstance(v, Var)), None)
+        if x is not None:
+            av = avals[x.name]
+            dtype = av.dtype
+            if path == "rt.pmean" and dtype.kind in "biu":
+                dtype = np.dtype(np.float64)
+            return AVal(av.shape, dtype)
+    raise NotImplementedError(f"{path}(...) has no GPU plan (its result shape depends on "
+                              "the pmap axis)")
+
+
 def infer_avals(core, example_args):
     """{var name: AVal} for params and every eqn result (host only, no device)."""
     if len(example_args) != len(core.params):
@@ -214,6 +236,11 @@ def infer_avals(core, example_args):
                     continue
                 except Exception:
                     pass
+            if eqn.prim.path in COLLECTIVES:
+                av = collective_aval(eqn, avals)
+                avals[eqn.out] = av
+                proxies[eqn.out] = proxy_of(av)
+                continue
             res = apply_eqn(eqn, proxies)
         proxies[eqn.out] = res
         avals[eqn.out] = aval_of(res)
