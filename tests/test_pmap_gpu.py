@@ -63,13 +63,27 @@ def test_collectives_between_stream_shards(four_streams):
     x = rng.standard_normal((4, 1000)).astype(np.float32)
 
     def f(v):
-        return v / psum(v, "i"), pmean(v * v, "i"), all_gather(v.sum(), "i")
-    a, b, c = pmap(f, axis_name="i", backend="gpu", devices=four_streams[:4])(cupy.asarray(x))
+        return v / psum(v, "i"), pmean(v * v, "i")
+    a, b = pmap(f, axis_name="i", backend="gpu", devices=four_streams[:4])(cupy.asarray(x))
     x64 = x.astype(np.float64)
-    np.testing.assert_allclose(cupy.asnumpy(a), x64 / x64.sum(0), rtol=2e-4, atol=1e-6)
+    total = x64.sum(0)
+    ok = np.abs(total) > 1e-2        # v / psum(v) is ill-conditioned where the sum is ~0
+    np.testing.assert_allclose(cupy.asnumpy(a)[:, ok], (x64 / total)[:, ok], rtol=1e-3)
     np.testing.assert_allclose(cupy.asnumpy(b)[0], (x64 * x64).mean(0), rtol=1e-5)
-    np.testing.assert_allclose(cupy.asnumpy(c)[2], x64.sum(1), rtol=1e-4, atol=1e-4)
-    assert a.dtype == np.float32 and b.dtype == np.float32
+    assert isinstance(a, cupy.ndarray) and a.dtype == np.float32 and b.dtype == np.float32
+
+
+def test_all_gather_between_stream_shards_runs_as_cupy_ops(four_streams):
+    """all_gather's result shape depends on the axis, so the shard has no kernel plan: it runs
+    as CuPy array ops, and says so."""
+    import cupy
+    from transpile import TranspileWarning
+    x = np.arange(4 * 6, dtype=np.float32).reshape(4, 6)
+    with pytest.warns(TranspileWarning, match="CuPy array ops"):
+        out = pmap(lambda v: all_gather(v.sum(), "i"), axis_name="i", backend="gpu",
+                   devices=four_streams[:4])(cupy.asarray(x))
+    assert isinstance(out, cupy.ndarray)
+    np.testing.assert_array_equal(cupy.asnumpy(out), np.tile(x.sum(1), (4, 1)))
 
 
 def test_nccl_is_used_only_for_distinct_gpus(four_streams):
