@@ -148,3 +148,17 @@ def test_copy_many_copies_every_byte_aligned_or_not():
     cupy.cuda.Device().synchronize()
     for s, d in zip(srcs, dsts):
         np.testing.assert_array_equal(cupy.asnumpy(d), cupy.asnumpy(s))
+
+
+def test_jit_cupy_scalar_result_stays_on_the_device():
+    import cupy
+    from transpile import grad, jit
+    from gpu_cases import sum_logistic
+    x = np.random.default_rng(6).standard_normal(5000).astype(np.float32)
+    out = jit(sum_logistic, backend="cupy")(cupy.asarray(x))
+    assert isinstance(out, cupy.ndarray) and out.shape == () and out.dtype == np.float32
+    ref = np.sum(1.0 / (1.0 + np.exp(-x.astype(np.float64))))
+    assert abs(float(out) - ref) < 1e-4 * abs(ref)
+    g = jit(grad(sum_logistic), backend="cupy")(cupy.asarray(x))
+    s = 1.0 / (1.0 + np.exp(-x.astype(np.float64)))
+    np.testing.assert_allclose(cupy.asnumpy(g), s * (1 - s), rtol=1e-5, atol=1e-7)
