@@ -249,73 +249,21 @@ class GraphedCall:
 
     def _replay(self, entry, args, stream):
         cupy = self.cupy
+        memcpy = cupy.cuda.runtime.memcpyAsync
+        d2d = cupy.cuda.runtime.memcpyDeviceToDevice
         with entry.lock:
-            srcs = [a if a.flags.c_contiguous else cupy.ascontiguousarray(a) for a in args]
-            copy_many(cupy, srcs, entry.inputs[:len(args)], stream)
+            for buf, a in zip(entry.inputs, args):     # (zip stops before the workspace)
+                if not a.flags.c_contiguous:
+                    a = cupy.ascontiguousarray(a)
+                if a.nbytes:
+                    memcpy(buf.data.ptr, a.data.ptr, a.nbytes, d2d, stream.ptr)
             entry.graph.launch(stream)
-            results = list(entry.outputs)
-            arrays = [k for k, o in enumerate(results) if isinstance(o, cupy.ndarray)]
-            fresh = [cupy.empty(results[k].shape, results[k].dtype) for k in arrays]
-            copy_many(cupy, [results[k] for k in arrays], fresh, stream)
-            for k, r in zip(arrays, fresh):
-                results[k] = r
+            results = []
+            for o in entry.outputs:
+                if isinstance(o, cupy.ndarray):
+                    r = cupy.empty(o.shape, o.dtype)
+                    if o.nbytes:
+                        memcpy(r.data.ptr, o.data.ptr, o.nbytes, d2d, stream.ptr)
+                    o = r
+                results.append(o)
         return results
-
-
-# One launch copies up to MAX_BATCH device buffers (the graph's arguments in, its results out):
-# separate cudaMemcpyAsync calls cost a launch each, on the host and on the GPU.
-MAX_BATCH = 16
-_COPY_SOURCE = r"""
-extern "C" __global__ void transpile_copy_many(%(params)s)
-{
-    const unsigned long long src[%(n)d] = {%(srcs)s};
-    const unsigned long long dst[%(n)d] = {%(dsts)s};
-    const unsigned long long size[%(n)d] = {%(sizes)s};
-    const int b = blockIdx.y;
-    const unsigned long long s = src[b], d = dst[b], bytes = size[b];
-    const unsigned long long tid = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned long long step = (unsigned long long)gridDim.x * blockDim.x;
-    unsigned long long done = 0;
-    if (((s | d) & 15ull) == 0) {   // 16-byte words while both ends are aligned
-        const unsigned long long words = bytes >> 4;
-        const uint4* sw = (const uint4*)s;
-        uint4* dw = (uint4*)d;
-        for (unsigned long long i = tid; i < words; i += step) dw[i] = sw[i];
-        done = words << 4;
-    }
-    const unsigned char* sb = (const unsigned char*)s;
-    unsigned char* db = (unsigned char*)d;
-    for (unsigned long long i = done + tid; i < bytes; i += step) db[i] = sb[i];
-}
-""" % {"n": MAX_BATCH,
-       "params": ", ".join(f"const unsigned long long {k}{i}" for k in ("s", "d", "n")
-                           for i in range(MAX_BATCH)),
-       "srcs": ", ".join(f"s{i}" for i in range(MAX_BATCH)),
-       "dsts": ", ".join(f"d{i}" for i in range(MAX_BATCH)),
-       "sizes": ", ".join(f"n{i}" for i in range(MAX_BATCH))}
-_copy_kernels = {}
-
-
-def copy_many(cupy, srcs, dsts, stream):
-    """dst[k][...] = src[k] for C-contiguous device arrays of equal sizes, queued on `stream`:
-    one kernel launch for up to MAX_BATCH pairs (cudaMemcpyAsync beyond that)."""
-    import numpy as np
-    pairs = [(s, d) for s, d in zip(srcs, dsts) if s.nbytes]
-    if not pairs:
-        return
-    if len(pairs) > MAX_BATCH:
-        for s, d in pairs:
-            d.data.copy_from_device_async(s.data, s.nbytes, stream)
-        return
-    device = cupy.cuda.Device().id
-    kernel = _copy_kernels.get(device)
-    if kernel is None:
-        kernel = _copy_kernels[device] = cupy.RawKernel(_COPY_SOURCE, "transpile_copy_many")
-    pad = MAX_BATCH - len(pairs)
-    src = [np.uint64(s.data.ptr) for s, _ in pairs] + [np.uint64(0)] * pad
-    dst = [np.uint64(d.data.ptr) for _, d in pairs] + [np.uint64(0)] * pad
-    size = [np.uint64(s.nbytes) for s, _ in pairs] + [np.uint64(0)] * pad
-    largest = max(s.nbytes for s, _ in pairs)
-    blocks = int(min(1024, max(1, (largest // 16 + 255) // 256)))
-    with stream:
-        kernel((blocks, len(pairs)), (256,), tuple(src + dst + size))
