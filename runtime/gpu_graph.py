@@ -161,11 +161,16 @@ class _patched_matmul:
 
 class _Graph:
     def __init__(self, graph, inputs, outputs, pool):
+        import cupy
         self.graph = graph
         self.inputs = inputs
         self.outputs = outputs
         self.pool = pool                # keeps the graph's memory reserved for it
         self.lock = threading.Lock()
+        self.in_ptrs = [b.data.ptr for b in inputs if isinstance(b, cupy.ndarray)]
+        self.out_specs = [(o.shape, o.dtype, o.data.ptr, o.nbytes, None)
+                          if isinstance(o, cupy.ndarray) else (None, None, 0, 0, o)
+                          for o in outputs]
 
 
 class GraphedCall:
@@ -181,26 +186,34 @@ class GraphedCall:
 
     def __call__(self, *args):
         cupy = self.cupy
-        if not graphs_enabled() or not args or \
-                not all(type(a) is cupy.ndarray for a in args) or _in_pmap_shard():
+        if not args or not graphs_enabled():
             return self.fn(*args)
+        ndarray = cupy.ndarray
+        for a in args:
+            if type(a) is not ndarray:
+                return self.fn(*args)
         stream = cupy.cuda.get_current_stream()
-        device = cupy.cuda.Device().id
-        if any(a.device.id != device for a in args) or \
-                sum(a.nbytes for a in args) > max_graph_bytes():
-            return self.fn(*args)
-        key = (device, stream.ptr, tuple((a.shape, a.dtype.str) for a in args))
+        key = (stream.ptr,) + tuple([(a.shape, a.dtype.char, a.data.device_id) for a in args])
         entry = self._graphs.get(key)
         if entry is None:
-            with self._lock:
-                first = key not in self._seen
-                self._seen.add(key)
-            if first:                   # compiles the kernels, creates library handles
-                return self.fn(*args)
-            entry = self._capture(key, args, stream)
-        if entry is False:
+            entry = self._first_calls(key, args, stream)
+        if entry is False or entry is None:
             return self.fn(*args)
         return self._replay(entry, args, stream)
+
+    def _first_calls(self, key, args, stream):
+        """None on the first call of a signature (run plainly: compiles the kernels, creates
+        library handles), then the captured graph, or False where no graph applies."""
+        device = self.cupy.cuda.Device().id
+        if _in_pmap_shard() or any(a.data.device_id != device for a in args) or \
+                sum(a.nbytes for a in args) > max_graph_bytes():
+            return False                # not cached: pmap shards and big calls stay plain
+        with self._lock:
+            first = key not in self._seen
+            self._seen.add(key)
+        if first:
+            return None
+        return self._capture(key, args, stream)
 
     def _capture(self, key, args, stream):
         cupy = self.cupy
@@ -251,19 +264,22 @@ class GraphedCall:
         cupy = self.cupy
         memcpy = cupy.cuda.runtime.memcpyAsync
         d2d = cupy.cuda.runtime.memcpyDeviceToDevice
+        sp = stream.ptr
         with entry.lock:
-            for buf, a in zip(entry.inputs, args):     # (zip stops before the workspace)
+            for ptr, a in zip(entry.in_ptrs, args):
                 if not a.flags.c_contiguous:
                     a = cupy.ascontiguousarray(a)
                 if a.nbytes:
-                    memcpy(buf.data.ptr, a.data.ptr, a.nbytes, d2d, stream.ptr)
+                    memcpy(ptr, a.data.ptr, a.nbytes, d2d, sp)
             entry.graph.launch(stream)
             results = []
-            for o in entry.outputs:
-                if isinstance(o, cupy.ndarray):
-                    r = cupy.empty(o.shape, o.dtype)
-                    if o.nbytes:
-                        memcpy(r.data.ptr, o.data.ptr, o.nbytes, d2d, stream.ptr)
-                    o = r
-                results.append(o)
+            empty = cupy.empty
+            for shape, dtype, ptr, nbytes, value in entry.out_specs:
+                if shape is None:
+                    results.append(value)
+                    continue
+                r = empty(shape, dtype)
+                if nbytes:
+                    memcpy(r.data.ptr, ptr, nbytes, d2d, sp)
+                results.append(r)
         return results
