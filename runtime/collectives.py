@@ -120,6 +120,7 @@ class AxisGroup:
         self.offset = offset
         self.size = local_size if size is None else size
         self.exchange = exchange
+        self.devices = None             # the shards' devices, set by pmap (GPU: NCCL or not)
         self._lock = threading.Lock()
         self._rendezvous = {}
         self._aborted = False
@@ -227,11 +228,41 @@ def _gather_leaves(op, tree, axis_name):
     frame, inner = _find_axis(axis_name, op)
     leaves, treedef = tree_flatten(tree)
     rendezvous = frame.group.rendezvous(inner)
+    sync = getattr(frame.device, "sync", None)
+    if sync is not None:
+        sync()  # GPU shard: our operands are complete before a partner's stream reads them
     items = rendezvous.swap(frame.index, (_signature(op, axis_name, treedef, leaves), leaves))
     per_shard = [shard_leaves for _, shard_leaves in items]
     if frame.device is not None:
         per_shard = [[frame.device.put(x) for x in ls] for ls in per_shard]
     return per_shard, treedef, frame
+
+
+def _release(op, frame, axis_name):
+    """GPU shards: wait until our stream has read the partners' operands, then meet them once
+    more, so no shard frees (and its stream reuses) an operand another stream still reads."""
+    sync = getattr(frame.device, "sync", None)
+    if sync is None:
+        return
+    sync()
+    _, inner = _find_axis(axis_name, op)
+    frame.group.rendezvous(inner).swap(frame.index, ((op + "<done>", axis_name, None, ()), ()))
+
+
+def _nccl_reduce(op, x, name):
+    """psum/pmax/pmin/pmean over GPUs through NCCL, or None where it does not apply."""
+    frame, inner = _find_axis(name, op)
+    devices = getattr(frame.group, "devices", None)
+    if inner or frame.group.exchange is not None or not devices:
+        return None
+    from .gpu_collectives import nccl_clique
+    clique = nccl_clique(devices)
+    if clique is None:
+        return None
+    leaves, treedef = tree_flatten(x)
+    _gather_leaves(op, x, name)      # same call on every shard (signature check), no data use
+    return tree_unflatten(treedef, [_like(clique.all_reduce(frame.index, v, op), v)
+                                    for v in leaves])
 
 
 def finish_shard(frame):
@@ -249,13 +280,18 @@ def _names(axis_name):
 
 def _reduce(op, combine, x, axis_name):
     for name in _names(axis_name):
-        per_shard, treedef, _ = _gather_leaves(op, x, name)
+        over_nccl = _nccl_reduce(op, x, name)
+        if over_nccl is not None:
+            x = over_nccl
+            continue
+        per_shard, treedef, frame = _gather_leaves(op, x, name)
         reduced = []
         for position in range(treedef.num_leaves):
             acc = per_shard[0][position]
             for shard_leaves in per_shard[1:]:
                 acc = combine(acc, shard_leaves[position])
             reduced.append(_like(acc, per_shard[0][position]))
+        _release(op, frame, name)
         x = tree_unflatten(treedef, reduced)
     return x
 
@@ -264,7 +300,7 @@ def _like(result, example):
     """Keep 0-d results as NumPy scalars/arrays of the input's dtype (float32 stays float32)."""
     dtype = getattr(example, "dtype", None)
     if dtype is not None and getattr(result, "dtype", dtype) != dtype:
-        return np.asarray(result).astype(dtype)
+        return _array_module(result).asarray(result).astype(dtype)
     return result
 
 
@@ -299,12 +335,13 @@ def all_gather(x, axis_name, *, axis=0, tiled=False):
     """Every shard's x stacked along a new axis `axis` (concatenated along it if tiled)."""
     names = _names(axis_name)
     for name in reversed(names):
-        per_shard, treedef, _ = _gather_leaves("all_gather", x, name)
+        per_shard, treedef, frame = _gather_leaves("all_gather", x, name)
         joined = []
         for position in range(treedef.num_leaves):
             parts = [np.asarray(ls[position]) if np.isscalar(ls[position]) else ls[position]
                      for ls in per_shard]
             joined.append(_join(parts, axis, stack=True))
+        _release("all_gather", frame, name)
         x = tree_unflatten(treedef, joined)
     if len(names) > 1:  # (n_i, n_j, ...) -> (n_i * n_j, ...), as with one combined axis
         x = _map(lambda v: _merge_axes(v, axis, len(names)), x)

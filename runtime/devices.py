@@ -2,8 +2,11 @@
 
 * CPU: `TRANSPILE_CPU_DEVICES=N` virtual devices (default: the number of cores). Each owns one
   worker thread, so nogil Numba code and NumPy's big kernels run truly in parallel.
-* GPU: one device per CUDA GPU, found through CuPy (imported lazily; without CuPy there are
-  none). Its worker runs every task inside `cupy.cuda.Device(id)`.
+* GPU: `TRANSPILE_GPU_STREAMS=S` stream devices per CUDA GPU found through CuPy (imported
+  lazily; without CuPy there are none). Default S: 4 when one GPU is visible (so pmap can
+  spread shards over streams of it), 1 when several are. Stream device `gpu:G.s` runs every
+  task inside `cupy.cuda.Device(G)` on its own CuPy stream (kernels, cuBLAS and copies of
+  different shards overlap on the GPU), and waits for that stream before handing results back.
 
 `devices()`, `device_count()` and `local_device_count()` mirror JAX. Under mpirun (see
 runtime/mpi.py) `device_count()` counts the devices of every process, `local_device_count()`
@@ -73,15 +76,69 @@ class CpuDevice(Device):
 
 
 class GpuDevice(Device):
+    """One CuPy stream on CUDA GPU `gpu` (the `lane`-th of that GPU's stream devices)."""
     platform = "gpu"
 
+    def __init__(self, id, gpu=None, lane=0):
+        self.gpu = id if gpu is None else gpu
+        self.lane = lane
+        self._stream = None
+        super().__init__(id)
+
+    def __repr__(self):
+        return f"gpu:{self.gpu}" if self.lane == 0 and not _lanes_shown() else \
+            f"gpu:{self.gpu}.{self.lane}"
+
+    @property
+    def stream(self):
+        """This device's CuPy stream (a blocking stream: it orders with the legacy default
+        stream that the caller's own CuPy work runs on, but not with the other lanes)."""
+        if self._stream is None:
+            cupy = _cupy()
+            with cupy.cuda.Device(self.gpu):
+                self._stream = cupy.cuda.Stream(non_blocking=False)
+        return self._stream
+
     def put(self, x):
+        """x on this GPU: NumPy arrays are copied in (on this lane's stream when called from
+        its worker); a CuPy array on another GPU is copied peer to peer."""
         cupy = _cupy()
-        with cupy.cuda.Device(self.id):
+        if isinstance(x, cupy.ndarray) and x.device.id != self.gpu:
+            from .gpu_collectives import copy_to_gpu
+            return copy_to_gpu(x, self.gpu)
+        with cupy.cuda.Device(self.gpu):
             return cupy.asarray(x)
 
     def context(self):
-        return _cupy().cuda.Device(self.id)
+        return _GpuContext(self)
+
+    def sync(self):
+        """Wait until everything queued on this device's stream has run."""
+        self.stream.synchronize()
+
+
+class _GpuContext:
+    """Current device = the GPU, current stream = the lane's; on exit, wait for the stream so
+    arrays handed to other threads (results, collective operands) are complete."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def __enter__(self):
+        cupy = _cupy()
+        self._dev = cupy.cuda.Device(self.device.gpu)
+        self._dev.__enter__()
+        self._stream = self.device.stream
+        self._stream.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self._stream.synchronize()
+        finally:
+            self._stream.__exit__(*exc)
+            self._dev.__exit__(*exc)
+        return False
 
 
 class _NoContext:
@@ -130,8 +187,29 @@ def gpu_devices():
     global _gpu_devices
     with _lock:
         if _gpu_devices is None:
-            _gpu_devices = [GpuDevice(i) for i in range(_count_gpus())]
+            n = _count_gpus()
+            lanes = gpu_streams_per_device(n)
+            _gpu_devices = [GpuDevice(g * lanes + s, gpu=g, lane=s)
+                            for g in range(n) for s in range(lanes)]
         return list(_gpu_devices)
+
+
+def gpu_streams_per_device(n_gpus=1):
+    """Stream devices per GPU: TRANSPILE_GPU_STREAMS, else 4 on a single GPU, 1 on several."""
+    text = os.environ.get("TRANSPILE_GPU_STREAMS")
+    if text is None:
+        return 4 if n_gpus == 1 else 1
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"TRANSPILE_GPU_STREAMS must be a positive integer, got {text!r}")
+    return n
+
+
+def _lanes_shown():
+    return _gpu_devices is not None and any(d.lane for d in _gpu_devices)
 
 
 def _count_gpus():
@@ -199,3 +277,19 @@ def current_device():
             if d.owns_current_thread():
                 return d
     return None
+
+
+def reset_gpu_devices(streams=None):
+    """Stop the GPU workers; the next gpu_devices() makes new ones (`streams` per GPU, default
+    TRANSPILE_GPU_STREAMS / 4 on one GPU). Call it between pmap calls, never while one runs."""
+    global _gpu_devices
+    with _lock:
+        old, _gpu_devices = _gpu_devices or [], None
+        if streams is not None:
+            if int(streams) < 1:
+                raise ValueError(f"reset_gpu_devices: need at least one stream, got {streams}")
+            n = _count_gpus()
+            _gpu_devices = [GpuDevice(g * int(streams) + s, gpu=g, lane=s)
+                            for g in range(n) for s in range(int(streams))]
+    for d in old:
+        d.stop()

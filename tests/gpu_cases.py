@@ -57,3 +57,7 @@ def cases(dtype, n=300):
 def exp2_plus_one(x):
     """np.exp2 has no numba.cuda lowering: exercises the array-op fallback."""
     return np.exp2(x) + 1.0
+
+
+def norm(x):
+    return np.sqrt(np.sum(x * x))

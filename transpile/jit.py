@@ -186,7 +186,10 @@ class Compiled:
         self.fn = fn
         self.backend_name = backend_name
         self.spec_deps = list(getattr(core, "deps", []))
-        self.checked = fn is None or getattr(fn, "precompiled", False)
+        # the first call runs under a lock (Numba compiles lazily and may fall back); GPU
+        # programs skip it: pmap shards calling a collective must all get in at once
+        self.checked = fn is None or getattr(fn, "precompiled", False) or \
+            backend_name in ("cupy", "cuda")
         self.eager = fn is None
         if fn is None:
             self.fn = plan.eager_callable()
@@ -249,7 +252,8 @@ class Compiled:
     def finish(self, out, convert=True):
         flat = []
         for o, av in zip(out, self.out_avals):
-            if convert and av is not None and not av.shape and not isinstance(o, np.ndarray):
+            if convert and av is not None and not av.shape and not isinstance(o, np.ndarray) \
+                    and not hasattr(o, "__cuda_array_interface__"):   # GPU scalars stay there
                 o = av.dtype.type(o) if not av.weak else o
             flat.append(o)
         return tree_unflatten(self.core.out_tree, flat)
@@ -558,8 +562,9 @@ def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):
 
 def _shard_compiler(fun, static_argnums=(), backend=None):
     """pmap's per-shard compiler: each shard calls the jitted function (Numba code is nogil)."""
-    try:
-        j = Jit(fun, static_argnums=static_argnums)
+    gpu = (backend or "").lower() in ("gpu", "cuda")
+    try:                                # GPU shards: generated CUDA kernels on the shard's stream
+        j = Jit(fun, static_argnums=static_argnums, backend="cupy" if gpu else "cpu")
     except (TranspileError, TypeError, ValueError):
         return fun
     state = {"ok": True}

@@ -107,6 +107,7 @@ class Pmapped:
         outer = axis_frames()
         targets = self._pick_devices(n, outer)
         group = self._make_group(n, outer)
+        group.devices = targets         # GPU collectives pick NCCL from these
         shard_fn = self.shard_function()
 
         def run_shard(k):
@@ -331,6 +332,6 @@ def _stack_outputs(results, out_axes, targets):
 def _stack(parts, axis, targets):
     if targets and getattr(targets[0], "platform", "cpu") == "gpu":
         import cupy
-        with cupy.cuda.Device(targets[0].id):
-            return cupy.stack([cupy.asarray(p) for p in parts], axis=axis)
+        with cupy.cuda.Device(targets[0].gpu):
+            return cupy.stack([targets[0].put(p) for p in parts], axis=axis)
     return np.stack(parts, axis=axis)

@@ -22,7 +22,16 @@ def simulating():
     return os.environ.get("NUMBA_ENABLE_CUDASIM", "0") not in ("", "0")
 
 
+def _numpy2_compat():
+    """numba-cuda 0.30 registers an overload for np.row_stack while importing its kernel
+    compiler; NumPy 2.4 removed that alias (it was np.vstack), so the first kernel compile
+    fails with AttributeError. Restore the alias before numba.cuda compiles anything."""
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 def import_numba_cuda():
+    _numpy2_compat()
     try:
         from numba import cuda
     except ImportError as e:

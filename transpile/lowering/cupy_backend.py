@@ -10,6 +10,7 @@ Kernels compile through cupy.RawKernel, which caches the compiled module by sour
 
 import numpy as np
 
+from transpile.lowering.gpu_plan import COLLECTIVES
 from transpile.lowering.gpu_executor import run_plan
 
 INSTALL_HINT = 'pip install "transpile[cuda]"  (CuPy for CUDA 13: cupy-cuda13x)'
@@ -64,6 +65,22 @@ def raw_kernel(cupy, info):
     return k
 
 
+def max_blocks(cupy, reduction=False):
+    """Grid cap for the generated grid-stride kernels, in blocks of 256 threads per
+    multiprocessor: TRANSPILE_GPU_BLOCKS_PER_SM for elementwise kernels (default 64),
+    TRANSPILE_GPU_REDUCE_BLOCKS_PER_SM for reductions (default 16: each block sums many
+    elements before its one atomicAdd); 0 means no cap (one element per thread). Defaults from
+    a sweep on an H100 (docs/gpu.md): one element per thread reached 2.0 TB/s on selu over
+    5000x5000 float32, 64 blocks per SM 2.7 TB/s (the device-to-device copy: 2.75 TB/s)."""
+    import os
+    name, default = (("TRANSPILE_GPU_REDUCE_BLOCKS_PER_SM", "16") if reduction
+                     else ("TRANSPILE_GPU_BLOCKS_PER_SM", "64"))
+    per_sm = int(os.environ.get(name, default) or 0)
+    if per_sm <= 0:
+        return 1 << 30
+    return cupy.cuda.Device().attributes["MultiProcessorCount"] * per_sm
+
+
 class CupyProgram:
     """A core function lowered for the GPU: kernels + plan, runnable with CuPy."""
 
@@ -85,9 +102,18 @@ class CupyProgram:
             outs = self._run_fallback(cupy, args)
         else:
             if not hasattr(self.plan, "max_blocks"):
-                sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-                self.plan.max_blocks = sms * 16
-            outs = run_cupy(self.core, self.plan, args, cupy)
+                self.plan.max_blocks = max_blocks(cupy)
+                self.plan.max_blocks_reduce = max_blocks(cupy, reduction=True)
+            graphed = getattr(self, "_graphed", None)
+            if graphed is None:   # several launches: replay them as one CUDA graph
+                from transpile_runtime.gpu_graph import GraphedCall
+                run = lambda *a: run_cupy(self.core, self.plan, a, cupy)  # noqa: E731
+                steps = [s for s in self.plan.steps if type(s).__name__ != "ConstStep"]
+                collective = any(getattr(getattr(s, "eqn", None), "prim", None) is not None
+                                 and s.eqn.prim.path in COLLECTIVES for s in steps)
+                graphed = self._graphed = GraphedCall(run, cupy) \
+                    if len(steps) > 1 and not collective else run
+            outs = graphed(*args)
         if to_numpy:
             outs = [cupy.asnumpy(o) if isinstance(o, cupy.ndarray) else o for o in outs]
         return outs

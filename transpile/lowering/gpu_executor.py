@@ -81,6 +81,19 @@ def finish_reduction(info, acc, plan, xp):
     return xp.reshape(val.astype(av.dtype, copy=False), av.shape)
 
 
+def device_constant(plan, step, xp):
+    """A constant of the plan on the array library's current device, copied there once (no
+    host-to-device copy per call; stream capture of a CUDA graph allows none)."""
+    if xp is np:
+        return xp.asarray(step.value)
+    cache = plan.__dict__.setdefault("_device_constants", {})
+    key = (id(step), xp.cuda.Device().id)
+    value = cache.get(key)
+    if value is None:
+        value = cache[key] = xp.asarray(step.value)
+    return value
+
+
 def run_plan(plan, args, xp, launch, backend):
     """Execute `plan` on flat arguments. launch(info, grid, args) runs one kernel."""
     warn_unlowered(plan, backend)
@@ -93,14 +106,17 @@ def run_plan(plan, args, xp, launch, backend):
         env[name] = value
     for step in plan.steps:
         if isinstance(step, ConstStep):
-            env[step.out] = xp.asarray(step.value)
+            env[step.out] = device_constant(plan, step, xp)
         elif isinstance(step, OpStep):
             eqn = step.eqn
             env[eqn.out] = apply_eqn(eqn, env, impl_for(eqn.prim, xp))
         else:
             info = plan.kernels[step.region.name]
             kargs, outs = kernel_args(info, env, xp)
-            launch(info, grid_for(info.size, getattr(plan, "max_blocks", 4096)), kargs)
+            cap = getattr(plan, "max_blocks", 4096)
+            if info.reduction is not None:   # one atomicAdd per block: fewer, fuller blocks
+                cap = getattr(plan, "max_blocks_reduce", cap)
+            launch(info, grid_for(info.size, cap), kargs)
             for var, arr in outs.items():
                 if info.reduction is not None and var == info.reduction.out:
                     env[var] = finish_reduction(info, arr, plan, xp)

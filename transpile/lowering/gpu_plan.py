@@ -183,6 +183,28 @@ def apply_eqn(eqn, env, impl=None):
     return fn(*pos, **kw)
 
 
+# pmap collectives: planning must not call them (each would wait at the rendezvous for
+# shards that are not running it); the executor calls them at run time, like any array op.
+COLLECTIVES = {"rt.psum", "rt.pmean", "rt.pmax", "rt.pmin", "rt.all_gather", "rt.axis_index",
+               "rt.axis_size"}
+
+
+def collective_aval(eqn, avals):
+    """The abstract result of a collective: psum/pmax/pmin keep the operand's, pmean of
+    integers gives float64; others are not planned (the program runs as CuPy array ops)."""
+    path = eqn.prim.path
+    if path in ("rt.psum", "rt.pmean", "rt.pmax", "rt.pmin"):
+        x = next((v for v in eqn.args.values() if isinstance(v, Var)), None)
+        if x is not None:
+            av = avals[x.name]
+            dtype = av.dtype
+            if path == "rt.pmean" and dtype.kind in "biu":
+                dtype = np.dtype(np.float64)
+            return AVal(av.shape, dtype)
+    raise NotImplementedError(f"{path}(...) has no GPU plan (its result shape depends on "
+                              "the pmap axis)")
+
+
 def infer_avals(core, example_args):
     """{var name: AVal} for params and every eqn result (host only, no device)."""
     if len(example_args) != len(core.params):
@@ -214,6 +236,11 @@ def infer_avals(core, example_args):
                     continue
                 except Exception:
                     pass
+            if eqn.prim.path in COLLECTIVES:
+                av = collective_aval(eqn, avals)
+                avals[eqn.out] = av
+                proxies[eqn.out] = proxy_of(av)
+                continue
             res = apply_eqn(eqn, proxies)
         proxies[eqn.out] = res
         avals[eqn.out] = aval_of(res)
@@ -328,8 +355,26 @@ def group_regions(body, avals, lowerable):
     return items
 
 
+def single_assignment(core):
+    """The core with every rebinding of a name renamed (`y = f(y)` twice -> y, y_2): kernel
+    variables, kernel parameters and plan slots are keyed by name, and C forbids redeclaring
+    one. Straight-line bodies only (the planner refuses control flow anyway)."""
+    import dataclasses
+    from transpile.ir import has_control_flow
+    from transpile.transforms.rename import ssa
+    from transpile.transforms.reverse import core_namer
+    if has_control_flow(core.body):
+        return core
+    bound = [e.out for e in core.body if isinstance(e, Eqn)]
+    if len(set(bound)) == len(bound) and not set(bound) & set(core.params):
+        return core
+    body, outs = ssa(core, core_namer(core))
+    return dataclasses.replace(core, body=body, outs=outs)
+
+
 def build_plan(core, example_args, lowerable, kernel_prefix=None):
     """Group, rematerialize and prune: a Plan whose regions are ready for a lowering."""
+    core = single_assignment(core)
     avals = infer_avals(core, example_args)
     consts = fold_shape_only(core, avals)
     body = [e for e in core.body if e.out not in consts]

@@ -55,6 +55,8 @@ def aval_of(value):
         return AVal(value.shape, value.dtype)
     if isinstance(value, np.generic):
         return AVal((), value.dtype)
+    if hasattr(value, "__cuda_array_interface__"):    # a GPU array (CuPy): never copied here
+        return AVal(tuple(value.shape), np.dtype(value.dtype))
     a = np.asarray(value)
     return AVal(a.shape, a.dtype)
 
