@@ -28,6 +28,7 @@ changes through aliases by reading the body once ahead (`loop_changes`).
 import gast
 
 from transpile import aliasing_scalars as S
+from transpile.aliasing_scalars import _stem, leaves  # noqa: F401 (shared with aliasing_scalars)
 from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 
@@ -72,17 +73,6 @@ def _by_name(name):
     return by_name(name)
 
 
-def leaves(value):
-    """Var leaves of an env value (Struct items included)."""
-    from transpile.normalize_values import Struct
-    if isinstance(value, Var):
-        return [value]
-    if isinstance(value, Struct):
-        out = []
-        for item in value.items:
-            out += leaves(item)
-        return out
-    return []
 
 
 def replace_leaves(value, fn):
@@ -482,9 +472,6 @@ def _const_none(a):
     return a is None or (isinstance(a, Const) and a.value is None)
 
 
-def _stem(name):
-    head, _, tail = name.rpartition("_")
-    return head if head and tail.isdigit() else name
 
 
 def param_entry(name):

@@ -45,7 +45,6 @@ def known_array(model, name, depth=0):
 def guard_others(model, target, memo, own, parents):
     """The rebinding map for names other than the one written (`own`): each new value but
     the bases' (already conditional) becomes `rt.if_array(target, new, old)`."""
-    from transpile.aliasing import _stem, leaves
     held = set()
     for env, name, value in model.entries():
         if not (env is own[0] and name == own[1]):
@@ -73,3 +72,21 @@ def write_back_element(model, parent, index, child_new, probe, base):
     return model.norm.b.emit(by_name("setitem_if_array"), {"x": parent, "index": index,
                                                            "v": child_new, "probe": probe},
                              base=base)
+
+
+def leaves(value):
+    """Var leaves of an env value (Struct items included)."""
+    from transpile.normalize_values import Struct
+    if isinstance(value, Var):
+        return [value]
+    if isinstance(value, Struct):
+        out = []
+        for item in value.items:
+            out += leaves(item)
+        return out
+    return []
+
+
+def _stem(name):
+    head, _, tail = name.rpartition("_")
+    return head if head and tail.isdigit() else name

@@ -27,7 +27,7 @@ def _has_traced(value, Struct):
 
 def stack_struct(norm, value, node, base):
     """A (nested) list/tuple holding traced values -> one stacked array atom; else unchanged."""
-    from transpile.normalize import Struct
+    from transpile.normalize_values import Struct
     from transpile.primitives import by_name
     if not isinstance(value, Struct) or value.kind == "dict" or not _has_traced(value, Struct):
         return value
@@ -38,7 +38,7 @@ def stack_struct(norm, value, node, base):
 
 def array_arguments(norm, prim, bound, node, base):
     """Stack lists of traced values passed where `prim` expects an array (in place)."""
-    from transpile.normalize import Struct
+    from transpile.normalize_values import Struct
     rules = set(prim.vjp) | set(prim.deriv) | set(prim.jvp) | set(prim.linear)
     for name, value in list(bound.items()):
         p = prim.param(name)
@@ -64,7 +64,7 @@ def index_concat(norm, obj, node, base):
     Slices and string directives (np.r_['0,2', ...], np.r_[0:3]) are evaluated only when every
     piece is a constant."""
     import gast
-    from transpile.normalize import Static, Struct
+    from transpile.normalize_values import Static, Struct
     from transpile.primitives import by_name
     elts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
     if any(isinstance(e, gast.Slice) for e in elts):
@@ -89,7 +89,7 @@ def index_concat(norm, obj, node, base):
 def multi_output(norm, prim, bound, node, base):
     """A function returning several arrays (np.split, np.linalg.eigh, ...) -> a tuple of one
     primitive call per output; `prim.multi(bound, const)` lists (part name, extra args)."""
-    from transpile.normalize import Struct
+    from transpile.normalize_values import Struct
     from transpile.primitives import by_name
 
     def const(v):

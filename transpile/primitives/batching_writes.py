@@ -100,7 +100,7 @@ def if_array_batch(s, eqn):
 
 def setitem_if_array_batch(s, eqn):
     from transpile.ir import Eqn
-    from transpile.primitives import by_name
+    from transpile.primitives.registry import by_name
     a = eqn.args
     if _per_example_array(s, a["probe"]):
         e = Eqn(eqn.out, by_name("setitem"), {"x": a["x"], "index": a["index"], "v": a["v"]},
