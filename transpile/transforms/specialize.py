@@ -20,7 +20,7 @@ from transpile import ir
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import Primitive, by_name
-from transpile.transforms.specialize_control import (AvalMap, bind_joined, multi_bound,
+from transpile.transforms.specialize_control import (resolve_if_array, AvalMap, bind_joined, multi_bound,
                                                      dynamic_slice, pop_aval, rw_cast_into,
                                                      sized_by_run_time_int, collective_aval,
                                                      always_zero, rw_add_zero,
@@ -298,7 +298,8 @@ class Specializer:
 
     def eqn(self, st, out):
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
-        eqn = Eqn(st.out, st.prim, args, st.loc)
+        eqn = resolve_if_array(self, Eqn(st.out, st.prim, args, st.loc), out)
+        args = eqn.args
         name = eqn.prim.name
         if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)
             self.subst[eqn.out] = self.always_zero[eqn.out]

@@ -312,3 +312,81 @@ def rw_add_zero(sp, eqn, out):
                 return True
             return False
     return False
+
+
+_IF_ARRAY = {"if_array": None, "setitem_if_array": "setitem",
+             "write_in_place_if_array": "write_in_place"}
+
+
+def resolve_if_array(sp, eqn, out):
+    """rt.if_array / rt.setitem_if_array / rt.write_in_place_if_array decide at run time whether
+    `v op= e` wrote into an array or rebound a scalar (transpile/aliasing_scalars.py). Once the
+    probe's shape is known the choice is made here, so the compiled code holds the plain form
+    (identity or setitem / write_in_place). A probe of shape () is a scalar (NumPy copies an
+    element out of its array)."""
+    name = eqn.prim.name
+    if name == "shape_like":
+        return _resolve_shape_like(sp, eqn)
+    if name == "written_part":
+        return _resolve_written_part(sp, eqn, out)
+    if name not in _IF_ARRAY:
+        return eqn
+    pa = sp.aval(eqn.args["probe"])
+    if pa is None:
+        return eqn
+    from transpile.primitives.registry import by_name
+    is_array = bool(pa.shape)
+    if name == "if_array":
+        keep = eqn.args["a"] if is_array else eqn.args["b"]
+        return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
+    if not is_array:
+        return Eqn(eqn.out, by_name("identity"), {"x": eqn.args["x"]}, eqn.loc)
+    args = {k: eqn.args[k] for k in ("x", "index", "v")}
+    return Eqn(eqn.out, by_name(_IF_ARRAY[name]), args, eqn.loc)
+
+
+def _resolve_shape_like(sp, eqn):
+    """rt.shape_like(x) (a zero shaped like x) as np.zeros_like, or a typed scalar zero."""
+    xa = sp.aval(eqn.args["x"])
+    if xa is None:
+        return eqn
+    from transpile.primitives.registry import by_name
+    if not xa.shape:
+        return Eqn(eqn.out, by_name("identity"), {"x": Const(np.dtype(xa.dtype).type(0))},
+                   eqn.loc)
+    return Eqn(eqn.out, by_name("zeros_like"), {"x": eqn.args["x"]}, eqn.loc)
+
+
+def _basic_index(sp, index):
+    """Slices, scalar integers, None and Ellipsis only: no element can be named twice."""
+    if not isinstance(index, ir.IndexArg):
+        items = (index,)
+    else:
+        items = index.items
+    for it in items:
+        if it is None or it is Ellipsis or isinstance(it, ir.SliceArg):
+            continue
+        if isinstance(it, Const):
+            if isinstance(it.value, (int, np.integer)) and not isinstance(it.value, bool):
+                continue
+            return False
+        av = sp.aval(it)
+        if av is None or av.shape or not np.issubdtype(av.dtype, np.integer):
+            return False
+    return True
+
+
+def _resolve_written_part(sp, eqn, out):
+    """rt.written_part(x, index) with a basic index: a copy of x[index] (x[index] itself when it
+    is one element). Integer-array indices keep the run-time helper (repeated elements)."""
+    x, index = eqn.args["x"], eqn.args["index"]
+    if sp.aval(x) is None or not _basic_index(sp, index):
+        return eqn
+    from transpile.primitives.registry import by_name
+    sel = sp.emit(out, by_name("getitem"), {"x": x, "index": index}, eqn.loc, base="sel")
+    sa = sp.aval(sel)
+    if sa is None:
+        return eqn
+    if not sa.shape:
+        return Eqn(eqn.out, by_name("identity"), {"x": sel}, eqn.loc)
+    return Eqn(eqn.out, by_name("copy"), {"x": sel}, eqn.loc)
