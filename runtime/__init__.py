@@ -19,7 +19,8 @@ from transpile_runtime.batching import (basis_like, batch_align, batch_any, batc
     jac_columns_vjp, jac_rows)
 from transpile_runtime.tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401
                                     setitem, tape_pop, trip_count, write_back,
-                                    write_in_place, compute_into, shape_like, written_part,
+                                    write_in_place, compute_into, shape_like, shape_only,
+                                    written_part,
                                     added_to_zero, add_at, if_array, setitem_if_array,
                                     write_in_place_if_array)
 from transpile_runtime.special import (betaln, digamma, erf, erfc, erfinv, expit, gammaln, i0,

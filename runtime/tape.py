@@ -136,7 +136,7 @@ def write_in_place(x, index, v):
 def compute_into(buf, ufunc, *args):
     """ufunc(*args), written into `buf` when it is a writable array of the result's shape and
     dtype (the generated code passes a buffer that nothing reads afterwards)."""
-    if type(buf) is np.ndarray and buf.flags.writeable:
+    if type(buf) is np.ndarray and buf.flags.writeable and ufunc.signature is None:
         try:
             shape = np.broadcast_shapes(*[np.shape(a) for a in args])
         except ValueError:
@@ -158,6 +158,13 @@ def shape_like(x):
     if isinstance(x, (np.generic, float, int, complex)) and not isinstance(x, bool):
         return type(x)(0)
     return x
+
+
+def shape_only(x):
+    """shape_like(x) where reverse mode saves it on the tape in place of x (only x's shape and
+    dtype are read back); a name of its own so that generated code read again (jit of grad)
+    keeps the two apart."""
+    return shape_like(x)
 
 
 def written_part(x, index):

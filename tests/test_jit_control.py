@@ -363,3 +363,21 @@ def test_pmap_with_collectives_runs_compiled_parts():
     assert not compiled.eager
     text = compiled.plan.text
     assert "rt.psum(" in text and "rt.pmean(" in text and "__part2(" in text
+
+
+def scalar_alias_then_augassign(x):
+    s = x[0]
+    alias = s           # a NumPy scalar: `s += ...` below rebinds s, alias keeps the old value
+    s += np.sum(x * x)
+    t = x * s + alias
+    return np.sum(t)
+
+
+def test_jit_of_grad_keeps_the_zero_of_an_unaliased_scalar_apart_from_a_saved_shape():
+    """rt.shape_like (a zero in derivative rules) and the tape's shape-only stand-in are two
+    primitives; reading the generated grad again under jit must not mistake one for the other
+    (it once added the primal value of s to its adjoint)."""
+    x = np.array([0.3, -0.7, 1.1, 0.5])
+    want = numerical_grad(scalar_alias_then_augassign, [x])
+    np.testing.assert_allclose(grad(scalar_alias_then_augassign)(x), want, rtol=1e-6)
+    np.testing.assert_allclose(jit(grad(scalar_alias_then_augassign))(x), want, rtol=1e-6)

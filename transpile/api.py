@@ -566,10 +566,17 @@ def jacfwd(fun, argnums=0, holomorphic=False):
             _check_complex(args, nums)
         from transpile.jacobian_eager import jacobian_forward
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
-        # every column starts from the inputs as given (a function may write into them)
-        return jacobian_forward(lambda a, t: jvp_t.call_with(tuple(_copy_arrays(a)), tuple(t))[1],
-                                args, nums,
-                                single)
+        last = []
+
+        def column(a, t):
+            # every column starts from the inputs as given (a function may write into them)
+            copies = _copy_arrays(a)
+            last[:] = [copies]
+            return jvp_t.call_with(tuple(copies), tuple(t))[1]
+        result = jacobian_forward(column, args, nums, single)
+        if last:     # the caller's arrays as one call of fun leaves them
+            _write_back_arrays(args, last[0])
+        return result
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
     jac.accepts_ranks = True     # jit/vmap pass the argument ranks
@@ -583,6 +590,15 @@ def _copy_arrays(args):
     """args with every array leaf copied (pytrees kept)."""
     return [tree_map(lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v, a)
             for a in args]
+
+
+def _write_back_arrays(args, after):
+    """Copy into the caller's writable arrays what a call left in their copies `after`."""
+    for a, b in zip(args, after):
+        for x, y in zip(tree_flatten(a)[0], tree_flatten(b)[0]):
+            if type(x) is np.ndarray and x.flags.writeable and x.shape == np.shape(y) \
+                    and not np.array_equal(x, y, equal_nan=True):
+                x[...] = y
 
 
 def _zeros_tree(v):

@@ -12,6 +12,7 @@ import types
 import numpy as np
 
 from transpile.callables import is_data, unwrap_callable
+from transpile.primitives.registry import lookup
 
 
 class PartialValue:
@@ -39,6 +40,8 @@ def call_bound(norm, func, args, kwargs, node, base):
     if not isinstance(func, Static):
         return None
     obj = func.obj
+    if lookup(obj) is not None:        # a primitive that is a bound method (scipy.stats.norm.pdf)
+        return None
     if obj is functools.partial:
         if not args:
             raise norm.error(node, "functools.partial needs a function")

@@ -58,6 +58,10 @@ trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, 
 # (transforms/tape_slim.py)
 shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch=BW.assign,
                      nondiff=True)
+# the same helper where the tape saves it (transforms/tape_slim.py): only the shape/dtype of the
+# saved value is ever read, so a compiled scalar may keep its value (specialize_control.py)
+shape_only = defprim("shape_only", T.shape_only, "rt.shape_only", "x", batch=BW.assign,
+                     nondiff=True)
 # what of g reaches v in `y[index] = v` (duplicate integer indices: the last one written)
 written_part = defprim("written_part", T.written_part, "rt.written_part", "x, index",
                        batch=BR.index, linear=("x",),

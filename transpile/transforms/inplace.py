@@ -41,7 +41,7 @@ FRESH = {
 ALIASES_FIRST = {"add_at": "acc", "write_in_place": "x", "added_to_zero": "d",
                  "setitem_if_array": "x", "write_in_place_if_array": "x"}
 NO_BUFFER = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "int", "float",
-             "bool", "trip_count", "tape_new", "write_back", "shape_like"}
+             "bool", "trip_count", "tape_new", "write_back", "shape_like", "shape_only"}
 
 
 def _fresh(prim):
@@ -151,7 +151,7 @@ def _block(stmts, live, record, reads=Eqn.vars_read):
 
 
 # read only an array's shape/dtype, which a write in place does not change
-META = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "shape_like"}
+META = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "shape_like", "shape_only"}
 
 
 def value_reads(st):
@@ -191,7 +191,8 @@ def _choices(body, params, outs, scalars=()):
             if isinstance(x, Var) and _dead_owned(x.name, st, src, escaped, live):
                 writes.add(id(st))
         elif isinstance(st.prim.impl, np.ufunc) and st.prim.impl.nout == 1 \
-                and len(st.args) == st.prim.impl.nin:
+                and st.prim.impl.signature is None and len(st.args) == st.prim.impl.nin:
+            # elementwise ufuncs only: a gufunc (np.matmul) has core dimensions
             for a in st.args.values():
                 if isinstance(a, Var) and _dead_owned(a.name, st, src, escaped, live):
                     reuse[id(st)] = a

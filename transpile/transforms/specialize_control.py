@@ -325,7 +325,7 @@ def resolve_if_array(sp, eqn, out):
     (identity or setitem / write_in_place). A probe of shape () is a scalar (NumPy copies an
     element out of its array)."""
     name = eqn.prim.name
-    if name == "shape_like":
+    if name in ("shape_like", "shape_only"):
         return _resolve_shape_like(sp, eqn)
     if name == "written_part":
         return _resolve_written_part(sp, eqn, out)
@@ -346,14 +346,17 @@ def resolve_if_array(sp, eqn, out):
 
 
 def _resolve_shape_like(sp, eqn):
-    """rt.shape_like(x) (a zero shaped like x) as np.zeros_like, or a typed scalar zero."""
+    """rt.shape_like(x), a zero shaped like x: np.zeros_like(x), or a zero of x's dtype for a
+    scalar. Where the tape saves it (shape_only) only its type is read: a scalar x itself then,
+    which keeps the type its loop joins gave it."""
     xa = sp.aval(eqn.args["x"])
     if xa is None:
         return eqn
     from transpile.primitives.registry import by_name
     if not xa.shape:
-        return Eqn(eqn.out, by_name("identity"), {"x": Const(np.dtype(xa.dtype).type(0))},
-                   eqn.loc)
+        keep = eqn.args["x"] if eqn.prim.name == "shape_only" else \
+            Const(np.dtype(xa.dtype).type(0))
+        return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
     return Eqn(eqn.out, by_name("zeros_like"), {"x": eqn.args["x"]}, eqn.loc)
 
 

@@ -9,7 +9,7 @@ sweep, then backward sweep from index `split`), found by liveness on the backwar
     carries `out`, and the backward of a write never reads the array, so `out` is no longer
     saved once per iteration;
   * a popped value read only as a *shape argument* (the registry's `shape_args`: `rt.unbroadcast(g,
-    x)`, `rt.float_part(g, like)`, ...) is saved as `rt.shape_like(x)`, a zero-strided
+    x)`, `rt.float_part(g, like)`, ...) is saved as `rt.shape_only(x)`, a zero-strided
     stand-in with x's shape and dtype (O(1) memory).
 
 With the array off the tape, transforms/inplace.py finds its buffer owned and dead after each
@@ -36,7 +36,7 @@ def _walk(body):
 
 
 def slim(body, split, tape, outs, namer):
-    """The body with dead pushes dropped and shape-only ones replaced by `rt.shape_like`."""
+    """The body with dead pushes dropped and shape-only ones replaced by `rt.shape_only`."""
     from transpile.primitives import by_name
     back = body[split:]
     live = live_after(back, outs)
@@ -59,7 +59,7 @@ def slim(body, split, tape, outs, namer):
     if all(u == "value" for u in status.values()):
         return body
     stand_in = {n: namer.fresh(n + "_shape") for n, u in status.items() if u == "shape"}
-    shape_like = by_name("shape_like")
+    shape_like = by_name("shape_only")
 
     def forward(stmts):
         out = []
