@@ -82,6 +82,15 @@ def batch_store(parts, i, value, n):
     return parts
 
 
+def batch_stacked(parts, n):
+    """The batched result of a loop over the batch (rt.batch_store's rows). Where no example
+    bound the name (every one took the other path), a zero per example, so that reading row
+    i on the way back (only under that path, so never used) still works."""
+    if np.ndim(parts) == 0:
+        return np.zeros(int(n), dtype=np.asarray(parts).dtype)
+    return parts
+
+
 def batch_row(x, i, like):
     """Row i of a batched cotangent, shaped like one example's value."""
     if x is None or np.ndim(x) == 0:

@@ -171,7 +171,10 @@ def written_part(x, index):
     """The part of x (an adjoint shaped like the array written) that flows to the value of a
     write `y[index] = v`: x[index], in a buffer of its own (reverse mode then zeroes x[index]
     in place), with 0 where an integer-array index names an element more than once and a
-    later occurrence overwrote it (NumPy keeps the last value written)."""
+    later occurrence overwrote it (NumPy keeps the last value written). An adjoint still
+    holding its scalar 0.0 (nothing reached it on this path) gives 0.0."""
+    if np.ndim(x) == 0:
+        return x
     sel = x[index]
     if not isinstance(sel, np.ndarray):
         return sel

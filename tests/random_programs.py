@@ -82,6 +82,21 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"while np.sum(np.abs({t})) < 20.0 and k < 3:")
         prog.emit(f"{t} = {t} * 1.5 + 0.25", 2)
         prog.emit("k = k + 1", 2)
+    elif kind == "break":         # a loop left early on a data condition
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        n = draw(st.integers(1, 4))
+        c = draw(st.sampled_from(["0.0", "0.5", "1.5"]))
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"for i in range({n}):")
+        prog.emit(f"{t} = {t} * 0.5 + np.sin({b})", 2)
+        prog.emit(f"if np.sum({t}) > {c}:", 2)
+        prog.emit("break", 3)
+    elif kind == "early_return":  # return from the middle of the function on a data condition
+        a = _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.3", "-0.2"]))
+        prog.emit(f"if np.sum({a}) > {c}:")
+        prog.emit(f"return np.sum(np.sin({a}) * {a})", 2)
+        prog.emit(f"{t} = {_expr(draw, prog)}")
     elif kind == "write":
         a = _pick(draw, prog)
         prog.writes = True
@@ -158,7 +173,7 @@ def _stmt(draw, prog, kinds):
     prog.vars.append(t)
 
 
-ALL_KINDS = ["assign", "if", "for", "while", "write", "alias", "call"]
+ALL_KINDS = ["assign", "if", "for", "while", "break", "early_return", "write", "alias", "call"]
 # in-place writes through views, aliases, arguments and loops (tests/test_mutation_random.py)
 MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write", "base_write",
                   "recurrence", "arg_write", "scalar_acc"]

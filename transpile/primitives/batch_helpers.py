@@ -34,6 +34,8 @@ batch_store = defprim("batch_store", RB.batch_store, "rt.batch_store", "parts, i
                            "value": "rt.batch_row(g, i, value)"},
                       jvp={"parts": "rt.batch_without_row(parts_dot, i)",
                            "value": "rt.batch_store_tangent(i, value, value_dot, n)"})
+batch_stacked = defprim("batch_stacked", RB.batch_stacked, "rt.batch_stacked", "parts, n",
+                        batch=_H, linear=("parts",), vjp={"parts": "g"})
 batch_store_tangent = defprim("batch_store_tangent", RB.batch_store_tangent,
                               "rt.batch_store_tangent", "i, primal, t, n", batch=_H,
                               diff=("t",), linear=("t",), shape_args=("primal",),

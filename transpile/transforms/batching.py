@@ -423,9 +423,15 @@ class BatchSweep:
             body.append(Eqn(parts[o].name, by_name("batch_store"),
                             {"parts": parts[o], "i": Var(i), "value": mapping[o], "n": self.B},
                             loc))
+        # the caller's array receives an example's writes when that example is done: after
+        # its backward sweep, which still reads the argument's value on entry (as codegen
+        # orders them for a whole function)
+        backs = [st for st in body if isinstance(st, Eqn) and st.prim.name == "write_back"]
+        body = [st for st in body if not any(st is b for b in backs)] + backs
         self.bld.body.append(ir.ForRange(i, Const(0), self.B, Const(1), body, loc))
         for o in sorted(outs):
-            self.bld.body.append(Eqn(o, by_name("identity"), {"x": parts[o]}, loc))
+            self.bld.body.append(Eqn(o, by_name("batch_stacked"), {"parts": parts[o],
+                                                                   "n": self.B}, loc))
             self.bat[o] = True
             self.rk[o] = out_ranks.get(o, self.rk.get(o))
         for n in wr - set(outs):

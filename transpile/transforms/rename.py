@@ -149,7 +149,11 @@ class _SSA:
         for name in dict.fromkeys(ir.bound_names(st.body) + ir.bound_names(st.orelse)):
             a, b = m1.get(name), m2.get(name)
             if a is None or b is None:
-                mapping.pop(name, None)   # bound on one path only: unusable after the if
+                # bound on one path only: after the if it is read (if at all) only where that
+                # path ran (a later `if` on the same condition: the backward sweep), where it
+                # holds that path's last value, which may live under another name (a loop-
+                # carried copy). Forgetting it would read an earlier binding of the name.
+                mapping[name] = a if a is not None else b
                 continue
             if a == b:
                 mapping[name] = a
