@@ -85,6 +85,10 @@ def sources(body, params, scalars=()):
                     new = set()
                     for a in value_reads(st):     # never a shape argument's buffer
                         new |= src.get(a, {EXTERNAL})
+                    if not new:
+                        # made from constants only (np.broadcast_to(1.0, n), a seed of
+                        # ones): a buffer of its own, or a captured array that is not ours
+                        new = {EXTERNAL} if _const_array_arg(st) else {st.out}
                 old = src.setdefault(st.out, set())
                 if not new <= old:
                     old |= new
@@ -97,6 +101,12 @@ def sources(body, params, scalars=()):
                     escaped |= new
                     changed = True
     return src, escaped
+
+
+def _const_array_arg(st):
+    import numpy as np
+    return any(isinstance(a, ir.Const) and isinstance(a.value, np.ndarray)
+               for a in ir.iter_atoms(list(st.args.values())))
 
 
 def _reads(st):
