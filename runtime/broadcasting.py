@@ -12,6 +12,9 @@ def unbroadcast(g, x):
     gshape = np.shape(g)
     if gshape == shape:
         return g
+    if not gshape:
+        # an adjoint still holding its scalar zero (no path reached it): zeros of x's shape
+        return np.broadcast_to(g, shape) if np.size(x) != 1 else np.reshape(g, shape)
     extra = len(gshape) - len(shape)
     axes = tuple(range(extra)) + tuple(
         i + extra for i, n in enumerate(shape) if n == 1 and gshape[i + extra] != 1)

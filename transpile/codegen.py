@@ -235,8 +235,10 @@ def deferred_writes_last(body):
     if not last:
         return body
     first = next(k for k, st in enumerate(body) if any(st is w for w in last))
-    if all(any(st is w for w in last) or not isinstance(st, (Eqn, ir.If, ir.ForRange, ir.While))
-           for st in body[first:]):
+    # anything but a comment or a `del` after the first write-back (a fused loop of jit too)
+    # may read the argument's value on entry
+    if all(any(st is w for w in last) or isinstance(st, ir.Comment) or
+           type(st).__name__ == "Del" for st in body[first:]):
         return body         # already last
     return [st for st in body if not any(st is w for w in last)] + last
 

@@ -437,7 +437,7 @@ class Jit(Transform):
         body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
         in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
                                    scalars={n for n, a in av.items() if a is not None and not a.shape})
-        body = fuse(body, av, outs)
+        body = fuse(body, av, outs, in_place)
         sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,

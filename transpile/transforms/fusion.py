@@ -205,6 +205,12 @@ class Fuser:
                 result.append(self.control(st))
                 continue
             kind = self.kind(st)
+            if group is not None and self.mutates(st):
+                # a write into a buffer in place: the group's reads happen before it (it may
+                # write what the group reads), so the group is not moved past it
+                close()
+                result.append(st)
+                continue
             if group is not None:
                 reads = set(st.vars_read())
                 blocked = reads & group["red_outs"]
@@ -235,6 +241,10 @@ class Fuser:
                 result.append(st)
         close()
         return result
+
+    def mutates(self, st):
+        name = st.prim.name
+        return name in MUTATING or (name == "setitem" and id(st) in self.in_place)
 
     def control(self, st):
         if isinstance(st, ir.If):
@@ -286,10 +296,16 @@ def _all_eqns(body, control_reads):
                 yield from _all_eqns(getattr(st, f, None) or [], control_reads)
 
 
-def fuse(body, avals, outs):
+# primitives that write into an argument's buffer (besides setitems chosen to run in place)
+MUTATING = {"write_in_place", "add_at", "write_back", "write_in_place_if_array"}
+
+
+def fuse(body, avals, outs, in_place=()):
     """Group a specialized body: returns the body with `FusedGroup`s in place of the
-    equations they cover (control flow bodies are grouped separately)."""
+    equations they cover (control flow bodies are grouped separately). `in_place`: ids of the
+    setitem equations that write in place (a group never moves past one)."""
     f = Fuser(avals, outs)
+    f.in_place = set(in_place)
     f.control_reads = set()
     f.all_readers = list(_all_eqns(body, f.control_reads))
     return f.block(body)

@@ -1,0 +1,82 @@
+"""Programs found by the random-program tests (tests/random_programs.py) that once gave wrong
+numbers or crashed, minimized; tests/test_random_regressions.py runs every transform on them."""
+import numpy as np
+
+
+def early_return_then_loop(x):          # jit(grad): a loop-carried name read after the if
+    if np.sum(x) > -0.2:
+        return np.sum(x)
+    t3 = x * 1.0
+    for i in range(2):
+        t3 = t3 * 0.5 + np.sin(x)
+    return np.sum(np.sin(t3))
+
+
+def early_return_then_while(x):         # vmap(grad) where every example returns early
+    if np.sum(x) > 0.0:
+        return np.sum(np.sin(x) * x)
+    t3 = x * 1.0
+    k = 0
+    while np.sum(np.abs(t3)) < 20.0 and k < 3:
+        t3 = t3 * 1.5 + 0.25
+        k = k + 1
+    return np.sum(np.sin(t3))
+
+
+def early_return_then_view_write(x):    # grad: the adjoint of a view still holds 0.0
+    if np.sum(x) > 0.3:
+        return np.sum(np.sin(x) * x)
+    t3 = x * 1.0
+    vt3 = t3[:2]
+    vt3 *= 3.0
+    return np.sum(t3 * t3)
+
+
+def argument_write_then_break(x):       # vmap(grad): the argument written back too early
+    t1 = np.tanh(x) * x
+    x[0] = np.cos(x[1]) * 1.5
+    t4 = t1 * 1.0
+    for i in range(3):
+        t4 = t4 * 0.5 + np.sin(t1)
+        if np.sum(t4) > 0.5:
+            break
+    return np.sum(t4 * t4)
+
+
+def recurrence_after_copy(x):           # jit(grad): the seed's buffer written in place
+    t2 = x * 1.0
+    t3 = t2 * 1.0
+    for i in range(1, 4):
+        t3[i] = np.tanh(t3[i - 1] * 0.5 + x[i])
+    return np.sum(t2 + t3)
+
+
+def unreached_adjoint(x):               # grad: unbroadcast of an adjoint that stayed 0.0
+    if np.sum(x) > 0.3:
+        return np.sum(np.sin(x) * x)
+    t2 = x * 0.5 - 1.0
+    t4 = x * 1.0
+    if np.sum(t4) > -0.2:
+        return np.sum(np.sin(t4) * t4)
+    return np.sum(np.sin(t2 * -0.75))
+
+
+def argument_written_twice(x):          # jit: fusion moved a read past an in-place write
+    x[1] = np.cos(x[2]) * 1.5
+    t1 = x * 1.0
+    x[3] = np.cos(x[0]) * 1.5
+    t2 = x * 1.0
+    t4 = t1 * 0.5 + np.sin(t2)
+    return np.sum(np.sin(t4))
+
+
+def scalar_alias_then_augassign(x):     # jit(grad): rt.shape_like read back as a saved value
+    s = x[0]
+    alias = s
+    s += np.sum(x * x)
+    return np.sum(x * s + alias)
+
+
+PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
+            argument_write_then_break, recurrence_after_copy, unreached_adjoint,
+            argument_written_twice, scalar_alias_then_augassign]

@@ -1,0 +1,45 @@
+"""Every transform on the minimized programs of tests/random_regressions.py, at points on both
+sides of their branches: jit against NumPy (the caller's array written the same way), grad and
+jit(grad) against central differences, vmap and vmap(grad) against a loop over the batch."""
+import numpy as np
+import pytest
+
+import random_regressions as R
+from fd import numerical_grad
+from transpile import grad, jit, vmap
+
+NAMES = [f.__name__ for f in R.PROGRAMS]
+XS = np.array([[0.9, 0.09, -0.74, -0.92], [1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0],
+               [0.3, -0.5, 0.8, 1.1], [0.1, -0.2, 0.05, 0.0]])
+
+
+def _fd(f, x):
+    return numerical_grad(lambda z: f(z.copy()), [x.copy()])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_jit_matches_numpy_and_writes_the_argument_alike(name):
+    f = getattr(R, name)
+    for x in XS:
+        a, b = x.copy(), x.copy()
+        np.testing.assert_allclose(jit(f)(b), f(a), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(b, a, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_grad_and_jit_grad_match_finite_differences(name):
+    f = getattr(R, name)
+    for x in XS:
+        want = _fd(f, x)
+        np.testing.assert_allclose(grad(f)(x.copy()), want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(jit(grad(f))(x.copy()), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_vmap_and_vmap_of_grad_match_a_loop(name):
+    f = getattr(R, name)
+    for rows in (XS, XS[1:2], XS[[1, 3]], XS[[2, 4]]):   # mixed and one-sided batches
+        want = np.array([f(r.copy()) for r in rows])
+        np.testing.assert_allclose(vmap(f)(rows.copy()), want, rtol=1e-12, atol=1e-12)
+        want = np.array([_fd(f, r) for r in rows])
+        np.testing.assert_allclose(vmap(grad(f))(rows.copy()), want, rtol=1e-5, atol=1e-6)
