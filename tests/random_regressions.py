@@ -77,6 +77,19 @@ def scalar_alias_then_augassign(x):     # jit(grad): rt.shape_like read back as 
     return np.sum(x * s + alias)
 
 
+def early_return_after_loop(x):         # reverse over reverse: an adjoint of a value bound
+    t1 = x * 1.0                        # on one path only was made from it on the other
+    for i in range(2):
+        t1 = t1 * 0.5 + np.sin(x)
+    if np.sum(x) > 0.0:
+        return np.sum(np.sin(x) * x)
+    t2 = t1 * 0.5
+    return np.sum(t2 * t2)
+
+
 PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
             argument_write_then_break, recurrence_after_copy, unreached_adjoint,
-            argument_written_twice, scalar_alias_then_augassign]
+            argument_written_twice, scalar_alias_then_augassign, early_return_after_loop]
+# second order (reverse over reverse, forward over reverse) on the ones that write no argument
+SECOND_ORDER = [early_return_then_loop, early_return_then_while, unreached_adjoint,
+                early_return_after_loop]

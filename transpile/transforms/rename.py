@@ -113,6 +113,7 @@ class _SSA:
     def __init__(self, namer, params):
         self.namer = namer
         self.seen = set(params)
+        self.partial = set()    # names bound on one path of an earlier if only
 
     def bind(self, name, mapping):
         new = name if name not in self.seen else self.namer.numbered(_stem(name), start=2)
@@ -146,15 +147,22 @@ class _SSA:
         cond = map_atoms(st.cond, _sub(mapping))
         m1, m2 = dict(mapping), dict(mapping)
         body, orelse = self.block(st.body, m1), self.block(st.orelse, m2)
+        in_then, in_else = set(ir.bound_names(st.body)), set(ir.bound_names(st.orelse))
         for name in dict.fromkeys(ir.bound_names(st.body) + ir.bound_names(st.orelse)):
             a, b = m1.get(name), m2.get(name)
+            if name in self.partial:      # bound by an earlier branch only: maybe unbound here
+                a = a if name in in_then else None
+                b = b if name in in_else else None
             if a is None or b is None:
                 # bound on one path only: after the if it is read (if at all) only where that
                 # path ran (a later `if` on the same condition: the backward sweep), where it
                 # holds that path's last value, which may live under another name (a loop-
-                # carried copy). Forgetting it would read an earlier binding of the name.
+                # carried copy). Forgetting it would read an earlier binding of the name; a
+                # later join must not copy it on a path where it was never bound.
                 mapping[name] = a if a is not None else b
+                self.partial.add(name)
                 continue
+            self.partial.discard(name)
             if a == b:
                 mapping[name] = a
                 continue

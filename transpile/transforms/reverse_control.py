@@ -106,6 +106,11 @@ class ControlReverseSweep(ReverseSweep):
         self.read = set()
         for st in walk_stmts(self.body):
             self.read |= set(ir.names_read(st))
+        # names bound only inside a branch (an early return's values): possibly unbound
+        # elsewhere, so an adjoint made for them outside their branch starts as 0.0
+        top = set(self.params) | {st.out for st in self.body if isinstance(st, Eqn)}
+        self.branch_only = {n for st in walk_stmts(self.body) if isinstance(st, ir.If)
+                            for n in ir.bound_names([st])} - top
         self.tape = None
         self.dtapes = {}
         self.block_pushes = {}
@@ -282,7 +287,7 @@ class ControlReverseSweep(ReverseSweep):
             d = self.adjoint_name(n)
             if cur is not None:
                 self.b.body.append(Eqn(d, by_name("assign"), {"x": cur}, self.b.loc))
-            elif n not in inside or n in carried:
+            elif n in carried or (n not in inside and n not in self.branch_only):
                 self.b.body.append(Eqn(d, by_name("zeros_like"), {"x": Var(n)}, self.b.loc))
             else:
                 self.b.body.append(Eqn(d, by_name("assign"), {"x": Const(0.0)}, self.b.loc))
