@@ -177,7 +177,7 @@ class _SSA:
         inner = ir.bound_names([st])
         carried = [n for n in dict.fromkeys(inner) if n in mapping or n in self.seen
                    and n not in inner]
-        carried = [n for n in dict.fromkeys(inner) if n in mapping
+        carried = [n for n in dict.fromkeys(inner) if n in mapping and n not in self.partial
                    and (not isinstance(st, ir.ForRange) or n != st.var)]
         pre = []
         loop_names = {}
