@@ -109,8 +109,13 @@ class ControlReverseSweep(ReverseSweep):
         # names bound only inside a branch (an early return's values): possibly unbound
         # elsewhere, so an adjoint made for them outside their branch starts as 0.0
         top = set(self.params) | {st.out for st in self.body if isinstance(st, Eqn)}
-        self.branch_only = {n for st in walk_stmts(self.body) if isinstance(st, ir.If)
-                            for n in ir.bound_names([st])} - top
+        one_side, both = set(), set()
+        for st in walk_stmts(self.body):
+            if isinstance(st, ir.If):
+                a, b = set(ir.bound_names(st.body)), set(ir.bound_names(st.orelse))
+                one_side |= a ^ b
+                both |= a & b
+        self.branch_only = one_side - both - top
         self.tape = None
         self.dtapes = {}
         self.block_pushes = {}
