@@ -1,49 +1,49 @@
 """What generated code calls at run time. Generated files do `import transpile_runtime as rt`."""
-from transpile_runtime.broadcasting import (astype, grad_like, broadcast_like, cast_like, clip_mask, extremum_mask,
+from .broadcasting import (astype, grad_like, broadcast_like, cast_like, clip_mask, extremum_mask,
                                   identity, mT, reduced_count, select_weight, stop_gradient,
                                   sum_grad, unbroadcast)
-from transpile_runtime.adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left,
+from .adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left,
                               dot_vjp_right, getitem_vjp, matmul_vjp_left, matmul_vjp_right,
                               put_axis, take_axis, transpose_inverse)
-from transpile_runtime.helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
+from .helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
                              cumsum_vjp, diagonal_vjp, expand_last, getitem, log_base,
                              tile_vjp, transpose_back)
-from transpile_runtime.collectives import (all_gather, all_gather_vjp, axis_index, axis_size,
+from .collectives import (all_gather, all_gather_vjp, axis_index, axis_size,
                                  extremum_share, pmax, pmean, pmin, psum)
-from transpile_runtime.batching import (basis_like, batch_align, batch_any, batch_axes,
+from .batching import (basis_like, batch_align, batch_any, batch_axes,
     batch_basis_like, batch_broadcast, batch_broadcast_like, batch_check_scalar_output,
     batch_extremum_mask, batch_getitem_vjp, batch_getitem_vjp_back, batch_jac_columns,
     batch_jac_columns_vjp, batch_jac_rows, batch_not, batch_parts, batch_reduced_count, batch_row,
     batch_stacked, batch_set, batch_slots, batch_squeeze, batch_store, batch_store_tangent,
     batch_sum_grad, batch_sum_grad_vjp, batch_unbroadcast, batch_without_row, jac_columns,
     jac_columns_to, jac_columns_vjp, jac_rows)
-from transpile_runtime.tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401
+from .tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401
                                     setitem, tape_pop, trip_count, write_back,
                                     write_in_place, compute_into, shape_like, shape_only,
                                     written_part,
                                     added_to_zero, add_at, if_array, setitem_if_array,
                                     write_in_place_if_array)
-from transpile_runtime.special import (betaln, digamma, erf, erfc, erfinv, expit, gammaln, i0,
+from .special import (betaln, digamma, erf, erfc, erfinv, expit, gammaln, i0,
                                       i0e, i1, i1_over_x, i1e, i1e_over_x, log_ndtr, log_softmax,
                                       logit, logsumexp, ndtr, polygamma, softmax, xlog1py, xlogy)
-from transpile_runtime.fft_adjoints import fft_adjoint, fft_forward
-from transpile_runtime.distributions import (
+from .fft_adjoints import fft_adjoint, fft_forward
+from .distributions import (
     beta_cdf, beta_logpdf, beta_pdf, dirichlet_logpdf, dirichlet_pdf, gamma_cdf, gamma_logpdf,
     gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
     norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
-from transpile_runtime.debugging import debug_breakpoint, debug_print  # noqa: F401,E402
-from transpile_runtime.array_adjoints import (diff_vjp, joined_pad, joined_vjp,  # noqa: E402
+from .debugging import debug_breakpoint, debug_print  # noqa: F401,E402
+from .array_adjoints import (diff_vjp, joined_pad, joined_vjp,  # noqa: E402
                                               kron_vjp_left, kron_vjp_right, linspace_part,
                                               linspace_part_vjp, pad_vjp, put_along, repeat_vjp, roll_back,
                                               sort_perm, split_part, split_part_vjp, take_along,
                                               tensordot_vjp)
-from transpile_runtime.complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
+from .complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
                                              angle_vjp, diag_vjp, match_complex)
-from transpile_runtime.linalg_adjoints import (copyltu, copyltu_t, eig_values,  # noqa: E402
+from .linalg_adjoints import (copyltu, copyltu_t, eig_values,  # noqa: E402
                                                eig_vectors, eigh_values, eigh_vectors, eye_like, gap_inverse,
                                                gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
                                                norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,
                                                refuse_eig, refuse_norm_second,
                                                refuse_svd_vectors, slogdet_logabs, slogdet_sign,
                                                svd_u, svd_values, svd_vh, sym)
-from transpile_runtime import custom_rules  # noqa: F401,E402
+from . import custom_rules  # noqa: F401,E402

@@ -5,7 +5,7 @@ its own rules, so derivative code stays differentiable.
 """
 import numpy as np
 
-from transpile_runtime.broadcasting import unbroadcast
+from .broadcasting import unbroadcast
 
 
 def _as_matrix_left(x):

@@ -6,8 +6,8 @@ helper needs to know which of its arguments carry the batch axis.
 """
 import numpy as np
 
-from transpile_runtime.broadcasting import _norm_axes, unbroadcast
-from transpile_runtime.adjoints import check_complex_output
+from .broadcasting import _norm_axes, unbroadcast
+from .adjoints import check_complex_output
 
 
 def batch_broadcast(x, size):

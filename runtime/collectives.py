@@ -26,7 +26,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from transpile_runtime.pytree import tree_flatten, tree_unflatten
+from .pytree import tree_flatten, tree_unflatten
 
 
 class CollectiveError(RuntimeError):

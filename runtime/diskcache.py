@@ -39,7 +39,7 @@ import os
 import stat
 import tempfile
 
-from transpile_runtime import diagnostics
+from . import diagnostics
 
 VERSION = 2
 KEY_NAME = ".key"

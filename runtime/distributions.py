@@ -6,7 +6,7 @@ JAX, this returns -inf there, so finite differences along the simplex still work
 """
 import numpy as np
 
-from transpile_runtime.special import _float_type, _keep
+from .special import _float_type, _keep
 
 _STATS = None
 

@@ -36,7 +36,7 @@ def max_graph_bytes():
 def _in_pmap_shard():
     """pmap shards run plainly: a capture holds a process-wide lock (the matmul swap below),
     and shards must be free to meet at collectives."""
-    from transpile_runtime.devices import current_device
+    from .devices import current_device
     return current_device() is not None
 
 

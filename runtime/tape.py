@@ -207,7 +207,7 @@ def add_at(acc, index, ct, like):
         else:
             np.add.at(acc, index, ct)
         return acc
-    from transpile_runtime.adjoints import getitem_vjp
+    from .adjoints import getitem_vjp
     return acc + getitem_vjp(ct, like, index)
 
 
