@@ -200,6 +200,7 @@ class Compiled:
             if self.free else ()
         self.statics = [core.statics[n] for n in plan.params[len(core.params):]]
         self.lock = threading.Lock()
+        self.delegate = None      # the per-example loop that replaced code Numba refused
 
     def fresh(self):
         for where, obj in self.spec_deps:
@@ -216,6 +217,8 @@ class Compiled:
         return True
 
     def run(self, leaves):
+        if self.delegate is not None:
+            return self.delegate.run(leaves)
         free = [read_binding(w) for w in self.free]
         if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
             return None
@@ -231,6 +234,11 @@ class Compiled:
                     except Exception as e:
                         if not _is_numba_error(e):
                             raise
+                        alt = self.jit._per_example(self.plan)
+                        if alt is not None:       # vmap: one compiled loop over the batch
+                            self.delegate = alt
+                            self.checked = True
+                            return alt.run(leaves)
                         self.fall_back(e)
                         return self.finish(self.fn(*leaves, *free), convert=False)
                     self.checked = True
@@ -408,20 +416,25 @@ class Jit(Transform):
         except Exception as e:         # an int argument's value is needed: specialize on it
             raise StaticIntsNeeded(str(e)) from e
 
-    def _build_core(self, trees, in_avals, dynamic_int_params):
+    def _build_core(self, trees, in_avals, dynamic_int_params, per_example=False):
+        from transpile.vmap import Vmap
         token = None
         if self._chain_preserves_shapes():
             token = SPECIALIZE.set(_BuildFolder(in_avals).hook)
+        ranked = getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
+            p.default is inspect.Parameter.empty for p in self.fun._params)
         try:
-            from transpile.vmap import Ranked, Vmap
-            if getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
-                    p.default is inspect.Parameter.empty for p in self.fun._params):
+            from transpile.vmap import Ranked
+            if ranked:
                 # jit knows every leaf's rank: vmap can then pick its batching rules instead of
                 # falling back to a loop over the batch (every parameter is passed explicitly
                 # when none has a default, so all of them follow in_axes)
                 passed = tuple(True for _ in trees)
-                core = self.fun.__transpile_core__(
-                    Ranked((trees, tuple(len(a.shape) for a in in_avals), passed)))
+                key = Ranked((trees, tuple(len(a.shape) for a in in_avals), passed))
+                if per_example:
+                    core = self.fun.batched_core(*key, per_example=True)
+                else:
+                    core = self.fun.__transpile_core__(key)
             else:
                 core = self.__transpile_core__(trees)
         finally:
@@ -430,6 +443,46 @@ class Jit(Transform):
         if dynamic_int_params is not None and not ints_stay_dynamic(
                 core, dynamic_int_params(core, in_avals)):
             raise StaticIntsNeeded("an int argument's value is needed when generating code")
+        plan = self._plan(core, in_avals)
+        plan.retry = None
+        if ranked and isinstance(self.fun, Vmap) and not per_example:
+            # the batched code may have a step Numba cannot lower: then one compiled loop over
+            # the batch around the function (each example runs the code jit(f) would)
+            plan.retry = lambda: self._build_core(trees, in_avals, dynamic_int_params, True)
+        from transpile.lowering import backends
+        from transpile.lowering.numba_cpu import Unlowerable
+        fn = None
+        try:
+            compile_fn = backends.get(self.backend)
+            fn = compile_fn(plan)
+        except Unlowerable as e:
+            if dynamic_int_params is not None:
+                raise StaticIntsNeeded(str(e)) from e
+            if per_example:
+                raise
+            alt = self._per_example(plan)
+            if alt is not None:
+                return alt
+            why = f" ({e.why})" if getattr(e, "why", "") else ""
+            self._warn(f"jit({self.__name__}): {getattr(e, 'where', '?')}: Numba cannot compile "
+                       f"{e.construct}{why}; running the NumPy version instead.")
+        except ImportError as e:
+            self._warn(f"jit({self.__name__}): backend {self.backend!r} unavailable ({e}); "
+                       "running the NumPy version instead.")
+        return Compiled(self, core, plan, fn, self.backend)
+
+    def _per_example(self, plan):
+        """The compiled loop over the batch for a vmap whose batched code did not lower (None
+        when there is none, or it did not lower either)."""
+        if plan.retry is None or self.backend not in ("cpu", "numba"):
+            return None
+        from transpile.lowering.numba_cpu import Unlowerable
+        try:
+            return plan.retry()
+        except (Unlowerable, TranspileError):
+            return None
+
+    def _plan(self, core, in_avals):
         free_vals = [read_binding(where) for _, where, _ in core.free]
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
@@ -443,22 +496,7 @@ class Jit(Transform):
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
                     origin)
         plan.in_place = in_place
-        from transpile.lowering import backends
-        from transpile.lowering.numba_cpu import Unlowerable
-        fn = None
-        try:
-            compile_fn = backends.get(self.backend)
-            fn = compile_fn(plan)
-        except Unlowerable as e:
-            if dynamic_int_params is not None:
-                raise StaticIntsNeeded(str(e)) from e
-            why = f" ({e.why})" if getattr(e, "why", "") else ""
-            self._warn(f"jit({self.__name__}): {getattr(e, 'where', '?')}: Numba cannot compile "
-                       f"{e.construct}{why}; running the NumPy version instead.")
-        except ImportError as e:
-            self._warn(f"jit({self.__name__}): backend {self.backend!r} unavailable ({e}); "
-                       "running the NumPy version instead.")
-        return Compiled(self, core, plan, fn, self.backend)
+        return plan
 
     def _chain_preserves_shapes(self):
         f = self.fun
@@ -486,6 +524,7 @@ class Jit(Transform):
             raise TypeError(f"show(jit({self.__name__}), *example_args): jit specializes on "
                             "argument shapes, so show needs example arguments")
         c, _ = self.compiled_for_values(self.bind(args, kwargs))
+        c = c.delegate or c
         if c.plan.text is None:
             return f"# (no lowered code: this specialization runs the NumPy version)\n" + \
                 codegen.module_text(c.core, c.plan.origin)
@@ -501,6 +540,7 @@ class Jit(Transform):
             raise TypeError(f"jit({self.__name__}).source_path(*example_args): jit specializes "
                             "on argument shapes, so it needs example arguments")
         c, _ = self.compiled_for_values(self.bind(args, kwargs))
+        c = c.delegate or c
         if c.plan.path:
             return c.plan.path
         return codegen.write_source(codegen.module_text(c.core, c.plan.origin), c.core.name)

@@ -173,7 +173,9 @@ class Vmap(Transform):
 
     # -- the transform --------------------------------------------------------------------------
 
-    def batched_core(self, in_trees, ranks, passed=None):
+    def batched_core(self, in_trees, ranks, passed=None, per_example=False):
+        """The batched core. per_example: one loop over the batch around the whole function
+        (what jit compiles when the batched code has a step Numba cannot lower)."""
         axes, _ = self.leaf_axes(in_trees, passed)
         fun = self.fun
         if isinstance(fun, Vmap) and ranks is not None:
@@ -203,6 +205,10 @@ class Vmap(Transform):
         mapped = [a is not None for a, _ in axes]
         ex_ranks = [None if ranks is None else ranks[i] - mapped[i] for i in range(n_user)]
         forced, whole = set(), None
+        if per_example:
+            whole = WholeFunctionLoop("jit compiles the function once per example (the "
+                                      "batched code has a step Numba cannot lower)", None)
+            whole.plain = True
         while True:
             try:
                 sweep = self._sweep(inner, axes, mapped, ex_ranks + free_ranks, forced, whole,

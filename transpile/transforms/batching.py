@@ -379,11 +379,13 @@ class BatchSweep:
         if why.loc:
             where = f" at {why.loc[0]}:{why.loc[1]}"
         keep = writes(body) | {n for n in reads(body) if self.bat.get(n)}
-        self.loop_fallback(body, set(outs) & keep,
-                           f"{why.reason}{where}, with a reverse-mode tape")
+        plain = why.loc is None and getattr(why, "plain", False)
+        reason = why.reason if plain else f"{why.reason}{where}, with a reverse-mode tape"
+        self.loop_fallback(body, set(outs) & keep, reason, whole=plain)
 
-    def loop_fallback(self, stmts, outs, reason, out_ranks=None):
-        """for i in range(batch_size): the statements on example i; results stacked."""
+    def loop_fallback(self, stmts, outs, reason, out_ranks=None, whole=False):
+        """for i in range(batch_size): the statements on example i; results stacked. whole:
+        the statements are the whole function, compiled by jit (no None placeholders)."""
         out_ranks = out_ranks or {}
         loc = getattr(stmts[0], "loc", None)
         outer_tapes = tapes_used(stmts) - writes(stmts)
@@ -414,7 +416,7 @@ class BatchSweep:
                                 {"x": Var(n), "index": IndexArg((Var(i),))}, loc))
             elif n in self.bat:
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Var(n)}, loc))
-            elif n in outs or n in branch_writes:
+            elif (n in outs or n in branch_writes) and not whole:
                 # bound on some paths only: defined (None) on the others, so that code which
                 # saves every name of the loop body (reverse mode's tape) can read it
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Const(None)}, loc))

@@ -26,6 +26,7 @@ from transpile.transforms.specialize_control import (resolve_if_array, AvalMap, 
                                                      always_zero, rw_add_zero,
                                                      rw_float_part,
                                                      specialize_loop, specialize_push)
+from transpile.transforms.specialize_batch import REWRITES as BATCH_REWRITES, note_copy
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,7 @@ class Specializer:
         if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)
             self.subst[eqn.out] = self.always_zero[eqn.out]
             return
+        note_copy(self, eqn)
         if eqn.out in self.multi:
             # bound more than once: never folded or aliased; its value is the join
             old = self.avals.get(eqn.out)
@@ -315,6 +317,8 @@ class Specializer:
             out.append(eqn)
             return
         rewrite = getattr(self, "rw_" + name, None) if self.rewrite else None
+        if rewrite is None and self.rewrite and name in BATCH_REWRITES:
+            rewrite = BATCH_REWRITES[name].__get__(self)
         if rewrite is not None:
             try:
                 if rewrite(eqn, out):

@@ -29,7 +29,7 @@ def _walk(body):
 
 def split_tapes(core):
     """A copy of `core` whose tapes are split per pushed name (core unchanged if none)."""
-    new_tapes = [st for st in core.body if isinstance(st, Eqn) and st.prim.name == "tape_new"]
+    new_tapes = [st for st in _walk(core.body) if isinstance(st, Eqn) and st.prim.name == "tape_new"]
     if not new_tapes:
         return core
     pushes, pops = {}, {}
