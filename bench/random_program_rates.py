@@ -3,9 +3,10 @@
     python bench/random_program_rates.py [count] [kinds]     (kinds: a,b,c or "mutation")
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
-calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad) and grad(vmap) on each,
-comparing with NumPy, central finite differences and a per-example loop. Prints, per
-transform: ok / wrong number / error / jit fallback, and the most common error messages. A wrong number is the outcome that matters most.
+calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad), grad(vmap), jit(vmap) and
+jit(vmap(grad)) on each, comparing with NumPy, central finite differences and a per-example
+loop. Prints, per transform: ok / wrong number / error / jit fallback, and the most common
+error messages. A wrong number is the outcome that matters most.
 """
 import collections
 import os
@@ -56,6 +57,10 @@ def run_one(src, x, results, errors):
                        np.stack([rp.numgrad(lambda z: f(z.copy()), r) for r in xs])),
         "grad(vmap)": (lambda: tp.grad(batch_total(f))(xs.copy()),
                        np.stack([rp.numgrad(lambda z: f(z.copy()), r) for r in xs])),
+        "jit(vmap)": (lambda: tp.jit(tp.vmap(f))(xs.copy()),
+                      np.array([f(r.copy()) for r in xs])),
+        "jit(vmap(grad))": (lambda: tp.jit(tp.vmap(tp.grad(f)))(xs.copy()),
+                            np.stack([rp.numgrad(lambda z: f(z.copy()), r) for r in xs])),
     }
     for name, (fn, expect) in checks.items():
         if "grad" in name or name == "jvp":
@@ -100,9 +105,9 @@ def main():
 
     drive()
     print(f"{count} random programs, statement kinds: {', '.join(kinds)}")
-    print(f"{'transform':12} {'ok':>5} {'WRONG':>6} {'error':>6} {'fallback':>9}")
+    print(f"{'transform':16} {'ok':>5} {'WRONG':>6} {'error':>6} {'fallback':>9}")
     for name, c in results.items():
-        print(f"{name:12} {c['ok']:5d} {c['WRONG']:6d} {c['error']:6d} {c['fallback']:9d}")
+        print(f"{name:16} {c['ok']:5d} {c['WRONG']:6d} {c['error']:6d} {c['fallback']:9d}")
     for name, c in errors.items():
         print(f"\n{name}:")
         for msg, k in c.most_common(6):

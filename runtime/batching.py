@@ -55,10 +55,11 @@ def batch_slots(n):
     return np.zeros((), dtype=np.float16)
 
 
-def batch_store(parts, i, value, n):
+def batch_store(parts, i, value, n, where=None):
     """The batched result `parts` with row i set to one example's value (allocated, with
     zeros, at the first row; written in place afterwards). A value of None is an example whose
-    path left the name unassigned: its row stays zero."""
+    path left the name unassigned: its row stays zero. `where`: the user's file:line, for
+    the error when examples give values of different shapes."""
     if value is None:
         return parts
     if isinstance(value, (tuple, list, str, dict)):
@@ -73,9 +74,13 @@ def batch_store(parts, i, value, n):
     elif np.shape(parts) != shape and np.ndim(parts) == 1:
         parts = np.array(np.broadcast_to(parts.reshape(parts.shape + (1,) * value.ndim), shape))
     elif np.shape(parts) != shape:
-        raise ValueError(f"vmap: the examples give results of different shapes "
-                         f"({np.shape(parts)[1:]} and {value.shape}); a batched result needs "
-                         "one shape")
+        at = f"{where}: " if where else ""
+        raise ValueError(f"vmap: {at}the examples give values of different shapes "
+                         f"({np.shape(parts)[1:]}, and {value.shape} for example {int(i)}); "
+                         "one batched array cannot hold them (as in JAX, a boolean "
+                         "mask or a size computed from the data gives each example its own "
+                         "shape). Keep shapes fixed, e.g. np.where(mask, x, 0) instead of "
+                         "x[mask]")
     elif not np.can_cast(value.dtype, parts.dtype, casting="safe"):
         parts = parts.astype(np.result_type(parts, value))
     parts[int(i)] = value

@@ -68,12 +68,9 @@ def same(got, want, tol=1e-9):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
-# vmap helpers of reverse-mode code that have no Numba lowering yet (Numba lowering is another
-# piece of work): under jit, a NumPy fallback naming one of these is allowed, nothing else.
-NOT_LOWERED_YET = ("batch_unbroadcast(", "batch_sum_grad(", "batch_check_scalar_output(",
-                   # the Jacobian's basis loop slices with bounds computed at run time: jit's
-                   # lowering refuses those shapes (known gap, issue #12's closing note)
-                   "a slice with computed bounds")
+# Under jit the Jacobian code (batched reverse/forward sweeps) lowers to Numba: no NumPy
+# fallback is allowed.
+NOT_LOWERED_YET = ()
 
 
 def no_other_fallback(fn, *args):

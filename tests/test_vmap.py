@@ -344,3 +344,20 @@ def test_error_axis_out_of_range():
 def test_error_in_axes_length():
     with pytest.raises(ValueError, match="in_axes .* has 3 entries but vec_vec_dot takes 2"):
         vmap(vec_vec_dot, in_axes=(0, 0, 0))
+
+
+def _ragged_mask(x):
+    kept = x[x > 0]
+    return np.sum(kept)
+
+
+def test_ragged_boolean_mask_error_names_the_users_line():
+    # each example keeps a different number of elements: no batched array holds them (JAX
+    # refuses too); the error names the user's file:line and says what to do instead
+    import inspect
+    line = inspect.getsourcelines(_ragged_mask)[1] + 1
+    xs = np.array([[1.0, -2.0, 3.0], [-1.0, -2.0, 3.0]])
+    with pytest.raises(ValueError) as info:
+        vmap(_ragged_mask)(xs)
+    msg = str(info.value)
+    assert f"test_vmap.py:{line}" in msg and "different shapes" in msg and "np.where" in msg

@@ -206,8 +206,9 @@ class Vmap(Transform):
         ex_ranks = [None if ranks is None else ranks[i] - mapped[i] for i in range(n_user)]
         forced, whole = set(), None
         if per_example:
-            whole = WholeFunctionLoop("jit compiles the function once per example (the "
-                                      "batched code has a step Numba cannot lower)", None)
+            whole = WholeFunctionLoop("one compiled loop over the batch, each example running "
+                                      "the function's own code (a step of the batched code "
+                                      "has no Numba lowering)", None)
             whole.plain = True
         while True:
             try:

@@ -28,7 +28,8 @@ batch_sum_grad = defprim(
     vjp={"ct": "rt.batch_sum_grad_vjp(g, ct, axis, keepdims, ct_batched)"})
 # The loop fallback writes each example's result into row i of the batched result; these rows
 # carry derivatives so that a vmap that fell back to a loop can be differentiated (grad of vmap).
-batch_store = defprim("batch_store", RB.batch_store, "rt.batch_store", "parts, i, value, n",
+batch_store = defprim("batch_store", RB.batch_store, "rt.batch_store",
+                      "parts, i, value, n, where=None",
                       batch=_H, diff=("parts", "value"),
                       vjp={"parts": "rt.batch_without_row(g, i)",
                            "value": "rt.batch_row(g, i, value)"},

@@ -398,7 +398,8 @@ class BatchSweep:
         i = self.namer.fresh("i")
         where = f" (line {loc[1]})" if loc and len(loc) > 1 and loc[1] and \
             "reverse-mode tape" not in reason else ""
-        self.bld.body.append(ir.Comment(f"{reason}{where}: loop over the batch"))
+        self.bld.body.append(ir.Comment(reason if whole else
+                                        f"{reason}{where}: loop over the batch"))
         parts = {}
         for o in sorted(outs):
             parts[o] = Var(self.namer.fresh(f"{o}_rows"))
@@ -422,9 +423,10 @@ class BatchSweep:
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Const(None)}, loc))
         body += [rename_stmt(s, mapping) for s in stmts]
         for o in sorted(outs):
-            body.append(Eqn(parts[o].name, by_name("batch_store"),
-                            {"parts": parts[o], "i": Var(i), "value": mapping[o], "n": self.B},
-                            loc))
+            store = {"parts": parts[o], "i": Var(i), "value": mapping[o], "n": self.B}
+            if loc and len(loc) > 1 and loc[0] and loc[1]:
+                store["where"] = Const(f"{loc[0]}:{loc[1]}")   # for the ragged-shape error
+            body.append(Eqn(parts[o].name, by_name("batch_store"), store, loc))
         # the caller's array receives an example's writes when that example is done: after
         # its backward sweep, which still reads the argument's value on entry (as codegen
         # orders them for a whole function)
