@@ -360,3 +360,20 @@ def test_disk_cache_hit_in_new_process_and_corrupt_entry(tmp_path):
     third, log3 = _child(tmp_path, cache)
     assert "data saved" in log3
     assert third["sum"] == first["sum"]
+
+
+@pytest.mark.parametrize("decimals", [-2, 0, 2, 3])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_round_with_decimals_matches_numpy(decimals, dtype):
+    def f(x):
+        return np.round(x, decimals) * 2.0
+
+    x = np.array([1.23456, -2.34567, 0.125, 1234.5678, -0.005, 1e6 + 0.555], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = jit(f)(x)
+    np.testing.assert_array_equal(got, f(x))
+    assert got.dtype == f(x).dtype
+    # round is flat almost everywhere: its gradient is 0, and x * round(x, d) gives round(x, d)
+    np.testing.assert_array_equal(grad(lambda z: np.sum(z * np.round(z, decimals)))(x),
+                                  np.round(x, decimals))

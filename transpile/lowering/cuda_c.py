@@ -93,6 +93,23 @@ def _pow(a, m, eqn):
     return f"{m('pow')}({a['x']}, {a['y']})"
 
 
+def _round(a, m, eqn):
+    """np.round(x, decimals): rint(x * 10**d) / 10**d, as NumPy computes it."""
+    if not m.float:
+        return a["x"]
+    d = eqn.args.get("decimals", Const(0))
+    d = int(d.value) if isinstance(d, Const) else None
+    if d is None:
+        return f"{m('rint')}({a['x']} * {m('pow')}(10.0, {a['decimals']})) / " \
+               f"{m('pow')}(10.0, {a['decimals']})"
+    if d == 0:
+        return f"{m('rint')}({a['x']})"
+    scale = repr(10.0 ** abs(d))
+    if d > 0:
+        return f"{m('rint')}({a['x']} * {scale}) / {scale}"
+    return f"{m('rint')}({a['x']} / {scale}) * {scale}"
+
+
 def _fn(name):
     return lambda a, m, e: f"{m(name)}({a['x']})"
 
@@ -131,7 +148,7 @@ SCALAR_C = {
     "floor": lambda a, m, e: f"{m('floor')}({a['x']})" if m.float else a["x"],
     "ceil": lambda a, m, e: f"{m('ceil')}({a['x']})" if m.float else a["x"],
     "rint": lambda a, m, e: f"{m('rint')}({a['x']})" if m.float else a["x"],
-    "round": lambda a, m, e: f"{m('rint')}({a['x']})" if m.float else a["x"],
+    "round": lambda a, m, e: _round(a, m, e),
     "trunc": lambda a, m, e: f"{m('trunc')}({a['x']})" if m.float else a["x"],
     "isnan": lambda a, m, e: f"isnan({a['x']})" if m.float else "false",
     "isinf": lambda a, m, e: f"isinf({a['x']})" if m.float else "false",

@@ -25,9 +25,10 @@ for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
 for _name in ["logical_and", "logical_or", "logical_xor"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E)
 _nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not", batch=E)
-for _name in ["sign", "floor", "ceil", "round", "rint", "trunc", "isnan", "isinf", "isfinite",
+for _name in ["sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite",
               "signbit"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E)
+_nd("round", np.round, "np.round", "x, decimals=0", batch=E)
 _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//", batch=E)
 
 # creation from a shape or from another array's shape

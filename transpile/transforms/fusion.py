@@ -82,6 +82,16 @@ def scalar_template(eqn):
         if not (isinstance(eqn.args.get("hi"), Const) and eqn.args["hi"].value is None):
             conds.append("{x} <= {hi}")
         return "(T(1) if (%s) else T(0))" % (" and ".join(conds) or "True")
+    if name == "round":
+        d = eqn.args.get("decimals", Const(0))
+        if not isinstance(d, Const):
+            return None
+        d = int(d.value)      # NumPy's rounding: rint(x * 10**d) / 10**d
+        if d == 0:
+            return "np.rint({x})"
+        scale = repr(10.0 ** abs(d))
+        return f"(np.rint({{x}} * {scale}) / {scale})" if d > 0 else \
+            f"(np.rint({{x}} / {scale}) * {scale})"
     lower = getattr(eqn.prim, "lower", None)     # a row's own scalar form (text, or eqn -> text)
     return SCALAR.get(name, lower(eqn) if callable(lower) else lower)
 
