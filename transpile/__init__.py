@@ -10,8 +10,8 @@
     print(dloss.source)
 """
 from transpile import primitives as _primitives  # noqa: F401  (registers the table)
-from transpile.api import (generated_path, grad, jacfwd, jacobian, jacrev, jvp, show,
-                           value_and_grad, vjp)
+from transpile.api import generated_path, grad, jvp, show, value_and_grad, vjp
+from transpile.jacobian_eager import jacfwd, jacobian, jacrev
 from transpile.jacobian_transforms import hessian
 from transpile.errors import NoRuleError, TranspileError, TranspileWarning, UnsupportedSyntax
 from transpile.pytree import (register_pytree_node, tree_flatten, tree_leaves, tree_map,

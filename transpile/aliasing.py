@@ -21,9 +21,10 @@ two in step while the normalizer reads user code:
     and other read-only views, arrays from globals), a write through it, or a read of a view
     whose base was written, raises a clear error instead of giving a wrong number.
 
-Control flow: `transpile.normalize_control` joins the alias facts of both paths of an `if`
-and of a loop's entry and back edge (`join_relation`), and finds the names a loop body
-changes through aliases by reading the body once ahead (`loop_changes`).
+Control flow: `transpile.normalize_branches` joins the alias facts of both paths of an `if`
+and `transpile.normalize_loops` those of a loop's entry and back edge (`join_relation`); the
+loops find the names a loop body changes through aliases by reading the body once ahead
+(`loop_changes`).
 """
 import gast
 

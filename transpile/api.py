@@ -1,5 +1,7 @@
-"""Public transforms: grad, value_and_grad, jvp, vjp, jacfwd, jacrev, jacobian, show
-(hessian, built on them, is in jacobian_transforms.py).
+"""Public transforms: grad, value_and_grad, jvp, vjp, show, generated_path, and `Transform`,
+the base class of every transform object (jacfwd/jacrev/jacobian, built on jvp/vjp, are in
+jacobian_eager.py; hessian in jacobian_transforms.py; how arguments are read, in
+transform_args.py).
 
 A transformed function specializes on the pytree structure of its arguments (and on the values
 of Python bool/int/str arguments, which act as static values, as in JAX's static_argnums).
@@ -14,43 +16,20 @@ import threading
 import numpy as np
 
 from transpile import codegen, transform_registry
-from transpile.callables import as_index, build_core_bound, callable_name, unwrap_callable
+from transpile.callables import build_core_bound, callable_name, unwrap_callable
 from transpile.transforms.inplace import for_printing
-from transpile.dynamic_ints import is_dynamic_int
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
 from transpile.primitives.registry import REQUIRED
 from transpile.normalize import build_core
 from transpile.parse import read_binding
-from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
+from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
+from transpile.transform_args import (  # noqa: F401  (spec_flatten: re-exported for jit.py)
+    STATIC_TYPES, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
+    spec_flatten, tangent_like, tree_map_zeros, walk_tree)
 from transpile.transforms.modes import forward_core, reverse_core
 from transpile.transforms.reverse import make_core
-
-_STATIC_TYPES = (bool, int, str, type(None))
-
-
-def spec_flatten(value, dynamic_ints=False):
-    """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves).
-    With dynamic_ints, Python ints are dynamic leaves too (jit; see transpile/dynamic_ints.py)."""
-    if type(value) is np.ndarray:      # the common case, without the pytree walk
-        return [value], LEAF
-    if dynamic_ints and is_dynamic_int(value):
-        return [value], LEAF
-    leaves, tree = tree_flatten(value)
-    dyn = []
-    statics = iter(leaves)
-
-    def mark(t):
-        if t.kind == "leaf":
-            v = next(statics)
-            if isinstance(v, _STATIC_TYPES) and not isinstance(v, np.generic) and not (
-                    dynamic_ints and is_dynamic_int(v)):
-                return TreeDef("static", (), (v,))
-            dyn.append(v)
-            return LEAF
-        return TreeDef(t.kind, tuple(mark(c) for c in t.children), t.keys)
-    return dyn, mark(tree)
 
 
 class Specialization:
@@ -251,55 +230,6 @@ class Plain(Transform):
         return core_of(self.fun, in_trees)
 
 
-# ---- argnums ------------------------------------------------------------------------------
-
-
-def _norm_argnums(argnums, nparams, fname):
-    argnums = as_index(argnums)         # np.int64(1) is an int argnum
-    single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
-    if not nums:
-        raise ValueError(f"argnums must name at least one argument of {fname}")
-    for a in nums:
-        if not isinstance(a, int):
-            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
-        if not -nparams <= a < nparams:
-            raise ValueError(f"argnums={argnums!r} is out of range: {fname} takes {nparams} "
-                             f"argument{'s' if nparams != 1 else ''}")
-    return single, tuple(a % nparams for a in nums)
-
-
-def _leaf_ranges(in_trees):
-    ranges, start = [], 0
-    for t in in_trees:
-        n = t.num_leaves
-        ranges.append(range(start, start + n))
-        start += n
-    return ranges
-
-
-def _check_float(values, argnums, what):
-    for a in argnums:
-        for leaf in tree_flatten(values[a])[0]:
-            dtype = np.result_type(leaf)
-            if isinstance(leaf, (bool, int)) or not np.issubdtype(dtype, np.inexact):
-                raise TypeError(
-                    f"{what} requires float inputs for the differentiated arguments, but argument "
-                    f"{a} has a leaf of type {type(leaf).__name__} (dtype {dtype}). "
-                    "Pass floats, e.g. 2.0 instead of 2, or x.astype(float).")
-
-
-def _check_complex(values, argnums):
-    """grad(..., holomorphic=True) differentiates complex arguments only (as JAX)."""
-    for a in argnums:
-        for leaf in tree_flatten(values[a])[0]:
-            dtype = np.result_type(leaf)
-            if not np.issubdtype(dtype, np.complexfloating):
-                raise TypeError(
-                    f"grad(..., holomorphic=True) requires complex inputs, but argument {a} has "
-                    f"dtype {dtype}; pass e.g. x.astype(complex)")
-
-
 def _fname(fun):
     f = fun
     while isinstance(f, Transform):
@@ -312,7 +242,7 @@ class Grad(Transform):
 
     def __init__(self, fun, argnums=0, has_aux=False, with_value=False, holomorphic=False):
         super().__init__(fun)
-        self.single, self.argnums = _norm_argnums(argnums, len(self._params), _fname(fun))
+        self.single, self.argnums = norm_argnums(argnums, len(self._params), _fname(fun))
         self.has_aux = has_aux
         self.with_value = with_value
         self.holomorphic = bool(holomorphic)
@@ -321,15 +251,15 @@ class Grad(Transform):
 
     def check_args(self, values, trees):
         for a in self.argnums:
-            if any(t.kind == "static" for t in _walk(trees[a])):
-                _check_float(values, (a,), "grad")
-        _check_float(values, self.argnums, "grad")
+            if any(t.kind == "static" for t in walk_tree(trees[a])):
+                check_float(values, (a,), "grad")
+        check_float(values, self.argnums, "grad")
         if self.holomorphic:
-            _check_complex(values, self.argnums)
+            check_complex(values, self.argnums)
 
     def __transpile_core__(self, in_trees):
         inner = core_of(self.fun, in_trees)
-        ranges = _leaf_ranges(in_trees)
+        ranges = leaf_ranges(in_trees)
         wrt = [i for a in self.argnums for i in ranges[a]]
         fname = _fname(self.fun)
         if self.has_aux:
@@ -373,12 +303,6 @@ class Grad(Transform):
         return core
 
 
-def _walk(tree):
-    yield tree
-    for c in tree.children:
-        yield from _walk(c)
-
-
 def grad(fun=None, argnums=0, has_aux=False, holomorphic=False):
     """Gradient of a scalar function, as generated reverse-mode source.
 
@@ -413,7 +337,7 @@ class JVP(Transform):
 
     def __transpile_core__(self, in_trees):
         inner = core_of(self.fun, in_trees)
-        ranges = _leaf_ranges(in_trees)
+        ranges = leaf_ranges(in_trees)
         wrt = [i for a in self.argnums for i in ranges[a]]
         body, tparams, outs, touts = forward_core(inner, wrt)
         n_user = len(inner.params) - len(inner.free)
@@ -433,20 +357,12 @@ class JVP(Transform):
             if [np.shape(x) for x in tl] != [np.shape(x) for x in pl] or len(tl) != len(pl):
                 raise ValueError(f"jvp: tangent {a} must have the structure and shapes of primal "
                                  f"{a}: {[np.shape(x) for x in pl]} vs {[np.shape(x) for x in tl]}")
-            tleaves += [_tangent_like(t, p) for t, p in zip(tl, pl)
-                        if not (isinstance(p, _STATIC_TYPES) and not isinstance(p, np.generic))]
+            tleaves += [tangent_like(t, p) for t, p in zip(tl, pl)
+                        if not (isinstance(p, STATIC_TYPES) and not isinstance(p, np.generic))]
         spec = self.specialize(trees)
         out = spec.fn(*leaves, *tleaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return tree_unflatten(spec.core.out_tree, flat)
-
-
-def _tangent_like(t, p):
-    dtype = np.result_type(p)
-    if np.issubdtype(dtype, np.inexact):
-        return np.asarray(t, dtype=dtype) if np.ndim(p) or isinstance(p, np.ndarray) else \
-            dtype.type(t)
-    return t
 
 
 _JVP_CACHE = {}
@@ -477,16 +393,6 @@ def _given(fun, n):
     return None if n >= len(_signature(fun).parameters) else tuple(range(n))
 
 
-def _all_args(fun, args, kwargs):
-    """Every parameter's value (defaults applied), positionally."""
-    sig = _signature(fun)
-    if not kwargs and len(args) == len(sig.parameters):
-        return tuple(args)
-    ba = sig.bind(*args, **kwargs)
-    ba.apply_defaults()
-    return tuple(ba.arguments[p] for p in sig.parameters)
-
-
 class VJP(Transform):
     """f(primals..., cotangents...) -> (outputs, input cotangents)."""
 
@@ -515,10 +421,10 @@ def vjp(fun, *primals, has_aux=False):
     n_out = out_tree.num_leaves
     from transpile import ir as _ir
     writes = any(e.prim.name == "write_back" for e in _ir.walk_eqns(core.body))
-    snapshot = _copy_arrays(leaves) if writes else leaves   # fun writes into its arguments:
+    snapshot = copy_arrays(leaves) if writes else leaves   # fun writes into its arguments:
 
     def inputs():                      # every vjp_fn call starts from the inputs as given
-        return _copy_arrays(snapshot) if writes else leaves
+        return copy_arrays(snapshot) if writes else leaves
     # the primal output, from the same generated function with zero cotangents
     plain = _cached("plain", fun, lambda: Plain(fun))
     out = plain(*primals)
@@ -539,120 +445,8 @@ def vjp(fun, *primals, has_aux=False):
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 
 
-def tree_map_zeros(tree):
-    leaves, t = tree_flatten(tree)
-    return tree_unflatten(t, [np.zeros_like(l) for l in leaves])
-
-
-# ---- Jacobians ------------------------------------------------------------------------------
-
-
-def _basis(x):
-    x = np.asarray(x)
-    n = x.size
-    eye = np.eye(n, dtype=x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64)
-    return [eye[i].reshape(x.shape) for i in range(n)]
-
-
-def jacfwd(fun, argnums=0, holomorphic=False):
-    """Jacobian by forward mode: one generated-jvp call per input element. Complex inputs give
-    the complex derivative of a holomorphic function (holomorphic=True, as JAX, also checks
-    that the inputs are complex)."""
-    single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
-
-    def jac(*args, **kwargs):
-        args = _all_args(fun, args, kwargs)
-        if holomorphic:
-            _check_complex(args, nums)
-        from transpile.jacobian_eager import jacobian_forward
-        jvp_t = _cached("jvp", fun, lambda: JVP(fun))
-        last = []
-
-        def column(a, t):
-            # every column starts from the inputs as given (a function may write into them)
-            copies = _copy_arrays(a)
-            last[:] = [copies]
-            return jvp_t.call_with(tuple(copies), tuple(t))[1]
-        result = jacobian_forward(column, args, nums, single)
-        if last:     # the caller's arrays as one call of fun leaves them
-            _write_back_arrays(args, last[0])
-        return result
-    functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
-    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
-    return jac
-
-
-_JACOBIAN_CORE = {}   # jacobian_transforms' core builders, registered from above (no cycle)
-
-
-def _copy_arrays(args):
-    """args with every array leaf copied (pytrees kept)."""
-    return [tree_map(lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v, a)
-            for a in args]
-
-
-def _write_back_arrays(args, after):
-    """Copy into the caller's writable arrays what a call left in their copies `after`."""
-    for a, b in zip(args, after):
-        for x, y in zip(tree_flatten(a)[0], tree_flatten(b)[0]):
-            if type(x) is np.ndarray and x.flags.writeable and x.shape == np.shape(y) \
-                    and not np.array_equal(x, y, equal_nan=True):
-                x[...] = y
-
-
-def _zeros_tree(v):
-    leaves, t = tree_flatten(v)
-    return tree_unflatten(t, [np.zeros_like(np.asarray(l, dtype=np.result_type(l, 0.0)))
-                              if not isinstance(l, (bool, int)) else l for l in leaves])
-
-
-def register_jacobian_core(fn):
-    _JACOBIAN_CORE[fn.__name__] = fn
-    return fn
-
-
-def _not_transformable(kind, fun, argnums=0):
-    mode = "fwd" if kind == "jacfwd" else "rev"
-    if isinstance(argnums, int):
-        def core(in_trees):          # one generated function: composes with jit/grad/vmap
-            return _JACOBIAN_CORE["jacobian_core"](fun, argnums, mode, in_trees)
-        return core
-    if isinstance(argnums, (tuple, list)) and all(isinstance(a, int) for a in argnums):
-        def cores(in_trees):
-            return _JACOBIAN_CORE["jacobians_core"](fun, tuple(argnums), mode, in_trees)
-        return cores
-
-    def refuse(in_trees):
-        raise TranspileError(
-            f"{kind}({_fname(fun)}) cannot be transformed again (jit, grad, vmap): it calls the "
-            "generated jvp/vjp once per basis vector from Python",
-            construct=f"{kind}({_fname(fun)})",
-            hint=f"apply jit inside instead, e.g. {kind}(jit({_fname(fun)})), or use grad/jvp")
-    return refuse
-
-
-def jacrev(fun, argnums=0, holomorphic=False):
-    """Jacobian by reverse mode: one generated-vjp call per output element (holomorphic: as
-    jacfwd)."""
-    single, nums = _norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
-
-    def jac(*args, **kwargs):
-        args = _all_args(fun, args, kwargs)
-        if holomorphic:
-            _check_complex(args, nums)
-        from transpile.jacobian_eager import jacobian_reverse
-        return jacobian_reverse(vjp, fun, args, nums, single)
-    functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
-    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
-    return jac
-
-
-jacobian = jacrev
-
-
-for _f in (grad, value_and_grad, jacfwd, jacrev):   # hessian: in jacobian_transforms.py
+# jacfwd/jacrev are marked in jacobian_eager.py, hessian in jacobian_transforms.py
+for _f in (grad, value_and_grad):
     _f.__transpile_static__ = True
 transform_registry.register_transform_function(grad)
 transform_registry.register_transform_function(value_and_grad)

@@ -1,12 +1,20 @@
-"""jacfwd/jacrev called directly: one generated jvp per input element (forward) or one
-generated vjp per output element (reverse), for pytree arguments and outputs as in JAX.
+"""jacfwd, jacrev and jacobian, the public functions, and what they do when called directly:
+one generated jvp per input element (forward) or one generated vjp per output element
+(reverse), for pytree arguments and outputs as in JAX. Transformed again (jit, grad, vmap),
+they become one generated function built by jacobian_transforms.py (registered here through
+`register_jacobian_core`, so that this module does not import it).
 
 The result has the output's structure outside and the argument's structure inside: for an
 output leaf o and an argument leaf l, the block has shape o.shape + l.shape. With a tuple of
 argnums, each output leaf holds a tuple (one entry per argnum)."""
+import functools
+
 import numpy as np
 
+from transpile.api import JVP, _cached, _fname, _signature, vjp
+from transpile.errors import TranspileError
 from transpile.pytree import tree_flatten, tree_unflatten
+from transpile.transform_args import check_complex, copy_arrays, norm_argnums, write_back_arrays
 
 
 def _float_leaf(leaf):
@@ -101,3 +109,92 @@ def jacobian_reverse(vjp, fun, args, nums, single):
                 blk = np.stack(rs, axis=0) if rs else np.zeros((0,) + x.shape)
                 blocks[i][o].append(blk.reshape(y.shape + x.shape))
     return _assemble(out_tree, in_trees, blocks, single)
+
+
+def _all_args(fun, args, kwargs):
+    """Every parameter's value (defaults applied), positionally."""
+    sig = _signature(fun)
+    if not kwargs and len(args) == len(sig.parameters):
+        return tuple(args)
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    return tuple(ba.arguments[p] for p in sig.parameters)
+
+
+def jacfwd(fun, argnums=0, holomorphic=False):
+    """Jacobian by forward mode: one generated-jvp call per input element. Complex inputs give
+    the complex derivative of a holomorphic function (holomorphic=True, as JAX, also checks
+    that the inputs are complex)."""
+    single, nums = norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
+
+    def jac(*args, **kwargs):
+        args = _all_args(fun, args, kwargs)
+        if holomorphic:
+            check_complex(args, nums)
+        jvp_t = _cached("jvp", fun, lambda: JVP(fun))
+        last = []
+
+        def column(a, t):
+            # every column starts from the inputs as given (a function may write into them)
+            copies = copy_arrays(a)
+            last[:] = [copies]
+            return jvp_t.call_with(tuple(copies), tuple(t))[1]
+        result = jacobian_forward(column, args, nums, single)
+        if last:     # the caller's arrays as one call of fun leaves them
+            write_back_arrays(args, last[0])
+        return result
+    functools.update_wrapper(jac, fun, updated=())
+    jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
+    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
+    return jac
+
+
+_JACOBIAN_CORE = {}   # jacobian_transforms' core builders, registered from above (no cycle)
+
+
+def register_jacobian_core(fn):
+    _JACOBIAN_CORE[fn.__name__] = fn
+    return fn
+
+
+def _not_transformable(kind, fun, argnums=0):
+    mode = "fwd" if kind == "jacfwd" else "rev"
+    if isinstance(argnums, int):
+        def core(in_trees):          # one generated function: composes with jit/grad/vmap
+            return _JACOBIAN_CORE["jacobian_core"](fun, argnums, mode, in_trees)
+        return core
+    if isinstance(argnums, (tuple, list)) and all(isinstance(a, int) for a in argnums):
+        def cores(in_trees):
+            return _JACOBIAN_CORE["jacobians_core"](fun, tuple(argnums), mode, in_trees)
+        return cores
+
+    def refuse(in_trees):
+        raise TranspileError(
+            f"{kind}({_fname(fun)}) cannot be transformed again (jit, grad, vmap): it calls the "
+            "generated jvp/vjp once per basis vector from Python",
+            construct=f"{kind}({_fname(fun)})",
+            hint=f"apply jit inside instead, e.g. {kind}(jit({_fname(fun)})), or use grad/jvp")
+    return refuse
+
+
+def jacrev(fun, argnums=0, holomorphic=False):
+    """Jacobian by reverse mode: one generated-vjp call per output element (holomorphic: as
+    jacfwd)."""
+    single, nums = norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
+
+    def jac(*args, **kwargs):
+        args = _all_args(fun, args, kwargs)
+        if holomorphic:
+            check_complex(args, nums)
+        return jacobian_reverse(vjp, fun, args, nums, single)
+    functools.update_wrapper(jac, fun, updated=())
+    jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
+    jac.accepts_ranks = True     # jit/vmap pass the argument ranks
+    return jac
+
+
+jacobian = jacrev
+
+
+for _f in (jacfwd, jacrev):   # transform constructors the normalizer runs (grad: api.py)
+    _f.__transpile_static__ = True

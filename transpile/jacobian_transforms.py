@@ -10,13 +10,14 @@ loop over basis vectors in Python (transpile/jacobian_eager.py), for pytrees too
 """
 import inspect
 
-from transpile.api import (Grad, Transform, _fname, _leaf_ranges, core_of, jacfwd,
-                           register_jacobian_core)
+from transpile.api import Grad, Transform, _fname, core_of
+from transpile.jacobian_eager import jacfwd, register_jacobian_core
 from transpile.errors import TranspileError
 from transpile.ir import Const, IndexArg, TupleArg, Var
 from transpile.normalize import Builder, Namer
 from transpile.primitives import by_name
 from transpile.pytree import LEAF
+from transpile.transform_args import leaf_ranges
 from transpile.transforms.modes import forward_core, reverse_core
 from transpile.transforms.reverse import make_core
 
@@ -37,7 +38,7 @@ class TangentMap(Transform):
     def __transpile_core__(self, in_trees):
         primal_trees = tuple(in_trees[:-1])
         inner = _inner_core(self, primal_trees)
-        wrt = list(_leaf_ranges(primal_trees)[self.argnum])
+        wrt = list(leaf_ranges(primal_trees)[self.argnum])
         body, tparams, outs, touts = forward_core(inner, wrt)
         n_user = len(inner.params) - len(inner.free)
         params = inner.params[:n_user] + tparams + inner.params[n_user:]
@@ -65,7 +66,7 @@ class Hessian(Transform):
         if isinstance(in_trees, Ranked):
             in_trees, ranks, _ = in_trees
         a = self.argnum
-        a_rank = None if ranks is None else ranks[_leaf_ranges(in_trees)[a][0]] \
+        a_rank = None if ranks is None else ranks[leaf_ranges(in_trees)[a][0]] \
             if in_trees[a] == LEAF else None
         if in_trees[a] == LEAF and a_rank != 1:
             # any other rank (or unknown): the Jacobian of the gradient as one function
@@ -85,7 +86,7 @@ class Hessian(Transform):
         vm = Vmap(hvp, in_axes=in_axes)
         vm_trees = tuple(in_trees) + (LEAF,)
         if ranks is not None:
-            rank_x = ranks[_leaf_ranges(in_trees)[a][0]]
+            rank_x = ranks[leaf_ranges(in_trees)[a][0]]
             vm_core = vm.__transpile_core__(Ranked((vm_trees, tuple(ranks) + (rank_x + 1,),
                                                     tuple(True for _ in vm_trees))))
         else:
@@ -95,7 +96,7 @@ class Hessian(Transform):
         user = vm_core.params[:n_user - 1]
         namer = Namer(set(vm_core.params) | {"np", "rt"})
         b = Builder(namer)
-        x = Var(user[_leaf_ranges(in_trees)[a][0]])
+        x = Var(user[leaf_ranges(in_trees)[a][0]])
         n = b.emit(by_name("size"), {"x": x}, base="n")
         dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
         basis = b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")   # row i = e_i
@@ -132,7 +133,7 @@ class CotangentMap(Transform):
     def __transpile_core__(self, in_trees):
         primal_trees = tuple(in_trees[:-1])
         inner = _inner_core(self, primal_trees)
-        wrt = list(_leaf_ranges(primal_trees)[self.argnum])
+        wrt = list(leaf_ranges(primal_trees)[self.argnum])
         body, ctparams, grads, _ = reverse_core(inner, wrt, seed="cotangent")
         n_user = len(inner.params) - len(inner.free)
         params = inner.params[:n_user] + ctparams + inner.params[n_user:]
@@ -177,7 +178,7 @@ def jacobian_core(fun, argnum, mode, in_trees):
     vm_trees = tuple(in_trees) + (LEAF,)
     basis_rank = None
     if ranks is not None:
-        basis_rank = ranks[_leaf_ranges(in_trees)[argnum][0]] if mode == "fwd" else \
+        basis_rank = ranks[leaf_ranges(in_trees)[argnum][0]] if mode == "fwd" else \
             output_rank(core_of(fun, tuple(in_trees)), ranks)
     if basis_rank is not None:
         vm_core = vm.__transpile_core__(Ranked((vm_trees, tuple(ranks) + (basis_rank + 1,),
@@ -197,7 +198,7 @@ def jacobian_core(fun, argnum, mode, in_trees):
         names |= set(plain.params) | set(bound_names(plain.body))
     namer = Namer(names)
     b = Builder(namer)
-    x = Var(user[_leaf_ranges(in_trees)[argnum][0]])
+    x = Var(user[leaf_ranges(in_trees)[argnum][0]])
     if mode == "fwd":
         basis = _basis(b, x, basis_rank)
     else:

@@ -1,7 +1,12 @@
 """Values the normalizer tracks while generating code: `Struct` (a tuple/list/dict of known
-structure), `Static` (a Python object known at generation time) and `Frame` (one function's
-scope). Below normalize.py so that normalize_control.py and aliasing.py can use them without
-importing the normalizer back."""
+structure), `Static` (a Python object known at generation time), `Frame` (one function's
+scope), `BoundMethod` (`x.sum` before it is called) and `LocalFunction` (a nested def or
+lambda), and the conversion of a value to and from a flat list of atoms plus a TreeDef.
+Below the normalizer's modules so that they and aliasing.py can use them without importing
+the normalizer back."""
+from transpile import ir
+from transpile.ir import Const
+from transpile.pytree import TreeDef
 
 
 class Struct:
@@ -44,3 +49,52 @@ class Frame:
         if self.parsed is None:
             return None
         return self.parsed.loc(node)
+
+
+class BoundMethod:
+    """`x.name` for an array method (`x.sum`, `x.reshape`), not called yet."""
+
+    def __init__(self, receiver, name):
+        self.receiver, self.name = receiver, name
+
+
+class LocalFunction:
+    """A `def` or lambda inside the function being transformed; inlined at each call."""
+
+    def __init__(self, node, frame, defaults):
+        self.node, self.frame, self.defaults = node, frame, defaults
+        self.name = getattr(node, "name", "lambda")
+
+
+def flatten_value(value):
+    """Struct/atoms -> (flat atom list, TreeDef)."""
+    if isinstance(value, Struct):
+        leaves, children = [], []
+        for item in value.items:
+            l, t = flatten_value(item)
+            leaves += l
+            children.append(t)
+        return leaves, TreeDef(value.kind, tuple(children), value.keys)
+    if isinstance(value, Static):
+        if value.obj is None:
+            return [], TreeDef("none")
+        if ir.is_literal(value.obj):
+            return [Const(value.obj)], TreeDef("leaf")
+        raise TypeError(f"cannot return the Python object {value.obj!r} from a transformed function")
+    if isinstance(value, Const) and value.value is None:
+        return [], TreeDef("none")
+    return [value], TreeDef("leaf")
+
+
+def unflatten_value(tree, atoms):
+    it = iter(atoms)
+
+    def build(t):
+        if t.kind == "leaf":
+            return next(it)
+        if t.kind == "none":
+            return Const(None)
+        if t.kind == "static":
+            return Const(t.keys[0])
+        return Struct(t.kind, [build(c) for c in t.children], t.keys)
+    return build(tree)

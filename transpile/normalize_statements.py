@@ -1,0 +1,210 @@
+"""Statements in the normalizer (loops are in normalize_loops.py, nested defs in
+normalize_calls.py): expression statements (calls that write into arrays, print), assignments
+to names, tuples and subscripts (`y[i] = v` becomes `y = rt.setitem(y, i, v)` through the alias
+model, transpile/aliasing.py), augmented assignments (in place on arrays, as NumPy), `return`,
+and `if` (a condition known now picks a branch; one on array data becomes an `If`)."""
+import types
+
+import gast
+
+from transpile.aliasing import Stale, stale_error
+from transpile.errors import TranspileError
+from transpile.ir import Const, IndexArg, Var
+from transpile.normalize_branches import dynamic_if
+from transpile.normalize_builtins import effect_statement
+from transpile.normalize_expressions import subscript_index
+from transpile.normalize_values import LocalFunction, Static, Struct
+from transpile.primitives import by_name, lookup
+
+
+UNSUPPORTED_STMTS = {
+    gast.Try: ("try/except", "move error handling outside the transformed function"),
+    gast.With: ("with", "move the context manager outside the transformed function"),
+    gast.Global: ("global", "pass the value in as an argument and return the new value"),
+    gast.Nonlocal: ("nonlocal", "pass the value in as an argument and return the new value"),
+    gast.ClassDef: ("class definition", "define the class outside the function"),
+    gast.Delete: ("del", "just stop using the variable"),
+    gast.Raise: ("raise", "validate inputs before calling the transformed function"),
+    gast.Import: ("import", "import at module level"),
+    gast.ImportFrom: ("import", "import at module level"),
+    gast.AsyncFunctionDef: ("async def", "use a plain function"),
+}
+
+
+def stmt_Pass(norm, node):
+    pass
+
+
+def stmt_Expr(norm, node):
+    if isinstance(node.value, gast.Constant) and isinstance(node.value.value, str):
+        return  # docstring
+    if isinstance(node.value, gast.Call) and writing_call(norm, node.value):
+        norm.expr(node.value, "t")      # a function of the user's that writes into arrays
+        return
+    if effect_statement(norm, node):      # print(...), breakpoint()
+        return
+    if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
+        raise norm.error(node, "unsupported: generator (yield)",
+                         hint="return the values instead (a list or tuple)")
+    raise norm.error(node, "an expression statement has no effect in a transformed function "
+                     "(side effects such as print or in-place methods are not kept)",
+                     hint="assign the result to a variable, or move the call outside")
+
+
+def writing_call(norm, call):
+    """Is this call (an expression statement) to a user function or local def?"""
+    try:
+        func = norm.expr(call.func, "f") if isinstance(call.func, gast.Name) else None
+    except TranspileError:
+        return False
+    return isinstance(func, LocalFunction) or (
+        isinstance(func, Static) and isinstance(func.obj, types.FunctionType)
+        and lookup(func.obj) is None)
+
+
+def stmt_Assign(norm, node):
+    if len(node.targets) != 1:
+        raise norm.error(node, "chained assignment (a = b = ...) is not supported",
+                         hint="write one assignment per line")
+    target = node.targets[0]
+    base = _target_base(target)
+    value = norm.expr(node.value, base)
+    assign(norm, target, value, node)
+
+
+def stmt_AnnAssign(norm, node):
+    if node.value is None:
+        return
+    value = norm.expr(node.value, _target_base(node.target))
+    assign(norm, node.target, value, node)
+
+
+def stmt_AugAssign(norm, node):
+    binop = gast.BinOp(left=_as_load(node.target), op=node.op, right=node.value)
+    gast.copy_location(binop, node)
+    if isinstance(node.target, gast.Name):
+        current = norm.expr(node.target, node.target.id)
+    value = norm.expr(binop, _target_base(node.target))
+    if isinstance(node.target, gast.Name) and norm.mem.in_place(current) \
+            and isinstance(value, (Var, Const)):
+        # an array: NumPy writes in place (every alias sees it; the dtype is kept)
+        norm.mem.write(current, None, value, node, node.target.id)
+        return
+    assign(norm, node.target, value, node)
+
+
+def stmt_Return(norm, node):
+    value = Const(None) if node.value is None else norm.expr(node.value, "out")
+    if norm.frame.owned and isinstance(value, Var) and norm.b.body \
+            and getattr(norm.b.body[-1], "out", None) == value.name and value.name.startswith("out_"):
+        norm.rename_last(norm.namer.fresh("out"))
+        value = Var(norm.b.body[-1].out)
+    norm.frame.returned = value
+
+
+def stmt_If(norm, node):
+    cond = norm.expr(node.test, "cond")
+    known, truth = norm.static_truth(cond)
+    if known:
+        norm.run_body(node.body if truth else node.orelse)
+        return
+    dynamic_if(norm, node, cond)
+
+
+def stmt_Assert(norm, node):
+    raise norm.error(node, "assert is not supported inside a transformed function",
+                     hint="check inputs before calling the transformed function")
+
+
+def assign(norm, target, value, node):
+    if isinstance(target, gast.Name):
+        norm.bind_name(target.id, value)
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        n = len(target.elts)
+        if any(isinstance(e, gast.Starred) for e in target.elts):
+            raise norm.error(node, "starred assignment targets are not supported")
+        if isinstance(value, Struct):
+            if len(value) != n:
+                raise norm.error(node, f"cannot unpack {len(value)} values into {n} names")
+            parts = value.items
+        elif isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
+            parts = [norm.classify(v, None) for v in value.obj]
+        elif isinstance(value, (Var, Const)):
+            parts = []
+            for i, elt in enumerate(target.elts):
+                idx = IndexArg((Const(i),))
+                parts.append(norm.b.emit(by_name("getitem"), {"x": value, "index": idx},
+                                         base=_target_base(elt)))
+        else:
+            raise norm.error(node, "cannot unpack this value")
+        for elt, part in zip(target.elts, parts):
+            assign(norm, elt, part, node)
+    elif isinstance(target, gast.Subscript):
+        assign_subscript(norm, target, value, node)
+    else:
+        raise norm.error(node, f"unsupported assignment target: {type(target).__name__}")
+
+
+def assign_subscript(norm, target, value, node):
+    base = target.value
+    if not isinstance(base, gast.Name):
+        raise norm.error(node, "assignment into a nested subscript or attribute is not "
+                         "supported", hint="write into a named array: y = ...; y[i, j] = v")
+    name = base.id
+    if name not in norm.frame.env:
+        raise norm.error(node, f"assignment into {name!r}, which is a global (or closure) "
+                         "array: mutating global state is not supported",
+                         construct=f"{name}[...] = ...",
+                         hint="copy it first (y = np.copy(" + name + ")) or pass it in as an "
+                         "argument and return the new value")
+    current = norm.frame.env[name]
+    if isinstance(current, Stale):
+        raise stale_error(norm, node, current)
+    if isinstance(current, Struct):
+        if isinstance(target.slice, gast.Slice):
+            raise norm.error(node, "slice assignment into a list is not supported")
+        key = norm.static_value(norm.expr(target.slice, name), target.slice,
+                                "an index into a list/dict")
+        items = list(current.items)
+        if current.kind == "dict":
+            keys = list(current.keys)
+            if key in keys:
+                items[keys.index(key)] = value
+            else:
+                keys.append(key)
+                items.append(value)
+            order = sorted(range(len(keys)), key=lambda i: keys[i])
+            norm.frame.env[name] = Struct("dict", [items[i] for i in order],
+                                          [keys[i] for i in order])
+        else:
+            items[key] = value
+            norm.frame.env[name] = Struct(current.kind, items)
+        return
+    x = norm.to_arg(current, node)
+    index = subscript_index(norm, target.slice, name)
+    v = norm.to_arg(value, node)
+    norm.mem.write(x, index, v, node, name)
+
+
+def _target_base(target):
+    if isinstance(target, gast.Name):
+        return target.id
+    if isinstance(target, gast.Subscript):
+        return _target_base(target.value)
+    if isinstance(target, gast.Attribute):
+        return target.attr
+    return "t"
+
+
+def _as_load(target):
+    if isinstance(target, gast.Name):
+        return gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None)
+    if isinstance(target, gast.Subscript):
+        return gast.Subscript(value=_as_load(target.value), slice=target.slice, ctx=gast.Load())
+    return target
+
+
+STATEMENTS = {
+    "Pass": stmt_Pass, "Expr": stmt_Expr, "Assign": stmt_Assign, "AnnAssign": stmt_AnnAssign,
+    "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If, "Assert": stmt_Assert,
+}
