@@ -2,8 +2,8 @@
 branches on data, for/while loops, subscript writes, aliases and views, helper calls.
 
 Every transform is compared with the program itself: jit with NumPy, grad / jvp with central
-finite differences in float64 and (for programs without in-place writes) with jax.grad, vmap
-and vmap(grad) with a loop over the batch. A transform may refuse a program only with a
+finite differences in float64 and (for programs without in-place writes) with jax.grad, vmap,
+vmap(grad), jit(vmap) and jit(vmap(grad)) with a loop over the batch. A transform may refuse a program only with a
 TranspileError that names the user's file; it may never return a wrong number, and jit may not
 silently fall back to NumPy.
 """
@@ -111,8 +111,11 @@ def test_vmap_and_vmap_grad_match_a_loop(prog, x):
     xs = np.stack([x, x * 0.5 - 0.1, x[::-1] + 0.3])
     want = np.array([f(r.copy()) for r in xs])
     _check(_run(lambda: tp.vmap(f)(xs.copy()), src), want, src, "vmap", 1e-9)
+    _check(_run(lambda: tp.jit(tp.vmap(f))(xs.copy()), src), want, src, "jit(vmap)", 1e-9)
     fds = [_smooth(lambda z: f(z.copy()), r) for r in xs]
     if any(g is None for g in fds):
         return
     _check(_run(lambda: tp.vmap(tp.grad(f))(xs.copy()), src), np.stack(fds), src, "vmap(grad)",
            1e-5)
+    _check(_run(lambda: tp.jit(tp.vmap(tp.grad(f)))(xs.copy()), src), np.stack(fds), src,
+           "jit(vmap(grad))", 1e-5)
