@@ -377,3 +377,41 @@ def test_round_with_decimals_matches_numpy(decimals, dtype):
     # round is flat almost everywhere: its gradient is 0, and x * round(x, d) gives round(x, d)
     np.testing.assert_array_equal(grad(lambda z: np.sum(z * np.round(z, decimals)))(x),
                                   np.round(x, decimals))
+
+
+def _count_positive_scaled(x):
+    n = int(np.sum(x > 0))
+    return np.sum(np.ones(n)) * np.sum(x)
+
+
+def test_int_of_data_is_never_folded_to_a_constant():
+    # int(v) of a run-time value once folded to the stand-in used for shapes (1): a silently
+    # wrong number. Now it is a run-time value: np.ones(n) then has a run-time size, which jit
+    # cannot compile, so it runs NumPy and says so.
+    j = jit(_count_positive_scaled)
+    for x in (np.linspace(-0.9, 1.3, 6), np.linspace(-1.3, 0.9, 6), np.ones(6)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TranspileWarning)
+            got = j(x)
+        assert got == _count_positive_scaled(x)
+
+
+def _scalar_casts(x):
+    k = int(x[0] * 3.0)
+    positive = bool(x[1] > 0)
+    s = float(x[2])
+    if positive:
+        s = s + 1.0
+    return x[k] * s + x[-k]
+
+
+@pytest.mark.parametrize("scale", [1.0, -1.0, 1.9])
+def test_int_float_bool_of_scalars_compile(scale):
+    from fd import numerical_grad
+    x = np.linspace(0.2, 1.3, 6) * scale
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        assert jit(_scalar_casts)(x) == _scalar_casts(x)
+        g = jit(grad(_scalar_casts))(x)
+    np.testing.assert_allclose(g, numerical_grad(_scalar_casts, [x.copy()]), rtol=1e-6,
+                               atol=1e-6)

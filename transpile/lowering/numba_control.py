@@ -254,7 +254,21 @@ def pushed_tapes(body, times=1, counts=None):
     return counts
 
 
+def _scalar_cast(lw, st):
+    """int(v), float(v), bool(v) of a scalar (Python's int truncates toward zero, as
+    np.int64 does)."""
+    x = st.args["x"]
+    xa, out = lw.av(x) if isinstance(x, Var) else None, lw.avals.get(st.out)
+    if isinstance(x, Var) and (xa is None or xa.shape) or out is None or out.shape:
+        raise _unlowerable(st, f"{st.prim.name}() of an array")
+    text = x.name if isinstance(x, Var) else _const(x.value)
+    if st.prim.name == "bool":
+        return [f"{st.out} = bool({text})"]
+    return [f"{st.out} = {_dt(out.dtype)}({text})"]
+
+
 _HANDLERS = {
+    "int": _scalar_cast, "float": _scalar_cast, "bool": _scalar_cast,
     "assign": _assign, "setitem": _setitem, "write_in_place": _setitem,
     "cast_into": _cast_into, "float_part": _float_part, "adjoint_like": _adjoint_like,
     "trip_count": _trip_count, "tape_new": _tape_new, "tape_pop": _tape_pop,

@@ -330,8 +330,10 @@ class Specializer:
         av = self.infer(eqn)
         atoms = list(ir.iter_atoms(args.values()))
         all_const = atoms and all(isinstance(a, Const) for a in atoms)
-        if eqn.prim.pure and (name in _QUERY or (eqn.prim.nondiff and eqn.prim.batch == "query")
-                              or (all_const and (av is None or not av.shape))):
+        # fold what the shapes alone decide (x.shape, len(x)) and what only reads constants;
+        # int(v), bool(v), float(v), range(n) of a run-time value are never folded: the
+        # stand-in values used for shapes are not the data
+        if eqn.prim.pure and (name in _QUERY or (all_const and (av is None or not av.shape))):
             try:
                 vals = {k: self.value(a, True) for k, a in args.items()}
                 r = _call(eqn.prim, vals)
