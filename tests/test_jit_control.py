@@ -399,3 +399,64 @@ def test_jit_of_grad_keeps_the_zero_of_an_unaliased_scalar_apart_from_a_saved_sh
     want = numerical_grad(scalar_alias_then_augassign, [x])
     np.testing.assert_allclose(grad(scalar_alias_then_augassign)(x), want, rtol=1e-6)
     np.testing.assert_allclose(jit(grad(scalar_alias_then_augassign))(x), want, rtol=1e-6)
+
+
+# -- fixed-length windows with run-time bounds: x[i:i + 3], x[i - 1:i + 2], A[i:i + 2, j:j + 2] ---
+
+def window_sum(x):
+    s = 0.0
+    for i in range(x.shape[0] - 2):
+        s = s + np.sum(x[i:i + 3] ** 2)
+    return s
+
+
+def centered_smooth(x):
+    out = np.zeros_like(x)
+    for i in range(1, x.shape[0] - 1):
+        out[i] = np.sum(x[i - 1:i + 2] * np.array([0.25, 0.5, 0.25]))
+    return np.sum(out ** 2)
+
+
+def patch_energy(A):
+    s = 0.0
+    for i in range(A.shape[0] - 1):
+        for j in range(A.shape[1] - 1):
+            s = s + np.sum(A[i:i + 2, j:j + 2]) ** 2
+    return s
+
+
+def window_past_the_end(x):
+    s = 0.0
+    for i in range(x.shape[0]):          # the last two windows are shorter in NumPy
+        s = s + np.sum(x[i:i + 3] * x[i:i + 3])
+    return s
+
+
+WINDOWS = {"window_sum": (window_sum, np.linspace(-0.9, 1.3, 7)),
+           "centered_smooth": (centered_smooth, np.linspace(-0.9, 1.3, 7)),
+           "patch_energy": (patch_energy, np.arange(12.0).reshape(3, 4) / 10 - 0.3)}
+
+
+@pytest.mark.parametrize("name", list(WINDOWS))
+def test_fixed_length_windows_compile_with_their_gradients(name):
+    f, x = WINDOWS[name]
+    j = jit(f)
+    np.testing.assert_allclose(j(x.copy()), f(x.copy()), rtol=1e-12)
+    assert_compiled(j, x)
+    g = jit(grad(f))
+    np.testing.assert_allclose(g(x.copy()), numerical_grad(f, [x.copy()]), rtol=1e-6, atol=1e-6)
+    assert_compiled(g, x)
+
+
+def test_a_window_past_the_end_runs_numpy_for_that_call_and_says_so():
+    x = np.linspace(-0.9, 1.3, 7)
+    j = jit(window_past_the_end)
+    with pytest.warns(TranspileWarning, match=r"test_jit_control.py:\d+: a slice with run-time "
+                                              r"bounds reached past an end"):
+        got = j(x.copy())
+    assert got == window_past_the_end(x.copy())
+    g = jit(grad(window_past_the_end))
+    with pytest.warns(TranspileWarning, match="reached past an end"):
+        got = g(x.copy())
+    np.testing.assert_allclose(got, numerical_grad(window_past_the_end, [x.copy()]), rtol=1e-6,
+                               atol=1e-6)

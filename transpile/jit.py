@@ -34,6 +34,7 @@ from transpile.transforms.fusion import fuse
 from transpile.transforms.inplace import in_place_writes
 from transpile.transforms.tape_split import drop_dead_tapes, split_tapes
 from transpile.transforms.specialize import AVal, Specializer, aval_of, specialize
+from transpile.transforms.specialize_windows import MARK as WINDOW_MARK
 
 __all__ = ["jit", "Jit", "initialize_runtime"]
 
@@ -231,6 +232,11 @@ class Compiled:
                 if not self.checked:
                     try:
                         out = _call_guarding_cache(self.fn, args, self.plan.path)
+                    except IndexError as e:
+                        if not str(e).startswith(WINDOW_MARK):
+                            raise
+                        self.checked = True
+                        return self.window_miss(e, leaves, free)
                     except Exception as e:
                         if not _is_numba_error(e):
                             raise
@@ -246,7 +252,22 @@ class Compiled:
                         from transpile_runtime import diskcache
                         diskcache.record(self.plan.path)
                     return self.finish(out)
-        return self.finish(self.fn(*args))
+        try:
+            return self.finish(self.fn(*args))
+        except IndexError as e:
+            if not str(e).startswith(WINDOW_MARK):
+                raise
+            return self.window_miss(e, leaves, free)
+
+    def window_miss(self, e, leaves, free):
+        """A fixed-length window x[i:i + 3] reached past an end of the array in this call:
+        NumPy gives a shorter slice there, which the compiled code cannot, so this call runs
+        the NumPy version (the compiled code stops before it writes any argument)."""
+        where = str(e)[len(WINDOW_MARK):].strip()
+        self.jit._warn(f"jit({self.jit.__name__}): {where}: a slice with run-time bounds "
+                       "reached past an end of the array (NumPy gives a shorter slice there); "
+                       "such calls run the NumPy version.")
+        return self.finish(self.plan.eager_callable()(*leaves, *free), convert=False)
 
     def fall_back(self, e):
         construct = _refused_construct(e, self.plan.text) if not isinstance(e, str) else e

@@ -267,7 +267,54 @@ def _scalar_cast(lw, st):
     return [f"{st.out} = {_dt(out.dtype)}({text})"]
 
 
+def _getitem(lw, st):
+    """x[...]; a fixed-length window with run-time bounds (x[i:i + 3]) is checked right
+    away: past an end NumPy gives a shorter slice, and this call then runs NumPy (jit.py)."""
+    lines = [f"{st.out} = {lw.expr(st)}"]
+    window = getattr(lw.avals, "windows", {}).get(st.out)
+    if window is not None:
+        from transpile.transforms.specialize_windows import MARK
+        shape, loc = window
+        where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
+        lines += [f"if {st.out}.shape != {_shape(shape)}:     # a window past an end of the array",
+                  f"    raise IndexError({MARK + ' ' + where!r})"]
+    return lines
+
+
+def _leaves(a):
+    if isinstance(a, ir.TupleArg):
+        out = []
+        for it in a.items:
+            sub = _leaves(it)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return [a] if isinstance(a, (Var, Const)) else None
+
+
+def _array(lw, st):
+    """np.array([a, b, c]) / np.array([[...], [...]]) of scalars: one flat list, reshaped."""
+    x, out = st.args["x"], lw.avals.get(st.out)
+    if isinstance(x, Const) and isinstance(x.value, (tuple, list)) and out is not None and \
+            out.shape and out.dtype.kind in "biufc":
+        x = ir.TupleArg(tuple(Const(v) for v in np.asarray(x.value, dtype=out.dtype).ravel()))
+    if not isinstance(x, ir.TupleArg):
+        return [f"{st.out} = {lw.expr(st)}"]
+    items = _leaves(x)
+    if out is None or items is None or len(items) != int(np.prod(out.shape)) or any(
+            isinstance(a, Var) and (lw.av(a) is None or lw.av(a).shape) for a in items):
+        raise _unlowerable(st, "an array built from a nested list of arrays")
+    text = ", ".join(a.name if isinstance(a, Var) else _const(a.value, out.dtype)
+                     for a in items)
+    arr = f"np.array([{text}], dtype={_dt(out.dtype)})"
+    if len(out.shape) != 1:
+        arr += f".reshape({_shape(out.shape)})"
+    return [f"{st.out} = {arr}"]
+
+
 _HANDLERS = {
+    "getitem": _getitem, "array": _array,
     "int": _scalar_cast, "float": _scalar_cast, "bool": _scalar_cast,
     "assign": _assign, "setitem": _setitem, "write_in_place": _setitem,
     "cast_into": _cast_into, "float_part": _float_part, "adjoint_like": _adjoint_like,

@@ -27,6 +27,8 @@ from transpile.transforms.specialize_control import (resolve_if_array, AvalMap, 
                                                      rw_float_part,
                                                      specialize_loop, specialize_push)
 from transpile.transforms.specialize_batch import REWRITES as BATCH_REWRITES, note_copy
+from transpile.transforms.specialize_windows import (has_run_time_slice, note_offset,
+                                                     scatter_aval, window_aval)
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,17 @@ class Specializer:
             if av is not None:
                 self.avals[eqn.out] = av
             return av
-        if dynamic_slice(eqn) or sized_by_run_time_int(self, eqn):
+        if prim.name == "getitem_vjp" and has_run_time_slice(eqn):
+            av = scatter_aval(self, eqn)
+            if av is not None:
+                self.avals[eqn.out] = av
+            return av
+        if dynamic_slice(eqn):      # x[i:i + 3]: a fixed-length window, or shape unknown
+            av = window_aval(self, eqn)
+            if av is not None:
+                self.avals[eqn.out] = av
+            return av
+        if sized_by_run_time_int(self, eqn):
             return None       # its shape depends on values known only at run time
         if not prim.pure:
             # Never run a collective to learn its shape: it would wait at a barrier for the
@@ -306,6 +318,7 @@ class Specializer:
             self.subst[eqn.out] = self.always_zero[eqn.out]
             return
         note_copy(self, eqn)
+        note_offset(self, eqn)
         if eqn.out in self.multi:
             # bound more than once: never folded or aliased; its value is the join
             old = self.avals.get(eqn.out)

@@ -48,6 +48,7 @@ class AvalMap(dict):
         super().__init__(*args)
         self.conflicts = {}
         self.tapes = {}          # tape name -> AVal of the values pushed on it (one type)
+        self.windows = {}        # x[i:i + 3] -> (its fixed shape, loc): checked at run time
 
 
 def multi_bound(body):
