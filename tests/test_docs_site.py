@@ -71,3 +71,26 @@ def test_strict_docs_build():
         api = open(os.path.join(site, "api", "index.html"), encoding="utf-8").read()
         # the reference really holds the docstrings
         assert "Gradient of a scalar function" in api and "debug_call" in api
+
+
+def test_no_merge_conflict_markers_left_in_the_tree():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    markers = re.compile(r"^(<{7} |>{7} |={7}$)")
+    found = []
+    for top in ("docs", "transpile", "runtime", "tests", "examples", "bench", ".ci"):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in files:
+                if not name.endswith((".md", ".py", ".cfg", ".yml", ".toml", ".txt", "run")):
+                    continue
+                path = os.path.join(dirpath, name)
+                with open(path, encoding="utf-8", errors="replace") as fh:
+                    for k, line in enumerate(fh, 1):
+                        if markers.match(line.rstrip("\n")):
+                            found.append(f"{os.path.relpath(path, root)}:{k}")
+    for name in ("README.md", "setup.cfg", "mkdocs.yml"):
+        path = os.path.join(root, name)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as fh:
+                found += [f"{name}:{k}" for k, line in enumerate(fh, 1)
+                          if markers.match(line.rstrip("\n"))]
+    assert not found, found
