@@ -460,3 +460,31 @@ def test_a_window_past_the_end_runs_numpy_for_that_call_and_says_so():
         got = g(x.copy())
     np.testing.assert_allclose(got, numerical_grad(window_past_the_end, [x.copy()]), rtol=1e-6,
                                atol=1e-6)
+
+
+# -- boolean-mask writes of a scalar ---------------------------------------------------------------
+
+def clip_negative_2d(A):
+    B = A * 2.0 - 1.0
+    B[B < 0] = 0
+    return B
+
+
+def cap_argument(x):
+    x[x > 1.0] = 1.0          # the caller's array is written, as in NumPy
+    return np.sum(x)
+
+
+def test_mask_writes_compile_and_write_the_callers_array():
+    A = np.linspace(0, 1, 12).reshape(3, 4)
+    j = jit(clip_negative_2d)
+    got = j(A.copy())
+    np.testing.assert_array_equal(got, clip_negative_2d(A.copy()))
+    assert got.dtype == np.float64
+    assert_compiled(j, A)
+    x = np.linspace(-1, 1.5, 7)
+    mine, theirs = x.copy(), x.copy()
+    jc = jit(cap_argument)
+    assert jc(mine) == cap_argument(theirs)
+    np.testing.assert_array_equal(mine, theirs)
+    assert_compiled(jc, x)

@@ -145,11 +145,41 @@ def _value_for(lw, v, dest_av, st):
     return f"{v.name}.astype({_dt(dest_av.dtype)})"
 
 
+def _mask(lw, index, xav):
+    """The boolean mask of x[mask] = v (a Var of x's shape), or None."""
+    if not isinstance(index, ir.IndexArg) or len(index.items) != 1:
+        return None
+    m = index.items[0]
+    mav = lw.av(m) if isinstance(m, Var) else None
+    if mav is None or mav.dtype != np.bool_ or tuple(mav.shape) != tuple(xav.shape):
+        return None
+    return m
+
+
+def _mask_write(lw, st, x, mask, v, xav):
+    """x[mask] = scalar, element by element (in place, or into a copy)."""
+    vav = lw.av(v) if isinstance(v, Var) else None
+    if isinstance(v, Var) and (vav is None or vav.shape):
+        raise _unlowerable(st, "a boolean-mask write of an array (only a scalar value lowers)")
+    val = _value_for(lw, v, xav, st)
+    dest = x.name if (st.prim.name == "write_in_place" or id(st) in lw.in_place) else st.out
+    lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
+    lines += [f"for {st.out}_at in np.ndindex({_shape(xav.shape)}):",
+              f"    if {mask.name}[{st.out}_at]:",
+              f"        {dest}[{st.out}_at] = {val}"]
+    if dest == x.name:
+        lines.append(f"{st.out} = {x.name}")
+    return lines
+
+
 def _setitem(lw, st):
     x, v = st.args["x"], st.args["v"]
     xav = lw.av(x)
     if xav is None or not xav.shape or not isinstance(x, Var):
         raise _unlowerable(st, "a subscript write into a scalar")
+    mask = _mask(lw, st.args["index"], xav)
+    if mask is not None:
+        return _mask_write(lw, st, x, mask, v, xav)
     ix = lw.index(st.args["index"], st)
     val = _value_for(lw, v, xav, st)
     if st.prim.name == "write_in_place" or id(st) in lw.in_place:

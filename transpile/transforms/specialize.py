@@ -187,7 +187,8 @@ class Specializer:
             if av is not None:
                 self.avals[eqn.out] = av
             return av
-        if prim.name == "getitem_vjp" and has_run_time_slice(eqn):
+        if prim.name in ("getitem_vjp", "setitem", "write_in_place") and \
+                has_run_time_slice(eqn):
             av = scatter_aval(self, eqn)
             if av is not None:
                 self.avals[eqn.out] = av

@@ -110,7 +110,10 @@ def has_run_time_slice(eqn):
 
 def scatter_aval(sp, eqn):
     """getitem_vjp(ct, x, index) with run-time slice bounds: zeros of x's shape (ct's dtype)
-    with ct added in; its shape never depends on the index."""
+    with ct added in; setitem(x, index, v): x's shape and dtype. Neither depends on the
+    index (a write of the wrong size fails at run time, as in NumPy)."""
+    if eqn.prim.name != "getitem_vjp":
+        return sp.aval(eqn.args.get("x"))
     xa, ca = sp.aval(eqn.args.get("x")), sp.aval(eqn.args.get("ct"))
     if xa is None or ca is None:
         return None
