@@ -15,9 +15,14 @@ If Numba refuses the lowered code, the call runs the generated NumPy code instea
 once (TranspileWarning) naming the construct: the numbers are the same.
 
 jit is a Transform: grad(jit(f)) differentiates f's code, jit(grad(f)) compiles the gradient.
+
+Here: `jit` / `Jit` (the compile cache by abstract signature, building and planning a
+specialization) and pmap's per-shard compiler. A specialization's `Plan` and `Compiled` are
+in jit_specialization.py, the backends' compile functions (Numba, GPU), the guards around
+Numba's disk cache and `initialize_runtime` in jit_backends.py (Plan, Compiled and
+initialize_runtime are importable from here too).
 """
 import inspect
-import os
 import threading
 
 import numpy as np
@@ -26,287 +31,26 @@ from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
 from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
 from transpile.errors import TranspileError, TranspileWarning
+from transpile.jit_backends import initialize_runtime
+from transpile.jit_specialization import Compiled, Plan
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
-from transpile.pytree import TreeDef, tree_unflatten
+from transpile.pytree import TreeDef
 from transpile.transforms.accumulate import reads_before_writes, scatter_adds
 from transpile.transforms.fusion import fuse
 from transpile.transforms.inplace import in_place_writes
 from transpile.transforms.tape_split import drop_dead_tapes, split_tapes
 from transpile.transforms.specialize import AVal, Specializer, aval_of, specialize
-from transpile.transforms.specialize_windows import MARK as WINDOW_MARK
 
 __all__ = ["jit", "Jit", "initialize_runtime"]
 
 _SHAPE_PRESERVING = (Grad, JVP, VJP, Plain)
 
 
-def _versions():
-    import numpy
-    try:
-        import numba
-        nb = numba.__version__
-    except ImportError:
-        nb = "none"
-    from transpile.version import __version__
-    return f"transpile {__version__}, numba {nb}, numpy {numpy.__version__}"
-
-
-class Plan:
-    """One specialization, ready for a backend: specialized + fused body and how to load it."""
-
-    def __init__(self, jit, core, body, outs, avals, params, in_avals, signature, origin):
-        self.jit = jit
-        self.core = core
-        self.body = body
-        self.outs = outs
-        self.avals = avals
-        self.params = params              # flat parameter names of the lowered function
-        self.in_avals = in_avals
-        self.signature = signature
-        self.origin = origin
-        self.text = None
-        self.path = None
-        self._eager = None
-        self.in_place = set()      # id() of setitem equations that may store in place
-
-    def eager_callable(self):
-        if self._eager is None:
-            from transpile.transforms.inplace import for_printing   # O(1) writes, del
-            fn, _, _ = codegen.load(for_printing(self.core), self.origin)
-            n = len(self.core.outs)
-
-            def run(*args):
-                out = fn(*args[:len(self.core.params)])
-                return (out,) if n == 1 else tuple(out)
-            self._eager = run
-        return self._eager
-
-
-def _numba_compile(plan):
-    from transpile_runtime import diskcache
-    from transpile.lowering import numba_cpu
-    try:
-        import numba
-        threads = numba.config.NUMBA_NUM_THREADS
-    except ImportError as e:
-        raise numba_cpu.Unlowerable(None, f"numba is not installed ({e})")
-    name, text = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals, plan.params,
-                                 plan.origin, plan.signature, _versions(), threads=threads,
-                                 in_place=plan.in_place)
-    plan.text = text
-    for attempt in range(10):
-        path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
-        plan.path = path
-        diskcache.verify(path)
-        try:
-            return numba_cpu.compile_module(text, path, name)
-        except Exception as e:
-            if _is_numba_error(e):      # a part split at collectives did not compile
-                raise numba_cpu.Unlowerable(None, _refused_construct(e, text),
-                                            construct="a function with collectives") from e
-            if not isinstance(e, (OSError, RuntimeError)):
-                raise
-            if attempt == 9 or not _cache_vanished(e, path):
-                raise                 # the cache was deleted under Numba: write it again
-
-
-def _cache_vanished(e, path):
-    """Numba failed because the cache folder (or the module file in it) disappeared."""
-    if isinstance(e, RuntimeError):
-        return "no locator available" in str(e)
-    where = str(getattr(e, "filename", "") or "")
-    if where:
-        return where.startswith(os.path.dirname(path))
-    return isinstance(e, FileNotFoundError) and not os.path.exists(path)
-
-
-def _gpu_compile(backend):
-    """jit(f, backend="cupy"|"cuda"): kernel source is generated here without a device (so
-    `show` works anywhere); the program is built on first call, which is where a missing CuPy
-    or GPU is reported."""
-    def compile_fn(plan):
-        from transpile.lowering.gpu import gpu_program, kernel_source
-        # weak avals are Python scalars (NumPy 2 promotion: float32 * 1.67 stays float32)
-        example = [a.dtype.type(0).item() if a.weak else np.zeros(a.shape, a.dtype)
-                   for a in plan.in_avals]
-        plan.text = kernel_source(plan.core, example, backend)
-        state = {}
-
-        def run(*args):
-            prog = state.get("prog")
-            if prog is None:
-                prog = state["prog"] = gpu_program(plan.core, example, backend)
-            return prog(*args)
-        return run
-    return compile_fn
-
-
-def _register_builtin():
-    from transpile.lowering import backends
-    backends.register("cpu", _numba_compile)
-    backends.register("numba", _numba_compile)
-    backends.register("numpy", lambda plan: plan.eager_callable())
-    backends.register("cupy", _gpu_compile("cupy"))
-    backends.register("cuda", _gpu_compile("cuda"))
-
-
-_register_builtin()
-
-
-def _is_numba_error(e):
-    try:
-        from numba.core import errors
-    except ImportError:
-        return False
-    return isinstance(e, (errors.NumbaError, errors.LoweringError)) or \
-        type(e).__module__.startswith("numba")
-
-
-def _refused_construct(e, text):
-    """The line of lowered source Numba refused (from its error message), for the warning."""
-    msg = str(e)
-    import re
-    m = re.findall(r'File "[^"]*", line (\d+):', msg)
-    lines = text.splitlines() if text else []
-    for ln in reversed(m):
-        k = int(ln) - 1
-        if 0 <= k < len(lines):
-            return lines[k].strip()
-    first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
-    return first
-
-
-class Compiled:
-    """A compiled specialization: converts arguments, calls, rebuilds the output pytree."""
-
-    def __init__(self, jit, core, plan, fn, backend_name):
-        self.jit = jit
-        self.core = core
-        self.plan = plan
-        self.fn = fn
-        self.backend_name = backend_name
-        self.spec_deps = list(getattr(core, "deps", []))
-        # the first call runs under a lock (Numba compiles lazily and may fall back); GPU
-        # programs skip it: pmap shards calling a collective must all get in at once
-        self.checked = fn is None or getattr(fn, "precompiled", False) or \
-            backend_name in ("cupy", "cuda")
-        self.eager = fn is None
-        if fn is None:
-            self.fn = plan.eager_callable()
-        self.out_avals = [plan.avals.get(o.name) if hasattr(o, "name") else None
-                          for o in plan.outs]
-        self.free = [where for _, where, _ in core.free]
-        self.free_avals = tuple(plan.in_avals[len(plan.in_avals) - len(self.free):]) \
-            if self.free else ()
-        self.statics = [core.statics[n] for n in plan.params[len(core.params):]]
-        self.lock = threading.Lock()
-        self.delegate = None      # the per-example loop that replaced code Numba refused
-
-    def fresh(self):
-        for where, obj in self.spec_deps:
-            try:
-                now = read_binding(where)
-            except Exception:
-                return False
-            if now is not obj:
-                try:
-                    if not (type(now) is type(obj) and bool(now == obj)):
-                        return False
-                except Exception:
-                    return False
-        return True
-
-    def run(self, leaves):
-        if self.delegate is not None:
-            return self.delegate.run(leaves)
-        free = [read_binding(w) for w in self.free]
-        if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
-            return None
-        if self.eager:
-            out = self.fn(*leaves, *free)
-            return self.finish(out, convert=False)
-        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
-        if not self.checked:
-            with self.lock:
-                if not self.checked:
-                    try:
-                        out = _call_guarding_cache(self.fn, args, self.plan.path)
-                    except IndexError as e:
-                        if not str(e).startswith(WINDOW_MARK):
-                            raise
-                        self.checked = True
-                        return self.window_miss(e, leaves, free)
-                    except Exception as e:
-                        if not _is_numba_error(e):
-                            raise
-                        alt = self.jit._per_example(self.plan)
-                        if alt is not None:       # vmap: one compiled loop over the batch
-                            self.delegate = alt
-                            self.checked = True
-                            return alt.run(leaves)
-                        self.fall_back(e)
-                        return self.finish(self.fn(*leaves, *free), convert=False)
-                    self.checked = True
-                    if self.plan.path:
-                        from transpile_runtime import diskcache
-                        diskcache.record(self.plan.path)
-                    return self.finish(out)
-        try:
-            return self.finish(self.fn(*args))
-        except IndexError as e:
-            if not str(e).startswith(WINDOW_MARK):
-                raise
-            return self.window_miss(e, leaves, free)
-
-    def window_miss(self, e, leaves, free):
-        """A fixed-length window x[i:i + 3] reached past an end of the array in this call:
-        NumPy gives a shorter slice there, which the compiled code cannot, so this call runs
-        the NumPy version (the compiled code stops before it writes any argument)."""
-        where = str(e)[len(WINDOW_MARK):].strip()
-        self.jit._warn(f"jit({self.jit.__name__}): {where}: a slice with run-time bounds "
-                       "reached past an end of the array (NumPy gives a shorter slice there); "
-                       "such calls run the NumPy version.")
-        return self.finish(self.plan.eager_callable()(*leaves, *free), convert=False)
-
-    def fall_back(self, e):
-        construct = _refused_construct(e, self.plan.text) if not isinstance(e, str) else e
-        self.jit._warn(f"jit({self.jit.__name__}): Numba could not compile the lowered code "
-                       f"({self.plan.path or 'lowering'}); running the NumPy version instead. "
-                       f"Construct refused: {construct}")
-        self.eager = True
-        self.fn = self.plan.eager_callable()
-        self.checked = True
-
-    def finish(self, out, convert=True):
-        flat = []
-        for o, av in zip(out, self.out_avals):
-            if convert and av is not None and not av.shape and not isinstance(o, np.ndarray) \
-                    and not hasattr(o, "__cuda_array_interface__"):   # GPU scalars stay there
-                o = av.dtype.type(o) if not av.weak else o
-            flat.append(o)
-        return tree_unflatten(self.core.out_tree, flat)
-
-
 def _innermost(fun):
     while isinstance(fun, Transform):
         fun = fun.fun
     return fun
-
-
-def _call_guarding_cache(fn, args, path):
-    """The first call of a Numba dispatcher compiles and saves to the disk cache: if the cache
-    was deleted meanwhile, saving fails although the code compiled. Recreate the folders and
-    call again (the compiled code is already in the dispatcher)."""
-    for attempt in range(3):
-        try:
-            return fn(*args)
-        except OSError as e:
-            if attempt == 2 or not path or not _cache_vanished(e, path):
-                raise
-            codegen.cache_dir()
-            from transpile_runtime.diskcache import makedirs_private
-            makedirs_private(os.path.dirname(path))
 
 
 def _fast_aval(v):
@@ -321,12 +65,6 @@ def _fast_aval(v):
 
 
 _AVALS = {}
-
-
-def _arg(v):
-    if isinstance(v, np.ndarray) and v.ndim == 0:
-        return v[()]
-    return v
 
 
 class Jit(Transform):
@@ -596,17 +334,6 @@ class _BuildFolder:
 
 
 from transpile.ir import Const as _Const  # noqa: E402
-
-
-def initialize_runtime():
-    """Do Numba's one-time per-process setup now (its NumPy lowering registries, SciPy's BLAS:
-    about 0.3 s) instead of in the first jitted call, e.g. at program start or in a thread."""
-    from numba.core.registry import cpu_target
-    cpu_target.target_context.refresh()
-    try:
-        import scipy.linalg.cython_blas  # noqa: F401  (Numba's np.dot needs it)
-    except ImportError:
-        pass
 
 
 def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):

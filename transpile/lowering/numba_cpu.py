@@ -3,13 +3,20 @@
 Every value's shape and dtype is known (transpile/transforms/specialize.py), so the lowered
 source is plain loops and the subset of NumPy that Numba compiles:
 
-* each `FusedGroup` (transpile/transforms/fusion.py) becomes one kernel: a loop nest over the
-  group's shape (prange over the outer axis, or over chunks for full reductions, when the
-  array is large), one scalar expression per elementwise equation, accumulators for the
-  reductions; inputs are read once per element, only values needed later are written out;
+* each `FusedGroup` (transpile/transforms/fusion.py) becomes one kernel (numba_kernels.py): a
+  loop nest over the group's shape (prange over the outer axis, or over chunks for full
+  reductions, when the array is large), one scalar expression per elementwise equation,
+  accumulators for the reductions; inputs are read once per element, only values needed
+  later are written out;
 * other equations become Numba-supported NumPy calls (np.dot, np.transpose, np.reshape, ...)
   with shapes written as constants;
-* Python control flow (if / for range / while) is printed as is.
+* Python control flow (if / for range / while) is printed as is (the statements control flow
+  brings, assign / setitem / tapes, in numba_control.py; functions with collectives are
+  split into compiled parts, numba_segments.py).
+
+Here: the Lowerer (statements and expressions of the main function), the module's assembly
+(`lower`) and loading (`compile_module`). `Unlowerable` and the text of dtypes, constants and
+shapes (numba_text.py) are importable from here as well.
 
 The module is written next to the generated NumPy code (content-hashed file name) and compiled
 with cache=True, so Numba's on-disk cache (checked by runtime/diskcache.py) serves the next
@@ -22,59 +29,12 @@ import numpy as np
 from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.numba_control import check_conflicts, lower_stmt, pushed_tapes
+from transpile.lowering.numba_kernels import kernel
 from transpile.lowering.numba_segments import has_collectives, segmented_main
+from transpile.lowering.numba_text import Unlowerable, const_text, dtype_ctor, shape_text
 from transpile.transforms.fusion import FusedGroup, scalar_template
 
 PARALLEL_MIN_SIZE = 1 << 18
-FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
-
-
-class Unlowerable(Exception):
-    """A construct the Numba backend has no lowering for (jit falls back to NumPy).
-
-    `where` is the user's file:line (from the equation or `loc`), `construct` what the user
-    wrote (an assignment, a subscript write, np.cumsum(...)), `why` the reason."""
-
-    def __init__(self, eqn, why="", loc=None, construct=None):
-        self.eqn = eqn
-        loc = loc if loc is not None else (eqn.loc if eqn is not None else None)
-        self.where = f"{loc[0]}:{loc[1]}" if loc else "generated code"
-        if construct is None:
-            from transpile.lowering.numba_control import construct_of
-            construct = construct_of(eqn)
-        self.construct = construct
-        self.why = why
-        super().__init__(f"{construct} at {self.where}{': ' + why if why else ''}")
-
-
-def dtype_ctor(dtype):
-    dtype = np.dtype(dtype)
-    if dtype == np.bool_:
-        return "np.bool_"
-    return f"np.{dtype.name}"
-
-
-def const_text(value, dtype=None):
-    """A constant in the lowered source, typed as `dtype` when it is a number."""
-    if isinstance(value, (bool, np.bool_)):
-        return "True" if value else "False"
-    if isinstance(value, (int, float, np.generic)) and dtype is not None \
-            and np.issubdtype(np.dtype(dtype), np.number):
-        v = np.dtype(dtype).type(value).item()
-        text = ir.format_const(v)
-        return f"{dtype_ctor(dtype)}({text})"
-    if isinstance(value, np.generic):
-        return f"{dtype_ctor(value.dtype)}({ir.format_const(value.item())})"
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return dtype_ctor(value)
-    if isinstance(value, np.dtype):
-        return dtype_ctor(value)
-    return ir.format_const(value)
-
-
-def shape_text(shape):
-    shape = tuple(int(n) for n in shape)
-    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
 
 
 class Lowerer:
@@ -105,189 +65,6 @@ class Lowerer:
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
         raise Unlowerable(None, f"argument {a!r}")
 
-    # -- kernels ---------------------------------------------------------------------------------
-
-    def kernel(self, g: FusedGroup):
-        avals = self.avals
-        kname = f"{self.name}__{g.name}"
-        S = g.shape
-        nd = len(S)
-        size = int(np.prod(S)) if S else 1
-        produced = g.produced()
-        arrays_in = [n for n in g.inputs if avals[n].shape]
-        full = g.axes is not None and len(g.axes) == nd
-        axis_reds = [] if full else g.reductions
-        full_reds = g.reductions if full else []
-        parallel = size >= self.parallel_min and S[0] >= 2 and self.threads > 1
-        if axis_reds and 0 in g.axes:
-            parallel = False
-        params = list(g.inputs) + list(g.outputs) + [f"acc_{r.out}" for r in axis_reds]
-        L = []
-        L.append(f"@njit(nogil=True, cache=True, error_model='numpy', fastmath=FASTMATH"
-                 f"{', parallel=True' if parallel else ''})")
-        L.append(f"def {kname}({', '.join(params)}):")
-        L.append(f'    """{g.describe()}"""')
-        idx = [f"i{j}" for j in range(nd)]
-
-        def read(name):
-            a = avals[name]
-            if not a.shape:
-                return name
-            off = nd - len(a.shape)
-            ix = ["0" if (n == 1 and S[off + k] != 1) else idx[off + k]
-                  for k, n in enumerate(a.shape)]
-            return f"{name}[{', '.join(ix)}]"
-
-        body = []
-        local = {}
-        for n in arrays_in:
-            body.append(f"{n}__e = {read(n)}")
-            local[n] = f"{n}__e"
-        for n in g.inputs:
-            if n not in local:
-                local[n] = n
-
-        def operand(a, dtype):
-            if isinstance(a, Var):
-                av = avals.get(a.name)
-                if dtype is not None and av is not None and not av.shape and \
-                        av.dtype != np.dtype(dtype) and np.issubdtype(av.dtype, np.number):
-                    return f"{dtype_ctor(dtype)}({local[a.name]})"
-                return local[a.name]
-            return const_text(a.value, dtype)
-
-        for e in g.eqns:
-            out_av = avals[e.out]
-            tmpl = scalar_template(e)
-            if e.prim.name == "exp" and out_av.dtype in (np.float32, np.float64):
-                tmpl = FAST_EXP[np.dtype(out_av.dtype).name]   # vectorizes (numba_math.py)
-            # operands typed like the result for float results (NumPy 2 weak scalars)
-            cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
-            vals = {}
-            for k, a in e.args.items():
-                if isinstance(a, (Var, Const)):
-                    vals[k] = operand(a, cdt if k != "condition" else None)
-            expr = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals) \
-                if "T(" in tmpl else tmpl.format(**vals)
-            if e.prim.name not in ("greater", "greater_equal", "less", "less_equal", "equal",
-                                   "not_equal", "logical_and", "logical_or", "logical_xor",
-                                   "logical_not", "isnan", "isinf", "isfinite", "signbit"):
-                expr = f"{dtype_ctor(out_av.dtype)}({expr})"
-            local[e.out] = f"{e.out}__e"
-            body.append(f"{e.out}__e = {expr}")
-        ix_all = ", ".join(idx)
-        for o in g.outputs:
-            body.append(f"{o}[{ix_all}] = {local[o]}")
-        # reductions
-        pre, post, rets, rowpre = [], [], [], []
-        trailing = bool(axis_reds) and min(g.axes) >= 1 and \
-            tuple(g.axes) == tuple(range(min(g.axes), nd))
-        for r in g.reductions:
-            x = r.args["x"]
-            v = local[x.name] if x.name in local else read(x.name)
-            acc_dt = _acc_dtype(avals[x.name].dtype, r.prim.name)
-            kind = r.prim.name
-            if full:
-                a = f"a_{r.out}"
-                body.append(_accumulate(kind, a, v))
-                pre.append((a, _init(kind, acc_dt), r))
-            elif trailing:
-                a = f"a_{r.out}"
-                body.append(_accumulate(kind, a, v))
-                rowpre.append((a, _init(kind, acc_dt), r))
-            else:
-                kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
-                body.append(_accumulate(kind, f"acc_{r.out}[{kix}]", v))
-        L_body = []
-        if trailing:
-            # reduced axes are the innermost ones: one local accumulator per outer index
-            k = min(g.axes)
-            ind = ""
-            for j in range(k):
-                rng = "prange" if (j == 0 and parallel) else "range"
-                L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
-                ind += "    "
-            for a, init, r in rowpre:
-                L_body.append(f"{ind}{a} = {init}")
-            ind2 = ind
-            for j in range(k, nd):
-                L_body.append(f"{ind2}for i{j} in range({S[j]}):")
-                ind2 += "    "
-            L_body += [ind2 + b for b in body]
-            kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
-            for a, init, r in rowpre:
-                L_body.append(f"{ind}acc_{r.out}[{kix}] = {a}")
-        elif full and parallel:
-            P = self.threads
-            for a, init, r in pre:
-                L_body.append(f"parts_{r.out} = np.empty({P}, {dtype_ctor(_acc_dtype(avals[r.args['x'].name].dtype, r.prim.name))})")
-            L_body.append(f"for c in prange({P}):")
-            for a, init, r in pre:
-                L_body.append(f"    {a} = {init}")
-            L_body.append(f"    for i0 in range(c * {S[0]} // {P}, (c + 1) * {S[0]} // {P}):")
-            ind = "        "
-            for j in range(1, nd):
-                L_body.append(f"{ind}for i{j} in range({S[j]}):")
-                ind += "    "
-            L_body += [ind + b for b in body]
-            for a, init, r in pre:
-                L_body.append(f"    parts_{r.out}[c] = {a}")
-            for a, init, r in pre:
-                L_body.append(f"{a} = {init}")
-                L_body.append(f"for c in range({P}):")
-                L_body.append("    " + _accumulate(r.prim.name, a, f"parts_{r.out}[c]"))
-        else:
-            for a, init, r in pre:
-                L_body.append(f"{a} = {init}")
-            ind = ""
-            for j in range(nd):
-                rng = "prange" if (j == 0 and parallel) else "range"
-                L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
-                ind += "    "
-            L_body += [ind + b for b in body]
-        for a, init, r in pre:
-            n = int(np.prod(S))
-            res = f"{a} / {n}" if r.prim.name == "mean" else a
-            rets.append(f"{dtype_ctor(avals[r.out].dtype)}({res})")
-        if rets:
-            L_body.append(f"return ({', '.join(rets)},)")
-        L += ["    " + b for b in L_body]
-        self.kernels.append("\n".join(L) + "\n")
-        # the call in the main function
-        lines = []
-        for o in g.outputs:
-            lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
-        for r in axis_reds:
-            acc_dt = _acc_dtype(avals[r.args['x'].name].dtype, r.prim.name)
-            kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
-            lines.append(f"acc_{r.out} = np.full({shape_text(kshape)}, "
-                         f"{_init(r.prim.name, acc_dt)}, {dtype_ctor(acc_dt)})")
-        call = f"{kname}({', '.join(params)})"
-        if full_reds:
-            names = [r.out if not avals[r.out].shape else f"{r.out}__s" for r in full_reds]
-            outs = ", ".join(names)
-            lines.append(f"{outs}, = {call}" if len(full_reds) == 1 else f"{outs} = {call}")
-            for r, n in zip(full_reds, names):
-                if n != r.out:   # keepdims=True: a (1, ..., 1) array
-                    lines.append(f"{r.out} = np.full({shape_text(avals[r.out].shape)}, {n}, "
-                                 f"{dtype_ctor(avals[r.out].dtype)})")
-        else:
-            lines.append(call)
-        for r in axis_reds:
-            out_av = avals[r.out]
-            n = 1
-            for j in g.axes:
-                n *= S[j]
-            val = f"acc_{r.out}"
-            if r.prim.name == "mean":
-                val = f"({val} / {n})"
-            val = f"{val}.astype({dtype_ctor(out_av.dtype)})"
-            kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
-            if tuple(out_av.shape) != kshape:
-                val = f"{val}.reshape({shape_text(out_av.shape)})"
-            lines.append(f"{r.out} = {val}")
-        return lines
-
     # -- main function -----------------------------------------------------------------------------
 
     def comment(self, loc, indent, out):
@@ -309,7 +86,7 @@ class Lowerer:
             if isinstance(st, FusedGroup):
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}# {st.describe()}")
-                out += [indent + l for l in self.kernel(st)]
+                out += [indent + l for l in kernel(self, st)]
             elif isinstance(st, Eqn) and st.prim.name == "getitem_vjp":
                 # zeros shaped like x with the cotangent written at a basic index
                 self.comment(st.loc, indent, out)
@@ -536,42 +313,6 @@ class Lowerer:
         text += f'    """{self.core.name} lowered for Numba; {signature}"""\n'
         text += "\n".join(lines) + "\n"
         return text
-
-
-def _acc_dtype(dtype, kind):
-    dtype = np.dtype(dtype)
-    if kind in ("max", "min"):
-        return dtype
-    if np.issubdtype(dtype, np.floating):
-        return np.dtype(np.float64)
-    if np.issubdtype(dtype, np.complexfloating):
-        return np.dtype(np.complex128)
-    if np.issubdtype(dtype, np.unsignedinteger):
-        return np.dtype(np.uint64)
-    return np.dtype(np.int64)
-
-
-def _init(kind, dtype):
-    dtype = np.dtype(dtype)
-    if kind in ("sum", "mean"):
-        return f"{dtype_ctor(dtype)}(0)"
-    if kind == "prod":
-        return f"{dtype_ctor(dtype)}(1)"
-    if np.issubdtype(dtype, np.floating):
-        return f"{dtype_ctor(dtype)}({'-' if kind == 'max' else ''}np.inf)"
-    if dtype == np.bool_:
-        return "False" if kind == "max" else "True"
-    info = np.iinfo(dtype)
-    return f"{dtype_ctor(dtype)}({info.min if kind == 'max' else info.max})"
-
-
-def _accumulate(kind, acc, v):
-    if kind in ("sum", "mean"):
-        return f"{acc} += {v}"
-    if kind == "prod":
-        return f"{acc} *= {v}"
-    op = ">" if kind == "max" else "<"
-    return f"{acc} = {v} if ({v} {op} {acc} or {v} != {v}) else {acc}"
 
 
 HEADER = """\

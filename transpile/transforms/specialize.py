@@ -2,24 +2,26 @@
 every value's abstract value (shape, dtype) is known, shape queries are constants, and runtime
 helpers that only exist because shapes were unknown are gone.
 
-    unbroadcast(g, x)    same shapes: g                  else: np.sum over the broadcast axes
-    sum_grad(ct, x, ..)  a broadcast of ct to x's shape (fusable: read with broadcasting)
-    check_scalar_output  checked now; the seed cotangent is the constant 1 of the output dtype
-    reduced_count        an int constant
-    matmul_vjp_left/..   np.matmul / np.outer / * with transposes, by the operands' ndims
-    norm, var, std       sums, products and sqrt (so fusion sees elementwise + reduction)
+Here: the Specializer (abstract evaluation of every equation, folding of shape queries, the
+walk over blocks), `specialize` and dead-code elimination. The rewrites of single primitives
+are plain functions `rw_<primitive>(sp, eqn, out)` looked up in `REWRITES`:
 
-The result is what `jit` lowers (transpile/lowering/) and what fusion groups (transforms/fusion.py).
+    specialize_rewrites.py   derivative helpers (unbroadcast, sum_grad, ...), linear algebra
+                             (matmul_vjp_*, dot, norm, mT), reductions (var, std)
+    specialize_control.py    control flow (joins over branches and loops, tapes, if_array)
+    specialize_batch.py      vmap's run-time helpers (rt.batch_*)
+
+Abstract values (AVal) are in avals.py. The result is what `jit` lowers (transpile/lowering/)
+and what fusion groups (transforms/fusion.py).
 """
-from dataclasses import dataclass
-
 import numpy as np
 
 import transpile_runtime as runtime
 from transpile import ir
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
-from transpile.primitives.registry import Primitive, by_name
+from transpile.primitives.registry import by_name
+from transpile.transforms.avals import AVal, aval_of, dummy
 from transpile.transforms.specialize_control import (resolve_if_array, AvalMap, bind_joined, multi_bound,
                                                      dynamic_slice, pop_aval, rw_cast_into,
                                                      sized_by_run_time_int, collective_aval,
@@ -27,41 +29,16 @@ from transpile.transforms.specialize_control import (resolve_if_array, AvalMap, 
                                                      rw_float_part,
                                                      specialize_loop, specialize_push)
 from transpile.transforms.specialize_batch import REWRITES as BATCH_REWRITES, note_copy
+from transpile.transforms.specialize_rewrites import BCAST, REWRITES as _RULES
 from transpile.transforms.specialize_windows import (has_run_time_slice, note_offset,
                                                      scatter_aval, window_aval)
 
+__all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "dce", "reads",
+           "REWRITES"]
 
-@dataclass(frozen=True)
-class AVal:
-    """Abstract value: shape and dtype; weak=True for a Python scalar (NumPy 2 weak typing)."""
-    shape: tuple
-    dtype: np.dtype
-    weak: bool = False
-
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
-
-    def __repr__(self):
-        return f"{self.dtype.name}[{','.join(map(str, self.shape))}]" + ("~" if self.weak else "")
-
-
-def aval_of(value):
-    """The abstract value of a concrete argument."""
-    if isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic):
-        return AVal((), np.dtype(type(value)), True)
-    if isinstance(value, np.ndarray):
-        return AVal(value.shape, value.dtype)
-    if isinstance(value, np.generic):
-        return AVal((), value.dtype)
-    if hasattr(value, "__cuda_array_interface__"):    # a GPU array (CuPy): never copied here
-        return AVal(tuple(value.shape), np.dtype(value.dtype))
-    a = np.asarray(value)
-    return AVal(a.shape, a.dtype)
+# primitive name -> rw_<name>(sp, eqn, out), True when it replaced the equation
+REWRITES = {**_RULES, "add": rw_add_zero, "float_part": rw_float_part,
+            "cast_into": rw_cast_into, **BATCH_REWRITES}
 
 
 def _all_weak(sp, args):
@@ -79,21 +56,6 @@ def _all_weak(sp, args):
             return False
     return True
 
-
-def dummy(av, full=False):
-    """A cheap concrete stand-in with the abstract value's type (ones, never materialized)."""
-    if av.weak:
-        return av.dtype.type(1).item()
-    if not av.shape:
-        return av.dtype.type(1)
-    if full:
-        return np.broadcast_to(np.ones((), av.dtype), av.shape)
-    return np.ones((1,) * len(av.shape), av.dtype)
-
-
-# A broadcast to a known shape, as a primitive the backends can read elementwise.
-BCAST = Primitive("bcast", np.broadcast_to, "np.broadcast_to", "x, shape", batch="elementwise")
-BCAST.fusable = True
 
 _QUERY = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "shape", "ndim", "size", "len",
           "reduced_count", "transpose_inverse", "result_type"}
@@ -310,6 +272,19 @@ class Specializer:
         if isinstance(atom, Var) and atom.name in self.avals:
             self.avals[eqn.out] = self.avals[atom.name]
 
+    # results of the rewrites (specialize_rewrites.py, specialize_batch.py): eqn.out bound to
+    # a broadcast / a reshape of x
+
+    def _bcast(self, eqn, out, x, shape):
+        self.subst.pop(eqn.out, None)
+        self.emit(out, BCAST, {"x": x, "shape": Const(tuple(shape))}, eqn.loc, name=eqn.out)
+        return True
+
+    def _reshape(self, eqn, out, x, shape):
+        self.emit(out, by_name("reshape"), {"x": x, "shape": Const(tuple(shape))}, eqn.loc,
+                  name=eqn.out)
+        return True
+
     def eqn(self, st, out):
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
         eqn = resolve_if_array(self, Eqn(st.out, st.prim, args, st.loc), out)
@@ -330,12 +305,10 @@ class Specializer:
             bind_joined(self, eqn, av)
             out.append(eqn)
             return
-        rewrite = getattr(self, "rw_" + name, None) if self.rewrite else None
-        if rewrite is None and self.rewrite and name in BATCH_REWRITES:
-            rewrite = BATCH_REWRITES[name].__get__(self)
+        rewrite = REWRITES.get(name) if self.rewrite else None
         if rewrite is not None:
             try:
-                if rewrite(eqn, out):
+                if rewrite(self, eqn, out):
                     return
             except _Unknown:
                 pass
@@ -367,342 +340,6 @@ class Specializer:
         if av is None and all(isinstance(a, Const) for a in ir.iter_atoms(args.values())):
             pass
         out.append(eqn)
-
-    # each rw_<prim> returns True when it replaced the equation
-
-    def rw_check_scalar_output(self, eqn, out):
-        av = self.aval(eqn.args["out"])
-        if av is None:
-            return False
-        holo = eqn.args.get("holomorphic", Const(False))
-        runtime.check_scalar_output(dummy(av, True), eqn.args["fname"].value,
-                                    isinstance(holo, Const) and bool(holo.value))
-        self.subst[eqn.out] = Const(av.dtype.type(1) if not av.shape else av.dtype.type(1))
-        if av.shape:
-            return self._bcast(eqn, out, Const(av.dtype.type(1)), av.shape)
-        return True
-
-    def _bcast(self, eqn, out, x, shape):
-        self.subst.pop(eqn.out, None)
-        self.emit(out, BCAST, {"x": x, "shape": Const(tuple(shape))}, eqn.loc, name=eqn.out)
-        return True
-
-    def rw_unbroadcast(self, eqn, out):
-        g, x = eqn.args["ct"], eqn.args["x"]
-        ga, xa = self.aval(g), self.aval(x)
-        if ga is None or xa is None:
-            return False
-        if ga.shape == xa.shape:
-            self.alias(eqn, g)
-            return True
-        extra = ga.ndim - xa.ndim
-        axes = tuple(range(extra)) + tuple(i + extra for i, n in enumerate(xa.shape)
-                                           if n == 1 and ga.shape[i + extra] != 1)
-        if not axes:
-            return self._reshape(eqn, out, g, xa.shape)
-        if len(axes) == ga.ndim:
-            s = self.emit(out, by_name("sum"), {"x": g}, eqn.loc, base=eqn.out)
-        else:
-            s = self.emit(out, by_name("sum"), {"x": g, "axis": Const(axes)}, eqn.loc,
-                          base=eqn.out)
-        if self.aval(s).shape == xa.shape:
-            self.alias(eqn, s)
-            return True
-        return self._reshape(eqn, out, s, xa.shape)
-
-    def _reshape(self, eqn, out, x, shape):
-        self.emit(out, by_name("reshape"), {"x": x, "shape": Const(tuple(shape))}, eqn.loc,
-                  name=eqn.out)
-        return True
-
-    def rw_broadcast_like(self, eqn, out):
-        t, like = eqn.args["t"], eqn.args["like"]
-        ta, la = self.aval(t), self.aval(like)
-        if ta is None or la is None:
-            return False
-        if ta.shape == la.shape:
-            self.alias(eqn, t)
-            return True
-        return self._bcast(eqn, out, t, la.shape)
-
-    def rw_broadcast_to(self, eqn, out):
-        x, shape = eqn.args["x"], eqn.args["shape"]
-        if not isinstance(shape, Const) or self.aval(x) is None:
-            return False
-        shape = shape.value if isinstance(shape.value, tuple) else (shape.value,)
-        if self.aval(x).shape == tuple(shape):
-            self.alias(eqn, x)
-            return True
-        return self._bcast(eqn, out, x, shape)
-
-    def rw_sum_grad(self, eqn, out):
-        ct, x = eqn.args["ct"], eqn.args["x"]
-        axis = eqn.args.get("axis", Const(None))
-        keepdims = eqn.args.get("keepdims", Const(False))
-        ca, xa = self.aval(ct), self.aval(x)
-        if ca is None or xa is None or not isinstance(axis, Const) or \
-                not isinstance(keepdims, Const):
-            return False
-        if ca.shape == xa.shape:
-            self.alias(eqn, ct)
-            return True
-        if not keepdims.value and ca.shape:
-            axes = _norm_axes(axis.value, xa.ndim)
-            kshape = tuple(1 if i in axes else n for i, n in enumerate(xa.shape))
-            ct = self.emit(out, by_name("reshape"), {"x": ct, "shape": Const(kshape)}, eqn.loc,
-                           base=eqn.out)
-        return self._bcast(eqn, out, ct, xa.shape)
-
-    def _broadcast_back(self, out, ct, xa, axis, keepdims, loc, base):
-        ca = self.aval(ct)
-        if ca.shape == xa.shape:
-            return ct
-        if not keepdims and ca.shape:
-            axes = _norm_axes(axis, xa.ndim)
-            kshape = tuple(1 if i in axes else n for i, n in enumerate(xa.shape))
-            ct = self.emit(out, by_name("reshape"), {"x": ct, "shape": Const(kshape)}, loc,
-                           base=base)
-        return self.emit(out, BCAST, {"x": ct, "shape": Const(tuple(xa.shape))}, loc, base=base)
-
-    def rw_extremum_mask(self, eqn, out):
-        x, ans = eqn.args["x"], eqn.args["ans"]
-        axis = eqn.args.get("axis", Const(None))
-        keep = eqn.args.get("keepdims", Const(False))
-        xa, aa = self.aval(x), self.aval(ans)
-        if xa is None or aa is None or not isinstance(axis, Const) or not isinstance(keep, Const):
-            return False
-        b = self._broadcast_back(out, ans, xa, axis.value, keep.value, eqn.loc, eqn.out)
-        hit = self.emit(out, by_name("equal"), {"x": x, "y": b}, eqn.loc, base=eqn.out)
-        dt = np.result_type(xa.dtype, aa.dtype)
-        hitf = self.emit(out, by_name("astype"), {"x": hit, "dtype": Const(dt.type)}, eqn.loc,
-                         base=eqn.out)
-        cnt = self._reduce(out, "sum", hitf, axis.value, True, eqn.loc, eqn.out)
-        self.emit(out, by_name("divide"), {"x": hitf, "y": cnt}, eqn.loc, name=eqn.out)
-        return True
-
-    def rw_reduced_count(self, eqn, out):
-        xa = self.aval(eqn.args["x"])
-        axis = eqn.args.get("axis", Const(None))
-        if xa is None or not isinstance(axis, Const):
-            return False
-        n = 1
-        for a in _norm_axes(axis.value, xa.ndim):
-            n *= xa.shape[a]
-        self.subst[eqn.out] = Const(int(n))
-        return True
-
-    def rw_cast_like(self, eqn, out):
-        t, x = eqn.args["t"], eqn.args["x"]
-        ta, xa = self.aval(t), self.aval(x)
-        if ta is None or xa is None:
-            return False
-        if ta.dtype == xa.dtype and not ta.weak:
-            self.alias(eqn, t)
-            return True
-        self.emit(out, by_name("astype"), {"x": t, "dtype": Const(xa.dtype.type)}, eqn.loc,
-                  name=eqn.out)
-        return True
-
-    def rw_add(self, eqn, out):
-        return rw_add_zero(self, eqn, out)
-
-    def rw_float_part(self, eqn, out):
-        return rw_float_part(self, eqn, out)
-
-    def rw_cast_into(self, eqn, out):
-        return rw_cast_into(self, eqn, out)
-
-    def rw_grad_like(self, eqn, out):
-        ta, xa = self.aval(eqn.args["t"]), self.aval(eqn.args["x"])
-        if ta is None or xa is None:
-            return False
-        if not np.issubdtype(xa.dtype, np.inexact) or ta.dtype == xa.dtype or \
-                np.issubdtype(ta.dtype, np.complexfloating):
-            self.alias(eqn, eqn.args["t"])
-            return True
-        return self.rw_cast_like(eqn, out)
-
-    def rw_match_complex(self, eqn, out):
-        """Real x: the real part of t (t itself when t is real); complex x: t."""
-        ta, xa = self.aval(eqn.args["t"]), self.aval(eqn.args["x"])
-        if ta is None or xa is None:
-            return False
-        if np.issubdtype(xa.dtype, np.complexfloating) or \
-                not np.issubdtype(ta.dtype, np.complexfloating):
-            self.alias(eqn, eqn.args["t"])
-            return True
-        self.emit(out, by_name("real"), {"x": eqn.args["t"]}, eqn.loc, name=eqn.out)
-        return True
-
-    def rw_abs_factor(self, eqn, out):
-        """Real x: np.sign(x)."""
-        xa = self.aval(eqn.args["x"])
-        if xa is None or np.issubdtype(xa.dtype, np.complexfloating):
-            return False
-        self.emit(out, by_name("sign"), {"x": eqn.args["x"]}, eqn.loc, name=eqn.out)
-        return True
-
-    def rw_angle_jvp(self, eqn, out):
-        """Real x: np.angle is piecewise constant, its tangent (and cotangent) zeros."""
-        t, x = (eqn.args.get("t", eqn.args.get("ct")), eqn.args["x"])
-        ta, xa = self.aval(t), self.aval(x)
-        if ta is None or xa is None or np.issubdtype(xa.dtype, np.complexfloating):
-            return False
-        dtype = np.result_type(ta.dtype, xa.dtype) if "ct" in eqn.args else ta.dtype
-        shape = np.broadcast_shapes(ta.shape, xa.shape)
-        if not shape:
-            self.subst[eqn.out] = Const(np.dtype(dtype).type(0))
-            return True
-        return self._bcast(eqn, out, Const(np.dtype(dtype).type(0)), shape)
-
-    rw_angle_vjp = rw_angle_jvp
-
-    def rw_astype(self, eqn, out):
-        xa = self.aval(eqn.args["x"])
-        d = eqn.args.get("dtype")
-        if xa is None or not isinstance(d, Const):
-            return False
-        if xa.shape and np.dtype(d.value) == xa.dtype:
-            self.alias(eqn, eqn.args["x"])
-            return True
-        return False
-
-    def rw_transpose_back(self, eqn, out):
-        xa = self.aval(eqn.args["x"])
-        axes = eqn.args.get("axes", Const(None))
-        if xa is None or not isinstance(axes, Const):
-            return False
-        args = {"x": eqn.args["x"]}
-        if axes.value is not None:
-            args["axes"] = Const(tuple(int(i) for i in np.argsort(axes.value)))
-        self.emit(out, by_name("transpose"), args, eqn.loc, name=eqn.out)
-        return True
-
-    def rw_mT(self, eqn, out):
-        xa = self.aval(eqn.args["x"])
-        if xa is None or xa.ndim < 2:
-            return False
-        axes = tuple(range(xa.ndim - 2)) + (xa.ndim - 1, xa.ndim - 2)
-        self.emit(out, by_name("transpose"), {"x": eqn.args["x"], "axes": Const(axes)}, eqn.loc,
-                  name=eqn.out)
-        return True
-
-    def _T(self, out, x, loc):
-        xa = self.aval(x)
-        if xa.ndim < 2:
-            return x
-        return self.emit(out, by_name("transpose"), {"x": x}, loc, base="tr")
-
-    def _matmul_vjp(self, eqn, out, side):
-        ct, x, y = eqn.args["ct"], eqn.args["x"], eqn.args["y"]
-        xa, ya = self.aval(x), self.aval(y)
-        if xa is None or ya is None or xa.ndim > 2 or ya.ndim > 2 or xa.ndim == 0 or ya.ndim == 0:
-            return False
-        mm, mul, outer = by_name("matmul"), by_name("multiply"), by_name("outer")
-        loc, name = eqn.loc, eqn.out
-        if xa.ndim == 1 and ya.ndim == 1:
-            self.emit(out, mul, {"x": ct, "y": y if side == "left" else x}, loc, name=name)
-        elif side == "left":
-            if ya.ndim == 1:      # x (m,k) y (k,): ct (m,)
-                self.emit(out, outer, {"x": ct, "y": y}, loc, name=name)
-            elif xa.ndim == 1:    # x (k,) y (k,n): ct (n,)
-                self.emit(out, mm, {"x": y, "y": ct}, loc, name=name)
-            else:
-                self.emit(out, mm, {"x": ct, "y": self._T(out, y, loc)}, loc, name=name)
-        else:
-            if xa.ndim == 1:      # x (k,) y (k,n): ct (n,)
-                self.emit(out, outer, {"x": x, "y": ct}, loc, name=name)
-            else:                 # x (m,k): x.T @ ct
-                self.emit(out, mm, {"x": self._T(out, x, loc), "y": ct}, loc, name=name)
-        return True
-
-    def rw_matmul_vjp_left(self, eqn, out):
-        return self._matmul_vjp(eqn, out, "left")
-
-    def rw_matmul_vjp_right(self, eqn, out):
-        return self._matmul_vjp(eqn, out, "right")
-
-    def rw_dot_vjp_left(self, eqn, out):
-        return self._matmul_vjp(eqn, out, "left")
-
-    def rw_dot_vjp_right(self, eqn, out):
-        return self._matmul_vjp(eqn, out, "right")
-
-    def rw_dot(self, eqn, out):
-        xa, ya = self.aval(eqn.args["x"]), self.aval(eqn.args["y"])
-        if xa is None or ya is None:
-            return False
-        if xa.ndim == 0 or ya.ndim == 0:
-            self.emit(out, by_name("multiply"), dict(eqn.args), eqn.loc, name=eqn.out)
-            return True
-        if xa.ndim <= 2 and ya.ndim <= 2:
-            self.emit(out, by_name("matmul"), dict(eqn.args), eqn.loc, name=eqn.out)
-            return True
-        return False
-
-    def rw_check_norm_ord(self, eqn, out):
-        o = eqn.args.get("ord", Const(None))
-        xa = self.aval(eqn.args["x"])
-        if not isinstance(o, Const) or xa is None:
-            return False
-        runtime.check_norm_ord(dummy(xa, True), o.value)
-        self.alias(eqn, eqn.args["x"])
-        return True
-
-    def rw_norm(self, eqn, out):
-        x = eqn.args["x"]
-        o = eqn.args.get("ord", Const(None))
-        axis = eqn.args.get("axis", Const(None))
-        keep = eqn.args.get("keepdims", Const(False))
-        xa = self.aval(x)
-        if xa is None or not all(isinstance(a, Const) for a in (o, axis, keep)):
-            return False
-        if o.value is not None and not (o.value == 2 and (xa.ndim == 1 or
-                                                          isinstance(axis.value, int))):
-            return False
-        sq = self.emit(out, by_name("multiply"), {"x": x, "y": x}, eqn.loc, base=eqn.out)
-        s = self._reduce(out, "sum", sq, axis.value, keep.value, eqn.loc, eqn.out)
-        self.emit(out, by_name("sqrt"), {"x": s}, eqn.loc, name=eqn.out)
-        return True
-
-    def _reduce(self, out, kind, x, axis, keepdims, loc, base):
-        args = {"x": x}
-        if axis is not None:
-            args["axis"] = Const(axis)
-        if keepdims:
-            args["keepdims"] = Const(True)
-        return self.emit(out, by_name(kind), args, loc, base=base)
-
-    def _moments(self, eqn, out, root):
-        x = eqn.args["x"]
-        axis = eqn.args.get("axis", Const(None))
-        keep = eqn.args.get("keepdims", Const(False))
-        ddof = eqn.args.get("ddof", Const(0))
-        dt = eqn.args.get("dtype", Const(None))
-        xa = self.aval(x)
-        if xa is None or not all(isinstance(a, Const) for a in (axis, keep, ddof, dt)) \
-                or dt.value is not None or not np.issubdtype(xa.dtype, np.floating):
-            return False
-        axes = _norm_axes(axis.value, xa.ndim)
-        n = 1
-        for a in axes:
-            n *= xa.shape[a]
-        m = self._reduce(out, "mean", x, axis.value, True, eqn.loc, eqn.out)
-        d = self.emit(out, by_name("subtract"), {"x": x, "y": m}, eqn.loc, base=eqn.out)
-        d2 = self.emit(out, by_name("multiply"), {"x": d, "y": d}, eqn.loc, base=eqn.out)
-        s = self._reduce(out, "sum", d2, axis.value, keep.value, eqn.loc, eqn.out)
-        kw = dict(name=eqn.out) if not root else dict(base=eqn.out)
-        v = self.emit(out, by_name("divide"), {"x": s, "y": Const(float(n - ddof.value))},
-                      eqn.loc, **kw)
-        if root:
-            self.emit(out, by_name("sqrt"), {"x": v}, eqn.loc, name=eqn.out)
-        return True
-
-    def rw_var(self, eqn, out):
-        return self._moments(eqn, out, False)
-
-    def rw_std(self, eqn, out):
-        return self._moments(eqn, out, True)
 
 
 class _Unknown(Exception):
@@ -739,14 +376,6 @@ def _runtime_impl(prim):
     if path.startswith("rt."):
         return getattr(runtime, path[3:])
     raise _Unknown(prim.name)
-
-
-def _norm_axes(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        return tuple(sorted(a % ndim for a in axis))
-    return (axis % ndim,)
 
 
 def reads(st):

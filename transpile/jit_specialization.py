@@ -1,0 +1,163 @@
+"""One specialization of a jitted function: `Plan` (the specialized, fused core and what a
+backend needs to print and load it) and `Compiled` (a backend's callable for it: converts the
+arguments, makes the first call under a lock, falls back to the generated NumPy code when
+Numba refuses the lowered code, and rebuilds the output pytree). Built by jit.py's Jit.
+"""
+import threading
+
+import numpy as np
+
+from transpile import codegen
+from transpile.jit_backends import _call_guarding_cache, _is_numba_error, _refused_construct
+from transpile.parse import read_binding
+from transpile.pytree import tree_unflatten
+from transpile.transforms.specialize import aval_of
+from transpile.transforms.specialize_windows import MARK as WINDOW_MARK
+
+
+class Plan:
+    """One specialization, ready for a backend: specialized + fused body and how to load it."""
+
+    def __init__(self, jit, core, body, outs, avals, params, in_avals, signature, origin):
+        self.jit = jit
+        self.core = core
+        self.body = body
+        self.outs = outs
+        self.avals = avals
+        self.params = params              # flat parameter names of the lowered function
+        self.in_avals = in_avals
+        self.signature = signature
+        self.origin = origin
+        self.text = None
+        self.path = None
+        self._eager = None
+        self.in_place = set()      # id() of setitem equations that may store in place
+
+    def eager_callable(self):
+        if self._eager is None:
+            from transpile.transforms.inplace import for_printing   # O(1) writes, del
+            fn, _, _ = codegen.load(for_printing(self.core), self.origin)
+            n = len(self.core.outs)
+
+            def run(*args):
+                out = fn(*args[:len(self.core.params)])
+                return (out,) if n == 1 else tuple(out)
+            self._eager = run
+        return self._eager
+
+
+class Compiled:
+    """A compiled specialization: converts arguments, calls, rebuilds the output pytree."""
+
+    def __init__(self, jit, core, plan, fn, backend_name):
+        self.jit = jit
+        self.core = core
+        self.plan = plan
+        self.fn = fn
+        self.backend_name = backend_name
+        self.spec_deps = list(getattr(core, "deps", []))
+        # the first call runs under a lock (Numba compiles lazily and may fall back); GPU
+        # programs skip it: pmap shards calling a collective must all get in at once
+        self.checked = fn is None or getattr(fn, "precompiled", False) or \
+            backend_name in ("cupy", "cuda")
+        self.eager = fn is None
+        if fn is None:
+            self.fn = plan.eager_callable()
+        self.out_avals = [plan.avals.get(o.name) if hasattr(o, "name") else None
+                          for o in plan.outs]
+        self.free = [where for _, where, _ in core.free]
+        self.free_avals = tuple(plan.in_avals[len(plan.in_avals) - len(self.free):]) \
+            if self.free else ()
+        self.statics = [core.statics[n] for n in plan.params[len(core.params):]]
+        self.lock = threading.Lock()
+        self.delegate = None      # the per-example loop that replaced code Numba refused
+
+    def fresh(self):
+        for where, obj in self.spec_deps:
+            try:
+                now = read_binding(where)
+            except Exception:
+                return False
+            if now is not obj:
+                try:
+                    if not (type(now) is type(obj) and bool(now == obj)):
+                        return False
+                except Exception:
+                    return False
+        return True
+
+    def run(self, leaves):
+        if self.delegate is not None:
+            return self.delegate.run(leaves)
+        free = [read_binding(w) for w in self.free]
+        if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
+            return None
+        if self.eager:
+            out = self.fn(*leaves, *free)
+            return self.finish(out, convert=False)
+        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
+        if not self.checked:
+            with self.lock:
+                if not self.checked:
+                    try:
+                        out = _call_guarding_cache(self.fn, args, self.plan.path)
+                    except IndexError as e:
+                        if not str(e).startswith(WINDOW_MARK):
+                            raise
+                        self.checked = True
+                        return self.window_miss(e, leaves, free)
+                    except Exception as e:
+                        if not _is_numba_error(e):
+                            raise
+                        alt = self.jit._per_example(self.plan)
+                        if alt is not None:       # vmap: one compiled loop over the batch
+                            self.delegate = alt
+                            self.checked = True
+                            return alt.run(leaves)
+                        self.fall_back(e)
+                        return self.finish(self.fn(*leaves, *free), convert=False)
+                    self.checked = True
+                    if self.plan.path:
+                        from transpile_runtime import diskcache
+                        diskcache.record(self.plan.path)
+                    return self.finish(out)
+        try:
+            return self.finish(self.fn(*args))
+        except IndexError as e:
+            if not str(e).startswith(WINDOW_MARK):
+                raise
+            return self.window_miss(e, leaves, free)
+
+    def window_miss(self, e, leaves, free):
+        """A fixed-length window x[i:i + 3] reached past an end of the array in this call:
+        NumPy gives a shorter slice there, which the compiled code cannot, so this call runs
+        the NumPy version (the compiled code stops before it writes any argument)."""
+        where = str(e)[len(WINDOW_MARK):].strip()
+        self.jit._warn(f"jit({self.jit.__name__}): {where}: a slice with run-time bounds "
+                       "reached past an end of the array (NumPy gives a shorter slice there); "
+                       "such calls run the NumPy version.")
+        return self.finish(self.plan.eager_callable()(*leaves, *free), convert=False)
+
+    def fall_back(self, e):
+        construct = _refused_construct(e, self.plan.text) if not isinstance(e, str) else e
+        self.jit._warn(f"jit({self.jit.__name__}): Numba could not compile the lowered code "
+                       f"({self.plan.path or 'lowering'}); running the NumPy version instead. "
+                       f"Construct refused: {construct}")
+        self.eager = True
+        self.fn = self.plan.eager_callable()
+        self.checked = True
+
+    def finish(self, out, convert=True):
+        flat = []
+        for o, av in zip(out, self.out_avals):
+            if convert and av is not None and not av.shape and not isinstance(o, np.ndarray) \
+                    and not hasattr(o, "__cuda_array_interface__"):   # GPU scalars stay there
+                o = av.dtype.type(o) if not av.weak else o
+            flat.append(o)
+        return tree_unflatten(self.core.out_tree, flat)
+
+
+def _arg(v):
+    if isinstance(v, np.ndarray) and v.ndim == 0:
+        return v[()]
+    return v
