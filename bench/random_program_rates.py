@@ -10,6 +10,7 @@ error messages. A wrong number is the outcome that matters most.
 """
 import collections
 import os
+import re
 import sys
 import warnings
 
@@ -82,6 +83,7 @@ def run_one(src, x, results, errors):
         elif fell_back:
             results[name]["fallback"] += 1
             msg = str([m.message for m in w if issubclass(m.category, TranspileWarning)][0])
+            msg = re.sub(r"/\S*/tp_random_\d+\.py:\d+", "<program>:<line>", msg)
             errors[name]["fallback: " + msg[:110]] += 1
         else:
             results[name]["ok"] += 1

@@ -377,7 +377,30 @@ def rw_std(sp, eqn, out):
     return _moments(sp, eqn, out, True)
 
 
+def rw_concat_vjp(sp, eqn, out):
+    """The cotangent of arrays[k] in np.concatenate(arrays, axis): a static slice of ct."""
+    from transpile.ir import IndexArg, SliceArg, TupleArg
+    a = eqn.args
+    ct, arrays, k = a["ct"], a["arrays"], a["k"]
+    axis = a.get("axis", Const(0))
+    ca = sp.aval(ct)
+    if ca is None or not isinstance(arrays, TupleArg) or not isinstance(k, Const) or \
+            not isinstance(axis, Const) or axis.value is None:
+        return False
+    shapes = [sp.aval(x) for x in arrays.items]
+    if any(s is None or not s.shape for s in shapes):
+        return False
+    ax = int(axis.value) % len(ca.shape)
+    start = sum(s.shape[ax] for s in shapes[:int(k.value)])
+    stop = start + shapes[int(k.value)].shape[ax]
+    items = [SliceArg(None, None, None)] * ax + [SliceArg(Const(start), Const(stop), None)]
+    sp.emit(out, by_name("getitem"), {"x": ct, "index": IndexArg(tuple(items))}, eqn.loc,
+            name=eqn.out)
+    return True
+
+
 REWRITES = {f.__name__[3:]: f for f in (
+    rw_concat_vjp,
     rw_check_scalar_output, rw_unbroadcast, rw_broadcast_like, rw_broadcast_to, rw_sum_grad,
     rw_extremum_mask, rw_reduced_count, rw_cast_like, rw_grad_like, rw_match_complex,
     rw_abs_factor, rw_angle_jvp, rw_astype, rw_transpose_back, rw_mT, rw_matmul_vjp_left,
