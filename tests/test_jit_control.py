@@ -488,3 +488,17 @@ def test_mask_writes_compile_and_write_the_callers_array():
     assert jc(mine) == cap_argument(theirs)
     np.testing.assert_array_equal(mine, theirs)
     assert_compiled(jc, x)
+
+
+@pytest.mark.parametrize("name", ["branch_write", "sum_squares", "triangle", "while_data"])
+def test_forward_loop_of_jit_grad_allocates_nothing_per_iteration(name):
+    # a dead shape stand-in of a write in a loop once lowered to np.zeros(n) per iteration
+    # (jit(grad) of branch_write became O(n^2)); values nothing reads are dropped at any depth
+    f, _, args = CASES[name]
+    text = jit(grad(f)).show_source(*args)
+    entry = text[text.index(f"def {f.__name__}__grad__jit("):]
+    forward = entry[entry.index("    for "):entry.index("# adjoint")]
+    loop_lines = [l for l in forward.splitlines()[1:] if l.startswith("        ")]
+    allocations = [l for l in loop_lines if "tape" not in l and   # (a tape doubles: amortized)
+                   any(k in l for k in ("np.zeros(", "np.empty(", "np.full(", ".copy()"))]
+    assert not allocations, forward

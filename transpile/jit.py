@@ -37,6 +37,7 @@ from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
 from transpile.pytree import TreeDef
 from transpile.transforms.accumulate import reads_before_writes, scatter_adds
+from transpile.transforms.dead_code import drop_dead_values
 from transpile.transforms.fusion import fuse
 from transpile.transforms.inplace import in_place_writes
 from transpile.transforms.tape_split import drop_dead_tapes, split_tapes
@@ -247,6 +248,7 @@ class Jit(Transform):
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
         body, outs, av = specialize(split_tapes(core), avals)
         body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
+        body = drop_dead_values(body, outs)
         in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
                                    scalars={n for n, a in av.items() if a is not None and not a.shape})
         body = fuse(body, av, outs, in_place)

@@ -1,0 +1,64 @@
+"""Dead values inside loops and branches, for jit (after the tapes that nothing reads are gone).
+
+specialize.dce drops dead equations of the function's top level. Inside a loop or a branch a
+value can die later, when drop_dead_tapes removes the push that was its only reader (the
+shape stand-in `rt.shape_only(out)` of a write in a loop is one): left in place, the lowering
+allocates it on every iteration. Here an equation anywhere is dropped when no statement
+anywhere reads its name (a conservative test: any read keeps it), repeated until nothing
+changes. Writes, tapes and effects are never dropped.
+"""
+from transpile import ir
+from transpile.ir import Eqn, Var
+
+_KEEP = {"setitem", "setitem_if_array", "write_in_place", "write_back", "add_at", "tape_new",
+         "tape_pop", "debug_print", "debug_breakpoint"}
+
+
+def _reads(stmts, out):
+    for st in stmts:
+        if isinstance(st, Eqn):
+            out.update(st.vars_read())
+        elif isinstance(st, ir.Push):
+            out.update(ir.names_read(st))
+        elif not isinstance(st, ir.Comment):
+            for f in ("cond", "start", "stop", "step"):
+                v = getattr(st, f, None)
+                if isinstance(v, Var):
+                    out.add(v.name)
+            for f in ("body", "orelse", "cond_body"):
+                _reads(getattr(st, f, None) or [], out)
+    return out
+
+
+def _drop(stmts, live):
+    kept, dropped = [], False
+    for st in stmts:
+        if isinstance(st, Eqn) and st.prim.pure and st.out not in live and \
+                st.prim.name not in _KEEP:
+            dropped = True
+            continue
+        if isinstance(st, ir.If):
+            body, d1 = _drop(st.body, live)
+            orelse, d2 = _drop(st.orelse, live)
+            st = ir.If(st.cond, body, orelse, st.loc)
+            dropped |= d1 or d2
+        elif isinstance(st, ir.ForRange):
+            body, d = _drop(st.body, live)
+            st = ir.ForRange(st.var, st.start, st.stop, st.step, body, st.loc)
+            dropped |= d
+        elif isinstance(st, ir.While):
+            cond_body, d1 = _drop(st.cond_body, live)
+            body, d2 = _drop(st.body, live)
+            st = ir.While(cond_body, st.cond, body, st.loc)
+            dropped |= d1 or d2
+        kept.append(st)
+    return kept, dropped
+
+
+def drop_dead_values(body, outs):
+    """body without the pure equations (at any depth) whose results nothing reads."""
+    while True:
+        live = _reads(body, {o.name for o in outs if isinstance(o, Var)})
+        body, dropped = _drop(body, live)
+        if not dropped:
+            return body
