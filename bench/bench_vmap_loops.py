@@ -61,7 +61,7 @@ def main():
     }
     users = {k: getattr(BL, k) for k in NAMES}
     hand = _hand_batched(BL._hand()) if BL.numba is not None else {}
-    jx = BL._jax()[0] if BL.jax is not None else {}
+    jx, jgrads = BL._jax() if BL.jax is not None else ({}, {})
     rows, fallbacks = [], []
     print(f"batch {BATCH}")
     print(f"{'workload':13} {'numpy ms':>9} {'jit(vmap)':>9} {'numba ms':>8} {'jax ms':>8} "
@@ -88,8 +88,8 @@ def main():
         if jx:
             jxs = BL.jnp.asarray(xs)
             t_jax = BL.best(BL.jax.jit(BL.jax.vmap(jx[name])), (jxs,))
-            if name != "while_data":      # JAX cannot reverse-differentiate a while_loop
-                t_jgrad = BL.best(BL.jax.jit(BL.jax.vmap(BL.jax.grad(jx[name]))), (jxs,))
+            if name in jgrads:     # (no while_loop: JAX cannot reverse-differentiate it)
+                t_jgrad = BL.best(BL.jax.jit(BL.jax.vmap(BL.jax.grad(jgrads[name]))), (jxs,))
         rows.append((name, t_np, t_jit, t_hand, t_jax, t_grad, t_jgrad))
         print(f"{name:13} {BL._ms(t_np):>9} {BL._ms(t_jit):>9} {BL._ms(t_hand)} "
               f"{BL._ms(t_jax)} {BL._ratio(t_jit, t_np):>7} {BL._ratio(t_jit, t_hand):>7} "

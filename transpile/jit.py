@@ -247,6 +247,7 @@ class Jit(Transform):
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
         body, outs, av = specialize(split_tapes(core), avals)
+        body = drop_dead_values(body, outs)     # (dead copies hide single reads from scatter_adds)
         body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
         body = drop_dead_values(body, outs)
         in_place = in_place_writes(body, list(core.params) + static_arrays, outs,

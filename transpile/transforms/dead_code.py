@@ -3,9 +3,10 @@
 specialize.dce drops dead equations of the function's top level. Inside a loop or a branch a
 value can die later, when drop_dead_tapes removes the push that was its only reader (the
 shape stand-in `rt.shape_only(out)` of a write in a loop is one): left in place, the lowering
-allocates it on every iteration. Here an equation anywhere is dropped when no statement
-anywhere reads its name (a conservative test: any read keeps it), repeated until nothing
-changes. Writes, tapes and effects are never dropped.
+allocates it on every iteration. Here an equation anywhere is dropped unless its value
+reaches an output or an effect (mark and sweep over the names, so a cycle of loop-join copies
+that nothing else reads goes too; those copies also hid the single reader that
+accumulate.scatter_adds looks for). Writes, tapes and effects are never dropped.
 """
 from transpile import ir
 from transpile.ir import Eqn, Var
@@ -14,27 +15,48 @@ _KEEP = {"setitem", "setitem_if_array", "write_in_place", "write_back", "add_at"
          "tape_pop", "debug_print", "debug_breakpoint"}
 
 
-def _reads(stmts, out):
+def _removable(st):
+    return isinstance(st, Eqn) and st.prim.pure and st.prim.name not in _KEEP
+
+
+def _mark(stmts, defs, roots):
+    """defs: name -> the names its removable definitions read; roots: names read by
+    everything else (effects, writes, tapes, loop bounds and conditions)."""
     for st in stmts:
-        if isinstance(st, Eqn):
-            out.update(st.vars_read())
+        if _removable(st):
+            defs.setdefault(st.out, set()).update(st.vars_read())
+        elif isinstance(st, Eqn):
+            roots.update(st.vars_read())
         elif isinstance(st, ir.Push):
-            out.update(ir.names_read(st))
+            roots.update(ir.names_read(st))
         elif not isinstance(st, ir.Comment):
             for f in ("cond", "start", "stop", "step"):
                 v = getattr(st, f, None)
                 if isinstance(v, Var):
-                    out.add(v.name)
+                    roots.add(v.name)
             for f in ("body", "orelse", "cond_body"):
-                _reads(getattr(st, f, None) or [], out)
-    return out
+                _mark(getattr(st, f, None) or [], defs, roots)
+
+
+def _live(body, outs):
+    """Names whose value reaches an output or an effect (copy cycles of loop joins that
+    nothing else reads are not live)."""
+    defs, roots = {}, {o.name for o in outs if isinstance(o, Var)}
+    _mark(body, defs, roots)
+    live, work = set(), list(roots)
+    while work:
+        n = work.pop()
+        if n in live:
+            continue
+        live.add(n)
+        work.extend(defs.get(n, ()))
+    return live
 
 
 def _drop(stmts, live):
     kept, dropped = [], False
     for st in stmts:
-        if isinstance(st, Eqn) and st.prim.pure and st.out not in live and \
-                st.prim.name not in _KEEP:
+        if _removable(st) and st.out not in live:
             dropped = True
             continue
         if isinstance(st, ir.If):
@@ -57,8 +79,5 @@ def _drop(stmts, live):
 
 def drop_dead_values(body, outs):
     """body without the pure equations (at any depth) whose results nothing reads."""
-    while True:
-        live = _reads(body, {o.name for o in outs if isinstance(o, Var)})
-        body, dropped = _drop(body, live)
-        if not dropped:
-            return body
+    body, _ = _drop(body, _live(body, outs))
+    return body

@@ -180,6 +180,13 @@ def rw_batch_getitem_vjp(sp, eqn, out):
     if ca is None or xa is None or ct_b is None or x_b is None or \
             not _basic_index(sp, index):
         return False
+    full = IndexArg((SliceArg(None, None, None),) + tuple(index.items))
+    if x_b and ct_b:
+        # the plain getitem_vjp of the batched x at [:, index]: jit's accumulation pass then
+        # adds it into the running cotangent in place (no zeros of the batch per step)
+        sp.emit(out, by_name("getitem_vjp"), {"ct": a["ct"], "x": a["x"], "index": full},
+                eqn.loc, name=eqn.out)
+        return True
     shape = tuple(xa.shape[1:] if x_b else xa.shape)
     size = ca.shape[0] if ct_b else xa.shape[0]
     dtype = np.result_type(ca.dtype)
@@ -192,7 +199,6 @@ def rw_batch_getitem_vjp(sp, eqn, out):
     if not ct_b and ca.shape:
         ct = sp.emit(out, by_name("reshape"), {"x": ct, "shape": Const((1,) + tuple(ca.shape))},
                      eqn.loc, base=eqn.out)
-    full = IndexArg((SliceArg(None, None, None),) + tuple(index.items))
     sp.emit(out, by_name("setitem"), {"x": zeros, "index": full, "v": ct}, eqn.loc,
             name=eqn.out)
     return True
