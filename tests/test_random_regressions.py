@@ -69,3 +69,18 @@ def test_jit_of_jacobian_of_grad_matches_finite_differences(name):
         want = np.array([numerical_grad(lambda z: grad(f)(z.copy())[i], [x.copy()])
                          for i in range(x.size)])
         np.testing.assert_allclose(jit(jacrev(grad(f)))(x.copy()), want, rtol=1e-4, atol=1e-5)
+
+
+def _first_partial_of_grad(z):
+    return grad(R.early_return_then_loop)(z)[0]
+
+
+# known crash, in the issue notes: grad of a function that calls grad(f) of an early return
+# before a loop (the inlined first-order code gets a copy of the backward loop's index before
+# its `if`, which reads the name on the path where the loop never ran)
+@pytest.mark.xfail(strict=True, reason="known: UnboundLocalError in the generated grad-of-grad")
+def test_grad_of_inlined_grad_with_an_early_return_before_a_loop():
+    for x in XS:
+        want = numerical_grad(_first_partial_of_grad, [x.copy()])
+        np.testing.assert_allclose(grad(_first_partial_of_grad)(x.copy()), want, rtol=1e-4,
+                                   atol=1e-5)
