@@ -361,3 +361,44 @@ def test_ragged_boolean_mask_error_names_the_users_line():
         vmap(_ragged_mask)(xs)
     msg = str(info.value)
     assert f"test_vmap.py:{line}" in msg and "different shapes" in msg and "np.where" in msg
+
+
+def _sum_or_half(x):
+    if np.sum(x) > 100.0:
+        return np.sum(x)
+    return 0.5
+
+
+def test_jit_of_vmap_over_scalar_examples_reduces_over_no_axes():
+    # each example is a scalar: the batched np.sum reduces over no axes (axis=()), which the
+    # fused-kernel printer once crashed on (min() of an empty sequence)
+    from transpile import jit
+    for xs in (np.ones(4), np.array([50.0, 150.0, -3.0])):
+        want = np.array([_sum_or_half(v) for v in xs])
+        np.testing.assert_allclose(vmap(_sum_or_half)(xs), want)
+        np.testing.assert_allclose(jit(vmap(_sum_or_half))(xs), want)
+
+
+def _dead_loop_with_break(x):
+    t1 = x * 1.0
+    for i in range(2):                 # nothing after the loop reads t1
+        t1 = t1 * 0.5 + np.sin(x)
+        if np.sum(t1) > 0.0:
+            break
+    t2 = np.sin(x)
+    return np.sum(t2)
+
+
+def test_jit_of_vmap_with_a_dead_loop_compiles():
+    # the loop's body is dead once vmap loops over the batch: the printed loop body was only
+    # comments (an IndentationError in the generated module); found by the random programs
+    import warnings
+    from transpile import TranspileWarning, grad, jit
+    xs = np.stack([np.linspace(-1, 1, 5), np.linspace(-2, 0.5, 5)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        np.testing.assert_allclose(jit(vmap(_dead_loop_with_break))(xs),
+                                   [_dead_loop_with_break(r) for r in xs])
+        np.testing.assert_allclose(jit(vmap(grad(_dead_loop_with_break)))(xs), np.cos(xs))
+    np.testing.assert_allclose(vmap(_dead_loop_with_break)(xs),
+                               [_dead_loop_with_break(r) for r in xs])

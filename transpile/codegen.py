@@ -158,10 +158,11 @@ class Printer:
         self.lines.append(f"{indent}# {tag}{where}: {text}".rstrip())
 
     def body(self, stmts, indent):
-        if not stmts:
-            self.lines.append(f"{indent}pass")
+        start = len(self.lines)
         for st in stmts:
             self.stmt(st, indent)
+        if all(line.lstrip().startswith("#") for line in self.lines[start:]):
+            self.lines.append(f"{indent}pass")     # (a body of comments only is no block)
 
     def stmt(self, st, indent):
         if isinstance(st, Eqn):

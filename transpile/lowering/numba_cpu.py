@@ -78,8 +78,12 @@ class Lowerer:
         out.append(f"{indent}# {tag}{where}: {text}".rstrip())
 
     def block(self, stmts, indent, out):
-        if not stmts:
-            out.append(f"{indent}pass")
+        start = len(out)
+        self._block(stmts, indent, out)
+        if all(line.lstrip().startswith("#") for line in out[start:]):
+            out.append(f"{indent}pass")     # (a body of comments only is no block)
+
+    def _block(self, stmts, indent, out):
         for st in stmts:
             if lower_stmt(self, st, indent, out):
                 continue

@@ -15,7 +15,7 @@ looks the rules up by primitive name in `REWRITES`; nothing here imports special
 import numpy as np
 
 import transpile_runtime as runtime
-from transpile.ir import Const
+from transpile.ir import Const, Eqn
 from transpile.primitives.registry import Primitive, by_name
 from transpile.transforms.avals import dummy
 
@@ -377,6 +377,25 @@ def rw_std(sp, eqn, out):
     return _moments(sp, eqn, out, True)
 
 
+def rw_reduce_no_axes(sp, eqn, out):
+    """np.sum(x, axis=()) (vmap's reduction of a scalar example): no axis is reduced, so the
+    result is x itself, in the reduction's dtype."""
+    axis = eqn.args.get("axis")
+    x = eqn.args.get("x")
+    xa = sp.aval(x)
+    if not (isinstance(axis, Const) and axis.value == ()) or xa is None:
+        return False
+    av = sp.infer(Eqn(eqn.out, eqn.prim, eqn.args, eqn.loc))
+    if av is None or tuple(av.shape) != tuple(xa.shape):
+        return False
+    if av.dtype == xa.dtype:
+        sp.alias(eqn, x)
+        return True
+    sp.emit(out, by_name("astype"), {"x": x, "dtype": Const(av.dtype.type)}, eqn.loc,
+            name=eqn.out)
+    return True
+
+
 def rw_concat_vjp(sp, eqn, out):
     """The cotangent of arrays[k] in np.concatenate(arrays, axis): a static slice of ct."""
     from transpile.ir import IndexArg, SliceArg, TupleArg
@@ -407,3 +426,5 @@ REWRITES = {f.__name__[3:]: f for f in (
     rw_matmul_vjp_right, rw_dot_vjp_left, rw_dot_vjp_right, rw_dot, rw_check_norm_ord, rw_norm,
     rw_var, rw_std)}
 REWRITES["angle_vjp"] = rw_angle_vjp
+for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin"):
+    REWRITES[_name] = rw_reduce_no_axes
