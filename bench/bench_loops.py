@@ -222,6 +222,12 @@ def _ratio(a, b):
     return "   n/a" if a is None or b is None else f"{a / b:6.2f}"
 
 
+def gmean(pairs):
+    """Geometric mean of the ratios a / b over the pairs where both were measured."""
+    vals = [a / b for a, b in pairs if a is not None and b is not None]
+    return math.exp(sum(map(math.log, vals)) / len(vals)) if vals else float("nan")
+
+
 def main():
     scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     rng = np.random.default_rng(0)
@@ -270,9 +276,6 @@ def main():
               f"{_ms(t_grad)} {_ms(t_jgrad)} {_ratio(t_grad, t_jit):>8} "
               f"{_ratio(t_grad, t_jgrad):>8}", flush=True)
 
-    def gmean(pairs):
-        vals = [a / b for a, b in pairs if a is not None and b is not None]
-        return math.exp(sum(map(math.log, vals)) / len(vals)) if vals else float("nan")
     print(f"\ngeometric means: jit/numpy {gmean([(r[2], r[1]) for r in rows]):.3f}   "
           f"jit/hand-numba {gmean([(r[2], r[3]) for r in rows]):.3f}   "
           f"jit/jax {gmean([(r[2], r[4]) for r in rows]):.3f}   "

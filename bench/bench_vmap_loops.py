@@ -96,9 +96,7 @@ def main():
               f"{BL._ratio(t_jit, t_jax):>6} | {BL._ms(t_grad):>15} {BL._ms(t_jgrad)} "
               f"{BL._ratio(t_grad, t_jgrad):>6}", flush=True)
 
-    def gmean(pairs):
-        vals = [a / b for a, b in pairs if a is not None and b is not None]
-        return math.exp(sum(map(math.log, vals)) / len(vals)) if vals else float("nan")
+    gmean = BL.gmean
     print(f"\ngeometric means: jit(vmap)/numpy {gmean([(r[2], r[1]) for r in rows]):.3f}   "
           f"jit(vmap)/hand-numba {gmean([(r[2], r[3]) for r in rows]):.3f}   "
           f"jit(vmap)/jax {gmean([(r[2], r[4]) for r in rows]):.3f}   "

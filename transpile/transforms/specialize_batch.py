@@ -18,9 +18,9 @@ it, naming the construct).
 """
 import numpy as np
 
-from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, Var
 from transpile.primitives.registry import by_name
+from transpile.transforms.specialize_rewrites import _norm_axes
 
 
 def _aval_class(sp):
@@ -121,14 +121,6 @@ def rw_batch_align(sp, eqn, out):
         sp.alias(eqn, a["x"])
         return True
     return sp._reshape(eqn, out, a["x"], xa.shape[:1] + (1,) * (n - r) + xa.shape[1:])
-
-
-def _norm_axes(axis, ndim):
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        return tuple(sorted(a % ndim for a in axis))
-    return (axis % ndim,)
 
 
 def rw_batch_sum_grad(sp, eqn, out):
