@@ -57,12 +57,11 @@ def test_second_order_matches_finite_differences_of_grad(name):
 
 # known crash, in the issue notes: jit(jacrev(grad(f))) of an early return before a loop (the
 # batched Jacobian copies a loop variable bound on the other path only)
-_JIT_SECOND = [pytest.param(f.__name__, marks=pytest.mark.xfail(strict=True, reason="known"))
-               if f in (R.early_return_then_loop, R.early_return_then_while) else f.__name__
-               for f in R.SECOND_ORDER]
+_JIT_SECOND = [f.__name__ for f in R.SECOND_ORDER]
 
 
 @pytest.mark.parametrize("name", _JIT_SECOND)
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
 def test_jit_of_jacobian_of_grad_matches_finite_differences(name):
     f = getattr(R, name)
     for x in XS:
@@ -75,10 +74,9 @@ def _first_partial_of_grad(z):
     return grad(R.early_return_then_loop)(z)[0]
 
 
-# known crash, in the issue notes: grad of a function that calls grad(f) of an early return
-# before a loop (the inlined first-order code gets a copy of the backward loop's index before
-# its `if`, which reads the name on the path where the loop never ran)
-@pytest.mark.xfail(strict=True, reason="known: UnboundLocalError in the generated grad-of-grad")
+# grad of a function that calls grad(f) of an early return before a loop: inlining the
+# first-order code copied the backward loop's index (bound only on the path where the loop
+# ran) before its `if` (UnboundLocalError; transpile/transforms/rename.py)
 def test_grad_of_inlined_grad_with_an_early_return_before_a_loop():
     for x in XS:
         want = numerical_grad(_first_partial_of_grad, [x.copy()])

@@ -103,7 +103,7 @@ class Hessian(Transform):
         from transpile.transforms.rename import rename_body
         mapping = {p: Var(p) for p in vm_core.params}
         mapping[vm_core.params[n_user - 1]] = basis
-        b.body += rename_body(vm_core.body, mapping, namer)
+        b.body += rename_body(vm_core.body, mapping, namer, vm_core.outs)
         out = vm_core.outs[0]
         rows = mapping.get(out.name, out) if isinstance(out, Var) else out
         # rows[i] = H e_i; H is the stack of rows moved to the end: H[..., i]
@@ -211,13 +211,13 @@ def jacobian_core(fun, argnum, mode, in_trees):
             if w not in by_where:
                 raise TranspileError(f"{what}: internal mismatch of free variables", construct=what)
             pmap[p] = Var(by_where[w])
-        b.body += rename_body(plain.body, pmap, namer)
+        b.body += rename_body(plain.body, pmap, namer, plain.outs)
         out = plain.outs[0]
         out = pmap.get(out.name, out) if isinstance(out, Var) else out
         basis = _basis(b, out, basis_rank)
     mapping = {p: Var(p) for p in vm_core.params}
     mapping[vm_core.params[n_user - 1]] = basis
-    b.body += rename_body(vm_core.body, mapping, namer)
+    b.body += rename_body(vm_core.body, mapping, namer, vm_core.outs)
     res = vm_core.outs[0]
     rows = mapping.get(res.name, res) if isinstance(res, Var) else res
     row_rank = (getattr(vm_core, "out_ranks", None) or [None])[0]
@@ -337,7 +337,7 @@ def jacobians_core(fun, nums, mode, in_trees):
                 by_where[w] = p
                 free.append((p, w, d))
             mapping[p] = Var(by_where[w])
-        body += rename_body(c.body, mapping, namer)
+        body += rename_body(c.body, mapping, namer, c.outs)
         o = c.outs[0]
         outs.append(mapping.get(o.name, o) if isinstance(o, Var) else o)
     params = first.params[:n_user] + [p for p, _, _ in free]

@@ -208,7 +208,7 @@ def inline_core(norm, core, atoms):
         mapping[pname] = norm.classify(read_where(where), where, desc)
     for sname, obj in core.statics.items():
         mapping[sname] = norm.to_arg(Static(obj), None)
-    body = rename_body(core.body, mapping, norm.namer)
+    body = rename_body(core.body, mapping, norm.namer, core.outs)
     norm.b.body += body
     norm.source_lines.update(core.source_lines)
 

@@ -12,14 +12,17 @@ def _sub(mapping):
     return fn
 
 
-def rename_body(body, mapping, namer):
+def rename_body(body, mapping, namer, outs=None):
     """Copy `body`; inputs are substituted from `mapping` (name -> atom); every name the body
-    binds gets a fresh name. `mapping` is updated with the final binding of each name."""
+    binds gets a fresh name. `mapping` is updated with the final binding of each name. `outs`
+    are the atoms read after the body (None: any name may be)."""
     out = []
-    for st in body:
+    own = set()         # the names this copy binds
+    for k, st in enumerate(body):
         if isinstance(st, Eqn):
             args = {k: map_atoms(v, _sub(mapping)) for k, v in st.args.items()}
             new = namer.fresh(st.out)
+            own.add(new)
             out.append(Eqn(new, st.prim, args, st.loc))
             mapping[st.out] = Var(new)
         elif isinstance(st, ir.Comment):
@@ -28,24 +31,72 @@ def rename_body(body, mapping, namer):
             out.append(ir.Push(map_atoms(st.tape, _sub(mapping)), map_atoms(st.value, _sub(mapping)),
                                st.loc))
         else:
-            out += rename_control(st, mapping, namer)
+            later = None
+            if outs is not None:
+                later = {a.name for a in ir.iter_atoms(outs) if isinstance(a, Var)}
+                for s in body[k + 1:]:
+                    later.update(ir.names_read(s))
+            out += rename_control(st, mapping, namer, later, own)
     return out
 
 
-def rename_control(st, mapping, namer):
-    """Copy a control-flow statement for inlining. Every name bound inside it gets one fresh
-    name (the same in both branches and on every iteration, so joins and loop-carried values
-    keep working); a name that was already bound outside is first copied into the fresh name."""
+def rename_control(st, mapping, namer, later=None, own=frozenset()):
+    """Copy a control-flow statement for inlining. Every name bound inside it gets one name
+    (the same in both branches and on every iteration, so joins and loop-carried values keep
+    working): the name the copy already gave it (`own`), else a fresh one. A name bound
+    outside under another name (an argument, a caller's value) is first copied into the fresh
+    name where its old value can still be seen: read inside before the statement binds it,
+    or read after (`later`; None: any name) on a path that does not bind it. No copy for a
+    name the copy bound itself: that value may not exist (bound on one path of an earlier
+    `if` only, such as a backward loop's index, read again only where that path ran)."""
     pre = []
     fixed = {}
+    exposed, bound = exposed_reads([st], set())
     for name in dict.fromkeys(ir.bound_names([st])):
+        cur = mapping.get(name)
+        if isinstance(cur, Var) and cur.name in own:
+            fixed[name] = cur.name
+            continue
         new = namer.fresh(name)
         fixed[name] = new
-        if name in mapping:
+        if isinstance(own, set):
+            own.add(new)
+        seen = name in exposed or later is None or (name in later and name not in bound)
+        if name in mapping and seen:
             pre.append(Eqn(new, _assign(), {"x": mapping[name]}, getattr(st, "loc", None)))
     for name, new in fixed.items():
         mapping[name] = Var(new)
     return pre + [_rename_fixed(st, mapping, fixed)]
+
+
+def exposed_reads(stmts, bound):
+    """(names read before this code surely binds them, names surely bound after it), starting
+    from the surely-bound set `bound`. A loop may run no iteration; a while's test runs once."""
+    exposed = set()
+    bound = set(bound)
+    for st in stmts:
+        if isinstance(st, (Eqn, ir.Push)):
+            exposed.update(n for n in ir.names_read(st) if n not in bound)
+            if isinstance(st, Eqn):
+                bound.add(st.out)
+        elif isinstance(st, ir.If):
+            if isinstance(st.cond, Var) and st.cond.name not in bound:
+                exposed.add(st.cond.name)
+            e1, b1 = exposed_reads(st.body, bound)
+            e2, b2 = exposed_reads(st.orelse, bound)
+            exposed |= e1 | e2
+            bound = b1 & b2
+        elif isinstance(st, ir.ForRange):
+            exposed.update(a.name for a in (st.start, st.stop, st.step)
+                           if isinstance(a, Var) and a.name not in bound)
+            exposed |= exposed_reads(st.body, bound | {st.var})[0]
+        elif isinstance(st, ir.While):
+            e1, bound = exposed_reads(st.cond_body, bound)
+            exposed |= e1
+            if isinstance(st.cond, Var) and st.cond.name not in bound:
+                exposed.add(st.cond.name)
+            exposed |= exposed_reads(st.body, bound)[0]
+    return exposed, bound
 
 
 def _assign():

@@ -14,6 +14,8 @@ are plain functions `rw_<primitive>(sp, eqn, out)` looked up in `REWRITES`:
 Abstract values (AVal) are in avals.py. The result is what `jit` lowers (transpile/lowering/)
 and what fusion groups (transforms/fusion.py).
 """
+from collections import Counter
+
 import numpy as np
 
 import transpile_runtime as runtime
@@ -71,6 +73,9 @@ class Specializer:
         self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
         self.multi = set()       # names bound more than once (branch joins, loop-carried)
         self.always_zero = {}    # ... every time to the constant 0: name -> that Const
+        self.zero_bcasts = {}    # name -> its Eqn broadcasting the constant 0 over the batch
+        self.zero_first = {}     # join name -> the zero_bcasts name it was first bound to
+        self.reads = Counter()   # name -> how many statements read it
         self.subst = {}          # name -> atom
         self.counter = 0
         self.taken = set(core.params) | set(core.statics)
@@ -238,6 +243,8 @@ class Specializer:
             body, outs = self.core.body, self.core.outs
         for st in ir.walk_eqns(body):
             self.taken.add(st.out)
+        for st in body:
+            self.reads.update(ir.names_read(st))        # (nested statements included)
         self.multi = multi_bound(body)
         self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}

@@ -20,6 +20,7 @@ import numpy as np
 
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, Var
 from transpile.primitives.registry import by_name
+from transpile.transforms.specialize_control import is_zero
 from transpile.transforms.specialize_rewrites import _norm_axes
 
 
@@ -42,7 +43,12 @@ def rw_batch_broadcast(sp, eqn, out):
     xa, n = sp.aval(x), _size(sp, eqn.args["size"])
     if xa is None or n is None:
         return False
-    return sp._bcast(eqn, out, x, (n,) + tuple(xa.shape))
+    sp._bcast(eqn, out, x, (n,) + tuple(xa.shape))
+    if is_zero(x):
+        # a reset adjoint that a branch join makes batched: when the other path holds an
+        # array, these zeros take its shape (specialize_control.bind_joined)
+        sp.zero_bcasts[eqn.out] = out[-1]
+    return True
 
 
 def rw_batch_check_scalar_output(sp, eqn, out):
@@ -288,7 +294,45 @@ def rw_batch_stacked(sp, eqn, out):
     return True
 
 
+def rw_basis_like(sp, eqn, out, batched=False):
+    """rt.basis_like(x) (a Jacobian's basis vectors, each shaped like x, stacked on axis 0) of
+    a known shape: np.eye reshaped (batch_basis_like: of one example of a batched x)."""
+    xa = sp.aval(eqn.args["x"])
+    if xa is None:
+        return False
+    shape = tuple(xa.shape[1:] if batched else xa.shape)
+    dtype = xa.dtype if np.issubdtype(xa.dtype, np.inexact) else np.dtype(np.float64)
+    n = int(np.prod(shape, dtype=np.int64))
+    eye = sp.emit(out, by_name("eye"), {"N": Const(n), "dtype": Const(dtype.type)}, eqn.loc,
+                  base=eqn.out)
+    return sp._reshape(eqn, out, eye, (n,) + shape)
+
+
+def rw_batch_basis_like(sp, eqn, out):
+    return rw_basis_like(sp, eqn, out, batched=True)
+
+
+def rw_jac_rows(sp, eqn, out):
+    """rt.jac_rows(rows, out): the rows (m,) + x shape reshaped to out.shape + x shape."""
+    ra, oa = sp.aval(eqn.args["rows"]), sp.aval(eqn.args["out"])
+    if ra is None or oa is None:
+        return False
+    return sp._reshape(eqn, out, eqn.args["rows"], tuple(oa.shape) + tuple(ra.shape[1:]))
+
+
+def rw_jac_columns(sp, eqn, out):
+    """rt.jac_columns(cols, x): the columns (n,) + out shape moved to the end, reshaped to
+    out shape + x shape."""
+    ca, xa = sp.aval(eqn.args["cols"]), sp.aval(eqn.args["x"])
+    if ca is None or xa is None or not ca.shape:
+        return False
+    moved = sp.emit(out, by_name("moveaxis"), {"x": eqn.args["cols"], "source": Const(0),
+                                               "destination": Const(-1)}, eqn.loc, base=eqn.out)
+    return sp._reshape(eqn, out, moved, tuple(ca.shape[1:]) + tuple(xa.shape))
+
+
 REWRITES = {f.__name__[3:]: f for f in (
+    rw_basis_like, rw_batch_basis_like, rw_jac_rows, rw_jac_columns,
     rw_batch_broadcast, rw_batch_check_scalar_output, rw_batch_unbroadcast,
     rw_batch_broadcast_like, rw_batch_align, rw_batch_sum_grad, rw_batch_getitem_vjp,
     rw_batch_slots, rw_batch_store, rw_batch_stacked)}

@@ -130,8 +130,14 @@ def bind_joined(sp, eqn, av):
         sp.avals[eqn.out] = av
         if is_zero(atom):
             sp.zero_names[eqn.out] = True
+        if isinstance(atom, ir.Var) and atom.name in sp.zero_bcasts:
+            sp.zero_first[eqn.out] = atom.name
         return
     j = join(old, av, atom, old_zero=sp.zero_names.get(eqn.out, False))
+    if j is None and isinstance(atom, ir.Var):
+        j = _widen_zeros(sp, atom.name, old)
+    if j is None and eqn.out in sp.zero_first:
+        j = _widen_zeros(sp, sp.zero_first[eqn.out], av)
     if j is None:
         if eqn.out not in sp.avals.conflicts:     # blame the line that made the new value
             loc = getattr(sp, "def_locs", {}).get(atom.name) if isinstance(atom, ir.Var) \
@@ -141,6 +147,19 @@ def bind_joined(sp, eqn, av):
     if not is_zero(atom) and not av.shape:
         sp.zero_names[eqn.out] = False      # a scalar that may not be 0: never widened
     sp.avals[eqn.out] = j
+
+
+def _widen_zeros(sp, name, target):
+    """A batch of zeros (`name`, made when a branch join batched a reset adjoint, its only
+    reader the join) joins an array: the zeros take the array's shape and dtype (the joined
+    AVal), or None."""
+    eqn = sp.zero_bcasts.get(name)
+    if eqn is None or sp.reads.get(name, 0) != 1 or not target.shape or \
+            not np.issubdtype(target.dtype, np.inexact):
+        return None
+    eqn.args = dict(eqn.args, x=Const(target.dtype.type(0)), shape=Const(tuple(target.shape)))
+    sp.avals[name] = target
+    return target
 
 
 def _aval_class(sp):
