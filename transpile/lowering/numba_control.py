@@ -54,10 +54,16 @@ def _cpu(lw):
     return sys.modules[type(lw).__module__]
 
 
-def check_conflicts(lw):
-    """Refuse, naming the user's variable and line, a name with no single type."""
+def check_conflicts(lw, body):
+    """Refuse, naming the user's variable and line, a name with no single type (that is still
+    there: dead code dropped after specializing may have held the conflict)."""
     conflicts = getattr(lw.avals, "conflicts", {})
-    for c in conflicts.values():
+    alive = set(ir.bound_names(body))
+    for st in body:
+        alive.update(ir.names_read(st))
+    for name, c in conflicts.items():
+        if name not in alive:
+            continue
         raise _cpu(lw).Unlowerable(None, c.describe(), loc=c.loc,
                                    construct="a value changing type in a loop or branch")
 

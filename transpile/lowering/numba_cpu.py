@@ -300,7 +300,7 @@ class Lowerer:
 
     def main(self, body, outs, origin, signature, header):
         from transpile.codegen import deferred_writes_last
-        check_conflicts(self)
+        check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
         if has_collectives(body):      # under pmap: compiled parts between the barriers
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,

@@ -74,6 +74,7 @@ class Specializer:
         self.multi = set()       # names bound more than once (branch joins, loop-carried)
         self.always_zero = {}    # ... every time to the constant 0: name -> that Const
         self.zero_bcasts = {}    # name -> its Eqn broadcasting the constant 0 over the batch
+        self.known_zeros = set()  # names bound once, to zeros
         self.zero_first = {}     # join name -> the zero_bcasts name it was first bound to
         self.reads = Counter()   # name -> how many statements read it
         self.subst = {}          # name -> atom
@@ -246,6 +247,8 @@ class Specializer:
         for st in body:
             self.reads.update(ir.names_read(st))        # (nested statements included)
         self.multi = multi_bound(body)
+        self.known_zeros = {st.out for st in ir.walk_eqns(body) if st.out not in self.multi
+                            and st.prim.name in ("zeros", "zeros_like")}
         self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
         body = self.block(body)

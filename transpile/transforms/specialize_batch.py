@@ -44,7 +44,7 @@ def rw_batch_broadcast(sp, eqn, out):
     if xa is None or n is None:
         return False
     sp._bcast(eqn, out, x, (n,) + tuple(xa.shape))
-    if is_zero(x):
+    if is_zero(x) or isinstance(x, Var) and x.name in sp.known_zeros:
         # a reset adjoint that a branch join makes batched: when the other path holds an
         # array, these zeros take its shape (specialize_control.bind_joined)
         sp.zero_bcasts[eqn.out] = out[-1]

@@ -10,8 +10,13 @@ pushed from `v`, the sequence of one name's pushes and pops is itself last-in-fi
     tape.push(s_4)            ->         tape__s_4.push(s_4)
     s_4 = tape.pop()                     s_4 = tape__s_4.pop()
 
-computes the same values. A tape whose pops do not pair with its pushes by name (the adjoint
-tapes of derivatives of derivatives) is left as it is; the Numba lowering then reports it.
+computes the same values. Names do not always pair: a derivative of a derivative renames the
+values the inner backward sweep pops. Then the pairing comes from the code's structure
+(`_pair_sites`): the tape is followed through the body as a stack of push sites (one pass
+through each loop body, both paths of each if, which must push as many values), and every
+pop joins the sites it may take back into one group, which gets a tape of its own. Every pop
+takes its value from its own group's tape, in the same order, so the values are the same.
+A tape that neither way splits is left as it is; the Numba lowering then reports it.
 """
 from collections import Counter
 
@@ -39,27 +44,45 @@ def split_tapes(core):
                 st.value.name if isinstance(st.value, Var) else None] += 1
         elif isinstance(st, Eqn) and st.prim.name == "tape_pop":
             pops.setdefault(st.args["tape"].name, Counter())[st.out] += 1
-    split = {}
+    split = {}          # tape -> its new tapes, in order
+    site_tape = {}      # id(push or pop) -> its new tape
+    taken = {st.out for st in _walk(core.body) if isinstance(st, Eqn)}
     for t in new_tapes:
         pu, po = pushes.get(t.out, Counter()), pops.get(t.out, Counter())
-        if None in pu or set(pu) != set(po):
+        if None not in pu and set(pu) == set(po):
+            split[t.out] = [f"{t.out}__{v}" for v in sorted(pu)]
+            for st in _walk(core.body):
+                if isinstance(st, ir.Push) and st.tape == Var(t.out):
+                    site_tape[id(st)] = f"{t.out}__{st.value.name}"
+                elif isinstance(st, Eqn) and st.prim.name == "tape_pop" and \
+                        st.args["tape"] == Var(t.out):
+                    site_tape[id(st)] = f"{t.out}__{st.out}"
             continue
-        split[t.out] = sorted(pu)
-
-    def name(tape, value):
-        return f"{tape}__{value}"
+        groups = _pair_sites(core.body, t.out)
+        if groups is None or len(groups) < 2:
+            continue
+        split[t.out] = []
+        for members in groups:
+            first = next((m.value.name for m in members if isinstance(m, ir.Push) and
+                          isinstance(m.value, Var)), "const")
+            new = f"{t.out}__{first}"
+            while new in taken:
+                new += "_"
+            taken.add(new)
+            split[t.out].append(new)
+            for m in members:
+                site_tape[id(m)] = new
 
     def rewrite(stmts):
         out = []
         for st in stmts:
             if isinstance(st, Eqn) and st.prim.name == "tape_new" and st.out in split:
-                out += [Eqn(name(st.out, v), st.prim, {}, st.loc) for v in split[st.out]]
-            elif isinstance(st, ir.Push) and isinstance(st.tape, Var) and st.tape.name in split:
-                out.append(ir.Push(Var(name(st.tape.name, st.value.name)), st.value, st.loc))
-            elif isinstance(st, Eqn) and st.prim.name == "tape_pop" and \
-                    st.args["tape"].name in split:
-                out.append(Eqn(st.out, by_name("tape_pop"),
-                               {"tape": Var(name(st.args["tape"].name, st.out))}, st.loc))
+                out += [Eqn(n, st.prim, {}, st.loc) for n in split[st.out]]
+            elif isinstance(st, ir.Push) and id(st) in site_tape:
+                out.append(ir.Push(Var(site_tape[id(st)]), st.value, st.loc))
+            elif isinstance(st, Eqn) and id(st) in site_tape:
+                out.append(Eqn(st.out, by_name("tape_pop"), {"tape": Var(site_tape[id(st)])},
+                               st.loc))
             elif isinstance(st, ir.If):
                 out.append(ir.If(st.cond, rewrite(st.body), rewrite(st.orelse), st.loc))
             elif isinstance(st, ir.ForRange):
@@ -77,6 +100,93 @@ def split_tapes(core):
     new = copy.copy(core)
     new.body = rewrite(core.body)
     return new
+
+
+class _Unpaired(Exception):
+    pass
+
+
+def _pair_sites(body, tape):
+    """The pushes and pops of `tape` in groups that share no value (each a list of the
+    statements), or None when the structure does not say which push a pop takes back."""
+    parent = {}
+
+    def find(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    sites = {}
+    pop_of = {}
+
+    def uses(stmts):
+        """(pushes onto the tape, pops from it) somewhere in stmts"""
+        push = pop = False
+        for st in _walk(stmts):
+            push = push or isinstance(st, ir.Push) and st.tape == Var(tape)
+            pop = pop or isinstance(st, Eqn) and st.prim.name == "tape_pop" and \
+                st.args["tape"] == Var(tape)
+        return push, pop
+
+    def run(stmts, stack, pushed_in=0, popped_in=0):
+        """The stack after stmts: (sites, loop depth) per value. A value pushed inside k
+        loops that only push must be popped inside k loops that only pop (mirrored)."""
+        for st in stmts:
+            if isinstance(st, ir.Push):
+                if st.tape == Var(tape):
+                    sites[id(st)] = st
+                    parent[id(st)] = id(st)
+                    stack = stack + [(frozenset([id(st)]), pushed_in)]
+                elif isinstance(st.value, Var) and st.value.name == tape:
+                    raise _Unpaired
+            elif isinstance(st, Eqn):
+                if st.prim.name == "tape_pop" and st.args["tape"] == Var(tape):
+                    if not stack:
+                        raise _Unpaired
+                    (slot, depth), stack = stack[-1], stack[:-1]
+                    if depth != popped_in:
+                        raise _Unpaired
+                    first = next(iter(slot))
+                    for k in slot:
+                        parent[find(k)] = find(first)
+                    pop_of[id(st)] = (st, first)
+                elif st.prim.name != "tape_new" and tape in st.vars_read():
+                    raise _Unpaired      # the tape used some other way (copied, passed)
+            elif isinstance(st, (ir.Break, ir.Continue)):
+                raise _Unpaired          # (only reached where the loop touches the tape)
+            elif isinstance(st, ir.If):
+                a = run(st.body, stack, pushed_in, popped_in)
+                b = run(st.orelse, stack, pushed_in, popped_in)
+                if len(a) != len(b) or any(x[1] != y[1] for x, y in zip(a, b)):
+                    raise _Unpaired
+                stack = [(x[0] | y[0], x[1]) for x, y in zip(a, b)]
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                if isinstance(st, ir.While) and any(uses(st.cond_body)):
+                    raise _Unpaired
+                push, pop = uses(st.body)
+                if push and pop:
+                    # an iteration takes back only what it pushed: the iterations are alike
+                    if run(st.body, [], pushed_in, popped_in):
+                        raise _Unpaired
+                elif push:
+                    # one iteration stands for every iteration: a later loop that only pops
+                    # takes back what this one pushed, iteration by iteration
+                    stack = run(st.body, stack, pushed_in + 1, popped_in)
+                elif pop:
+                    stack = run(st.body, stack, pushed_in, popped_in + 1)
+        return stack
+
+    try:
+        run(body, [])
+    except _Unpaired:
+        return None
+    groups = {}
+    for k, st in sites.items():
+        groups.setdefault(find(k), []).append(st)
+    for st, first in pop_of.values():
+        groups[find(first)].append(st)
+    return list(groups.values())
 
 
 def drop_dead_tapes(body, outs):
