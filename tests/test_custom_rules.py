@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 import scipy.special
 
-from transpile import (check_grads, custom_jvp, custom_vjp, defrule, grad, hessian, jvp,
-                       stop_gradient)
+from transpile import (check_grads, custom_jvp, custom_vjp, defrule, grad, hessian, jacfwd,
+                       jacrev, jvp, stop_gradient)
+from transpile.errors import TranspileError
 
 
 @custom_vjp
@@ -116,3 +117,37 @@ def test_check_grads_passes_and_fails():
                     modes=("rev",))
     with pytest.raises(ValueError, match="unknown modes"):
         check_grads(f, (1.0, 1.0), modes=("sideways",))
+
+
+# -- forward mode through custom_vjp, and second order through either rule ---------------------
+
+def _square_with_rule():
+    @custom_vjp
+    def sq(x):
+        return x ** 2
+    sq.defvjp(lambda x: (x ** 2, x), lambda x, g: (2.0 * g * x,))
+    return sq
+
+
+def test_jvp_and_jacfwd_of_custom_vjp_transpose_its_bwd():
+    sq = _square_with_rule()
+    x = np.array([0.3, 1.2, -0.7])
+    t = np.array([1.0, -2.0, 0.5])
+    out, tan = jvp(lambda z: np.sum(sq(z) * z), (x,), (t,))
+    np.testing.assert_allclose(tan, np.sum(3 * x ** 2 * t), rtol=1e-12)
+    np.testing.assert_allclose(jacfwd(sq)(x), np.diag(2 * x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["vjp", "jvp"])
+def test_second_order_through_a_custom_rule_is_refused_not_zero(kind):
+    if kind == "vjp":
+        f = _square_with_rule()
+    else:
+        @custom_jvp
+        def f(x):
+            return np.sin(x)
+        f.defjvp(lambda p, t: (np.sin(p[0]), t[0] * np.cos(p[0])))
+    x = np.array([0.3, 1.2, -0.7])
+    for T in (hessian, lambda g: jacrev(grad(g))):
+        with pytest.raises(TranspileError, match=f"custom_{kind} rule of {f.__name__}"):
+            T(lambda z: np.sum(f(z)))(x)

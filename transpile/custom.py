@@ -84,6 +84,23 @@ def defprim(*args, **kwargs):
     return prim
 
 
+_SECOND_ORDER_HINT = (
+    "a derivative of a custom_vjp/custom_jvp rule itself (second order through it: hessian, "
+    "jacrev(grad), grad of grad) is not supported: the rule runs as opaque Python. Register "
+    "the derivative with transpile.defrule(fn, vjp=..., jvp=... or deriv=...) instead: its "
+    "template rules are differentiated to any order")
+
+
+def rule_helper(name, fn, path, sig, what):
+    """A run-time helper that runs the user's rule (fwd/bwd, or the jvp rule): no derivative
+    flows through it, so differentiating it again must fail loudly, never give zeros."""
+    prim = defprim(name, fn, path, sig, batch="helper", nondiff=True)
+    prim.opaque = True
+    prim.opaque_hint = _SECOND_ORDER_HINT
+    prim.user_path = what
+    return prim
+
+
 # ---- custom_vjp / custom_jvp ------------------------------------------------------------------
 
 
@@ -122,14 +139,16 @@ class _Custom:
 class custom_vjp(_Custom):
     """JAX's custom_vjp: f.defvjp(fwd, bwd) with fwd(*args) -> (out, residuals) and
     bwd(residuals, g) -> tuple of cotangents (one per argument). The generated code calls
-    fwd in the forward sweep's place of f and bwd in the backward sweep."""
+    fwd in the forward sweep's place of f and bwd in the backward sweep. Forward mode (jvp,
+    jacfwd) transposes bwd, one call per output element (JAX refuses jvp of a custom_vjp).
+    Derivatives of the rule itself (second order) are refused."""
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
         names = self.names
         slot = _slot(self.fun.__name__)
         path = _publish(slot, self.fun)
-        rules = {}
+        rules, tangents = {}, {}
         for k, p in enumerate(names):
             def back(*args, _k=k):
                 *xs, g = args
@@ -140,18 +159,35 @@ class custom_vjp(_Custom):
                                     f"{len(names)} cotangents, got {type(cts).__name__}")
                 ct = cts[_k]
                 return np.zeros_like(xs[_k]) if ct is None else ct
-            bname = f"{slot}_bwd_{p}"
-            bpath = _publish(bname, back)
-            defprim(bname, back, bpath, ", ".join(names) + ", g", batch="helper")
+            def tangent(*args, _k=k, _back=back):
+                # forward mode from the reverse rule: bwd is linear in g, so the tangent's
+                # element i is <bwd(res, e_i)[k], t> (one bwd call per output element)
+                *xs, t = args
+                out = np.asarray(fwd(*xs)[0])
+                dtype = np.result_type(out, np.asarray(t))
+                flat = np.zeros(out.size, dtype=dtype)
+                for i in range(out.size):
+                    e = np.zeros(out.size, dtype=dtype)
+                    e[i] = 1
+                    flat[i] = np.sum(np.asarray(_back(*xs, e.reshape(out.shape))) *
+                                     np.asarray(t))
+                return flat.reshape(out.shape) if out.ndim else dtype.type(flat[0])
+            bname, tname = f"{slot}_bwd_{p}", f"{slot}_tangent_{p}"
+            bpath, tpath = _publish(bname, back), _publish(tname, tangent)
+            what = f"custom_vjp rule of {self.fun.__name__}"
+            rule_helper(bname, back, bpath, ", ".join(names) + ", g", what)
+            rule_helper(tname, tangent, tpath, ", ".join(names) + ", t", what)
             rules[p] = f"{bpath}({', '.join(names)}, g)"
-        self._prim = defprim(slot, self.fun, path, self._sig(), vjp=rules, batch="helper")
+            tangents[p] = f"{tpath}({', '.join(names)}, {p}_dot)"
+        self._prim = defprim(slot, self.fun, path, self._sig(), vjp=rules, jvp=tangents,
+                             batch="helper")
         return self
 
 
 class custom_jvp(_Custom):
     """JAX's custom_jvp: f.defjvp(rule) with rule(primals, tangents) -> (out, tangent_out).
     Reverse mode transposes the rule (it is linear in the tangents) numerically, one basis
-    tangent per input element."""
+    tangent per input element. Derivatives of the rule itself (second order) are refused."""
 
     def defjvp(self, rule):
         self.rule = rule
@@ -178,8 +214,9 @@ class custom_jvp(_Custom):
                 return out if np.ndim(xs[_k]) else out.dtype.type(out)
             jname, vname = f"{slot}_jvp_{p}", f"{slot}_vjp_{p}"
             jpath, vpath = _publish(jname, tangent), _publish(vname, cotangent)
-            defprim(jname, tangent, jpath, ", ".join(names) + ", t", batch="helper")
-            defprim(vname, cotangent, vpath, ", ".join(names) + ", g", batch="helper")
+            what = f"custom_jvp rule of {self.fun.__name__}"
+            rule_helper(jname, tangent, jpath, ", ".join(names) + ", t", what)
+            rule_helper(vname, cotangent, vpath, ", ".join(names) + ", g", what)
             jvps[p] = f"{jpath}({', '.join(names)}, {p}_dot)"
             vjps[p] = f"{vpath}({', '.join(names)}, g)"
         self._prim = defprim(slot, self.fun, path, self._sig(), jvp=jvps, vjp=vjps,
