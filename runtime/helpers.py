@@ -63,6 +63,11 @@ def getitem(x, index):
     return x[index]
 
 
+def tuple_concat(a, b):
+    """`(n,) + x.shape`: two shapes (or other tuples) joined."""
+    return tuple(a) + tuple(b)
+
+
 def attr_shape(x):
     return np.shape(x)
 

@@ -334,6 +334,7 @@ class _BuildFolder:
                 sp.infer(eqn)
             return None
         builder.on_emit = on_emit
+        builder.avals = sp.avals        # (a vmap called inside picks rules by these ranks)
 
 
 from transpile.ir import Const as _Const  # noqa: E402

@@ -209,6 +209,9 @@ class Normalizer:
             return value.value
         if isinstance(value, Static):
             return value.obj
+        if isinstance(value, Struct) and value.kind in ("tuple", "list"):   # in_axes=(None, 0)
+            items = [self.static_value(v, node, what) for v in value.items]
+            return tuple(items) if value.kind == "tuple" else items
         raise self.error(node, f"{what} must be known when the code is generated (a constant "
                          "or static argument)", cls=TranspileError)
 

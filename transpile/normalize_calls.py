@@ -19,6 +19,7 @@ from transpile.ir import Const, Var
 from transpile.normalize_builtins import call_builtin
 from transpile.normalize_callables import call_bound
 from transpile.normalize_pytree import call_tree_util, construct_node
+from transpile.normalize_lift import LiftedTransform, call_lifted, transform_local
 from transpile.normalize_values import (BoundMethod, Frame, LocalFunction, Static, Struct,
                                         flatten_value, unflatten_value)
 from transpile.parse import Resolver, parse_function
@@ -54,6 +55,8 @@ def expr_Call(norm, node, base):
 def call(norm, func, args, kwargs, node, base):
     if isinstance(func, LocalFunction):
         return call_local(norm, func, args, kwargs, node)
+    if isinstance(func, LiftedTransform):       # grad(<nested function>)(...)
+        return call_lifted(norm, func, args, kwargs, node, base, inline_transformed)
     if isinstance(func, BoundMethod):
         prim, receiver = METHODS[func.name]
         if func.name in ("reshape", "transpose") and len(args) > 1:
@@ -80,6 +83,9 @@ def call(norm, func, args, kwargs, node, base):
         return expanded
     if getattr(obj, "__transpile_static__", False):
         # A transform constructor (grad(f), vmap(f, ...)): evaluated while generating code.
+        lifted = transform_local(norm, obj, args, kwargs, node)
+        if lifted is not None:      # of a function defined in the transformed code
+            return lifted
         try:
             values = [norm.static_value(a, node, "an argument of a transform") for a in args]
             kw = {k: norm.static_value(v, node, "an argument of a transform")
@@ -192,9 +198,40 @@ def inline_transformed(norm, obj, args, kwargs, node, base):
         leaves, tree = flatten_value(a)
         trees.append(tree)
         atoms += [norm.to_arg(l, node) for l in leaves]
-    core = obj.__transpile_core__(tuple(trees))
+    ranks = known_ranks(norm, atoms) if takes_ranks(obj) else None
+    if ranks is not None:
+        from transpile.vmap import Ranked
+        core = obj.__transpile_core__(Ranked((tuple(trees), ranks, tuple(True for _ in trees))))
+    else:
+        core = obj.__transpile_core__(tuple(trees))
     outs = inline_core(norm, core, atoms)
     return unflatten_value(core.out_tree, outs)
+
+
+def takes_ranks(obj):
+    """A vmap (every parameter passed, none defaulted) or a Jacobian picks its batching
+    rules by the ranks of its arguments when they are known."""
+    from transpile.vmap import Vmap
+    if getattr(obj, "accepts_ranks", False):
+        return True
+    return isinstance(obj, Vmap) and all(p.default is p.empty for p in obj._params)
+
+
+def known_ranks(norm, atoms):
+    """The ranks of the atoms when every one is known while generating code (under jit, whose
+    argument shapes are known: transpile/jit.py _BuildFolder), else None."""
+    avals = getattr(norm.b, "avals", None)
+    if avals is None:
+        return None
+    ranks = []
+    for a in atoms:
+        if isinstance(a, Const):
+            ranks.append(int(np.ndim(a.value)))
+        elif isinstance(a, Var) and avals.get(a.name) is not None:
+            ranks.append(len(avals[a.name].shape))
+        else:
+            return None
+    return tuple(ranks)
 
 
 def inline_core(norm, core, atoms):

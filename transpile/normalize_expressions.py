@@ -86,12 +86,29 @@ def expr_BinOp(norm, node, base):
     left = norm.expr(node.left, base)
     right = norm.expr(node.right, base)
     if isinstance(left, Struct) or isinstance(right, Struct):
-        if op == "add" and isinstance(left, Struct) and isinstance(right, Struct):
+        left, right = _as_struct(left, right), _as_struct(right, left)
+        if op == "add" and isinstance(left, Struct) and isinstance(right, Struct) and \
+                left.kind == right.kind:
             return Struct(left.kind, left.items + right.items)
+        if op == "add" and all(isinstance(v, Var) or isinstance(v, Struct) and v.kind == "tuple"
+                               for v in (left, right)):      # a shape known at run time
+            return norm.b.emit(by_name("tuple_concat"), {"a": norm.to_arg(left, node),
+                                                         "b": norm.to_arg(right, node)},
+                               base=base)
         raise norm.error(node, "arithmetic on a tuple/list/dict is not supported",
                          hint="use np.array(...) or operate on the elements")
     return norm.b.emit(by_name(op), {"x": norm.to_arg(left, node), "y": norm.to_arg(right, node)},
                        base=base)
+
+
+def _as_struct(value, other):
+    """A constant tuple/list (a shape known when the code is generated) as the Struct it
+    meets in `(n,) + x.shape`."""
+    if isinstance(value, Const) and isinstance(value.value, (tuple, list)) and \
+            isinstance(other, Struct):
+        return Struct("list" if isinstance(value.value, list) else "tuple",
+                      [Const(v) for v in value.value])
+    return value
 
 
 def expr_UnaryOp(norm, node, base):

@@ -54,6 +54,7 @@ _nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction)
 _nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction)
 _nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction)
 _nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query)
+_nd("tuple_concat", None, "rt.tuple_concat", "a, b", batch=BR.query)     # (n,) + x.shape
 _nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch=BR.query)
 _nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR.query)
 _nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query)
