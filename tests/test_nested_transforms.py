@@ -105,3 +105,30 @@ def reads_another_nested(z):
 def test_a_nested_function_reading_another_nested_function_is_refused_by_name():
     with pytest.raises(tp.TranspileError, match="'helper', another nested function"):
         tp.grad(lambda z: np.sum(reads_another_nested(z)))(np.ones(2))
+
+
+def jvp_of_a_closure(z):
+    return tp.jvp(lambda w: np.sin(w) * z, (z,), (np.ones(3),))[1]
+
+
+def jvp_of_a_global(z):
+    return tp.jvp(np.sin, (z,), (z * 2.0,))[1]
+
+
+@pytest.mark.parametrize("fn", [jvp_of_a_closure, jvp_of_a_global])
+def test_jvp_inside_transformed_code(fn):
+    x = np.array([0.3, 1.2, -0.7])
+    want = numerical_grad(lambda z: np.sum(fn(z)), [x.copy()])
+    np.testing.assert_allclose(tp.grad(lambda z: np.sum(fn(z)))(x), want, rtol=1e-6, atol=1e-8)
+    xs = np.stack([x, -x])
+    np.testing.assert_allclose(tp.vmap(fn)(xs), np.stack([fn(r) for r in xs]), rtol=1e-12)
+
+
+def calls_vjp(z):
+    return tp.vjp(np.sin, z)[0]
+
+
+def test_vjp_inside_transformed_code_is_refused_with_the_users_line():
+    with pytest.raises(tp.TranspileError, match=r"test_nested_transforms.py:\d+: vjp\(\.\.\.\) "
+                                                r"inside a transformed function"):
+        tp.grad(lambda z: np.sum(calls_vjp(z)))(np.ones(2))

@@ -19,7 +19,8 @@ from transpile.ir import Const, Var
 from transpile.normalize_builtins import call_builtin
 from transpile.normalize_callables import call_bound
 from transpile.normalize_pytree import call_tree_util, construct_node
-from transpile.normalize_lift import LiftedTransform, call_lifted, transform_local
+from transpile.normalize_lift import (LiftedTransform, call_jvp, call_lifted, refuse_api_call,
+                                      transform_local)
 from transpile.normalize_values import (BoundMethod, Frame, LocalFunction, Static, Struct,
                                         flatten_value, unflatten_value)
 from transpile.parse import Resolver, parse_function
@@ -81,6 +82,11 @@ def call(norm, func, args, kwargs, node, base):
         expanded = call_builtin(norm, obj, args, kwargs, node, base)
     if expanded is not None:         # tree_map(...), Params(w, b), sum(list_of_arrays)...
         return expanded
+    api_call = _api_function(obj)
+    if api_call == "jvp":
+        return call_jvp(norm, args, kwargs, node)
+    if api_call is not None:
+        refuse_api_call(norm, obj, node)
     if getattr(obj, "__transpile_static__", False):
         # A transform constructor (grad(f), vmap(f, ...)): evaluated while generating code.
         lifted = transform_local(norm, obj, args, kwargs, node)
@@ -206,6 +212,16 @@ def inline_transformed(norm, obj, args, kwargs, node, base):
         core = obj.__transpile_core__(tuple(trees))
     outs = inline_core(norm, core, atoms)
     return unflatten_value(core.out_tree, outs)
+
+
+def _api_function(obj):
+    """'jvp', 'vjp', ... for transpile's own functions that return values (not transforms)."""
+    from transpile import api, custom
+    for name, fn in (("jvp", api.jvp), ("vjp", api.vjp), ("linearize", custom.linearize),
+                     ("check_grads", custom.check_grads)):
+        if obj is fn:
+            return name
+    return None
 
 
 def takes_ranks(obj):

@@ -146,3 +146,53 @@ def _as_def(fnode, name):
     return gast.FunctionDef(name=name, args=fnode.args, body=[gast.Return(value=fnode.body)],
                             decorator_list=[], returns=None, type_comment=None,
                             type_params=[])
+
+
+def call_jvp(norm, args, kwargs, node):
+    """jvp(f, primals, tangents) inside transformed code: the forward-mode core of f (lifted
+    when f is a nested function, its captured values with zero tangents) inlined here."""
+    from transpile.api import JVP
+    from transpile.normalize_calls import inline_core
+    from transpile.normalize_values import Struct, flatten_value, unflatten_value
+    if kwargs or len(args) != 3 or not all(isinstance(a, Struct) and a.kind in ("tuple", "list")
+                                           for a in args[1:]):
+        raise norm.error(node, "jvp(f, primals, tangents) takes a function and two tuples",
+                         cls=TranspileError)
+    f, primals, tangents = args[0], list(args[1].items), list(args[2].items)
+    if len(primals) != len(tangents):
+        raise norm.error(node, f"jvp: {len(primals)} primals but {len(tangents)} tangents",
+                         cls=TranspileError)
+    extra = []
+    if isinstance(f, LocalFunction):
+        lifted = lift(norm, f, node)
+        fn, extra = lifted.lifted, list(lifted.captured)
+    elif isinstance(f, Static) and callable(f.obj):
+        fn = f.obj
+    else:
+        raise norm.error(node, "jvp: the function must be known when the code is generated",
+                         cls=TranspileError)
+    trees, atoms, tatoms = [], [], []
+    for p in primals + extra:
+        leaves, tree = flatten_value(p)
+        trees.append(tree)
+        atoms += [norm.to_arg(leaf, node) for leaf in leaves]
+    for p, t in zip(primals, tangents):
+        pl, pt = flatten_value(p)
+        tl, tt = flatten_value(t)
+        if len(pl) != len(tl):
+            raise norm.error(node, "jvp: a tangent must have the structure of its primal",
+                             cls=TranspileError)
+        tatoms += [norm.to_arg(leaf, node) for leaf in tl]
+    core = JVP(fn, tuple(range(len(primals)))).__transpile_core__(tuple(trees))
+    outs = inline_core(norm, core, atoms + tatoms)
+    return unflatten_value(core.out_tree, outs)
+
+
+def refuse_api_call(norm, obj, node):
+    """vjp/linearize/check_grads called inside transformed code: name the alternative (their
+    Python source is transpile's own, which must not be inlined)."""
+    name = getattr(obj, "__name__", "this function")
+    raise norm.error(node, f"{name}(...) inside a transformed function is not supported",
+                     construct=f"{name}(...)", cls=TranspileError,
+                     hint="use grad, value_and_grad, jacrev or jvp inside; or call "
+                          f"{name} outside the transformed function")
