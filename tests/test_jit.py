@@ -415,3 +415,44 @@ def test_int_float_bool_of_scalars_compile(scale):
         g = jit(grad(_scalar_casts))(x)
     np.testing.assert_allclose(g, numerical_grad(_scalar_casts, [x.copy()]), rtol=1e-6,
                                atol=1e-6)
+
+
+# -- an int argument as an index stays dynamic; out-of-range reads raise as in NumPy ----------
+
+def _index_by_int(x, k):
+    return x[k] * 2.0
+
+
+def _write_at_int(x, k):
+    y = x * 1.0
+    y[k] = y[k] ** 2
+    return np.sum(y * x)
+
+
+def _reads_past_the_end(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s = s + x[i + 1]
+    return s
+
+
+def test_int_index_argument_compiles_once_and_checks_bounds():
+    x = np.arange(6.0) + 0.5
+    j, g = jit(_index_by_int), jit(grad(_write_at_int))
+    for k in (0, 3, -1, -6):
+        assert j(x, k) == _index_by_int(x, k)
+        want = np.array([(_write_at_int(x + 1e-6 * e, k) - _write_at_int(x - 1e-6 * e, k)) / 2e-6
+                         for e in np.eye(6)])
+        np.testing.assert_allclose(g(x, k), want, rtol=1e-6)
+    assert j.compile_count == 1 and g.compile_count == 1
+    for k in (6, -7):
+        with pytest.raises(IndexError):
+            j(x, k)
+
+
+def test_a_read_past_the_end_in_a_loop_raises_under_jit_as_in_numpy():
+    x = np.arange(4.0)
+    with pytest.raises(IndexError):
+        _reads_past_the_end(x)
+    with pytest.raises(IndexError):      # (it read whatever lay past the buffer)
+        jit(_reads_past_the_end)(x)

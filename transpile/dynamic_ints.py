@@ -3,7 +3,8 @@
 `jit(f)(i, x)` for a new `i` reuses the compiled code when `i` only enters arithmetic: the
 generated core is checked, and every value derived from the int must reach only elementwise
 primitives, the array inputs of other primitives (a sum, a matmul, the array being indexed),
-`if`/`while` conditions, tapes or the outputs. Where its value must be known when
+`if`/`while` conditions, tapes or the outputs, or index an array (`x[k]`, not a slice bound).
+Where its value must be known when
 code is generated (a range bound, an index, a shape, an axis, a list length...), the function
 is specialized on the int's value instead (the compile cache keys on it), as before.
 """
@@ -63,10 +64,24 @@ def _nested(arg, tainted):
         isinstance(a, Var) and a.name in tainted for a in iter_atoms([arg]))
 
 
+def _scalar_index(arg, tainted):
+    """x[k] with k an int (an item of the index, not a slice bound): the result's shape does
+    not depend on k's value (the compiled code checks its bounds)."""
+    return isinstance(arg, IndexArg) and all(
+        not (isinstance(a, Var) and a.name in tainted) or any(a is it for it in arg.items)
+        for a in _atoms(arg))
+
+
+def _atoms(arg):
+    from transpile.ir import iter_atoms
+    return list(iter_atoms([arg]))
+
+
 def _scan(body, tainted):
     for st in body:
         if isinstance(st, Eqn):
-            if any(_nested(a, tainted) for a in st.args.values()):
+            if any(_nested(a, tainted) and not (k == "index" and _scalar_index(a, tainted))
+                   for k, a in st.args.items()):
                 return False
             hit = [k for k, a in st.args.items() if _direct(a, tainted)]
             if hit:

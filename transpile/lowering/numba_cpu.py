@@ -304,7 +304,7 @@ class Lowerer:
         self.pushed_tapes = pushed_tapes(body)
         if has_collectives(body):      # under pmap: compiled parts between the barriers
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
-                                  "@njit(nogil=True, cache=True, error_model='numpy')")
+                                  "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
         lines = []
         self.block(deferred_writes_last(body), "    ", lines)
         rets = [self.fmt(o) for o in outs]
@@ -312,7 +312,7 @@ class Lowerer:
         text = header
         for k in self.kernels:
             text += "\n\n" + k
-        text += "\n\n@njit(nogil=True, cache=True, error_model='numpy')\n"
+        text += "\n\n@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)\n"
         text += f"def {self.name}({', '.join(self.params)}):\n"
         text += f'    """{self.core.name} lowered for Numba; {signature}"""\n'
         text += "\n".join(lines) + "\n"
