@@ -16,15 +16,17 @@ import threading
 import numpy as np
 
 from transpile import codegen, transform_registry
+from transpile.transform_registry import example_avals
 from transpile.callables import build_core_bound, callable_name, unwrap_callable
 from transpile.transforms.inplace import for_printing
-from transpile.errors import TranspileError
+from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
 from transpile.primitives.registry import REQUIRED
-from transpile.normalize import build_core
+from transpile.normalize import SPECIALIZE, build_core
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
+from transpile.shape_folding import shape_folder
 from transpile.transform_args import (  # noqa: F401  (spec_flatten: re-exported for jit.py)
     STATIC_TYPES, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
     spec_flatten, tangent_like, tree_map_zeros, walk_tree)
@@ -115,6 +117,7 @@ class Transform:
     """Base class: a callable wrapping `fun`, generating code per argument structure."""
 
     suffix = ""
+    keeps_shapes = False    # the function sees the arguments' shapes (grad, jvp, vjp, jit)
 
     def __init__(self, fun):
         if not callable(fun):
@@ -128,6 +131,7 @@ class Transform:
                                      "*args/**kwargs parameters are not supported",
                                      hint="name each parameter")
         self._cache = {}
+        self._needs_shapes = set()      # argument structures whose code needs their shapes
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun, updated=())
         if not hasattr(self, "__name__"):       # functools.partial has no __name__
@@ -172,17 +176,48 @@ class Transform:
                 self._cache[in_trees] = spec
         return spec
 
+    def specialize_for(self, trees, leaves):
+        """specialize(trees); when the code needs the arguments' shapes (a comprehension over
+        an array), generated for these shapes instead (cached per shape and dtype)."""
+        from transpile.transforms.avals import aval_of
+        if trees not in self._needs_shapes:
+            try:
+                return self.specialize(trees)
+            except ShapesNeeded:
+                if example_avals(self, trees, [aval_of(leaf) for leaf in leaves]) is None:
+                    raise
+                self._needs_shapes.add(trees)
+        avals = [aval_of(leaf) for leaf in leaves]
+        key = (trees, tuple((a.shape, a.dtype.str, a.weak) for a in avals))
+        spec = self._cache.get(key)
+        if spec is not None and spec.fresh():
+            return spec
+        with self._lock:
+            token = SPECIALIZE.set(shape_folder(example_avals(self, trees, avals)))
+            try:
+                core = self.__transpile_core__(trees)
+            finally:
+                SPECIALIZE.reset(token)
+            fn, path, text = codegen.load(for_printing(core), _origin(self))
+            spec = Specialization(core, fn, path, text)
+            self._cache[key] = spec
+        return spec
+
     def __call__(self, *args, **kwargs):
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
         self.check_args(values, trees)
-        spec = self.specialize(trees)
+        spec = self.specialize_for(trees, leaves)
         out = spec.fn(*leaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return self.finish(tree_unflatten(spec.core.out_tree, flat), values)
 
     def check_args(self, values, trees):
         pass
+
+    def inner_avals(self, trees, avals):
+        """The avals of the transformed function's parameters (see example_avals)."""
+        return avals if self.keeps_shapes else None
 
     def finish(self, result, values):
         return result
@@ -226,6 +261,8 @@ class Transform:
 class Plain(Transform):
     """No transform: the user's function in core form (what `show` prints for a plain function)."""
 
+    keeps_shapes = True
+
     def __transpile_core__(self, in_trees):
         return core_of(self.fun, in_trees)
 
@@ -239,6 +276,8 @@ def _fname(fun):
 
 class Grad(Transform):
     """grad / value_and_grad."""
+
+    keeps_shapes = True
 
     def __init__(self, fun, argnums=0, has_aux=False, with_value=False, holomorphic=False):
         super().__init__(fun)
@@ -329,6 +368,8 @@ def value_and_grad(fun=None, argnums=0, has_aux=False, holomorphic=False):
 class JVP(Transform):
     """f(primals..., tangents...) -> (outputs, output tangents) for all array arguments."""
 
+    keeps_shapes = True
+
     suffix = "__jvp"
 
     def __init__(self, fun, argnums=None):
@@ -359,7 +400,7 @@ class JVP(Transform):
                                  f"{a}: {[np.shape(x) for x in pl]} vs {[np.shape(x) for x in tl]}")
             tleaves += [tangent_like(t, p) for t, p in zip(tl, pl)
                         if not (isinstance(p, STATIC_TYPES) and not isinstance(p, np.generic))]
-        spec = self.specialize(trees)
+        spec = self.specialize_for(trees, leaves)
         out = spec.fn(*leaves, *tleaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return tree_unflatten(spec.core.out_tree, flat)
@@ -396,6 +437,8 @@ def _given(fun, n):
 class VJP(Transform):
     """f(primals..., cotangents...) -> (outputs, input cotangents)."""
 
+    keeps_shapes = True
+
     suffix = "__vjp"
 
     def __transpile_core__(self, in_trees):
@@ -415,7 +458,7 @@ def vjp(fun, *primals, has_aux=False):
     t = _cached("vjp", fun, lambda: VJP(fun))
     values = t.bind(primals, {})
     leaves, trees = t.flatten_args(values)
-    spec = t.specialize(trees)
+    spec = t.specialize_for(trees, leaves)
     core = spec.core
     out_tree = core.out_tree.children[0]
     n_out = out_tree.num_leaves
@@ -451,6 +494,9 @@ for _f in (grad, value_and_grad):
 transform_registry.register_transform_function(grad)
 transform_registry.register_transform_function(value_and_grad)
 transform_registry.register_transform_class(Transform)
+transform_registry.register_value_function("jvp", jvp)
+transform_registry.register_value_function("vjp", vjp)
+transform_registry.register_jvp_class(JVP)
 
 # ---- inspection -----------------------------------------------------------------------------
 

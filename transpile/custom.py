@@ -26,6 +26,7 @@ import numpy as np
 
 import transpile_runtime as runtime
 from transpile_runtime import custom_rules
+from transpile import transform_registry
 from transpile.errors import TranspileError
 from transpile.ir import CoreFn, Eqn, Var
 from transpile.primitives.registry import by_name, lookup
@@ -344,3 +345,7 @@ def primitive_core(fun, prim, in_trees):
                   filename="<numpy>")
     core.deps = []
     return core
+
+
+transform_registry.register_value_function("linearize", linearize)
+transform_registry.register_value_function("check_grads", check_grads)

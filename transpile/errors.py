@@ -32,6 +32,12 @@ class UnsupportedSyntax(TranspileError):
     """The function uses Python syntax outside the supported subset."""
 
 
+class ShapesNeeded(UnsupportedSyntax):
+    """The code needs an argument's shape when it is generated (the length of an array a
+    comprehension runs over): transforms that keep their arguments' shapes retry with the
+    shapes known (transpile/api.py), others refuse with this message."""
+
+
 class NoRuleError(TranspileError):
     """A called object has neither Python source nor a registered rule."""
 

@@ -29,19 +29,21 @@ import numpy as np
 
 from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
+from transpile.transform_registry import example_avals
 from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
-from transpile.errors import TranspileError, TranspileWarning
+from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
 from transpile.jit_specialization import Compiled, Plan
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
 from transpile.pytree import TreeDef
+from transpile.shape_folding import shape_folder
 from transpile.transforms.accumulate import reads_before_writes, scatter_adds
 from transpile.transforms.dead_code import drop_dead_values
 from transpile.transforms.fusion import fuse
 from transpile.transforms.inplace import in_place_writes
 from transpile.transforms.tape_split import drop_dead_tapes, split_tapes
-from transpile.transforms.specialize import AVal, Specializer, aval_of, specialize
+from transpile.transforms.specialize import AVal, aval_of, specialize
 
 __all__ = ["jit", "Jit", "initialize_runtime"]
 
@@ -70,6 +72,8 @@ _AVALS = {}
 
 class Jit(Transform):
     """The callable jit returns; a Transform, so it composes with grad/vmap/..."""
+
+    keeps_shapes = True
 
     suffix = "__jit"
 
@@ -178,28 +182,17 @@ class Jit(Transform):
 
     def _build_core(self, trees, in_avals, dynamic_int_params, per_example=False):
         from transpile.vmap import Vmap
-        token = None
-        if self._chain_preserves_shapes():
-            token = SPECIALIZE.set(_BuildFolder(in_avals).hook)
         ranked = getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
             p.default is inspect.Parameter.empty for p in self.fun._params)
+        folded = in_avals if self._chain_preserves_shapes() else None
         try:
-            from transpile.vmap import Ranked
-            if ranked:
-                # jit knows every leaf's rank: vmap can then pick its batching rules instead of
-                # falling back to a loop over the batch (every parameter is passed explicitly
-                # when none has a default, so all of them follow in_axes)
-                passed = tuple(True for _ in trees)
-                key = Ranked((trees, tuple(len(a.shape) for a in in_avals), passed))
-                if per_example:
-                    core = self.fun.batched_core(*key, per_example=True)
-                else:
-                    core = self.fun.__transpile_core__(key)
-            else:
-                core = self.__transpile_core__(trees)
-        finally:
-            if token is not None:
-                SPECIALIZE.reset(token)
+            core = self._core_with(trees, in_avals, ranked, per_example, folded)
+        except ShapesNeeded:
+            # a comprehension over an array under vmap: one example's shapes, then
+            inner = example_avals(self.fun, trees, in_avals) if folded is None else None
+            if inner is None:
+                raise
+            core = self._core_with(trees, in_avals, ranked, per_example, inner)
         if dynamic_int_params is not None and not ints_stay_dynamic(
                 core, dynamic_int_params(core, in_avals)):
             raise StaticIntsNeeded("an int argument's value is needed when generating code")
@@ -230,6 +223,26 @@ class Jit(Transform):
             self._warn(f"jit({self.__name__}): backend {self.backend!r} unavailable ({e}); "
                        "running the NumPy version instead.")
         return Compiled(self, core, plan, fn, self.backend)
+
+    def _core_with(self, trees, in_avals, ranked, per_example, folded):
+        """The core to compile; `folded`: the avals the user function's parameters have, when
+        its shape queries are folded while it is normalized (transpile/shape_folding.py)."""
+        token = SPECIALIZE.set(shape_folder(folded)) if folded is not None else None
+        try:
+            from transpile.vmap import Ranked
+            if ranked:
+                # jit knows every leaf's rank: vmap can then pick its batching rules instead of
+                # falling back to a loop over the batch (every parameter is passed explicitly
+                # when none has a default, so all of them follow in_axes)
+                passed = tuple(True for _ in trees)
+                key = Ranked((trees, tuple(len(a.shape) for a in in_avals), passed))
+                if per_example:
+                    return self.fun.batched_core(*key, per_example=True)
+                return self.fun.__transpile_core__(key)
+            return self.__transpile_core__(trees)
+        finally:
+            if token is not None:
+                SPECIALIZE.reset(token)
 
     def _per_example(self, plan):
         """The compiled loop over the batch for a vmap whose batched code did not lower (None
@@ -306,38 +319,6 @@ class Jit(Transform):
         if c.plan.path:
             return c.plan.path
         return codegen.write_source(codegen.module_text(c.core, c.plan.origin), c.core.name)
-
-
-class _BuildFolder:
-    """While the user's function is normalized, fold shape queries on its parameters."""
-
-    def __init__(self, in_avals):
-        self.in_avals = in_avals
-
-    def hook(self, in_trees, params, builder):
-        if len(params) != len(self.in_avals):
-            return
-
-        class _Core:
-            pass
-        core = _Core()
-        core.params, core.statics, core.body = list(params), {}, []
-        sp = Specializer(core, self.in_avals)
-        sp.rewrite = False
-
-        def on_emit(eqn):
-            out = []
-            sp.eqn(eqn, out)
-            if eqn.out in sp.subst and isinstance(sp.subst[eqn.out], _Const):
-                return sp.subst[eqn.out]
-            if eqn.out not in sp.avals:
-                sp.infer(eqn)
-            return None
-        builder.on_emit = on_emit
-        builder.avals = sp.avals        # (a vmap called inside picks rules by these ranks)
-
-
-from transpile.ir import Const as _Const  # noqa: E402
 
 
 def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):

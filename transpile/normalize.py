@@ -26,7 +26,6 @@ functions of the normalizer that does not import this one:
 import sys
 import types
 
-import contextvars
 
 import gast
 import numpy as np
@@ -39,7 +38,8 @@ from transpile.parse import Resolver, parse_function
 from transpile.primitives import by_name
 from transpile.normalize_values import (  # noqa: F401  (normalize.Struct, ...: re-exported)
     BoundMethod, Frame, Static, Struct, flatten_value, unflatten_value)
-from transpile.normalize_builder import Builder, Namer, identifier, names_in  # noqa: F401
+from transpile.normalize_builder import (  # noqa: F401  (SPECIALIZE: re-exported)
+    SPECIALIZE, Builder, Namer, identifier, names_in)
 from transpile.normalize_bindings import aliased
 from transpile.callables import is_data
 from transpile.normalize_returns import NestedLoopReturn, fold_early_returns
@@ -308,7 +308,6 @@ def _unparse(node):
 # building a CoreFn for a user function
 
 
-SPECIALIZE = contextvars.ContextVar("transpile_specialize", default=None)
 
 
 def build_core(fn, in_trees, static_args=None, name_suffix=""):

@@ -1,6 +1,7 @@
 """Where the normalizer's equations go: `Namer` (collision-safe names derived from the user's)
 and `Builder` (appends `out = prim(**args)` equations, folding constants and exact identities
 such as x * 1, x + 0 and -(-x); jit and the alias model hook into every equation it emits)."""
+import contextvars
 import operator
 
 import gast
@@ -8,6 +9,10 @@ import gast
 from transpile import ir
 from transpile.ir import Const, Eqn, Var
 from transpile.primitives import by_name
+
+# jit (and a transform that needs its arguments' shapes) installs a hook here: the outermost
+# function's parameters have known shapes (transpile/shape_folding.py)
+SPECIALIZE = contextvars.ContextVar("transpile_specialize", default=None)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ import builtins
 
 import numpy as np
 
+from transpile.errors import ShapesNeeded
+
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
             "isinstance")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
@@ -129,7 +131,8 @@ def _sorted(norm, args, kwargs, node, base):
     values = items_of(norm, args[0], node, "sorted")
     if values is None:
         raise norm.error(node, "sorted over an array whose length is known only at run time is "
-                         "not supported", hint="call it under jit (shapes known) or pass a list")
+                         "not supported", hint="call it under jit (shapes known) or pass a list",
+                         cls=ShapesNeeded)
     if all(isinstance(v, N.Const) for v in values):
         out = [N.Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
         return N.Struct("list", out)
@@ -153,7 +156,8 @@ def _sequences(norm, args, node, fname):
         if items is None:
             raise norm.error(node, f"{fname} over an array whose length is known only at run "
                              "time is only supported as the iterable of a for loop",
-                             hint="use it in `for ... in " + fname + "(...)`, or call under jit")
+                             hint="use it in `for ... in " + fname + "(...)`, or call under jit",
+                             cls=ShapesNeeded)
         seqs.append(items)
     return seqs
 

@@ -14,7 +14,7 @@ import gast
 import numpy as np
 
 from transpile import transform_registry
-from transpile.errors import NoRuleError, TranspileError
+from transpile.errors import NoRuleError, ShapesNeeded, TranspileError
 from transpile.ir import Const, Var
 from transpile.normalize_builtins import call_builtin
 from transpile.normalize_callables import call_bound
@@ -82,9 +82,9 @@ def call(norm, func, args, kwargs, node, base):
         expanded = call_builtin(norm, obj, args, kwargs, node, base)
     if expanded is not None:         # tree_map(...), Params(w, b), sum(list_of_arrays)...
         return expanded
-    api_call = _api_function(obj)
+    api_call = transform_registry.value_function_name(obj)
     if api_call == "jvp":
-        return call_jvp(norm, args, kwargs, node)
+        return call_jvp(norm, args, kwargs, node, inline_core)
     if api_call is not None:
         refuse_api_call(norm, obj, node)
     if getattr(obj, "__transpile_static__", False):
@@ -205,32 +205,49 @@ def inline_transformed(norm, obj, args, kwargs, node, base):
         trees.append(tree)
         atoms += [norm.to_arg(l, node) for l in leaves]
     ranks = known_ranks(norm, atoms) if takes_ranks(obj) else None
+    key = tuple(trees)
     if ranks is not None:
-        from transpile.vmap import Ranked
-        core = obj.__transpile_core__(Ranked((tuple(trees), ranks, tuple(True for _ in trees))))
-    else:
-        core = obj.__transpile_core__(tuple(trees))
+        key = transform_registry.Ranked((tuple(trees), ranks, tuple(True for _ in trees)))
+    try:
+        core = obj.__transpile_core__(key)
+    except ShapesNeeded:
+        core = with_shapes(norm, obj, key, atoms)      # (a comprehension over an array)
     outs = inline_core(norm, core, atoms)
     return unflatten_value(core.out_tree, outs)
 
 
-def _api_function(obj):
-    """'jvp', 'vjp', ... for transpile's own functions that return values (not transforms)."""
-    from transpile import api, custom
-    for name, fn in (("jvp", api.jvp), ("vjp", api.vjp), ("linearize", custom.linearize),
-                     ("check_grads", custom.check_grads)):
-        if obj is fn:
-            return name
-    return None
+def with_shapes(norm, obj, key, atoms):
+    """obj's core built with its function's shape queries folded, when the shapes of the
+    atoms are known here (under jit, or an eager transform retrying with shapes). Called
+    while a ShapesNeeded is handled: re-raises it when the shapes are not known."""
+    from transpile.normalize_builder import SPECIALIZE
+    from transpile.transforms.avals import aval_of
+    avals = getattr(norm.b, "avals", None)
+    shape_folder = getattr(norm.b, "shape_folder", None)
+    if avals is None or shape_folder is None:
+        raise
+    mine = []
+    for a in atoms:
+        av = aval_of(a.value) if isinstance(a, Const) else avals.get(getattr(a, "name", None))
+        if av is None:
+            raise
+        mine.append(av)
+    inner = transform_registry.example_avals(obj, key, mine)
+    if inner is None:
+        raise
+    token = SPECIALIZE.set(shape_folder(inner))
+    try:
+        return obj.__transpile_core__(key)
+    finally:
+        SPECIALIZE.reset(token)
 
 
 def takes_ranks(obj):
     """A vmap (every parameter passed, none defaulted) or a Jacobian picks its batching
     rules by the ranks of its arguments when they are known."""
-    from transpile.vmap import Vmap
     if getattr(obj, "accepts_ranks", False):
         return True
-    return isinstance(obj, Vmap) and all(p.default is p.empty for p in obj._params)
+    return getattr(obj, "maps_every_parameter", lambda: False)()
 
 
 def known_ranks(norm, atoms):

@@ -11,7 +11,7 @@ import numpy as np
 
 from transpile import array_literals
 from transpile.aliasing import Stale, stale_error
-from transpile.errors import TranspileError
+from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, IndexArg, SliceArg, Var
 from transpile.normalize_branches import dynamic_ifexp
 from transpile.normalize_callables import instance_attribute
@@ -347,6 +347,7 @@ def static_items(norm, it, node):
             return items
     raise norm.error(it, "a list comprehension needs a sequence whose length is known when "
                      "the code is generated (a tuple/list, or range(n) with a static n)",
+                     cls=ShapesNeeded,
                      construct="[... for ... in <array>]",
                      hint="pass the length as a static int argument, or use a for loop "
                      "writing into an array: y = np.zeros(n); for i in range(n): y[i] = ...")

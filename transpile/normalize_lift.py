@@ -148,12 +148,11 @@ def _as_def(fnode, name):
                             type_params=[])
 
 
-def call_jvp(norm, args, kwargs, node):
+def call_jvp(norm, args, kwargs, node, inline_core):
     """jvp(f, primals, tangents) inside transformed code: the forward-mode core of f (lifted
     when f is a nested function, its captured values with zero tangents) inlined here."""
-    from transpile.api import JVP
-    from transpile.normalize_calls import inline_core
     from transpile.normalize_values import Struct, flatten_value, unflatten_value
+    from transpile.transform_registry import jvp_class
     if kwargs or len(args) != 3 or not all(isinstance(a, Struct) and a.kind in ("tuple", "list")
                                            for a in args[1:]):
         raise norm.error(node, "jvp(f, primals, tangents) takes a function and two tuples",
@@ -183,7 +182,7 @@ def call_jvp(norm, args, kwargs, node):
             raise norm.error(node, "jvp: a tangent must have the structure of its primal",
                              cls=TranspileError)
         tatoms += [norm.to_arg(leaf, node) for leaf in tl]
-    core = JVP(fn, tuple(range(len(primals)))).__transpile_core__(tuple(trees))
+    core = jvp_class()(fn, tuple(range(len(primals)))).__transpile_core__(tuple(trees))
     outs = inline_core(norm, core, atoms + tatoms)
     return unflatten_value(core.out_tree, outs)
 

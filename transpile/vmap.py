@@ -16,10 +16,7 @@ from transpile.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
 from transpile.transforms.batching import BatchSweep, RestartSweep, WholeFunctionLoop, reads
 from transpile.transforms.reverse import make_core
-
-
-class Ranked(tuple):
-    """Specialization key of a directly called vmap: (in_trees, leaf ranks, free ranks)."""
+from transpile.transform_registry import Ranked  # noqa: F401  (vmap.Ranked: re-exported)
 
 
 def _check_axes_spec(spec, what):
@@ -101,6 +98,29 @@ class Vmap(Transform):
             statics += st
         return axes, statics
 
+    def maps_every_parameter(self):
+        """No parameter has a default: every one is passed and follows in_axes (then the
+        ranks of the arguments pick the batching rules)."""
+        return all(p.default is p.empty for p in self._params)
+
+    def inner_avals(self, trees, avals):
+        """One example's avals: each mapped leaf without its batch axis."""
+        passed = None
+        if isinstance(trees, Ranked):
+            trees, _, passed = trees
+        axes, _ = self.leaf_axes(trees, passed)
+        if len(axes) != len(avals):
+            return None
+        out = []
+        for av, (ax, _) in zip(avals, axes):
+            if ax is None:
+                out.append(av)
+                continue
+            shape = list(av.shape)
+            del shape[ax]
+            out.append(type(av)(tuple(shape), av.dtype, av.weak))
+        return out
+
     def check_call(self, leaves, trees, passed=None):
         hit = self._axes_cache.get((trees, passed))
         if hit is None:
@@ -150,7 +170,7 @@ class Vmap(Transform):
 
     def __call__(self, *args, **kwargs):
         leaves, key = self.key_for(args, kwargs)
-        spec = self.specialize(key)
+        spec = self.specialize_for(key, leaves)
         free = spec.free_values()
         if tuple(int(np.ndim(v)) for v in free) != spec.core.free_ranks:
             self._cache.pop(key, None)            # a global array changed rank: regenerate

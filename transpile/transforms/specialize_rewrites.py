@@ -418,6 +418,41 @@ def rw_concat_vjp(sp, eqn, out):
     return True
 
 
+def _axis_index(sp, x, k, axis):
+    """The index (:, ..., :, k) of position k along `axis` of x, or None."""
+    from transpile.ir import IndexArg, SliceArg
+    xa = sp.aval(x)
+    if xa is None or not xa.shape or not isinstance(k, Const) or not isinstance(axis, Const):
+        return None
+    ax = int(axis.value) % len(xa.shape)
+    return IndexArg(tuple([SliceArg(None, None, None)] * ax + [Const(int(k.value))]))
+
+
+def rw_take_axis(sp, eqn, out):
+    """rt.take_axis(x, k, axis) (the cotangent of one input of np.stack): x[:, ..., k]."""
+    a = eqn.args
+    index = _axis_index(sp, a["x"], a["k"], a.get("axis", Const(0)))
+    if index is None:
+        return False
+    sp.emit(out, by_name("getitem"), {"x": a["x"], "index": index}, eqn.loc, name=eqn.out)
+    return True
+
+
+def rw_put_axis(sp, eqn, out):
+    """rt.put_axis(part, like, k, axis): zeros shaped like `like`, `part` at position k."""
+    a = eqn.args
+    la, pa = sp.aval(a["like"]), sp.aval(a["part"])
+    index = _axis_index(sp, a["like"], a["k"], a.get("axis", Const(0)))
+    if index is None or pa is None:
+        return False
+    zeros = sp.emit(out, by_name("zeros"), {"shape": Const(tuple(la.shape)),
+                                            "dtype": Const(pa.dtype.type)}, eqn.loc,
+                    base=eqn.out)
+    sp.emit(out, by_name("setitem"), {"x": zeros, "index": index, "v": a["part"]}, eqn.loc,
+            name=eqn.out)
+    return True
+
+
 REWRITES = {f.__name__[3:]: f for f in (
     rw_concat_vjp,
     rw_check_scalar_output, rw_unbroadcast, rw_broadcast_like, rw_broadcast_to, rw_sum_grad,
@@ -428,3 +463,5 @@ REWRITES = {f.__name__[3:]: f for f in (
 REWRITES["angle_vjp"] = rw_angle_vjp
 for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin"):
     REWRITES[_name] = rw_reduce_no_axes
+REWRITES["take_axis"] = rw_take_axis
+REWRITES["put_axis"] = rw_put_axis
