@@ -335,6 +335,27 @@ def test_print_runs_with_the_values_of_each_call(capsys):
     assert "y is" in out and f"{np.sum(np.sin(-X) * 2)}" in out
 
 
+def printing_fstrings(x):
+    print(f"x0={x[0]:.3f} all={x!r}", np.sum(x), sep=" | ")
+    for i in range(2):
+        print(f"i={i} s={np.sum(x * i)}")
+    return np.sum(x ** 2)
+
+
+def _fstring_lines(x):
+    lines = [f"x0={x[0]:.3f} all={x!r} | {np.sum(x)}"]
+    return lines + [f"i={i} s={np.sum(x * i)}" for i in range(2)]
+
+
+def test_print_of_fstrings_formats_each_calls_values(capsys):
+    np.testing.assert_allclose(tp.grad(printing_fstrings)(X), 2 * X)
+    assert capsys.readouterr().out.splitlines() == _fstring_lines(X)
+    with warnings.catch_warnings():
+        _no_fallback()                       # jit: str.format in Numba's object mode
+        assert tp.jit(printing_fstrings)(-X) == pytest.approx(np.sum(X ** 2))
+    assert capsys.readouterr().out.splitlines() == _fstring_lines(-X)
+
+
 def print_to_file(x):
     print(x, file=sys.stderr)
     return np.sum(x)

@@ -127,8 +127,13 @@ class Transform:
         self._params = list(self.signature.parameters.values())
         for p in self._params:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                code = getattr(getattr(fun, "__func__", fun), "__code__", None)
                 raise TranspileError(f"cannot transform {getattr(fun, '__qualname__', fun)}: "
                                      "*args/**kwargs parameters are not supported",
+                                     construct=f"def {getattr(fun, '__name__', 'f')}(*{p.name})"
+                                     if p.kind == p.VAR_POSITIONAL else f"**{p.name}",
+                                     filename=code.co_filename if code else None,
+                                     lineno=code.co_firstlineno if code else None,
                                      hint="name each parameter")
         self._cache = {}
         self._needs_shapes = set()      # argument structures whose code needs their shapes

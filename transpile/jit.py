@@ -29,6 +29,7 @@ import numpy as np
 
 from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
+from transpile.callables import as_index
 from transpile.transform_registry import example_avals
 from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
 from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
@@ -81,6 +82,7 @@ class Jit(Transform):
         super().__init__(fun)
         from transpile.lowering import backends
         names = [p.name for p in self._params]
+        static_argnums = as_index(static_argnums)      # np.int64(1) too
         if isinstance(static_argnums, int):
             static_argnums = (static_argnums,)
         if isinstance(static_argnames, str):

@@ -272,6 +272,8 @@ def effect_statement(norm, node):
             raise norm.error(node, f"print(..., {kw.arg}=...) is not supported in transformed "
                              "code", hint="print to standard output with sep= and end= only")
         opts[kw.arg] = norm.static_value(norm.expr(kw.value, "t"), node, f"print's {kw.arg}")
+    if any(isinstance(a, gast.JoinedStr) for a in call.args):
+        return _print_formatted(norm, node, call.args, opts)
     values = []
     for a in call.args:
         if isinstance(a, gast.Starred):
@@ -286,4 +288,51 @@ def effect_statement(norm, node):
             values.append(v)
     norm.apply(_prim("debug_print"), [N.Const(opts["sep"]), N.Const(opts["end"])] + values, {},
                node, "printed")
+    return True
+
+
+_CONVERSIONS = {-1: "", 115: "!s", 114: "!r", 97: "!a"}
+
+
+def _print_formatted(norm, node, args, opts):
+    """print(f"x0={x[0]:.3f}", y): one format template ("x0={:.3f} {}") and its values, printed
+    with str.format at run time (rt.debug_printf)."""
+    import gast
+    N = _N()
+    parts, values = [], []
+
+    def literal(text):
+        parts.append(str(text).replace("{", "{{").replace("}", "}}"))
+
+    def field(expr, conversion=-1, spec=""):
+        v = norm.expr(expr, "t")
+        if isinstance(v, N.Static):
+            v = N.Const(v.obj if isinstance(v.obj, str) else str(v.obj))
+        if isinstance(v, N.Struct):
+            raise norm.error(node, "a tuple/list/dict inside an f-string in print is not "
+                             "supported", hint="print its elements")
+        parts.append("{" + _CONVERSIONS.get(conversion, "") + (":" + spec if spec else "") + "}")
+        values.append(v)
+
+    for k, a in enumerate(args):
+        if k:
+            literal(opts["sep"])
+        if isinstance(a, gast.Starred):
+            raise norm.error(node, "print(*values) is not supported in transformed code")
+        if not isinstance(a, gast.JoinedStr):
+            field(a)
+            continue
+        for piece in a.values:
+            if isinstance(piece, gast.Constant):
+                literal(piece.value)
+                continue
+            spec = ""
+            if piece.format_spec is not None:
+                if not all(isinstance(p, gast.Constant) for p in piece.format_spec.values):
+                    raise norm.error(node, "a computed format spec in an f-string is not "
+                                     "supported in transformed code")
+                spec = "".join(str(p.value) for p in piece.format_spec.values)
+            field(piece.value, piece.conversion, spec)
+    norm.apply(_prim("debug_printf"), [N.Const("".join(parts)), N.Const(opts["end"])] + values,
+               {}, node, "printed")
     return True

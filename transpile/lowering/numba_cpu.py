@@ -115,6 +115,14 @@ class Lowerer:
                 if (a["sep"].value, a["end"].value) != (" ", "\n"):
                     raise Unlowerable(st, "print with sep= or end=")
                 out.append(f"{indent}print({', '.join(self.fmt(v) for v in a['values'].items)})")
+            elif isinstance(st, Eqn) and st.prim.name == "debug_printf":
+                # print(f"..."): str.format in object mode (Numba's print has no format)
+                self.comment(st.loc, indent, out)
+                a = st.args
+                vals = "".join(f", {self.fmt(v)}" for v in a["values"].items)
+                out.append(f"{indent}with objmode():")
+                out.append(f"{indent}    print({a['template'].value!r}.format({vals[2:]}), "
+                           f"end={a['end'].value!r})")
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}{st.out} = {self.expr(st)}")
@@ -312,7 +320,10 @@ class Lowerer:
         text = header
         for k in self.kernels:
             text += "\n\n" + k
-        text += "\n\n@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)\n"
+        # print(f"...") runs in object mode, which needs the GIL
+        nogil = "" if any(e.prim.name == "debug_printf" for e in ir.walk_eqns(body)) else \
+            "nogil=True, "
+        text += f"\n\n@njit({nogil}cache=True, error_model='numpy', boundscheck=True)\n"
         text += f"def {self.name}({', '.join(self.params)}):\n"
         text += f'    """{self.core.name} lowered for Numba; {signature}"""\n'
         text += "\n".join(lines) + "\n"
@@ -325,7 +336,7 @@ HEADER = """\
 # versions: {versions}
 # Regenerated whenever the source changes; edits here are not kept.
 import numpy as np
-from numba import njit, prange
+from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
 import math
 from transpile_runtime.backends.numba_special import (

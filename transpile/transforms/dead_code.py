@@ -12,7 +12,7 @@ from transpile import ir
 from transpile.ir import Eqn, Var
 
 _KEEP = {"setitem", "setitem_if_array", "write_in_place", "write_back", "add_at", "tape_new",
-         "tape_pop", "debug_print", "debug_breakpoint"}
+         "tape_pop", "debug_print", "debug_printf", "debug_breakpoint"}
 
 
 def _removable(st):
