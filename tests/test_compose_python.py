@@ -466,3 +466,86 @@ def test_argnums_forms():
 def test_random_reachable_as_attribute():
     import transpile.random as random_module
     assert tp.random is random_module
+
+
+# ---- more Python: callable instances, NamedTuple._replace, for/else, dict comprehensions,
+# ---- starred unpacking
+
+class Scaled:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, x):
+        return np.sum(x * self.a) ** 2
+
+
+_SCALED = Scaled(np.array([0.5, -1.0, 2.0]))
+
+
+def calls_instance(x):
+    return _SCALED(x) + np.sum(x)
+
+
+class Pair(NamedTuple):
+    w: np.ndarray
+    b: float
+
+
+def replaced(p):
+    q = p._replace(b=p.b * 2.0)
+    return np.sum(q.w ** 2) * q.b
+
+
+def for_else(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            acc = acc - x[i]
+            break
+        acc = acc + x[i] ** 2
+    else:
+        acc = acc * 3.0
+    return acc
+
+
+def while_else(x):
+    k, s = 0, 0.0
+    while k < 3:
+        s = s + x[k] ** 2
+        if s > 4.0:
+            break
+        k += 1
+    else:
+        s = s * 2.0
+    return s
+
+
+def dict_comprehension(x):
+    d = {k: x[i] ** 2 for i, k in enumerate(["a", "b"])}
+    return d["a"] * d["b"]
+
+
+def starred(x):
+    a, *rest, c = x
+    return a * np.sum(np.array(rest)) + c ** 2
+
+
+@pytest.mark.parametrize("f", [calls_instance, _SCALED, for_else, while_else, dict_comprehension,
+                               starred])
+@pytest.mark.parametrize("x", [X, -X, np.array([2.1, 1.5, 0.1])])
+def test_more_python_under_grad_jit_and_vmap(f, x):
+    want = numerical_grad(f, [x.copy()])
+    np.testing.assert_allclose(tp.grad(f)(x), want, rtol=1e-6, atol=1e-8)
+    with warnings.catch_warnings():
+        _no_fallback()
+        np.testing.assert_allclose(tp.jit(tp.grad(f))(x), want, rtol=1e-6, atol=1e-8)
+        assert np.isclose(tp.jit(f)(x), f(x))
+    xs = np.stack([x, 0.5 * x])
+    np.testing.assert_allclose(tp.vmap(f)(xs), [f(r) for r in xs], rtol=1e-12)
+
+
+def test_namedtuple_replace_inside_grad():
+    p = Pair(X, 2.0)
+    g = tp.grad(replaced)(p)
+    np.testing.assert_allclose(g.w, 2 * X * 4.0, rtol=1e-12)
+    assert np.isclose(g.b, np.sum(X ** 2) * 2.0)

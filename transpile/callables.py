@@ -16,8 +16,8 @@ from transpile_runtime.pytree import TreeDef
 
 
 def unwrap_callable(fun):
-    """(python function, leading positional args, keyword args) for a partial / bound method,
-    or None when `fun` is not one of them."""
+    """(python function, leading positional args, keyword args) for a partial / bound method /
+    callable instance, or None when `fun` is not one of them."""
     if isinstance(fun, functools.partial):
         inner = unwrap_callable(fun.func)
         if inner is None:
@@ -28,6 +28,11 @@ def unwrap_callable(fun):
         return fn, tuple(args) + tuple(fun.args), {**kw, **fun.keywords}
     if isinstance(fun, types.MethodType) and isinstance(fun.__func__, types.FunctionType):
         return fun.__func__, (fun.__self__,), {}
+    call = getattr(type(fun), "__call__", None)
+    if isinstance(call, types.FunctionType) and not isinstance(fun, type) and not any(
+            hasattr(fun, a) for a in ("__transpile_core__", "__transpile_static__", "__wrapped__",
+                                      "__transpile_node_method__")):
+        return call, (fun,), {}         # an instance of a class with a Python __call__
     return None
 
 

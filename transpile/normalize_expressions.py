@@ -289,14 +289,31 @@ def expr_JoinedStr(norm, node, base):
 # -- comprehensions ------------------------------------------------------------------------
 
 
-def expr_ListComp(norm, node, base):
+def expr_DictComp(norm, node, base):
+    """{k: v for ...}: the keys must be known when the code is generated (strings, ints)."""
+    pairs = expr_ListComp(norm, node, base, pair=True).items
+    keys, values = [], []
+    for k, v in pairs:
+        key = norm.static_value(k, node, "a key of a dict comprehension")
+        if key in keys:
+            values[keys.index(key)] = v
+        else:
+            keys.append(key)
+            values.append(v)
+    return Struct("dict", values, keys)
+
+
+def expr_ListComp(norm, node, base, pair=False):
     frame = norm.frame
     saved_env = dict(frame.env)
     out = []
 
     def gen(k):
         if k == len(node.generators):
-            out.append(norm.expr(node.elt, base))
+            if pair:
+                out.append((norm.expr(node.key, "key"), norm.expr(node.value, base)))
+            else:
+                out.append(norm.expr(node.elt, base))
             return
         g = node.generators[k]
         if g.is_async:
@@ -359,4 +376,5 @@ EXPRESSIONS = {
     "BoolOp": expr_BoolOp, "IfExp": expr_IfExp, "Tuple": expr_Tuple, "List": expr_List,
     "Dict": expr_Dict, "Subscript": expr_Subscript, "GeneratorExp": expr_GeneratorExp,
     "Starred": expr_Starred, "JoinedStr": expr_JoinedStr, "ListComp": expr_ListComp,
+    "DictComp": expr_DictComp,
 }

@@ -173,9 +173,42 @@ def run_loop_body(norm, stmts, node):
                          hint="store the value, break, and return after the loop")
 
 
+def _breaks_into(stmts, flag):
+    """The loop body with `flag = False` before each of this loop's own breaks."""
+    out = []
+    for st in stmts:
+        if isinstance(st, gast.Break):
+            out += [_set_flag(flag, False, st), st]
+        elif isinstance(st, gast.If):
+            st = gast.copy_location(gast.If(test=st.test, body=_breaks_into(st.body, flag),
+                                            orelse=_breaks_into(st.orelse, flag)), st)
+            out.append(st)
+        else:
+            out.append(st)
+    return out
+
+
+def loop_with_else(norm, node, run):
+    """for/while ... else: the else block runs when the loop ended without a break (a flag
+    cleared before each break of this loop, tested after it)."""
+    import copy
+    loop = copy.copy(node)
+    loop.orelse = []
+    if not _has_jump(node.body):
+        run(norm, loop)
+        norm.run_body(node.orelse)
+        return
+    flag = norm.namer.fresh("_no_break")
+    norm.run_body([_set_flag(flag, True, node)])
+    loop.body = _breaks_into(node.body, flag)
+    run(norm, loop)
+    test = gast.copy_location(_name(flag), node)
+    norm.run_body([gast.copy_location(gast.If(test=test, body=node.orelse, orelse=[]), node)])
+
+
 def stmt_For(norm, node):
     if node.orelse:
-        raise norm.error(node, "for ... else is not supported", construct="for/else")
+        return loop_with_else(norm, node, stmt_For)
     brk, body_stmts = lower_jumps(norm, node)
     stmts = body_stmts if brk else node.body
     if brk:
@@ -325,7 +358,7 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
 
 def stmt_While(norm, node):
     if node.orelse:
-        raise norm.error(node, "while ... else is not supported", construct="while/else")
+        return loop_with_else(norm, node, stmt_While)
     brk, body_stmts = lower_jumps(norm, node)
     stmts = body_stmts if brk else node.body
     test = node.test

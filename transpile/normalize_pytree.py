@@ -91,9 +91,28 @@ def is_node_class(cls):
         issubclass(cls, tuple) and hasattr(cls, "_fields")) or dataclasses.is_dataclass(cls))
 
 
+class NodeMethod:
+    """`p._replace` of a NamedTuple built around the function's values: called while the code
+    is generated, it gives a new node (its source, with **kwargs, is not inlined)."""
+    __transpile_node_method__ = True
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+    def call(self, norm, args, kwargs, node):
+        try:
+            return getattr(self.obj, self.name)(*args, **kwargs)
+        except Exception as e:
+            raise norm.error(node, f"{type(self.obj).__name__}.{self.name}: {e}") from None
+
+
 def construct_node(norm, cls, args, kwargs, node):
     """`Params(w, b)` inside transformed code -> Struct('node', ...); None for other classes."""
     N = _norm()
+    if isinstance(cls, NodeMethod):     # p._replace(b=...): a new node around the values
+        obj = cls.call(norm, args, kwargs, node)
+        cls_, children, aux = rt_pytree.node_parts(obj)
+        return N.Struct("node", children, (cls_, aux))
     if not is_node_class(cls):
         return None
     try:
@@ -113,6 +132,8 @@ def node_attribute(norm, struct, attr, node):
         obj = rt_pytree.node_build(cls, aux, struct.items)
     except Exception as e:
         raise norm.error(node, f"cannot rebuild {cls.__name__} to read .{attr}: {e}") from None
+    if attr == "_replace" and issubclass(cls, tuple):
+        return N.Static(NodeMethod(obj, attr))
     try:
         value = getattr(obj, attr)
     except AttributeError:

@@ -122,7 +122,7 @@ def assign(norm, target, value, node):
     elif isinstance(target, (gast.Tuple, gast.List)):
         n = len(target.elts)
         if any(isinstance(e, gast.Starred) for e in target.elts):
-            raise norm.error(node, "starred assignment targets are not supported")
+            return assign_starred(norm, target, value, node)
         if isinstance(value, Struct):
             if len(value) != n:
                 raise norm.error(node, f"cannot unpack {len(value)} values into {n} names")
@@ -143,6 +143,32 @@ def assign(norm, target, value, node):
         assign_subscript(norm, target, value, node)
     else:
         raise norm.error(node, f"unsupported assignment target: {type(target).__name__}")
+
+
+def assign_starred(norm, target, value, node):
+    """`a, *rest = x`: rest is the list of the middle elements (x's length must be known when
+    the code is generated: a tuple/list, or an array under jit or a shape-specializing
+    transform)."""
+    from transpile.errors import ShapesNeeded
+    from transpile.normalize_builtins import items_of
+    elts = target.elts
+    star = [i for i, e in enumerate(elts) if isinstance(e, gast.Starred)]
+    if len(star) != 1:
+        raise norm.error(node, "multiple starred expressions in assignment")
+    items = items_of(norm, value, node, "a starred assignment")
+    if items is None:
+        raise norm.error(node, "a starred assignment from an array needs its length when the "
+                         "code is generated", cls=ShapesNeeded,
+                         hint="index it instead: a, rest = x[0], x[1:]")
+    i, after = star[0], len(elts) - star[0] - 1
+    if len(items) < len(elts) - 1:
+        raise norm.error(node, f"not enough values to unpack (expected at least "
+                         f"{len(elts) - 1}, got {len(items)})", cls=TranspileError)
+    for elt, part in zip(elts[:i], items[:i]):
+        assign(norm, elt, part, node)
+    assign(norm, elts[i].value, Struct("list", items[i:len(items) - after]), node)
+    for elt, part in zip(elts[i + 1:], items[len(items) - after:]):
+        assign(norm, elt, part, node)
 
 
 def assign_subscript(norm, target, value, node):
