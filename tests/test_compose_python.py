@@ -549,3 +549,43 @@ def test_namedtuple_replace_inside_grad():
     g = tp.grad(replaced)(p)
     np.testing.assert_allclose(g.w, 2 * X * 4.0, rtol=1e-12)
     assert np.isclose(g.b, np.sum(X ** 2) * 2.0)
+
+
+def appends(x):
+    parts = []
+    for i in range(x.shape[0]):
+        parts.append(x[i] * (i + 1.0))
+    return sum(parts)
+
+
+def appends_rows(x):
+    rows = []
+    for v in x:
+        rows.append(np.sin(v) * x)
+    rows.extend([x, 2 * x])
+    return np.sum(np.stack(rows) ** 2)
+
+
+@pytest.mark.parametrize("f", [appends, appends_rows])
+def test_lists_built_by_append_in_a_loop(f):
+    want = numerical_grad(f, [X.copy()])
+    np.testing.assert_allclose(tp.grad(f)(X), want, rtol=1e-6, atol=1e-8)
+    with warnings.catch_warnings():
+        _no_fallback()
+        np.testing.assert_allclose(tp.jit(tp.grad(f))(X), want, rtol=1e-6, atol=1e-8)
+    xs = np.stack([X, -X])
+    np.testing.assert_allclose(tp.vmap(f)(xs), [f(r) for r in xs], rtol=1e-12)
+
+
+def appends_on_data(x):
+    parts = []
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            parts.append(x[i])
+    return sum(parts)
+
+
+def test_an_append_on_a_data_branch_is_refused_with_the_line():
+    with pytest.raises(TranspileError, match=r"test_compose_python.py:\d+: 'parts' has a "
+                                             "different structure"):
+        tp.grad(appends_on_data)(X)

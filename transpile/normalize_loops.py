@@ -16,7 +16,7 @@ import numpy as np
 
 from transpile import ir
 from transpile.aliasing import read_ahead, writes_in
-from transpile.errors import TranspileError
+from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, IndexArg, Var
 from transpile.normalize_bindings import (emit_copy, join_name, protect, rebuild_value,
                                           store_names, sub_body, tree_eq, value_leaves)
@@ -250,7 +250,7 @@ def stmt_For(norm, node):
         if isinstance(value, Static) and isinstance(value.obj, dict):
             return unroll(norm, node, stmts, [norm.classify(v, None) for v in value.obj])
         if isinstance(value, (Var, Const)):
-            return index_loop(norm, node, stmts, [value], None)
+            return array_loop(norm, node, stmts, value)
         raise norm.error(node, "cannot loop over this value", construct="for")
     if obj is range or obj is np.arange:
         if it.keywords:
@@ -270,13 +270,48 @@ def stmt_For(norm, node):
             start, stop, step = args
         else:
             raise norm.error(it, "range takes 1 to 3 arguments")
+        if appends_to_list(norm, node.body):
+            bounds = [start, stop, step]
+            if not all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
+                       for b in bounds):
+                raise norm.error(it, "a loop that appends to a list needs its trip count when "
+                                 "the code is generated", cls=ShapesNeeded,
+                                 hint="write into an array instead: y = np.zeros(n); y[i] = ...")
+            items = [Const(i) for i in range(*(int(b.value) for b in bounds))]
+            return unroll(norm, node, stmts, items)
         return range_loop(norm, node, stmts, start, stop, step, target=node.target)
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
         return unroll(norm, node, stmts, value.items)
     if isinstance(value, (Var, Const)):
-        return index_loop(norm, node, stmts, [value], None)
+        return array_loop(norm, node, stmts, value)
     raise norm.error(node, "cannot loop over this value", construct="for")
+
+
+def array_loop(norm, node, stmts, value):
+    """`for v in x` over an array: a loop over its rows, unrolled when the body appends to a
+    list (its length must then be known when the code is generated)."""
+    if appends_to_list(norm, node.body):
+        from transpile.normalize_builtins import items_of
+        items = items_of(norm, value, node, "a loop that appends to a list")
+        if items is None:
+            raise norm.error(node, "a loop that appends to a list needs the length of the "
+                             "array when the code is generated", cls=ShapesNeeded)
+        return unroll(norm, node, stmts, items)
+    return index_loop(norm, node, stmts, [value], None)
+
+
+def appends_to_list(norm, stmts):
+    """Does the loop body call .append/.extend on a list the function built (a list whose
+    length grows per iteration: the loop is unrolled)?"""
+    for st in stmts:
+        for n in gast.walk(st):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    n.func.attr in ("append", "extend") and isinstance(n.func.value, gast.Name):
+                v = norm.frame.env.get(n.func.value.id)
+                if isinstance(v, Struct) and v.kind == "list":
+                    return True
+    return False
 
 
 def unroll(norm, node, stmts, items):

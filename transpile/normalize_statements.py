@@ -43,12 +43,43 @@ def stmt_Expr(norm, node):
         return
     if effect_statement(norm, node):      # print(...), breakpoint()
         return
+    if list_method(norm, node.value):     # parts.append(v), parts.extend(more)
+        return
     if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
         raise norm.error(node, "unsupported: generator (yield)",
                          hint="return the values instead (a list or tuple)")
     raise norm.error(node, "an expression statement has no effect in a transformed function "
                      "(side effects such as print or in-place methods are not kept)",
                      hint="assign the result to a variable, or move the call outside")
+
+
+def list_method(norm, call):
+    """`name.append(v)` / `name.extend(seq)` on a list the function built: the name is bound
+    to the longer list (refused when another name holds the same list: it would not see it)."""
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+            call.func.attr in ("append", "extend") and isinstance(call.func.value, gast.Name)):
+        return False
+    name = call.func.value.id
+    lst = norm.frame.env.get(name)
+    if not (isinstance(lst, Struct) and lst.kind == "list"):
+        return False
+    if call.keywords or len(call.args) != 1:
+        raise norm.error(call, f"list.{call.func.attr} takes one argument")
+    if any(v is lst for k, v in norm.frame.env.items() if k != name):
+        raise norm.error(call, f"{name}.{call.func.attr}(...) on a list another name also "
+                         "holds is not supported", hint="build the list under one name")
+    value = norm.expr(call.args[0], name)
+    if call.func.attr == "append":
+        new = lst.items + [value]
+    else:
+        from transpile.normalize_builtins import items_of
+        more = items_of(norm, value, call, "list.extend")
+        if more is None:
+            raise norm.error(call, "list.extend of an array needs its length when the code is "
+                             "generated", cls=ShapesNeeded)
+        new = lst.items + list(more)
+    norm.bind_name(name, Struct("list", new))
+    return True
 
 
 def writing_call(norm, call):
