@@ -218,3 +218,17 @@ def test_jacobians_of_several_arguments_compose():
         same(got, theirs(layer_jnp, argnums=(0, 1))(W, x3))
     got = tp.grad(_sum_of_both_jacobians, argnums=(0, 1))(W, x3)
     same(got, jax.grad(_sum_of_both_jacobians_jnp, argnums=(0, 1))(W, x3))
+
+
+def _with_aux(v):
+    return np.sin(v) * v, np.sum(v ** 2)
+
+
+@pytest.mark.parametrize("kind", ["jacrev", "jacfwd"])
+def test_jacobian_with_aux_matches_jax(kind):
+    x = np.array([0.3, 1.2, -0.7])
+    jac, aux = getattr(tp, kind)(_with_aux, has_aux=True)(x)
+    want, want_aux = getattr(jax, kind)(lambda v: (jnp.sin(v) * v, jnp.sum(v ** 2)),
+                                        has_aux=True)(x)
+    np.testing.assert_allclose(jac, np.asarray(want), rtol=1e-12)
+    assert np.isclose(aux, float(want_aux))

@@ -121,7 +121,7 @@ def _all_args(fun, args, kwargs):
     return tuple(ba.arguments[p] for p in sig.parameters)
 
 
-def jacfwd(fun, argnums=0, holomorphic=False):
+def jacfwd(fun, argnums=0, holomorphic=False, has_aux=False):
     """Jacobian by forward mode: one generated-jvp call per input element. Complex inputs give
     the complex derivative of a holomorphic function (holomorphic=True, as JAX, also checks
     that the inputs are complex)."""
@@ -132,19 +132,29 @@ def jacfwd(fun, argnums=0, holomorphic=False):
         if holomorphic:
             check_complex(args, nums)
         jvp_t = _cached("jvp", fun, lambda: JVP(fun))
-        last = []
+        last, aux = [], []
 
         def column(a, t):
             # every column starts from the inputs as given (a function may write into them)
             copies = copy_arrays(a)
             last[:] = [copies]
-            return jvp_t.call_with(tuple(copies), tuple(t))[1]
+            out, tangent = jvp_t.call_with(tuple(copies), tuple(t))
+            if not has_aux:
+                return tangent
+            _aux_pair(fun, out)
+            aux[:] = [out[1]]
+            return tangent[0]
         result = jacobian_forward(column, args, nums, single)
         if last:     # the caller's arrays as one call of fun leaves them
             write_back_arrays(args, last[0])
+        if has_aux:
+            if not aux:      # an argument with no elements: no column ran
+                out = jvp_t.call_with(tuple(copy_arrays(args)), tuple(_zeros(v) for v in args))
+                aux[:] = [_aux_pair(fun, out[0])[1]]
+            return result, aux[0]
         return result
     functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums)
+    jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums, has_aux)
     jac.accepts_ranks = True     # jit/vmap pass the argument ranks
     return jac
 
@@ -157,8 +167,22 @@ def register_jacobian_core(fn):
     return fn
 
 
-def _not_transformable(kind, fun, argnums=0):
+def _aux_pair(fun, out):
+    if not isinstance(out, tuple) or len(out) != 2:
+        raise TranspileError(f"has_aux=True requires {_fname(fun)} to return a pair "
+                             "(output, aux)", construct=f"return ... from {_fname(fun)}")
+    return out
+
+
+def _not_transformable(kind, fun, argnums=0, has_aux=False):
     mode = "fwd" if kind == "jacfwd" else "rev"
+    if has_aux:
+        def refuse_aux(in_trees):
+            raise TranspileError(
+                f"{kind}({_fname(fun)}, has_aux=True) cannot be transformed again (jit, grad, "
+                "vmap) yet", construct=f"{kind}({_fname(fun)}, has_aux=True)",
+                hint=f"return the aux from a separate function, or apply {kind} outside")
+        return refuse_aux
     if isinstance(argnums, int):
         def core(in_trees):          # one generated function: composes with jit/grad/vmap
             return _JACOBIAN_CORE["jacobian_core"](fun, argnums, mode, in_trees)
@@ -177,18 +201,26 @@ def _not_transformable(kind, fun, argnums=0):
     return refuse
 
 
-def jacrev(fun, argnums=0, holomorphic=False):
+def jacrev(fun, argnums=0, holomorphic=False, has_aux=False):
     """Jacobian by reverse mode: one generated-vjp call per output element (holomorphic: as
-    jacfwd)."""
+    jacfwd). has_aux=True: fun returns (output, aux); the result is (jacobian, aux)."""
     single, nums = norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
 
     def jac(*args, **kwargs):
         args = _all_args(fun, args, kwargs)
         if holomorphic:
             check_complex(args, nums)
-        return jacobian_reverse(vjp, fun, args, nums, single)
+        if not has_aux:
+            return jacobian_reverse(vjp, fun, args, nums, single)
+        aux = []
+
+        def vjp_keeping_aux(f, *a):
+            out, pullback, extra = vjp(f, *a, has_aux=True)
+            aux.append(extra)
+            return out, pullback
+        return jacobian_reverse(vjp_keeping_aux, fun, args, nums, single), aux[0]
     functools.update_wrapper(jac, fun, updated=())
-    jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums)
+    jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums, has_aux)
     jac.accepts_ranks = True     # jit/vmap pass the argument ranks
     return jac
 
