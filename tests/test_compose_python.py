@@ -589,3 +589,21 @@ def test_an_append_on_a_data_branch_is_refused_with_the_line():
     with pytest.raises(TranspileError, match=r"test_compose_python.py:\d+: 'parts' has a "
                                              "different structure"):
         tp.grad(appends_on_data)(X)
+
+
+def scaled_by_int(x, k):
+    return np.sum(x ** 2) * k + np.sum(x[:k])
+
+
+def picks_by_int(x, k):
+    parts = [x * 2, x * 3, x * 4]
+    return np.sum(parts[k])          # a list index: k's value is needed when generating code
+
+
+@pytest.mark.parametrize("f, entries", [(scaled_by_int, 1), (picks_by_int, 3)])
+def test_grad_takes_python_ints_as_values_unless_code_needs_them(f, entries):
+    g = tp.grad(f)
+    for k in range(3):
+        want = numerical_grad(lambda z: f(z, k), [X.copy()])
+        np.testing.assert_allclose(g(X, k), want, rtol=1e-6, atol=1e-8)
+    assert len(g._cache) == entries      # one generated function for every k, or one per k

@@ -27,6 +27,7 @@ from transpile.normalize import SPECIALIZE, build_core
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
 from transpile.shape_folding import shape_folder
+from transpile.dynamic_ints import is_dynamic_int
 from transpile.transform_args import (  # noqa: F401  (spec_flatten: re-exported for jit.py)
     STATIC_TYPES, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
     spec_flatten, tangent_like, tree_map_zeros, walk_tree)
@@ -118,6 +119,7 @@ class Transform:
 
     suffix = ""
     keeps_shapes = False    # the function sees the arguments' shapes (grad, jvp, vjp, jit)
+    ints_as_values = False  # Python int arguments are run-time values, not code constants
 
     def __init__(self, fun):
         if not callable(fun):
@@ -137,6 +139,7 @@ class Transform:
                                      hint="name each parameter")
         self._cache = {}
         self._needs_shapes = set()      # argument structures whose code needs their shapes
+        self._static_ints = False       # an int's value was needed when generating code
         self._lock = threading.Lock()
         functools.update_wrapper(self, fun, updated=())
         if not hasattr(self, "__name__"):       # functools.partial has no __name__
@@ -156,12 +159,23 @@ class Transform:
         return [ba.arguments[p.name] for p in self._params]
 
     def flatten_args(self, values):
+        ints = self.ints_as_values and not self._static_ints
         leaves, trees = [], []
         for v in values:
-            dyn, tree = spec_flatten(v)
+            dyn, tree = spec_flatten(v, dynamic_ints=ints)
             leaves += dyn
             trees.append(tree)
         return leaves, tuple(trees)
+
+    def ints_were_needed(self, leaves):
+        """The code for dynamic Python ints could not be generated (an int used where its
+        value must be known: a list index, a static shape): from now on they are static
+        values (the cache keys on them). False when there was nothing to change."""
+        if self.ints_as_values and not self._static_ints and any(
+                is_dynamic_int(l) for l in leaves):
+            self._static_ints = True
+            return True
+        return False
 
     # -- code ----------------------------------------------------------------------------------
 
@@ -212,7 +226,13 @@ class Transform:
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
         self.check_args(values, trees)
-        spec = self.specialize_for(trees, leaves)
+        try:
+            spec = self.specialize_for(trees, leaves)
+        except TranspileError:
+            if not self.ints_were_needed(leaves):
+                raise
+            leaves, trees = self.flatten_args(values)
+            spec = self.specialize_for(trees, leaves)
         out = spec.fn(*leaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return self.finish(tree_unflatten(spec.core.out_tree, flat), values)
@@ -267,6 +287,7 @@ class Plain(Transform):
     """No transform: the user's function in core form (what `show` prints for a plain function)."""
 
     keeps_shapes = True
+    ints_as_values = True
 
     def __transpile_core__(self, in_trees):
         return core_of(self.fun, in_trees)
@@ -283,6 +304,7 @@ class Grad(Transform):
     """grad / value_and_grad."""
 
     keeps_shapes = True
+    ints_as_values = True
 
     def __init__(self, fun, argnums=0, has_aux=False, with_value=False, holomorphic=False):
         super().__init__(fun)
