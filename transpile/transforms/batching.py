@@ -35,7 +35,7 @@ from transpile.templates import instantiate, rule_env
 from transpile.transforms.batching_branches import RaggedBranches, check_sides, side_ranks
 from transpile.transforms.batching_while import can_mask, masked_while
 from transpile.transforms.batching_names import (  # noqa: F401  (re-exported)
-    _atom_names, reads, rename_branch, rename_stmt, tapes_used, writes)
+    _atom_names, live_in, loop_live, reads, rename_branch, rename_stmt, tapes_used, writes)
 from transpile.transforms.reverse import core_namer
 
 _BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
@@ -339,13 +339,13 @@ class BatchSweep:
                                           "loop bounds depend on the mapped axis")
             self.bat[st.var], self.rk[st.var] = False, 0
         carried = writes([st])
-        inner_live = set(live) | reads([st])
+        inner_live = loop_live(st, live)
         for _ in range(len(carried) + 2):
             before = self.state()
             saved_body = self.bld.body
             self.bld.body = []
             if isinstance(st, ir.While):
-                self.run(st.cond_body, inner_live)
+                self.run(st.cond_body, inner_live | live_in(st.body, inner_live))
                 cond_batched = self.b(st.cond)
                 cond_body = self.bld.body
                 self.bld.body = []

@@ -104,3 +104,51 @@ def rename_branch(body, mapping, fresh, defined):
         else:
             out.append(st)
     return out
+
+
+def live_in(stmts, live_out):
+    """Names read by `stmts` before they write them, or live after them (backward liveness)."""
+    live = set(live_out)
+    for st in reversed(stmts):
+        if isinstance(st, Eqn):
+            live = (live - {st.out}) | _atom_names(st.args.values())
+        elif isinstance(st, ir.If):
+            live = live_in(st.body, live) | live_in(st.orelse, live) | _atom_names([st.cond])
+        elif isinstance(st, (ir.ForRange, ir.While)):
+            live = loop_live(st, live)
+        else:
+            live |= reads([st])
+    return live
+
+
+def _jumps(stmts):
+    for st in stmts:
+        if isinstance(st, (ir.Break, ir.Continue)):
+            return True
+        if isinstance(st, ir.If) and (_jumps(st.body) or _jumps(st.orelse)):
+            return True
+        if isinstance(st, ir.While) and (_jumps(st.cond_body) or _jumps(st.body)):
+            return True
+        if isinstance(st, ir.ForRange) and _jumps(st.body):
+            return True
+    return False
+
+
+def loop_live(st, live):
+    """The names live at the end of a loop's body (`st`: ir.ForRange or ir.While; live: the
+    names live after the loop): those read after the loop, or by a later iteration before it
+    writes them. A loop with break/continue keeps every name it reads."""
+    if _jumps([st]):
+        return set(live) | reads([st])
+    cond_body = st.cond_body if isinstance(st, ir.While) else []
+    test = _atom_names([st.cond]) if isinstance(st, ir.While) else \
+        _atom_names([st.start, st.stop, st.step])
+    head = set(live) | (test if isinstance(st, ir.ForRange) else set())
+    while True:
+        body_in = live_in(st.body, head)
+        if isinstance(st, ir.ForRange):
+            body_in.discard(st.var)
+        new = head | live_in(cond_body, set(live) | test | body_in)
+        if new == head:
+            return head
+        head = new
