@@ -33,6 +33,7 @@ from transpile.primitives import by_name
 from transpile.primitives.batching_rules import NoRule, Rule, elementwise
 from transpile.templates import instantiate, rule_env
 from transpile.transforms.batching_branches import RaggedBranches, check_sides, side_ranks
+from transpile.transforms import batching_weak as weak
 from transpile.transforms.batching_while import can_mask, masked_while
 from transpile.transforms.batching_names import (  # noqa: F401  (re-exported)
     _atom_names, live_in, loop_live, reads, rename_branch, rename_stmt, tapes_used, writes)
@@ -42,7 +43,9 @@ _BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
          "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "signbit",
          "any", "all"}
 _UNSAFE_IN_SELECT = {"check_scalar_output", "batch_check_scalar_output", "int", "float", "bool",
-                     "check_norm_ord", "batch_parts", "batch_set"}
+                     "check_norm_ord", "batch_parts", "batch_set",
+                     # effects: under an untaken branch they must not run (a loop over the batch)
+                     "debug_print", "debug_breakpoint"}
 
 
 class BatchSweep:
@@ -60,6 +63,8 @@ class BatchSweep:
         self.batched_tapes = set()      # tapes found (by an earlier attempt) to hold batched values
         self.own_any = set()            # rt.batch_any results of this sweep's masked while loops
         self.differentiated = False     # built for an outer transform that may differentiate it
+        self.weak = {}                  # unbatched names holding a Python int/float
+        self.mapped = [p for p, bt in zip(core.params, batched) if bt]
 
     # -- the context that rules use -------------------------------------------------------------
 
@@ -210,6 +215,7 @@ class BatchSweep:
         self.bld.body.append(ir.Push(st.tape, value, st.loc))
 
     def eqn(self, e):
+        self.weak.pop(e.out, None)
         rule = e.prim.batch
         if e.prim.name == "assign":        # a copy (branch joins, loop-carried values)
             rule = elementwise
@@ -237,6 +243,7 @@ class BatchSweep:
         if not any(self.b(a) for a in ir.iter_atoms(e.args.values())):
             self.bld.body.append(e)
             self.bat[e.out], self.rk[e.out] = False, rank
+            weak.note(self, e)
             if e.prim.name in ("shape", "attr_shape"):
                 self.tlen[e.out] = self.r(e.args["x"])
             self.bools.add(e.out) if e.prim.name in _BOOL else self.bools.discard(e.out)
@@ -256,10 +263,10 @@ class BatchSweep:
     # -- control flow ---------------------------------------------------------------------------
 
     def state(self):
-        return dict(self.bat), dict(self.rk)
+        return dict(self.bat), dict(self.rk), dict(self.weak)
 
     def set_state(self, st):
-        self.bat, self.rk = dict(st[0]), dict(st[1])
+        self.bat, self.rk, self.weak = dict(st[0]), dict(st[1]), dict(st[2])
 
     def branch(self, body, live):
         saved_body = self.bld.body
@@ -292,6 +299,8 @@ class BatchSweep:
         other = self.branch(st.orelse, live)
         s_else = self.state()
         for v in sorted(writes([st])):
+            if s_then[2].get(v) != s_else[2].get(v):
+                self.weak.pop(v, None)
             bt, be = s_then[0].get(v, False), s_else[0].get(v, False)
             rt_, re_ = s_then[1].get(v), s_else[1].get(v)
             if bt and not be and v in s_else[0]:
@@ -330,7 +339,10 @@ class BatchSweep:
                 continue
             e = Eqn(v, by_name("where"), {"condition": st.cond, "x": picks["then"][v],
                                           "y": picks["else"][v]}, st.loc)
+            numbers = [weak.python_number(self, picks[t][v]) for t in ("then", "else")]
             self.eqn(e)
+            if None not in numbers:
+                weak.cast_like_inputs(self, v, numbers)
 
     def loop(self, st, live):
         if isinstance(st, ir.ForRange):
@@ -372,9 +384,11 @@ class BatchSweep:
                 break
             self.set_state(before)
             for v in grew:
+                number = weak.python_number(self, Var(v))
                 self.cur, self.cur_rank = Eqn(v, None, {}), self.rk.get(v)
                 self.bld.loc = st.loc
                 self.final("batch_broadcast", {"x": Var(v), "size": self.B})
+                weak.cast_like_inputs(self, v, [number])
             for v in rank_changed:
                 self.rk[v] = None
         if isinstance(st, ir.ForRange):
@@ -446,6 +460,7 @@ class BatchSweep:
         body = [st for st in body if not any(st is b for b in backs)] + backs
         self.bld.body.append(ir.ForRange(i, Const(0), self.B, Const(1), body, loc))
         for o in sorted(outs):
+            self.weak.pop(o, None)
             self.bld.body.append(Eqn(o, by_name("batch_stacked"), {"parts": parts[o],
                                                                    "n": self.B}, loc))
             self.bat[o] = True

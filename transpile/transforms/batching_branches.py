@@ -21,14 +21,14 @@ def _state(sweep):
     return (dict(sweep.bat), dict(sweep.rk), dict(sweep.tlen), set(sweep.bools),
             {k: list(v) for k, v in sweep.tapes.items()}, set(sweep.batched_tapes),
             set(sweep.own_any), sweep.bld.body, sweep.bld.loc, sweep.cur,
-            getattr(sweep, "cur_rank", None))
+            getattr(sweep, "cur_rank", None), dict(sweep.weak))
 
 
 def _restore(sweep, s):
     (sweep.bat, sweep.rk, sweep.tlen, sweep.bools, sweep.tapes, sweep.batched_tapes,
-     sweep.own_any, sweep.bld.body, sweep.bld.loc, sweep.cur, sweep.cur_rank) = \
+     sweep.own_any, sweep.bld.body, sweep.bld.loc, sweep.cur, sweep.cur_rank, sweep.weak) = \
         (dict(s[0]), dict(s[1]), dict(s[2]), set(s[3]), {k: list(v) for k, v in s[4].items()},
-         set(s[5]), set(s[6]), s[7], s[8], s[9], s[10])
+         set(s[5]), set(s[6]), s[7], s[8], s[9], s[10], dict(s[11]))
 
 
 def side_ranks(sweep, st, live):
