@@ -27,7 +27,7 @@ Design
 """
 from transpile import ir
 from transpile.errors import TranspileError
-from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
+from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.normalize import Builder
 from transpile.primitives import by_name
 from transpile.primitives.batching_rules import NoRule, Rule, elementwise
