@@ -69,10 +69,11 @@ def batch_store(parts, i, value, n, where=None):
     shape = (int(n),) + value.shape
     if parts is None or np.ndim(parts) == 0:
         parts = np.zeros(shape, dtype=value.dtype)
-    elif np.shape(parts) != shape and value.ndim == 0:
+    elif np.shape(parts) != shape and value.ndim == 0 and not np.any(value):
         value = np.broadcast_to(value, np.shape(parts)[1:])   # a zero adjoint kept as a scalar
-    elif np.shape(parts) != shape and np.ndim(parts) == 1:
-        parts = np.array(np.broadcast_to(parts.reshape(parts.shape + (1,) * value.ndim), shape))
+    elif np.shape(parts) != shape and np.ndim(parts) == 1 and not np.any(parts):
+        # the rows so far were zero adjoints kept as scalars
+        parts = np.zeros(shape, dtype=np.result_type(parts, value))
     elif np.shape(parts) != shape:
         at = f"{where}: " if where else ""
         raise ValueError(f"vmap: {at}the examples give values of different shapes "
@@ -104,6 +105,16 @@ def batch_row(x, i, like):
     if np.ndim(like) == 0 and np.ndim(row) > 0:      # the example's value was a scalar
         return np.sum(row)
     return row
+
+
+def batch_row_vjp(g, i, x):
+    """Transpose of batch_row: zeros shaped like the batched x with g (one example's
+    cotangent, broadcast where batch_row summed a row into a scalar) in row i."""
+    if x is None or np.ndim(x) == 0:
+        return np.zeros((), dtype=np.result_type(g, 0.0))
+    out = np.zeros(np.shape(x), dtype=np.result_type(x, g, 0.0))
+    out[int(i)] = g
+    return out
 
 
 def batch_without_row(x, i):

@@ -171,6 +171,20 @@ def jacobian_core(fun, argnum, mode, in_trees):
         raise TranspileError(f"{what} inside another transform needs its argument {argnum} to be "
                              "one array (it is a pytree here)", construct=what,
                              hint=f"call {kind} outside the other transform, or pass an array")
+    plain = core_of(fun, tuple(in_trees))
+    if plain.out_tree != LEAF:
+        f = fun
+        while isinstance(f, Transform):
+            f = f.fun
+        code = getattr(f, "__code__", None)
+        raise TranspileError(
+            f"{what} inside another transform (vmap, jit, grad) needs a function with one "
+            f"array output; {_fname(fun)} returns a {plain.out_tree.kind} of "
+            f"{plain.out_tree.num_leaves} arrays", construct=what,
+            filename=code.co_filename if code else None,
+            lineno=code.co_firstlineno if code else None,
+            hint="take the Jacobian of each output on its own (jacrev(lambda x: f(x)[0]), "
+                 "...), or call it outside the other transform")
     n_args = len(in_trees)
     lin = TangentMap(fun, argnum) if mode == "fwd" else CotangentMap(fun, argnum)
     lin.primal_ranks = ranks

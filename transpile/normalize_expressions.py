@@ -11,8 +11,10 @@ import numpy as np
 
 from transpile import array_literals
 from transpile.aliasing import Stale, stale_error
+from transpile import ir
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, IndexArg, SliceArg, Var
+from transpile.normalize_bindings import emit_copy, sub_body
 from transpile.normalize_branches import dynamic_ifexp
 from transpile.normalize_callables import instance_attribute
 from transpile.normalize_pytree import node_attribute
@@ -160,7 +162,19 @@ def expr_BoolOp(norm, node, base):
     is_and = isinstance(node.op, gast.And)
     values = []
     for v in node.values:
-        value = norm.expr(v, base)
+        if values:
+            body, value = sub_body(norm, lambda v=v: norm.expr(v, base))
+            if _may_raise(body) and not norm.static_truth(value)[0]:
+                left = values[0]
+                for w in values[1:]:
+                    left = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
+                                       {"x": norm.to_arg(left, node), "y": norm.to_arg(w, node)},
+                                       base=base)
+                values = [short_circuit(norm, node, base, is_and, left, body, value)]
+                continue
+            norm.b.body += body
+        else:
+            value = norm.expr(v, base)
         known, truth = norm.static_truth(value)
         if known:
             if is_and and not truth:
@@ -176,6 +190,35 @@ def expr_BoolOp(norm, node, base):
         result = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
                              {"x": norm.to_arg(result, node), "y": norm.to_arg(v, node)}, base=base)
     return result
+
+
+def _may_raise(body):
+    """Does this code index with a value computed at run time (x[i] past the end raises)?"""
+    for st in body:
+        if isinstance(st, ir.If) and (_may_raise(st.body) or _may_raise(st.orelse)):
+            return True
+        if isinstance(st, ir.Eqn) and st.prim.name == "getitem" and any(
+                isinstance(a, Var) for a in ir.iter_atoms([st.args["index"]])):
+            return True
+    return False
+
+
+def short_circuit(norm, node, base, is_and, left, right_body, right):
+    """`left and right` where right's code may raise (`i < n and x[i] > 0`): right runs only
+    where Python would evaluate it (`out = left and right` as an if)."""
+    cond = norm.to_arg(left, node)
+    out = norm.namer.fresh(base)
+    saved = norm.b.body
+    norm.b.body = right_body
+    value = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
+                        {"x": cond, "y": norm.to_arg(right, node)}, base=base)
+    emit_copy(norm, out, value)
+    norm.b.body = decided = []
+    emit_copy(norm, out, Const(not is_and))
+    norm.b.body = saved
+    then, orelse = (right_body, decided) if is_and else (decided, right_body)
+    norm.b.body.append(ir.If(cond, then, orelse, norm.b.loc))
+    return Var(out)
 
 
 def expr_IfExp(norm, node, base):

@@ -15,6 +15,7 @@ from transpile.ir import Const, Eqn, Var
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
 from transpile.transforms.batching import BatchSweep, RestartSweep, WholeFunctionLoop, reads
+from transpile.transforms.batching_branches import RaggedBranches
 from transpile.transforms.reverse import make_core
 from transpile.transform_registry import Ranked  # noqa: F401  (vmap.Ranked: re-exported)
 
@@ -240,7 +241,7 @@ class Vmap(Transform):
                     raise TranspileError(f"vmap of {_fname(fun)}: internal error batching the "
                                          f"tape {why}") from None
                 forced.add(str(why))
-            except WholeFunctionLoop as why:
+            except (WholeFunctionLoop, RaggedBranches) as why:
                 if whole is not None:
                     raise
                 whole = why

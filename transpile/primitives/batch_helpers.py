@@ -44,6 +44,14 @@ batch_store_tangent = defprim("batch_store_tangent", RB.batch_store_tangent,
 batch_without_row = defprim("batch_without_row", RB.batch_without_row, "rt.batch_without_row",
                             "x, i", batch=_H, linear=("x",),
                             vjp={"x": "rt.batch_without_row(g, i)"})
+# row i of a batched cotangent (the way back through batch_store), and its transpose: so that
+# a vmap that fell back to a loop can be differentiated twice (hessian of vmap)
+batch_row = defprim("batch_row", RB.batch_row, "rt.batch_row", "x, i, like", batch=_H,
+                    linear=("x",), shape_args=("like",),
+                    vjp={"x": "rt.batch_row_vjp(g, i, x)"})
+batch_row_vjp = defprim("batch_row_vjp", RB.batch_row_vjp, "rt.batch_row_vjp", "g, i, x",
+                        batch=_H, linear=("g",), shape_args=("x",),
+                        vjp={"g": "rt.batch_row(g, i, g)"})
 # Jacobians as one generated function: the basis of an argument, columns/rows into J's shape
 jac_columns = defprim("jac_columns", RB.jac_columns, "rt.jac_columns", "cols, x",
                       batch=JB.jac_columns,
@@ -80,7 +88,7 @@ def _any_batch(s, eqn):
 batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
                     batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
 for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
-                    ("batch_basis_like", "x"), ("batch_slots", "n"), ("batch_row", "x, i, like"),
+                    ("batch_basis_like", "x"), ("batch_slots", "n"),
                     ("batch_axes", "x"), ("batch_not", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
@@ -92,8 +100,6 @@ for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
 # The loop fallback collects per-example results in a Python list: no derivative flows through
 # that list, so differentiating it must fail loudly rather than give zeros.
 by_name("batch_set").opaque = True
-# a third derivative through the loop fallback's rows: refused rather than zero
-by_name("batch_row").opaque = True
 by_name("batch_getitem_vjp_back").opaque = True
 by_name("batch_set").opaque_hint = (
     "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "

@@ -27,19 +27,25 @@ Design
 """
 from transpile import ir
 from transpile.errors import TranspileError
-from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
+from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.normalize import Builder
 from transpile.primitives import by_name
 from transpile.primitives.batching_rules import NoRule, Rule, elementwise
 from transpile.templates import instantiate, rule_env
+from transpile.transforms.batching_branches import RaggedBranches, check_sides, side_ranks
+from transpile.transforms import batching_weak as weak
 from transpile.transforms.batching_while import can_mask, masked_while
+from transpile.transforms.batching_names import (  # noqa: F401  (re-exported)
+    _atom_names, live_in, loop_live, reads, rename_branch, rename_stmt, tapes_used, writes)
 from transpile.transforms.reverse import core_namer
 
 _BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
          "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "signbit",
          "any", "all"}
 _UNSAFE_IN_SELECT = {"check_scalar_output", "batch_check_scalar_output", "int", "float", "bool",
-                     "check_norm_ord", "batch_parts", "batch_set"}
+                     "check_norm_ord", "batch_parts", "batch_set",
+                     # effects: under an untaken branch they must not run (a loop over the batch)
+                     "debug_print", "debug_breakpoint"}
 
 
 class BatchSweep:
@@ -57,6 +63,8 @@ class BatchSweep:
         self.batched_tapes = set()      # tapes found (by an earlier attempt) to hold batched values
         self.own_any = set()            # rt.batch_any results of this sweep's masked while loops
         self.differentiated = False     # built for an outer transform that may differentiate it
+        self.weak = {}                  # unbatched names holding a Python int/float
+        self.mapped = [p for p, bt in zip(core.params, batched) if bt]
 
     # -- the context that rules use -------------------------------------------------------------
 
@@ -207,6 +215,7 @@ class BatchSweep:
         self.bld.body.append(ir.Push(st.tape, value, st.loc))
 
     def eqn(self, e):
+        self.weak.pop(e.out, None)
         rule = e.prim.batch
         if e.prim.name == "assign":        # a copy (branch joins, loop-carried values)
             rule = elementwise
@@ -234,6 +243,7 @@ class BatchSweep:
         if not any(self.b(a) for a in ir.iter_atoms(e.args.values())):
             self.bld.body.append(e)
             self.bat[e.out], self.rk[e.out] = False, rank
+            weak.note(self, e)
             if e.prim.name in ("shape", "attr_shape"):
                 self.tlen[e.out] = self.r(e.args["x"])
             self.bools.add(e.out) if e.prim.name in _BOOL else self.bools.discard(e.out)
@@ -253,10 +263,10 @@ class BatchSweep:
     # -- control flow ---------------------------------------------------------------------------
 
     def state(self):
-        return dict(self.bat), dict(self.rk)
+        return dict(self.bat), dict(self.rk), dict(self.weak)
 
     def set_state(self, st):
-        self.bat, self.rk = dict(st[0]), dict(st[1])
+        self.bat, self.rk, self.weak = dict(st[0]), dict(st[1]), dict(st[2])
 
     def branch(self, body, live):
         saved_body = self.bld.body
@@ -268,15 +278,20 @@ class BatchSweep:
 
     def if_(self, st, live):
         if self.b(st.cond):
-            if self.differentiated:
-                # the batched code will be differentiated (grad of vmap): a select would run
-                # the untaken side too, and its 0 * inf/nan partials would reach the gradient
-                return self.loop_fallback([st], writes([st]) & live,
-                                          "branch on a batched value inside a derivative")
-            if _safe(st.body) and _safe(st.orelse):
-                return self.select(st, live)
-            return self.loop_fallback([st], writes([st]) & live,
-                                      "branch on a batched value with side conditions")
+            if self.differentiated or not (_safe(st.body) and _safe(st.orelse)):
+                # differentiated (grad of vmap): a select would run the untaken side too, and
+                # its 0 * inf/nan partials would reach the gradient
+                sides = side_ranks(self, st, live)
+                if sides:
+                    check_sides(self, st, live, *sides, unknown=True)
+                outs = writes([st]) & live
+                ranks = {v: (sides[0].get(v) if sides and sides[0].get(v) == sides[1].get(v)
+                             else None) for v in outs}
+                return self.loop_fallback([st], outs, "branch on a batched value inside a "
+                                          "derivative" if self.differentiated else
+                                          "branch on a batched value with side conditions",
+                                          ranks)
+            return self.select(st, live)
         before = self.state()
         then = self.branch(st.body, live)
         s_then = self.state()
@@ -284,6 +299,8 @@ class BatchSweep:
         other = self.branch(st.orelse, live)
         s_else = self.state()
         for v in sorted(writes([st])):
+            if s_then[2].get(v) != s_else[2].get(v):
+                self.weak.pop(v, None)
             bt, be = s_then[0].get(v, False), s_else[0].get(v, False)
             rt_, re_ = s_then[1].get(v), s_else[1].get(v)
             if bt and not be and v in s_else[0]:
@@ -311,6 +328,9 @@ class BatchSweep:
                                     lambda v, t=tag: Var(self.namer.fresh(f"{v}_{t}")), self.bat)
             self.run(renamed, {m.name for m in mapping.values()})
             picks[tag] = {v: mapping.get(v, Var(v)) for v in names}
+        check_sides(self, st, live, self.rk, self.rk,
+                    {t: {v: p.name for v, p in picks[t].items() if isinstance(p, Var)}
+                     for t in picks})
         for v in sorted(one_sided):
             side = "then" if v in writes(st.body) else "else"
             self.eqn(Eqn(v, by_name("assign"), {"x": picks[side][v]}, st.loc))
@@ -319,7 +339,10 @@ class BatchSweep:
                 continue
             e = Eqn(v, by_name("where"), {"condition": st.cond, "x": picks["then"][v],
                                           "y": picks["else"][v]}, st.loc)
+            numbers = [weak.python_number(self, picks[t][v]) for t in ("then", "else")]
             self.eqn(e)
+            if None not in numbers:
+                weak.cast_like_inputs(self, v, numbers)
 
     def loop(self, st, live):
         if isinstance(st, ir.ForRange):
@@ -328,13 +351,13 @@ class BatchSweep:
                                           "loop bounds depend on the mapped axis")
             self.bat[st.var], self.rk[st.var] = False, 0
         carried = writes([st])
-        inner_live = set(live) | reads([st])
+        inner_live = loop_live(st, live)
         for _ in range(len(carried) + 2):
             before = self.state()
             saved_body = self.bld.body
             self.bld.body = []
             if isinstance(st, ir.While):
-                self.run(st.cond_body, inner_live)
+                self.run(st.cond_body, inner_live | live_in(st.body, inner_live))
                 cond_batched = self.b(st.cond)
                 cond_body = self.bld.body
                 self.bld.body = []
@@ -361,9 +384,11 @@ class BatchSweep:
                 break
             self.set_state(before)
             for v in grew:
+                number = weak.python_number(self, Var(v))
                 self.cur, self.cur_rank = Eqn(v, None, {}), self.rk.get(v)
                 self.bld.loc = st.loc
                 self.final("batch_broadcast", {"x": Var(v), "size": self.B})
+                weak.cast_like_inputs(self, v, [number])
             for v in rank_changed:
                 self.rk[v] = None
         if isinstance(st, ir.ForRange):
@@ -380,7 +405,8 @@ class BatchSweep:
             where = f" at {why.loc[0]}:{why.loc[1]}"
         keep = writes(body) | {n for n in reads(body) if self.bat.get(n)}
         plain = why.loc is None and getattr(why, "plain", False)
-        reason = why.reason if plain else f"{why.reason}{where}, with a reverse-mode tape"
+        reason = why.reason if plain or isinstance(why, RaggedBranches) else \
+            f"{why.reason}{where}, with a reverse-mode tape"
         self.loop_fallback(body, set(outs) & keep, reason, whole=plain)
 
     def loop_fallback(self, stmts, outs, reason, out_ranks=None, whole=False):
@@ -434,19 +460,13 @@ class BatchSweep:
         body = [st for st in body if not any(st is b for b in backs)] + backs
         self.bld.body.append(ir.ForRange(i, Const(0), self.B, Const(1), body, loc))
         for o in sorted(outs):
+            self.weak.pop(o, None)
             self.bld.body.append(Eqn(o, by_name("batch_stacked"), {"parts": parts[o],
                                                                    "n": self.B}, loc))
             self.bat[o] = True
             self.rk[o] = out_ranks.get(o, self.rk.get(o))
         for n in wr - set(outs):
             self.bat.pop(n, None)
-
-
-# ---- reading and renaming statements -----------------------------------------------------------
-
-
-def _atom_names(values):
-    return {a.name for a in ir.iter_atoms(values) if isinstance(a, Var)}
 
 
 class RestartSweep(Exception):
@@ -461,102 +481,6 @@ class WholeFunctionLoop(Exception):
         super().__init__(reason)
         self.reason, self.loc = reason, loc
 
-
-def tapes_used(stmts):
-    out = set()
-    for st in stmts:
-        if isinstance(st, ir.Push):
-            out.add(st.tape.name)
-        elif isinstance(st, Eqn) and st.prim.name == "tape_pop":
-            out.add(st.args["tape"].name)
-        elif isinstance(st, ir.If):
-            out |= tapes_used(st.body) | tapes_used(st.orelse)
-        elif isinstance(st, ir.ForRange):
-            out |= tapes_used(st.body)
-        elif isinstance(st, ir.While):
-            out |= tapes_used(st.cond_body) | tapes_used(st.body)
-    return out
-
-
-def reads(stmts):
-    out = set()
-    for st in stmts:
-        if isinstance(st, ir.Push):
-            out |= _atom_names([st.tape, st.value])
-        elif isinstance(st, Eqn):
-            out |= _atom_names(st.args.values())
-        elif isinstance(st, ir.If):
-            out |= _atom_names([st.cond]) | reads(st.body) | reads(st.orelse)
-        elif isinstance(st, ir.ForRange):
-            out |= _atom_names([st.start, st.stop, st.step]) | reads(st.body)
-        elif isinstance(st, ir.While):
-            out |= _atom_names([st.cond]) | reads(st.cond_body) | reads(st.body)
-    return out
-
-
-def writes(stmts):
-    out = set()
-    for st in stmts:
-        if isinstance(st, Eqn):
-            out.add(st.out)
-        elif isinstance(st, ir.If):
-            out |= writes(st.body) | writes(st.orelse)
-        elif isinstance(st, ir.ForRange):
-            out |= {st.var} | writes(st.body)
-        elif isinstance(st, ir.While):
-            out |= writes(st.cond_body) | writes(st.body)
-    return out
-
-
-def rename_stmt(st, mapping):
-    """Copy a statement with names replaced (reads and writes) according to mapping."""
-    def sub(a):
-        return mapping.get(a.name, a) if isinstance(a, Var) else a
-
-    def name(n):
-        return mapping[n].name if n in mapping else n
-    if isinstance(st, Eqn):
-        return Eqn(name(st.out), st.prim, {k: map_atoms(v, sub) for k, v in st.args.items()},
-                   st.loc)
-    if isinstance(st, ir.If):
-        return ir.If(sub(st.cond), [rename_stmt(s, mapping) for s in st.body],
-                     [rename_stmt(s, mapping) for s in st.orelse], st.loc)
-    if isinstance(st, ir.ForRange):
-        return ir.ForRange(name(st.var), sub(st.start), sub(st.stop), sub(st.step),
-                           [rename_stmt(s, mapping) for s in st.body], st.loc)
-    if isinstance(st, ir.While):
-        return ir.While([rename_stmt(s, mapping) for s in st.cond_body], sub(st.cond),
-                        [rename_stmt(s, mapping) for s in st.body], st.loc)
-    if isinstance(st, ir.Push):
-        return ir.Push(sub(st.tape), sub(st.value), st.loc)
-    return st
-
-
-def rename_branch(body, mapping, fresh, defined):
-    """Copy a branch body with every name it writes given a new name (fresh(v)), in program
-    order: a read before the branch's first write of a name still sees the outer value. Names
-    written inside nested control flow are bound to their new name (a copy of the outer value,
-    where there is one) before that statement, so every path leaves them defined."""
-    def sub(a):
-        return mapping.get(a.name, a) if isinstance(a, Var) else a
-    out = []
-    for st in body:
-        if isinstance(st, Eqn):
-            args = {k: map_atoms(v, sub) for k, v in st.args.items()}
-            if st.out not in mapping:
-                mapping[st.out] = fresh(st.out)
-            out.append(Eqn(mapping[st.out].name, st.prim, args, st.loc))
-        elif isinstance(st, (ir.If, ir.ForRange, ir.While)):
-            for v in sorted(writes([st])):
-                if v not in mapping:
-                    mapping[v] = fresh(v)
-                    if v in defined:
-                        out.append(Eqn(mapping[v].name, by_name("identity"), {"x": Var(v)},
-                                       getattr(st, "loc", None)))
-            out.append(rename_stmt(st, mapping))
-        else:
-            out.append(st)
-    return out
 
 
 def _safe(body):

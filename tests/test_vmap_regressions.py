@@ -1,0 +1,289 @@
+"""vmap regressions: each case is compared with a Python loop over the batch of the
+untransformed function (the definition of vmap), in float64 and, for dtypes, float32;
+derivatives with central finite differences (tests/fd.py)."""
+import warnings
+
+import numpy as np
+import pytest
+
+import transpile as tp
+from fd import numerical_grad
+from transpile.errors import TranspileError
+
+X = np.array([[1.0, 2.0, -0.5], [-1.0, 0.5, 0.2], [0.3, -0.1, 2.0]])
+
+
+def per_example(f, xs):
+    return np.stack([np.asarray(f(x.copy())) for x in xs])
+
+
+def quiet(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+# -- 1. an `if` on batched data whose sides give a name different per-example shapes -------
+
+def scalar_or_outer(x):
+    y = 1.0
+    if x[0] > 0:
+        y = np.outer(x, x)
+    return np.sum(y) + x[1]
+
+
+def scalar_or_slice(x):
+    if x[0] > 0:
+        y = x[0]
+    else:
+        y = x[1:]
+    return np.sum(y) * x
+
+
+def zero_or_array(x):
+    if x[0] > 0:
+        y = 0.0
+    else:
+        y = x
+    return np.sum(y * x)
+
+
+def one_or_short(x):
+    y = 1.0
+    if x[0] > 0:
+        y = x[:1] * 2
+    return np.sum(y + x)
+
+
+@pytest.mark.parametrize("f", [scalar_or_outer, scalar_or_slice, zero_or_array, one_or_short])
+def test_if_sides_of_different_shapes(f):
+    want = per_example(f, X)
+    np.testing.assert_allclose(tp.vmap(f)(X), want, rtol=1e-12)
+    np.testing.assert_allclose(quiet(lambda: tp.jit(tp.vmap(f))(X)), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("f", [scalar_or_outer, zero_or_array, one_or_short])
+def test_value_and_grad_of_vmap_if_sides_of_different_shapes(f):
+    def total(z):
+        return np.sum(tp.vmap(f)(z))
+    v, g = tp.value_and_grad(total)(X)
+    assert np.isclose(v, sum(f(x) for x in X))
+    np.testing.assert_allclose(g, numerical_grad(lambda z: sum(f(x) for x in z), [X]),
+                               atol=1e-6)
+
+
+def test_grad_of_vmap_ragged_values_refused_with_line():
+    def f(x):
+        if x[0] > 0:
+            y = x[0]
+        else:
+            y = x[1:]
+        return np.sum(y) * x[2]
+    with pytest.raises(ValueError, match=r"test_vmap_regressions.py:\d+: the examples give"):
+        tp.grad(lambda z: np.sum(tp.vmap(f)(z)))(X)
+
+
+@pytest.mark.parametrize("f", [scalar_or_outer, zero_or_array])
+def test_vmap_hessian_if_sides_of_different_shapes(f):
+    want = np.stack([numerical_grad(lambda z, i=i: numerical_grad(f, [z], eps=1e-5)[i], [x],
+                                    eps=1e-5) for x in X for i in range(3)]).reshape(3, 3, 3)
+    np.testing.assert_allclose(tp.vmap(tp.hessian(f))(X), want, atol=1e-4)
+
+
+def test_vmap_jacobians_if_sides_of_different_shapes():
+    want = np.stack([np.stack([numerical_grad(lambda z, i=i: scalar_or_slice(z)[i], [x])
+                               for i in range(3)]) for x in X])
+    np.testing.assert_allclose(tp.vmap(tp.jacrev(scalar_or_slice))(X), want, atol=1e-6)
+    np.testing.assert_allclose(tp.vmap(tp.jacfwd(scalar_or_slice))(X), want, atol=1e-6)
+
+
+# -- 2. float32 stays float32 ----------------------------------------------------------------
+
+def sum_of_positive_squares(x):
+    acc = 0.0
+    for v in x:
+        if v > 0:
+            acc = acc + v ** 2
+    return acc
+
+
+def while_with_return(x):
+    k = 0
+    v = x[0]
+    while k < 10:
+        v = v * 1.3 + x[1]
+        if v > 3.0:
+            return v * x[2]
+        k += 1
+    return v
+
+
+def int_or_float_factor(x):
+    if x[0] > 0:
+        c = 1
+    else:
+        c = 2.5
+    return x * c
+
+
+@pytest.mark.parametrize("f", [sum_of_positive_squares, while_with_return,
+                               int_or_float_factor])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_dtype_as_per_example(f, dtype):
+    xs = np.array([[0.3, 1.2, -0.7], [1.0, 0.1, 0.2]], dtype=dtype)
+    want = per_example(f, xs)
+    for fn in (tp.vmap(f), tp.jit(tp.vmap(f))):
+        got = quiet(lambda: fn(xs))
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_inexact_constant_keeps_float64():
+    def f(x):
+        acc = 0.1
+        for v in x:
+            if v > 0:
+                acc = acc + v
+        return acc
+    xs = np.array([[0.3, 1.2], [1.0, -0.1]], dtype=np.float32)
+    np.testing.assert_allclose(tp.vmap(f)(xs), per_example(f, xs), rtol=1e-6)
+
+
+# -- 3. `and` in a while condition short-circuits --------------------------------------------
+
+def count_positive_prefix(x):
+    i = 0
+    while i < x.shape[0] and x[i] > 0.0:
+        i += 1
+    return np.sum(x ** 2) * i
+
+
+def count_positive_prefix_or(x):
+    i = 0
+    while not (i >= x.shape[0] or x[i] <= 0.0):
+        i += 1
+    return np.sum(x ** 2) * i
+
+
+@pytest.mark.parametrize("f", [count_positive_prefix, count_positive_prefix_or])
+def test_while_short_circuit(f):
+    xs = np.array([[1.0, -1.0, 2.0], [1.0, 2.0, 3.0]])
+    want = per_example(f, xs)
+    np.testing.assert_allclose(tp.vmap(f)(xs), want)
+    np.testing.assert_allclose(quiet(lambda: tp.jit(tp.vmap(f))(xs)), want)
+    grads = np.stack([numerical_grad(f, [x]) for x in xs])
+    np.testing.assert_allclose(tp.vmap(tp.grad(f))(xs), grads, atol=1e-6)
+    np.testing.assert_allclose(tp.grad(f)(xs[1]), grads[1], atol=1e-6)
+
+
+# -- 4. jit(vmap) of a while nested in a for that runs zero times for one example ----------
+
+def nested_while(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        t = np.abs(x[i])
+        while t < 2.0:
+            t = t * 1.5 + 0.1
+            s = s + t * x[i]
+    return s
+
+
+def test_jit_vmap_nested_while_zero_trips():
+    xs = np.array([[0.3, 2.5], [1.0, 0.1]])
+    want = per_example(nested_while, xs)
+    np.testing.assert_allclose(tp.vmap(nested_while)(xs), want, rtol=1e-12)
+    np.testing.assert_allclose(quiet(lambda: tp.jit(tp.vmap(nested_while))(xs)), want,
+                               rtol=1e-12)
+
+
+# -- 5. jacobians of a tuple output inside vmap: a clear refusal -----------------------------
+
+def test_vmap_jacobian_of_tuple_output_refused_with_line():
+    def f(x):
+        return x[0] * x[1], x * 2.0
+    for jac in (tp.jacrev, tp.jacfwd):
+        with pytest.raises(TranspileError, match=r"test_vmap_regressions.py:\d+: .*one array "
+                                                 r"output"):
+            tp.vmap(jac(f))(X[:, :2])
+
+
+# -- 6. second derivatives of a vmap that fell back to a loop over the batch -----------------
+
+def cubes_above_half(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            acc = acc + x[i] ** 3
+    return acc
+
+
+def branch_on_first(x):
+    if x[0] > 0.5:
+        return np.sum(x ** 3)
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("f", [cubes_above_half, branch_on_first])
+def test_hessian_of_sum_of_vmap(f):
+    xs = np.array([[0.3, 1.2], [1.0, 0.1]])
+
+    def total(z):
+        return np.sum(tp.vmap(f)(z))
+
+    def grad_total(z):
+        return numerical_grad(lambda w: sum(f(x) for x in w), [z], eps=1e-5)
+    want = np.stack([numerical_grad(lambda z, k=k: grad_total(z).reshape(-1)[k], [xs],
+                                    eps=1e-5).reshape(-1) for k in range(4)])
+    np.testing.assert_allclose(tp.hessian(total)(xs).reshape(4, 4), want, atol=1e-4)
+
+
+def test_grad_of_grad_of_sum_of_vmap():
+    xs = np.array([[0.3, 1.2], [1.0, 0.1]])
+
+    def total(z):
+        return np.sum(tp.vmap(cubes_above_half)(z))
+
+    def grad_total(z):
+        return numerical_grad(lambda w: sum(cubes_above_half(x) for x in w), [z], eps=1e-5)
+    got = tp.grad(lambda z: np.sum(tp.grad(total)(z) ** 2))(xs)
+    want = numerical_grad(lambda z: np.sum(grad_total(z) ** 2), [xs], eps=1e-4)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+# -- 7. effects under an untaken branch ------------------------------------------------------
+
+def test_print_only_where_taken(capsys):
+    def f(x):
+        if x > 100.0:
+            print("big", x)
+        return x * 2.0
+
+    def g(a):
+        acc = 0.0
+        while acc < 2.0:
+            acc = acc + a
+            print("acc", acc)
+        return acc
+    np.testing.assert_allclose(tp.vmap(f)(np.array([1.0, 200.0])), [2.0, 400.0])
+    assert capsys.readouterr().out.strip() == "big 200.0"
+    tp.vmap(tp.grad(f))(np.array([1.0, 2.0]))
+    assert "big" not in capsys.readouterr().out
+    tp.vmap(g)(np.array([0.5, 1.5]))
+    got = capsys.readouterr().out.split()
+    for a in (0.5, 1.5):
+        g(a)
+    assert got == capsys.readouterr().out.split()
+
+
+def test_breakpoint_untaken_under_vmap_grad(monkeypatch):
+    import sys
+    hits = []
+    monkeypatch.setattr(sys, "breakpointhook", lambda *a, **k: hits.append(1))
+
+    def f(x):
+        if np.sum(x) > 100.0:
+            breakpoint()
+        return np.sum(x ** 2)
+    xs = np.ones((2, 3))
+    np.testing.assert_allclose(tp.vmap(tp.grad(f))(xs), 2 * xs)
+    assert hits == []
