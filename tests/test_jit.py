@@ -456,3 +456,20 @@ def test_a_read_past_the_end_in_a_loop_raises_under_jit_as_in_numpy():
         _reads_past_the_end(x)
     with pytest.raises(IndexError):      # (it read whatever lay past the buffer)
         jit(_reads_past_the_end)(x)
+
+
+def _loops_n_times(x, n, step):
+    acc = 0.0
+    for i in range(n):
+        acc = acc + np.sum(x * i)
+    return acc / (1.0 + step)
+
+
+def test_an_int_range_bound_stays_dynamic_under_jit_and_jit_grad():
+    x = np.array([1.0, 2.0, 0.5])
+    j, g = jit(_loops_n_times), jit(grad(_loops_n_times))
+    for n, step in [(2, 0), (3, 1), (5, 2), (0, 3)]:
+        assert np.isclose(j(x, n, step), _loops_n_times(x, n, step))
+        want = np.full(3, sum(range(n)) / (1.0 + step))
+        np.testing.assert_allclose(g(x, n, step), want, rtol=1e-12)
+    assert j.compile_count == 1 and g.compile_count == 1

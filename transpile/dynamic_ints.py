@@ -27,8 +27,13 @@ def int_params(core, in_avals):
             if getattr(a, "weak", False) and a.dtype.kind in "iu"}
 
 
+_COUNTS = frozenset({"trip_count"})     # a loop's trip count: a run-time int like its bounds
+
+
 def _value_only(prim, param):
     """Does the primitive read this argument only as data (its value never shapes the result)?"""
+    if prim.name in _COUNTS:
+        return True
     batch = getattr(prim, "batch", None)
     if batch == "elementwise" or getattr(batch, "name", None) == "elementwise":
         return True
@@ -92,8 +97,10 @@ def _scan(body, tainted):
             if not (_scan(st.body, tainted) and _scan(st.orelse, tainted)):
                 return False
         elif isinstance(st, ForRange):
+            # a run-time trip count is fine (Numba's range, tapes sized by it); the index is
+            # derived from the int, so what it reaches is checked like the int
             if any(_direct(a, tainted) for a in (st.start, st.stop, st.step)):
-                return False
+                tainted.add(st.var)
             if not _scan(st.body, tainted):
                 return False
         elif isinstance(st, While):
