@@ -9,13 +9,21 @@ import numpy as np
 import pytest
 
 from fd import numerical_grad
-from transpile import grad, jit, vmap
+from transpile import grad, hessian, jit, vmap
 
 pytestmark = pytest.mark.filterwarnings("error::transpile.TranspileWarning")
 
 
 def fd_rows(f, X):
     return np.stack([numerical_grad(f, [r]) for r in X])
+
+
+def fd_hessian(f, x, eps=1e-6):
+    """Central differences of the eager gradient (itself checked against finite differences
+    elsewhere): a Hessian oracle that does not run jit."""
+    g = grad(f)
+    assert np.allclose(g(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+    return np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(len(x))])
 
 
 # -- loop-carried permutations: a, b = b, a + ... --------------------------------------------------
@@ -106,3 +114,163 @@ def test_parallel_assign_keeps_old_values_without_jit():
     assert np.allclose(vmap(cycle3)(np.stack([x, 2 * x])), [cycle3(x), cycle3(2 * x)])
     assert np.allclose(grad(cycle3)(x), numerical_grad(cycle3, [x]), rtol=1e-6, atol=1e-8)
 
+
+# -- fallbacks: zeros_like of a scalar was a 0-d array under jit ---------------------------------
+# (the adjoint of a scalar carried by a loop started as np.zeros(()), which Numba cannot join
+# with the float64 the loop assigns: a return inside a loop, a while over scalars under vmap)
+
+def early_in_for(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc = acc + x[i] ** 2
+        if acc > 1.0:
+            return acc * 2.0
+    return acc
+
+
+def early_in_while(x):
+    acc = 0.0
+    i = 0
+    while i < x.shape[0]:
+        acc = acc + np.sin(x[i]) * x[i]
+        if acc > 0.8:
+            return acc * 3.0
+        i = i + 1
+    return acc
+
+
+def while_scalar(a, b):
+    s = 0.0
+    while a < 5.0:
+        a = a * 1.5 + b
+        s = s + a * b
+    return s
+
+
+@pytest.mark.parametrize("f", [early_in_for, early_in_while], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [np.array([0.3, 1.2, -0.7, 0.9]),      # returns inside the loop
+                               np.array([0.1, 0.2, -0.3, 0.25])])    # runs to the end
+def test_jit_grad_of_return_inside_loop(f, x):
+    assert np.allclose(jit(grad(f))(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [early_in_for, early_in_while], ids=lambda f: f.__name__)
+def test_jit_vmap_grad_of_return_inside_loop(f):
+    X = np.array([[0.3, 1.2, -0.7, 0.9], [0.1, 0.2, -0.3, 0.25], [0.6, -0.5, 0.4, 0.3]])
+    assert np.allclose(jit(vmap(grad(f)))(X), fd_rows(f, X), rtol=1e-6, atol=1e-8)
+
+
+def test_jit_vmap_grad_of_while_on_scalars():
+    A = np.array([0.1, 1.0, 3.0])
+    B = np.array([0.5, 0.2, 1.0])
+    ga, gb = jit(vmap(grad(while_scalar, argnums=(0, 1))))(A, B)
+    for k in range(3):
+        assert np.isclose(ga[k], numerical_grad(while_scalar, [A[k], B[k]], 0), rtol=1e-6)
+        assert np.isclose(gb[k], numerical_grad(while_scalar, [A[k], B[k]], 1), rtol=1e-6)
+
+
+# -- fallbacks: jit(hessian) of loops with a branch or writes --------------------------------------
+
+def loop_if(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            acc = acc + x[i] ** 3
+    return acc
+
+
+def loop_if_else(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            acc = acc + x[i] ** 3
+        else:
+            acc = acc + np.sin(x[i]) * x[i]
+    return acc
+
+
+def branch_write(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            out[i] = x[i] ** 2
+        else:
+            out[i] = np.sin(x[i])
+    return np.sum(out * x)
+
+
+def loop_write(x):
+    out = x.copy()
+    for i in range(1, x.shape[0]):
+        out[i] = out[i] * out[i - 1]
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("f", [loop_if, loop_if_else, branch_write, loop_write],
+                         ids=lambda f: f.__name__)
+def test_jit_hessian_of_loop(f):
+    # the backward sweep's `if` pops what the forward branch pushed (the two paths push
+    # different numbers of values: the tape is split by that structure); a loop over the
+    # batch inside a loop is allocated at its rows' shape when the outer loop is specialized
+    # again
+    x = np.array([0.3, 1.2, -0.7, 0.9])
+    assert np.allclose(jit(hessian(f))(x), fd_hessian(f, x), rtol=1e-6, atol=1e-7)
+
+
+# -- fallbacks: an index array, a stride-2 window ---------------------------------------------------
+
+def index_read(x):
+    idx = np.array([0, 2])
+    return np.sum(x[idx] ** 2)
+
+
+def index_read_repeated(A):
+    idx = np.array([2, 0, 2])             # an index that appears twice gets both cotangents
+    return np.sum(np.sin(A[:, idx]) * A[1, idx])
+
+
+def index_in_loop(x):
+    idx = np.array([1, 3, 1])
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(np.sin(x[idx]) * (k + 1.0))
+    return s
+
+
+def index_write(x):
+    y = np.zeros(6)
+    idx = np.array([0, 5, 2])
+    y[idx] = x[:3] * 2.0
+    return np.sum(y ** 2 * np.arange(6.0))
+
+
+@pytest.mark.parametrize("f, x", [(index_read, np.array([0.3, 1.2, -0.7, 0.9])),
+                                  (index_read_repeated, np.arange(12.0).reshape(3, 4) / 10),
+                                  (index_in_loop, np.array([0.3, 1.2, -0.7, 0.9])),
+                                  (index_write, np.array([0.3, 1.2, -0.7, 0.9]))],
+                         ids=["read", "repeated", "in_loop", "write"])
+def test_jit_constant_index_array(f, x):
+    assert np.allclose(jit(f)(x), f(x), rtol=1e-12)
+    if f is not index_write:             # (its adjoint, rt.written_part, still falls back)
+        assert np.allclose(jit(grad(f))(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+
+
+def stride_window(x):
+    acc = np.zeros(2)
+    for k in range(x.shape[0] // 2):
+        acc = acc + x[2 * k: 2 * k + 2] * (k + 1.0)
+    return np.sum(acc ** 2)
+
+
+def stride3_window(x):
+    acc = 0.0
+    for k in range(x.shape[0] // 3):
+        acc = acc + np.sum(np.sin(x[3 * k + 1: 3 * (k + 1)]))
+    return acc
+
+
+@pytest.mark.parametrize("f", [stride_window, stride3_window], ids=lambda f: f.__name__)
+def test_jit_strided_window(f):
+    x = np.array([0.3, 1.2, -0.7, 0.9, 0.5, -0.2])
+    assert np.allclose(jit(f)(x), f(x), rtol=1e-12)
+    assert np.allclose(jit(grad(f))(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
