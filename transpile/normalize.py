@@ -258,7 +258,8 @@ class Normalizer:
             # Give the last temporary the user's name: `y = np.exp(x)`, not `y_1 = ...; y = y_1`.
             core = self.core_name(name)
             if self.mem.referenced(value.name) or self.mem.referenced(core, (frame.env, name)) \
-                    or aliased(frame.env, core, name):
+                    or aliased(frame.env, core, name) \
+                    or core in getattr(self, "pending_reads", ()):   # (a, b = f(b), a)
                 frame.env[name] = value    # another name still holds the old value of `core`
                 return
             self.rename_last(core)

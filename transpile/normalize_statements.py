@@ -168,8 +168,15 @@ def assign(norm, target, value, node):
                                          base=_target_base(elt)))
         else:
             raise norm.error(node, "cannot unpack this value")
-        for elt, part in zip(target.elts, parts):
-            assign(norm, elt, part, node)
+        # `a, b, c = b * k, c, a` binds in parallel: while `a` is bound, the parts still to
+        # be bound read the old `a`, so its name may not be given to the new value
+        held = getattr(norm, "pending_reads", frozenset())
+        try:
+            for k, (elt, part) in enumerate(zip(target.elts, parts)):
+                norm.pending_reads = held | _vars_in(parts[k + 1:])
+                assign(norm, elt, part, node)
+        finally:
+            norm.pending_reads = held
     elif isinstance(target, gast.Subscript):
         assign_subscript(norm, target, value, node)
     else:
@@ -241,6 +248,16 @@ def assign_subscript(norm, target, value, node):
     index = subscript_index(norm, target.slice, name)
     v = norm.to_arg(value, node)
     norm.mem.write(x, index, v, node, name)
+
+
+def _vars_in(values):
+    names = set()
+    for v in values:
+        if isinstance(v, Var):
+            names.add(v.name)
+        elif isinstance(v, Struct):
+            names |= _vars_in(v.items)
+    return frozenset(names)
 
 
 def _target_base(target):

@@ -100,7 +100,11 @@ class Lowerer:
                 ix = self.index(st.args["index"], st)
                 out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
                            f"{dtype_ctor(av.dtype)})")
-                out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
+                k = self.array_index(st.args["index"])
+                if k is None:
+                    out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
+                else:
+                    out += self.scatter_add(st, k, indent)
             elif isinstance(st, Eqn) and st.prim.name == "write_back":
                 # the caller's array receives what the function wrote into it
                 self.comment(st.loc, indent, out)
@@ -216,6 +220,11 @@ class Lowerer:
         if name in ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "full",
                     "full_like"):
             fn = name.replace("_like", "")
+            if not out_av.shape:      # shape (): a scalar, as every 0-d value is here (a
+                # 0-d array would not join the scalars a loop carries: zeros_like(x[0]))
+                fill = {"zeros": "0", "ones": "1", "empty": "0"}.get(fn) or \
+                    self.fmt(a["fill_value"])
+                return f"{dtype_ctor(out_av.dtype)}({fill})"
             if fn == "full":
                 return f"np.full({shape_text(out_av.shape)}, {self.fmt(a['fill_value'])}, " \
                        f"{dtype_ctor(out_av.dtype)})"
@@ -284,6 +293,7 @@ class Lowerer:
         if not isinstance(index, IndexArg):
             raise Unlowerable(e, "index")
         parts = []
+        arrays = 0
         for it in index.items:
             if it is None:
                 raise Unlowerable(e, "np.newaxis in an index")
@@ -295,16 +305,62 @@ class Lowerer:
                 parts.append(f"{lo}:{hi}" + (f":{self.fmt(it.step)}" if it.step is not None else ""))
             elif isinstance(it, Var):
                 av = self.av(it)
-                if av is None or av.shape or not np.issubdtype(av.dtype, np.integer):
+                if av is None or not np.issubdtype(av.dtype, np.integer) or len(av.shape) > 1:
                     raise Unlowerable(e, "advanced (array) indexing")
+                if av.shape:
+                    # Numba takes one 1-d integer array among basic indices (x[idx], x[:, idx]),
+                    # and puts its axis where NumPy does
+                    arrays += 1
+                    if arrays > 1:
+                        raise Unlowerable(e, "advanced indexing with more than one array")
                 parts.append(it.name)
             elif isinstance(it, Const):
                 if isinstance(it.value, tuple):
                     raise Unlowerable(e, "index")
                 parts.append(const_text(it.value))
+        if arrays:
+            # NumPy puts the array's axis where Numba does only when the integers and the
+            # array stand side by side (x[1, idx], not x[1, :, idx]: that axis goes first)
+            at = [k for k, it in enumerate(index.items) if not isinstance(it, SliceArg)
+                  and it is not Ellipsis]
+            if at[-1] - at[0] != len(at) - 1:
+                raise Unlowerable(e, "an index array apart from the integer indices")
         if len(parts) == 1 and parts[0] != "...":
             return parts[0]
         return ", ".join(parts)
+
+    def scatter_add(self, st, k, indent):
+        """out[..., idx, ...] += ct as np.add.at does: one index at a time (an index that
+        appears twice adds twice)."""
+        items = st.args["index"].items
+        idx = items[k].name
+        j = f"j_{st.out}"
+        at, ct_at = [], []
+        for m, it in enumerate(items):
+            if m == k:
+                at.append(f"{idx}[{j}]")
+                ct_at.append(j)
+            elif it is Ellipsis:
+                at.append("...")
+                ct_at.append("...")
+            elif isinstance(it, SliceArg):
+                lo = "" if it.lower is None else self.fmt(it.lower)
+                hi = "" if it.upper is None else self.fmt(it.upper)
+                at.append(f"{lo}:{hi}" + (f":{self.fmt(it.step)}" if it.step is not None
+                                          else ""))
+                ct_at.append(":")
+            else:
+                at.append(self.fmt(it))
+        ct = self.fmt(st.args["ct"])
+        return [f"{indent}for {j} in range({idx}.shape[0]):",
+                f"{indent}    {st.out}[{', '.join(at)}] += {ct}[{', '.join(ct_at)}]"]
+
+    def array_index(self, index):
+        """The position of the 1-d index array in `index` (an IndexArg), or None."""
+        for k, it in enumerate(index.items if isinstance(index, IndexArg) else ()):
+            if isinstance(it, Var) and self.av(it) is not None and self.av(it).shape:
+                return k
+        return None
 
     def main(self, body, outs, origin, signature, header):
         from transpile.codegen import deferred_writes_last

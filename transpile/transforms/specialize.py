@@ -62,6 +62,7 @@ def _all_weak(sp, args):
 _QUERY = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "shape", "ndim", "size", "len",
           "reduced_count", "transpose_inverse", "result_type"}
 _ALIAS = {"identity", "stop_gradient"}
+_ASSIGN = by_name("assign")
 
 
 class Specializer:
@@ -296,6 +297,19 @@ class Specializer:
         return True
 
     def eqn(self, st, out):
+        self._eqn(st, out)
+        kept = self.subst.get(st.out)
+        if isinstance(kept, Var) and kept.name in self.multi:
+            # st.out stands for a name bound more than once (a loop-carried value, a branch's
+            # join): that name is rebound later (at the end of the loop body, on the next
+            # iteration) while st.out must keep the value it has now. Substituting it would
+            # read the new value (`db = db_new; da = db` for the swap `da, db = db, da + ...`
+            # at the end of a loop body), so it stays a copy.
+            del self.subst[st.out]
+            self.avals[st.out] = self.avals.get(kept.name)
+            out.append(Eqn(st.out, _ASSIGN, {"x": kept}, st.loc))
+
+    def _eqn(self, st, out):
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
         eqn = resolve_if_array(self, Eqn(st.out, st.prim, args, st.loc), out)
         args = eqn.args

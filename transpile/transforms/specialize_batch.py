@@ -246,6 +246,12 @@ def rw_batch_slots(sp, eqn, out):
     s.root[eqn.out] = eqn.out
     s.alloc[eqn.out] = alloc
     s.size = n
+    rows = s.aval.get(eqn.out)
+    if rows is not None:
+        # specialized again (an enclosing loop's body runs until its carried values are
+        # stable): the rows stored on the earlier pass give the allocation its shape now
+        alloc.args = {"shape": Const(rows.shape), "dtype": Const(rows.dtype.type)}
+        sp.avals[eqn.out] = rows
     out.append(alloc)
     return True
 

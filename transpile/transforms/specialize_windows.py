@@ -22,11 +22,24 @@ def _int_const(a):
 
 
 def note_offset(sp, eqn):
-    """Remember t = i + c / t = i - c / t = c + i (integers; i bound once in its scope)."""
+    """Remember t = i + c / t = i - c / t = c + i, and t = c * i (a stride: x[2 * k:2 * k + 2]
+    computes 2 * k twice): the root of t (a name, or ("*", c, root)) and its constant offset
+    (integers; i bound once in its scope)."""
     name = eqn.prim.name
-    if name not in ("add", "subtract") or eqn.out in sp.multi:
+    if name not in ("add", "subtract", "multiply") or eqn.out in sp.multi:
         return
     x, y = eqn.args.get("x"), eqn.args.get("y")
+    if name == "multiply":
+        base, c = (x, y) if isinstance(x, Var) and _int_const(y) else (y, x)
+        if not (isinstance(base, Var) and _int_const(c)):
+            return
+        av = sp.aval(base)
+        if av is None or av.shape or av.dtype.kind not in "iu" or base.name in sp.multi:
+            return
+        offsets = _offsets(sp)
+        root, c0 = offsets.get(base.name, (base.name, 0))
+        offsets[eqn.out] = (("*", int(c.value), root), int(c.value) * c0)
+        return
     if isinstance(x, Var) and _int_const(y):
         base, c = x, int(y.value) * (1 if name == "add" else -1)
     elif name == "add" and isinstance(y, Var) and _int_const(x):

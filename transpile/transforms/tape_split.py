@@ -106,6 +106,31 @@ class _Unpaired(Exception):
     pass
 
 
+class _Branch:
+    """On the stack of push sites: what the two paths of `if cond:` pushed (lists of entries),
+    when they pushed different numbers of values."""
+
+    def __init__(self, cond, then, orelse):
+        self.cond, self.then, self.orelse = cond, then, orelse
+
+    def __eq__(self, other):
+        return isinstance(other, _Branch) and (self.cond, self.then, self.orelse) == \
+            (other.cond, other.then, other.orelse)
+
+    __hash__ = None
+
+
+def _merge(x, y):
+    """One stack entry for the entries x, y of the two paths of an if."""
+    if isinstance(x, _Branch) or isinstance(y, _Branch):
+        if x == y:
+            return x
+        raise _Unpaired
+    if x[1] != y[1]:
+        raise _Unpaired
+    return (x[0] | y[0], x[1])
+
+
 def _pair_sites(body, tape):
     """The pushes and pops of `tape` in groups that share no value (each a list of the
     statements), or None when the structure does not say which push a pop takes back."""
@@ -119,6 +144,7 @@ def _pair_sites(body, tape):
 
     sites = {}
     pop_of = {}
+    popped_from = {}     # a popped name -> the names whose pushes it may take back
 
     def uses(stmts):
         """(pushes onto the tape, pops from it) somewhere in stmts"""
@@ -142,7 +168,7 @@ def _pair_sites(body, tape):
                     raise _Unpaired
             elif isinstance(st, Eqn):
                 if st.prim.name == "tape_pop" and st.args["tape"] == Var(tape):
-                    if not stack:
+                    if not stack or isinstance(stack[-1], _Branch):
                         raise _Unpaired
                     (slot, depth), stack = stack[-1], stack[:-1]
                     if depth != popped_in:
@@ -151,16 +177,35 @@ def _pair_sites(body, tape):
                     for k in slot:
                         parent[find(k)] = find(first)
                     pop_of[id(st)] = (st, first)
+                    values = {sites[k].value.name if isinstance(sites[k].value, Var) else None
+                              for k in slot}
+                    popped_from[st.out] = values if None not in values else set()
                 elif st.prim.name != "tape_new" and tape in st.vars_read():
                     raise _Unpaired      # the tape used some other way (copied, passed)
             elif isinstance(st, (ir.Break, ir.Continue)):
                 raise _Unpaired          # (only reached where the loop touches the tape)
             elif isinstance(st, ir.If):
-                a = run(st.body, stack, pushed_in, popped_in)
-                b = run(st.orelse, stack, pushed_in, popped_in)
-                if len(a) != len(b) or any(x[1] != y[1] for x, y in zip(a, b)):
+                top = stack[-1] if stack else None
+                if isinstance(top, _Branch) and isinstance(st.cond, Var) and \
+                        popped_from.get(st.cond.name) == {top.cond}:
+                    # the backward sweep's `if c:` on the popped condition of the forward
+                    # sweep's branch: each path takes back what that path pushed
+                    a = run(st.body, stack[:-1] + top.then, pushed_in, popped_in)
+                    b = run(st.orelse, stack[:-1] + top.orelse, pushed_in, popped_in)
+                else:
+                    a = run(st.body, stack, pushed_in, popped_in)
+                    b = run(st.orelse, stack, pushed_in, popped_in)
+                n = len(stack)
+                if len(a) != len(b) and isinstance(st.cond, Var) and a[:n] == stack and \
+                        b[:n] == stack and st.cond.name not in ir.bound_names(st.body) + \
+                        ir.bound_names(st.orelse):
+                    # the paths push different values (reverse mode pushes the condition
+                    # too, after the branch): they stay apart until an `if` on it pops them
+                    stack = stack + [_Branch(st.cond.name, a[n:], b[n:])]
+                    continue
+                stack = [_merge(x, y) for x, y in zip(a, b)] if len(a) == len(b) else None
+                if stack is None:
                     raise _Unpaired
-                stack = [(x[0] | y[0], x[1]) for x, y in zip(a, b)]
             elif isinstance(st, (ir.ForRange, ir.While)):
                 if isinstance(st, ir.While) and any(uses(st.cond_body)):
                     raise _Unpaired

@@ -1,0 +1,276 @@
+"""jit regressions found by testers: values carried by loops as permutations (a tuple swap),
+and programs that used to fall back to NumPy under jit.
+
+Every test turns TranspileWarning (jit's fallback to NumPy) into an error. Numbers are checked
+against central finite differences in float64 (tests/fd.py) or against the function run
+plainly.
+"""
+import numpy as np
+import pytest
+
+from fd import numerical_grad
+from transpile import grad, hessian, jit, vmap
+
+pytestmark = pytest.mark.filterwarnings("error::transpile.TranspileWarning")
+
+
+def fd_rows(f, X):
+    return np.stack([numerical_grad(f, [r]) for r in X])
+
+
+def fd_hessian(f, x, eps=1e-6):
+    """Central differences of the eager gradient (itself checked against finite differences
+    elsewhere): a Hessian oracle that does not run jit."""
+    g = grad(f)
+    assert np.allclose(g(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+    return np.stack([(g(x + eps * e) - g(x - eps * e)) / (2 * eps) for e in np.eye(len(x))])
+
+
+# -- loop-carried permutations: a, b = b, a + ... --------------------------------------------------
+# the backward loop carries the adjoints da, db; at the end of its body they are updated in
+# parallel (da, db = db, da + ...). jit used to write them one after the other, so da read the
+# new db (specialize substituted a copy of a carried name by the name itself).
+
+def swap_fib(x):
+    a, b = x[0], x[1]
+    for i in range(5):
+        a, b = b, a + b * x[2]
+    return a + b
+
+
+def swap_sin(x):
+    a, b = x[0], x[1]
+    for i in range(5):
+        a, b = b, a * 0.5 + b * np.sin(x[2])
+    return a + b
+
+
+def swap_drop(x):
+    a, b = x[0], x[1]
+    for i in range(5):
+        a, b = b, b * x[2]
+    return a + 2.0 * b
+
+
+def cycle3(x):
+    a, b, c = x[0], x[1], x[2]
+    for i in range(4):
+        a, b, c = b * x[3], c, a
+    return a + 2.0 * b + 3.0 * c
+
+
+def cycle3_while(x):
+    a, b, c = x[0], x[1], x[2]
+    k = 0
+    while k < 5:
+        a, b, c = c, a + b * x[3], b
+        k = k + 1
+    return a * b + c
+
+
+def snapshot_then_update(x):
+    a = x[0]
+    t = 0.0
+    for i in range(3):
+        t = a                 # t keeps the value a had before this iteration's update
+        a = a * x[1]
+    return t + 0.1 * a
+
+
+SWAPS = [swap_fib, swap_sin, swap_drop, cycle3, cycle3_while, snapshot_then_update]
+X4 = np.array([0.3, 1.2, -0.7, 0.9])
+
+
+@pytest.mark.parametrize("f", SWAPS, ids=lambda f: f.__name__)
+def test_jit_of_loop_permutation_value(f):
+    assert np.allclose(jit(f)(X4), f(X4), rtol=1e-12)
+
+
+@pytest.mark.parametrize("f", SWAPS, ids=lambda f: f.__name__)
+def test_jit_grad_of_loop_permutation(f):
+    assert np.allclose(jit(grad(f))(X4), numerical_grad(f, [X4]), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", SWAPS, ids=lambda f: f.__name__)
+def test_jit_vmap_grad_of_loop_permutation(f):
+    X = np.stack([X4, X4[::-1] * 1.1, X4 + 0.5])
+    assert np.allclose(jit(vmap(grad(f)))(X), fd_rows(f, X), rtol=1e-6, atol=1e-8)
+
+
+def test_jit_grad_swap_in_forward_loop_read_after():
+    def f(x):
+        a, b = x[0], x[1]
+        for i in range(3):
+            a, b = b, a
+            b = b * x[2]
+        return a * 10.0 + b
+    assert np.allclose(jit(grad(f))(X4), numerical_grad(f, [X4]), rtol=1e-6, atol=1e-8)
+
+
+def test_parallel_assign_keeps_old_values_without_jit():
+    # `a, b, c = b * k, c, a`: the new a (a computed value) used to take the name `a` while
+    # c = a still had to read the old one (the normalizer; wrong under every transform)
+    x = X4
+    assert np.allclose(vmap(cycle3)(np.stack([x, 2 * x])), [cycle3(x), cycle3(2 * x)])
+    assert np.allclose(grad(cycle3)(x), numerical_grad(cycle3, [x]), rtol=1e-6, atol=1e-8)
+
+
+# -- fallbacks: zeros_like of a scalar was a 0-d array under jit ---------------------------------
+# (the adjoint of a scalar carried by a loop started as np.zeros(()), which Numba cannot join
+# with the float64 the loop assigns: a return inside a loop, a while over scalars under vmap)
+
+def early_in_for(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc = acc + x[i] ** 2
+        if acc > 1.0:
+            return acc * 2.0
+    return acc
+
+
+def early_in_while(x):
+    acc = 0.0
+    i = 0
+    while i < x.shape[0]:
+        acc = acc + np.sin(x[i]) * x[i]
+        if acc > 0.8:
+            return acc * 3.0
+        i = i + 1
+    return acc
+
+
+def while_scalar(a, b):
+    s = 0.0
+    while a < 5.0:
+        a = a * 1.5 + b
+        s = s + a * b
+    return s
+
+
+@pytest.mark.parametrize("f", [early_in_for, early_in_while], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [np.array([0.3, 1.2, -0.7, 0.9]),      # returns inside the loop
+                               np.array([0.1, 0.2, -0.3, 0.25])])    # runs to the end
+def test_jit_grad_of_return_inside_loop(f, x):
+    assert np.allclose(jit(grad(f))(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [early_in_for, early_in_while], ids=lambda f: f.__name__)
+def test_jit_vmap_grad_of_return_inside_loop(f):
+    X = np.array([[0.3, 1.2, -0.7, 0.9], [0.1, 0.2, -0.3, 0.25], [0.6, -0.5, 0.4, 0.3]])
+    assert np.allclose(jit(vmap(grad(f)))(X), fd_rows(f, X), rtol=1e-6, atol=1e-8)
+
+
+def test_jit_vmap_grad_of_while_on_scalars():
+    A = np.array([0.1, 1.0, 3.0])
+    B = np.array([0.5, 0.2, 1.0])
+    ga, gb = jit(vmap(grad(while_scalar, argnums=(0, 1))))(A, B)
+    for k in range(3):
+        assert np.isclose(ga[k], numerical_grad(while_scalar, [A[k], B[k]], 0), rtol=1e-6)
+        assert np.isclose(gb[k], numerical_grad(while_scalar, [A[k], B[k]], 1), rtol=1e-6)
+
+
+# -- fallbacks: jit(hessian) of loops with a branch or writes --------------------------------------
+
+def loop_if(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            acc = acc + x[i] ** 3
+    return acc
+
+
+def loop_if_else(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            acc = acc + x[i] ** 3
+        else:
+            acc = acc + np.sin(x[i]) * x[i]
+    return acc
+
+
+def branch_write(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            out[i] = x[i] ** 2
+        else:
+            out[i] = np.sin(x[i])
+    return np.sum(out * x)
+
+
+def loop_write(x):
+    out = x.copy()
+    for i in range(1, x.shape[0]):
+        out[i] = out[i] * out[i - 1]
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("f", [loop_if, loop_if_else, branch_write, loop_write],
+                         ids=lambda f: f.__name__)
+def test_jit_hessian_of_loop(f):
+    # the backward sweep's `if` pops what the forward branch pushed (the two paths push
+    # different numbers of values: the tape is split by that structure); a loop over the
+    # batch inside a loop is allocated at its rows' shape when the outer loop is specialized
+    # again
+    x = np.array([0.3, 1.2, -0.7, 0.9])
+    assert np.allclose(jit(hessian(f))(x), fd_hessian(f, x), rtol=1e-6, atol=1e-7)
+
+
+# -- fallbacks: an index array, a stride-2 window ---------------------------------------------------
+
+def index_read(x):
+    idx = np.array([0, 2])
+    return np.sum(x[idx] ** 2)
+
+
+def index_read_repeated(A):
+    idx = np.array([2, 0, 2])             # an index that appears twice gets both cotangents
+    return np.sum(np.sin(A[:, idx]) * A[1, idx])
+
+
+def index_in_loop(x):
+    idx = np.array([1, 3, 1])
+    s = 0.0
+    for k in range(3):
+        s = s + np.sum(np.sin(x[idx]) * (k + 1.0))
+    return s
+
+
+def index_write(x):
+    y = np.zeros(6)
+    idx = np.array([0, 5, 2])
+    y[idx] = x[:3] * 2.0
+    return np.sum(y ** 2 * np.arange(6.0))
+
+
+@pytest.mark.parametrize("f, x", [(index_read, np.array([0.3, 1.2, -0.7, 0.9])),
+                                  (index_read_repeated, np.arange(12.0).reshape(3, 4) / 10),
+                                  (index_in_loop, np.array([0.3, 1.2, -0.7, 0.9])),
+                                  (index_write, np.array([0.3, 1.2, -0.7, 0.9]))],
+                         ids=["read", "repeated", "in_loop", "write"])
+def test_jit_constant_index_array(f, x):
+    assert np.allclose(jit(f)(x), f(x), rtol=1e-12)
+    if f is not index_write:             # (its adjoint, rt.written_part, still falls back)
+        assert np.allclose(jit(grad(f))(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+
+
+def stride_window(x):
+    acc = np.zeros(2)
+    for k in range(x.shape[0] // 2):
+        acc = acc + x[2 * k: 2 * k + 2] * (k + 1.0)
+    return np.sum(acc ** 2)
+
+
+def stride3_window(x):
+    acc = 0.0
+    for k in range(x.shape[0] // 3):
+        acc = acc + np.sum(np.sin(x[3 * k + 1: 3 * (k + 1)]))
+    return acc
+
+
+@pytest.mark.parametrize("f", [stride_window, stride3_window], ids=lambda f: f.__name__)
+def test_jit_strided_window(f):
+    x = np.array([0.3, 1.2, -0.7, 0.9, 0.5, -0.2])
+    assert np.allclose(jit(f)(x), f(x), rtol=1e-12)
+    assert np.allclose(jit(grad(f))(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
