@@ -1,0 +1,95 @@
+"""Reverse mode regressions: tape pushes of values an inner loop may never bind, adjoints that
+are a scalar 0.0 on one path and an array on another, derivatives of hessians."""
+import numpy as np
+import pytest
+
+from fd import numerical_grad
+import transpile as tp
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+jax.config.update("jax_enable_x64", True)
+
+
+# -- an inner loop that runs zero times (range(i) at i = 0) ---------------------------------------
+
+def inner_if(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        for j in range(i):
+            if x[j] > 0:
+                acc = acc + x[i] * x[j]
+    return acc
+
+
+def inner_if_jax(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        for j in range(i):
+            acc = acc + jnp.where(x[j] > 0, x[i] * x[j], 0.0)
+    return acc
+
+
+def inner_continue(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        for j in range(i):
+            if x[i] * x[j] > 0:
+                acc = acc + x[i] * x[j]
+            else:
+                continue
+    return acc
+
+
+def inner_while_if(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        k = 0
+        while k < i:
+            if x[k] > 0:
+                s = s + np.sin(x[k]) * x[i]
+            k = k + 1
+    return s
+
+
+def inner_branch_factor(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        for j in range(i):
+            if x[j] > 0:
+                t = x[j] * x[i]
+            else:
+                t = np.cos(x[j])
+            s = s + t * x[j]
+        s = s * x[i]
+    return s
+
+
+X = np.array([0.3, 1.2, -0.7, 0.9])
+
+
+def fd_hessian(f, x):
+    return np.array([numerical_grad(lambda z: tp.grad(f)(z)[k], [x]) for k in range(x.size)])
+
+
+@pytest.mark.parametrize("f", [inner_if, inner_continue, inner_while_if, inner_branch_factor])
+def test_grad_inner_loop_zero_trips(f):
+    np.testing.assert_allclose(tp.grad(f)(X), numerical_grad(f, [X]), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [inner_if, inner_continue, inner_while_if, inner_branch_factor])
+def test_hessian_inner_loop_zero_trips(f):
+    np.testing.assert_allclose(tp.hessian(f)(X), fd_hessian(f, X), rtol=1e-5, atol=1e-6)
+
+
+def test_inner_loop_zero_trips_against_jax():
+    x = np.array([0.3, 1.2, -0.7])
+    h = jax.hessian(inner_if_jax)(x)
+    np.testing.assert_allclose(tp.grad(inner_if)(x), jax.grad(inner_if_jax)(x))
+    np.testing.assert_allclose(tp.hessian(inner_if)(x), h, atol=1e-12)
+    np.testing.assert_allclose(tp.jacrev(tp.grad(inner_if))(x), h, atol=1e-12)
+    _, t = tp.jvp(tp.grad(inner_if), (x,), (np.ones(3),))
+    np.testing.assert_allclose(t, h @ np.ones(3), atol=1e-12)
+    xs = np.stack([x, -x, 2 * x])
+    g = tp.grad(lambda z: np.sum(tp.vmap(inner_if)(z)))(xs)
+    np.testing.assert_allclose(g, jax.vmap(jax.grad(inner_if_jax))(xs), atol=1e-12)
