@@ -93,3 +93,51 @@ def test_inner_loop_zero_trips_against_jax():
     xs = np.stack([x, -x, 2 * x])
     g = tp.grad(lambda z: np.sum(tp.vmap(inner_if)(z)))(xs)
     np.testing.assert_allclose(g, jax.vmap(jax.grad(inner_if_jax))(xs), atol=1e-12)
+
+
+# -- an early return before a loop that writes into an array: grad of grad -------------------------
+# (the carried array's adjoint was the scalar 0.0 on entry to the loop; the rule of the write,
+# `g[i] = 0`, indexed it)
+
+def early_then_write(x):
+    out = x.copy()
+    if x[0] > 10.0:
+        return np.sum(out)
+    for i in range(x.shape[0]):
+        out[i] = out[i] * out[i - 1]
+    return np.sum(out)
+
+
+def early_then_write_jax(x):
+    out = x
+    for i in range(x.shape[0]):
+        out = out.at[i].set(out[i] * out[i - 1])
+    return jnp.sum(out)
+
+
+def early_then_while_write(x):
+    out = x.copy()
+    if x[0] > 10.0:
+        return np.sum(out ** 2)
+    k = 1
+    while k < x.shape[0]:
+        out[k] = out[k] * np.sin(out[k - 1])
+        k = k + 1
+    return np.sum(out)
+
+
+@pytest.mark.parametrize("x", [np.array([0.3, 1.2, -0.7]), np.array([11.0, 1.2, -0.7])])
+@pytest.mark.parametrize("f", [early_then_write, early_then_while_write])
+def test_grad_of_grad_early_return_before_write(f, x):
+    h = fd_hessian(f, x)
+    np.testing.assert_allclose(tp.jacrev(tp.grad(f))(x), h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tp.grad(lambda z: tp.grad(f)(z)[1])(x), h[1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(tp.hessian(f)(x), h, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_of_grad_early_return_before_write_against_jax():
+    x = np.array([0.3, 1.2, -0.7])
+    h = jax.hessian(early_then_write_jax)(x)
+    np.testing.assert_allclose(tp.jacrev(tp.grad(early_then_write))(x), h, atol=1e-12)
+    np.testing.assert_allclose(tp.grad(lambda z: tp.grad(early_then_write)(z)[0])(x), h[0],
+                               atol=1e-12)

@@ -123,6 +123,7 @@ class ControlReverseSweep(ReverseSweep):
         self.push_sites = {}     # id(block) -> {name: its Push at the end of the block}
         self.pop_sites = {}      # (id(block), name) -> the pops of that push
         self.counters = {}
+        self.scalar_zero = set()  # adjoints made 0.0 by prefix (may still be that scalar)
 
     def owned_or_primal(self):
         return set(self.params) | set(ir.bound_names(self.body))
@@ -311,6 +312,13 @@ class ControlReverseSweep(ReverseSweep):
             shared = isinstance(cur, Var) and any(
                 v == cur for k, v in self.adj.items() if k != n)
             if isinstance(cur, Var) and cur.name in self.owned and not shared:
+                if n in carried and cur.name in self.scalar_zero:
+                    # made 0.0 for a name bound in one branch (an early return's other path);
+                    # the loop carrying it needs an adjoint of its shape (`g[i] = 0` in the
+                    # rule of a write reads g as an array)
+                    self.b.body.append(Eqn(cur.name, by_name("adjoint_like"),
+                                           {"d": cur, "x": Var(n)}, self.b.loc))
+                    self.scalar_zero.discard(cur.name)
                 continue
             d = self.adjoint_name(n)
             if cur is not None:
@@ -319,6 +327,7 @@ class ControlReverseSweep(ReverseSweep):
                 self.b.body.append(Eqn(d, by_name("zeros_like"), {"x": Var(n)}, self.b.loc))
             else:
                 self.b.body.append(Eqn(d, by_name("assign"), {"x": Const(0.0)}, self.b.loc))
+                self.scalar_zero.add(d)
             self.adj[n] = Var(d)
             self.owned.add(d)
 
