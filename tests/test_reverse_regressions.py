@@ -141,3 +141,67 @@ def test_grad_of_grad_early_return_before_write_against_jax():
     np.testing.assert_allclose(tp.jacrev(tp.grad(early_then_write))(x), h, atol=1e-12)
     np.testing.assert_allclose(tp.grad(lambda z: tp.grad(early_then_write)(z)[0])(x), h[0],
                                atol=1e-12)
+
+
+# -- hessian of a function with an array output (JAX: jacfwd(jacrev(f))), hessian of a hessian ---
+
+def quartic(v):
+    return np.sum(v ** 4) * v[0]
+
+
+def quartic_jax(v):
+    return jnp.sum(v ** 4) * v[0]
+
+
+def vector_out(v):
+    return np.sin(v) * v[0] ** 2
+
+
+def vector_out_jax(v):
+    return jnp.sin(v) * v[0] ** 2
+
+
+V = np.array([1.0, -2.0, 0.5])
+
+
+def test_hessian_of_hessian_against_jax():
+    ref = jax.hessian(jax.hessian(quartic_jax))(V)
+    np.testing.assert_allclose(tp.hessian(tp.hessian(quartic))(V), ref, atol=1e-10)
+    np.testing.assert_allclose(tp.hessian(tp.hessian(lambda v: np.sum(v ** 4)))(V),
+                               jax.hessian(jax.hessian(lambda v: jnp.sum(v ** 4)))(V), atol=1e-10)
+
+
+def test_hessian_of_hessian_under_jit_and_grad():
+    import warnings
+    ref = jax.hessian(jax.hessian(quartic_jax))(V)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # jit may run the NumPy version
+        np.testing.assert_allclose(tp.jit(tp.hessian(tp.hessian(quartic)))(V), ref, atol=1e-10)
+    g = tp.grad(lambda z: np.sum(tp.hessian(tp.hessian(quartic))(z)))(V)
+    np.testing.assert_allclose(g, jax.grad(lambda z: jnp.sum(jax.hessian(jax.hessian(
+        quartic_jax))(z)))(V), atol=1e-10)
+
+
+def fd_jacobian(F, x, eps=1e-6):
+    """Central differences of an array-valued F: result[..., j] = dF/dx_j."""
+    cols = []
+    for j in range(x.size):
+        e = np.zeros_like(x)
+        e[j] = eps
+        cols.append((np.asarray(F(x + e)) - np.asarray(F(x - e))) / (2 * eps))
+    return np.stack(cols, axis=-1)
+
+
+def test_hessian_of_vector_function():
+    ref = jax.hessian(vector_out_jax)(V)
+    np.testing.assert_allclose(tp.hessian(vector_out)(V), ref, atol=1e-12)
+    np.testing.assert_allclose(tp.jit(tp.hessian(vector_out))(V), ref, atol=1e-12)
+    fd = fd_jacobian(tp.jacrev(vector_out), V)
+    np.testing.assert_allclose(tp.hessian(vector_out)(V), fd, rtol=1e-6, atol=1e-6)
+
+
+def test_hessian_of_hessian_fd():
+    third = fd_jacobian(tp.hessian(quartic), V)
+    fourth = fd_jacobian(tp.jacfwd(tp.hessian(quartic)), V)
+    np.testing.assert_allclose(tp.jacfwd(tp.hessian(quartic))(V), third, rtol=1e-6, atol=1e-5)
+    np.testing.assert_allclose(tp.hessian(tp.hessian(quartic))(V), fourth, rtol=1e-6, atol=1e-5)
