@@ -205,3 +205,38 @@ def test_hessian_of_hessian_fd():
     fourth = fd_jacobian(tp.jacfwd(tp.hessian(quartic)), V)
     np.testing.assert_allclose(tp.jacfwd(tp.hessian(quartic))(V), third, rtol=1e-6, atol=1e-5)
     np.testing.assert_allclose(tp.hessian(tp.hessian(quartic))(V), fourth, rtol=1e-6, atol=1e-5)
+
+
+# -- a return inside a loop (correctness under grad, jit(grad), hessian) ---------------------------
+
+def return_in_for(x):
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc = acc + x[i] ** 2
+        if acc > 1.0:
+            return acc * 2.0
+    return acc
+
+
+def return_in_while(x):
+    acc = 0.0
+    k = 0
+    while k < x.shape[0]:
+        acc = acc + np.sin(x[k]) * x[0]
+        if acc > 0.5:
+            return acc * x[k]
+        k = k + 1
+    return acc
+
+
+@pytest.mark.parametrize("x", [np.array([0.3, 1.2, -0.7]), np.array([0.3, 0.2, -0.7]),
+                               np.array([1.3, 0.2, -0.7])])
+@pytest.mark.parametrize("f", [return_in_for, return_in_while])
+def test_return_inside_loop(f, x):
+    import warnings
+    fd = numerical_grad(f, [x])
+    np.testing.assert_allclose(tp.grad(f)(x), fd, rtol=1e-6, atol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # jit may run the NumPy version
+        np.testing.assert_allclose(tp.jit(tp.grad(f))(x), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tp.hessian(f)(x), fd_hessian(f, x), rtol=1e-5, atol=1e-6)
