@@ -65,6 +65,16 @@ def inner_branch_factor(x):
     return s
 
 
+def inner_escape_stale(x):
+    # at i = 2 the inner loop runs zero times: t keeps the value of the previous i
+    s = 0.0
+    for i in range(3):
+        for j in range(2 - i):
+            t = np.sin(x[j] * (i + 1))
+        s = s + t * x[i]
+    return s
+
+
 X = np.array([0.3, 1.2, -0.7, 0.9])
 
 
@@ -72,12 +82,14 @@ def fd_hessian(f, x):
     return np.array([numerical_grad(lambda z: tp.grad(f)(z)[k], [x]) for k in range(x.size)])
 
 
-@pytest.mark.parametrize("f", [inner_if, inner_continue, inner_while_if, inner_branch_factor])
+@pytest.mark.parametrize("f", [inner_if, inner_continue, inner_while_if, inner_branch_factor,
+                               inner_escape_stale])
 def test_grad_inner_loop_zero_trips(f):
     np.testing.assert_allclose(tp.grad(f)(X), numerical_grad(f, [X]), rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("f", [inner_if, inner_continue, inner_while_if, inner_branch_factor])
+@pytest.mark.parametrize("f", [inner_if, inner_continue, inner_while_if, inner_branch_factor,
+                               inner_escape_stale])
 def test_hessian_inner_loop_zero_trips(f):
     np.testing.assert_allclose(tp.hessian(f)(X), fd_hessian(f, X), rtol=1e-5, atol=1e-6)
 
