@@ -297,11 +297,11 @@ def batch_getitem_vjp(ct, x, index, ct_batched, x_batched):
     return out
 
 
-def batch_getitem_vjp_back(g, index, ct_batched):
-    """The cotangent of ct in batch_getitem_vjp: each example's g[index] (summed over the batch
-    when ct was not batched)."""
+def batch_getitem_vjp_back(ct, index, ct_batched):
+    """The cotangent of ct in batch_getitem_vjp: each example's ct[index] (summed over the
+    batch when ct was not batched)."""
     index = index if isinstance(index, tuple) else (index,)
-    g = np.asarray(g)
+    g = np.asarray(ct)
     if _basic(index):
         rows = g[(slice(None),) + index]
     else:

@@ -11,7 +11,7 @@ loop over basis vectors in Python (transpile/jacobian_eager.py), for pytrees too
 import inspect
 
 from transpile.api import Grad, Transform, _fname, core_of
-from transpile.jacobian_eager import jacfwd, register_jacobian_core
+from transpile.jacobian_eager import jacfwd, jacrev, register_jacobian_core
 from transpile.errors import TranspileError
 from transpile.ir import Const, IndexArg, TupleArg, Var
 from transpile.normalize import Builder, Namer
@@ -57,15 +57,50 @@ class Hessian(Transform):
         super().__init__(fun)
         self.argnum = argnum
         self._eager = jacfwd(Grad(fun, argnum), argnum)
+        self._eager_nonscalar = None
+        self._scalar = {}
 
     def __call__(self, *args, **kwargs):
-        return self._eager(*args, **kwargs)
+        import numpy as np
+        leaves, trees = self.flatten_args(self.bind(args, kwargs))
+        ranks = tuple(int(np.ndim(leaf)) for leaf in leaves)
+        if self.scalar_output(trees, ranks):
+            return self._eager(*args, **kwargs)
+        if self._eager_nonscalar is None:
+            self._eager_nonscalar = jacfwd(jacrev(self.fun, self.argnum), self.argnum)
+        return self._eager_nonscalar(*args, **kwargs)
+
+    def scalar_output(self, trees, ranks):
+        """Does fun return a scalar for arguments of these ranks? (True when unknown: the
+        gradient then says what it got.) JAX's hessian is jacfwd(jacrev(f)), which also
+        takes a function with an array output (a hessian of a hessian); forward over the
+        gradient is the same for a scalar output, with one reverse sweep."""
+        if ranks is None:     # a hessian's output is an array but for a 0-d argument
+            return not hasattr(self.fun, "output_rank")
+        key = (trees, tuple(ranks))
+        if key not in self._scalar:
+            self._scalar[key] = function_output_rank(self.fun, trees, ranks) in (0, None)
+        return self._scalar[key]
+
+    def output_rank(self, trees, ranks):
+        """The rank of the Hessian: fun's output rank + twice the argument's (None: unknown)."""
+        a = self.argnum
+        if trees[a] != LEAF:
+            return None
+        inner = function_output_rank(self.fun, trees, ranks)
+        return None if inner is None else inner + 2 * ranks[leaf_ranges(trees)[a][0]]
 
     def __transpile_core__(self, in_trees, ranks=None):
         from transpile.vmap import Ranked, Vmap
         if isinstance(in_trees, Ranked):
             in_trees, ranks, _ = in_trees
         a = self.argnum
+        if not self.scalar_output(in_trees, ranks):
+            rk = None if ranks is None else Ranked((in_trees, tuple(ranks),
+                                                    tuple(True for _ in in_trees)))
+            core = jacobian_core(jacrev(self.fun, a), a, "fwd", rk or in_trees)
+            core.name = core.name.split("__")[0] + "__hessian"
+            return core
         a_rank = None if ranks is None else ranks[leaf_ranges(in_trees)[a][0]] \
             if in_trees[a] == LEAF else None
         if in_trees[a] == LEAF and a_rank != 1:
@@ -115,6 +150,22 @@ class Hessian(Transform):
         core.free = vm_core.free
         core.deps = getattr(vm_core, "deps", [])
         return core
+
+
+def function_output_rank(fun, trees, ranks):
+    """The rank of fun's single array output for arguments of these ranks (None: unknown)."""
+    from transpile.vmap import Ranked
+    if hasattr(fun, "output_rank"):
+        return fun.output_rank(trees, ranks)
+    try:
+        if getattr(fun, "accepts_ranks", False):
+            core = fun.__transpile_core__(Ranked((trees, tuple(ranks), tuple(
+                True for _ in trees))))
+        else:
+            core = core_of(fun, trees)
+    except TranspileError:
+        return None
+    return output_rank(core, ranks) if core.out_tree == LEAF else None
 
 
 class CotangentMap(Transform):

@@ -78,6 +78,11 @@ batch_getitem_vjp = defprim(
     "batch_getitem_vjp", RB.batch_getitem_vjp, "rt.batch_getitem_vjp",
     "ct, x, index, ct_batched, x_batched", batch=_H, linear=("ct",), shape_args=("x",),
     vjp={"ct": "rt.batch_getitem_vjp_back(g, index, ct_batched)"})
+# its transpose, linear in ct (x is ct_batched's batched x: a hessian of a hessian)
+batch_getitem_vjp_back = defprim(
+    "batch_getitem_vjp_back", RB.batch_getitem_vjp_back, "rt.batch_getitem_vjp_back",
+    "ct, index, ct_batched", batch=_H, linear=("ct",),
+    vjp={"ct": "rt.batch_getitem_vjp(g, ct, index, ct_batched, True)"})
 
 
 def _any_batch(s, eqn):
@@ -87,8 +92,7 @@ def _any_batch(s, eqn):
 # is any example of a batched while loop still running (a bool of the whole batch)
 batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
                     batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
-for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
-                    ("batch_basis_like", "x"), ("batch_slots", "n"),
+for _name, _sig in [("batch_basis_like", "x"), ("batch_slots", "n"),
                     ("batch_axes", "x"), ("batch_not", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
@@ -100,7 +104,6 @@ for _name, _sig in [("batch_getitem_vjp_back", "g, index, ct_batched"),
 # The loop fallback collects per-example results in a Python list: no derivative flows through
 # that list, so differentiating it must fail loudly rather than give zeros.
 by_name("batch_set").opaque = True
-by_name("batch_getitem_vjp_back").opaque = True
 by_name("batch_set").opaque_hint = (
     "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
     "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")

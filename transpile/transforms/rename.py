@@ -165,6 +165,7 @@ class _SSA:
         self.namer = namer
         self.seen = set(params)
         self.partial = set()    # names bound on one path of an earlier if only
+        self.in_loop = False
 
     def bind(self, name, mapping):
         new = name if name not in self.seen else self.namer.numbered(_stem(name), start=2)
@@ -241,13 +242,19 @@ class _SSA:
         m = dict(mapping)
         if isinstance(st, ir.ForRange):
             bounds = [map_atoms(a, _sub(mapping)) for a in (st.start, st.stop, st.step)]
+            prior = mapping.get(st.var) if st.var not in self.partial else None
             var = self.bind(st.var, m)
-            body = self.block(st.body, m)
+            if self.in_loop and prior is not None:
+                # a loop that runs zero times leaves its variable as it was (a backward loop's
+                # index, carried by the enclosing loop, is copied back after it)
+                pre.append(self.copy(var, prior, st.loc))
             cond_body, cond = None, None
         else:
             cond_body = self.block(st.cond_body, m)
             cond = map_atoms(st.cond, _sub(m))
-            body = self.block(st.body, m)
+        outer, self.in_loop = self.in_loop, True
+        body = self.block(st.body, m)
+        self.in_loop = outer
         for n in carried:
             if m[n] != loop_names[n]:
                 body.append(self.copy(loop_names[n].name, m[n], st.loc))

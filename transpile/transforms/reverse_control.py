@@ -27,6 +27,7 @@ from transpile import ir
 from transpile.ir import Const, Eqn, Var
 from transpile.primitives import by_name
 from transpile.transforms.reverse import ReverseSweep, _tag, check_opaque, contributions
+from transpile.transforms.inplace import live_after
 from transpile.transforms.tape_slim import slim
 
 
@@ -119,7 +120,10 @@ class ControlReverseSweep(ReverseSweep):
         self.tape = None
         self.dtapes = {}
         self.block_pushes = {}
+        self.push_sites = {}     # id(block) -> {name: its Push at the end of the block}
+        self.pop_sites = {}      # (id(block), name) -> the pops of that push
         self.counters = {}
+        self.scalar_zero = set()  # adjoints made 0.0 by prefix (may still be that scalar)
 
     def owned_or_primal(self):
         return set(self.params) | set(ir.bound_names(self.body))
@@ -151,10 +155,16 @@ class ControlReverseSweep(ReverseSweep):
         names = [n for n in dict.fromkeys(self.block_defs(stmts) + self.block_extra.get(
             id(stmts), [])) if n not in exclude and n in self.read]
         self.block_pushes[id(stmts)] = names
-        return [ir.Push(self.tape, Var(n)) for n in names]
+        pushes = [ir.Push(self.tape, Var(n)) for n in names]
+        self.push_sites[id(stmts)] = dict(zip(names, pushes))
+        return pushes
 
-    def pops(self, names):
-        return [Eqn(n, by_name("tape_pop"), {"tape": self.tape}) for n in reversed(names)]
+    def pops(self, names, block=None):
+        out = [Eqn(n, by_name("tape_pop"), {"tape": self.tape}) for n in reversed(names)]
+        if block is not None:
+            for e in out:
+                self.pop_sites.setdefault((block, e.out), []).append(e)
+        return out
 
     # -- the generated function ------------------------------------------------------------------
 
@@ -193,21 +203,35 @@ class ControlReverseSweep(ReverseSweep):
         self.backward_block(self.body, False)
         grads = self.gradients()
         if self.tape is not None:
-            self.prune(split, grads)
+            self.prune(split, list(grads) + list(primal_outs))
             self.b.body = slim(self.b.body, split, self.tape, list(grads) + list(primal_outs),
                                self.namer)
         return self.b.body, extra, grads, primal_outs
 
-    def prune(self, split, grads):
-        """Drop the pushes (and their pops) of values the backward sweep never reads."""
+    def prune(self, split, outs):
+        """Drop the pushes (and their pops) of values the backward sweep never reads, and the
+        end-of-block pushes whose every pop is dead where it stands. A value bound inside an
+        inner loop or branch (`cond`, a factor) is pushed at the end of each outer iteration,
+        but the inner backward loop pops its own copies before reading them: pushing it there
+        is useless, and wrong when the inner loop ran zero times (the name is unbound)."""
         tape = self.tape.name
         back = self.b.body[split:]
-        used = {g.name for g in grads if isinstance(g, Var)}
+        used = {g.name for g in outs if isinstance(g, Var)}
         for st in walk_stmts(back):
             if not (isinstance(st, Eqn) and st.prim.name == "tape_pop"):
                 used |= set(ir.names_read(st))
+        live = live_after(back, outs)
+        dropped = set()
+        for block, sites in self.push_sites.items():
+            for n, push in sites.items():
+                pops = self.pop_sites.get((block, n), [])
+                if pops and all(n not in live.get(id(e), {n}) for e in pops):
+                    dropped.add(id(push))
+                    dropped |= {id(e) for e in pops}
 
         def keep(st):
+            if id(st) in dropped:
+                return False
             if isinstance(st, ir.Push) and st.tape == Var(tape):
                 return not isinstance(st.value, Var) or st.value.name in used
             if isinstance(st, Eqn) and st.prim.name == "tape_pop" and st.args["tape"] == Var(tape):
@@ -288,6 +312,13 @@ class ControlReverseSweep(ReverseSweep):
             shared = isinstance(cur, Var) and any(
                 v == cur for k, v in self.adj.items() if k != n)
             if isinstance(cur, Var) and cur.name in self.owned and not shared:
+                if n in carried and cur.name in self.scalar_zero:
+                    # made 0.0 for a name bound in one branch (an early return's other path);
+                    # the loop carrying it needs an adjoint of its shape (`g[i] = 0` in the
+                    # rule of a write reads g as an array)
+                    self.b.body.append(Eqn(cur.name, by_name("adjoint_like"),
+                                           {"d": cur, "x": Var(n)}, self.b.loc))
+                    self.scalar_zero.discard(cur.name)
                 continue
             d = self.adjoint_name(n)
             if cur is not None:
@@ -296,6 +327,7 @@ class ControlReverseSweep(ReverseSweep):
                 self.b.body.append(Eqn(d, by_name("zeros_like"), {"x": Var(n)}, self.b.loc))
             else:
                 self.b.body.append(Eqn(d, by_name("assign"), {"x": Const(0.0)}, self.b.loc))
+                self.scalar_zero.add(d)
             self.adj[n] = Var(d)
             self.owned.add(d)
 
@@ -311,7 +343,7 @@ class ControlReverseSweep(ReverseSweep):
 
                 def branch(block):
                     if in_loop:
-                        self.b.body += self.pops(self.block_pushes[id(block)])
+                        self.b.body += self.pops(self.block_pushes[id(block)], id(block))
                     self.backward_block(block, in_loop)
                 body = self.sub(lambda: branch(st.body))
                 orelse = self.sub(lambda: branch(st.orelse))
@@ -339,7 +371,7 @@ class ControlReverseSweep(ReverseSweep):
 
     def loop_body(self, st, loc):
         self.b.loc = loc
-        self.b.body += self.pops(self.block_pushes[id(st.body)])
+        self.b.body += self.pops(self.block_pushes[id(st.body)], id(st.body))
         self.b.body += self.pops(self.carried(st))
         self.backward_block(st.body, True)
 
