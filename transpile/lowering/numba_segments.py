@@ -90,8 +90,8 @@ def segmented_main(lw, body, outs, signature, header, decorator):
         later.append(set(acc))
         acc |= set(loads)
     later.reverse()
-    text = header.replace("from numba import njit, prange\n",
-                          "from numba import njit, prange\nimport transpile_runtime as rt\n")
+    text = header.replace("\nimport numpy as np\n",
+                          "\nimport numpy as np\nimport transpile_runtime as rt\n", 1)
     part_avals = {}
     for k in lw.kernels:
         text += "\n\n" + k
