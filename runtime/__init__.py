@@ -50,5 +50,6 @@ from .stats_adjoints import (conv_pad_width, cov_norm, cov_obs_part,  # noqa: E4
                               cov_obs_vjp, cov_weights, interp_index, lstsq_rank,
                               lstsq_residuals, lstsq_x, meshgrid_part, polyval_vjp,
                               quantile_jvp, quantile_mask, quantile_vjp, residual_weights,
-                              residual_weights_t, take_vjp, weights_along, weights_back)
+                              residual_weights_t, take_vjp, three_vectors, weights_along,
+                              weights_back)
 from . import custom_rules  # noqa: F401,E402

@@ -187,7 +187,16 @@ def cov_norm(m, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None
     return w_sum - ddof * np.sum(w * np.asarray(aweights, dtype=np.float64)) / w_sum
 
 
-# ---- np.convolve / np.correlate, np.interp, np.polyval ------------------------------------------
+# ---- np.cross, np.convolve / np.correlate, np.interp, np.polyval ---------------------------------
+
+
+def three_vectors(x, axis=-1):
+    """x, checked to hold 3-entry vectors along axis (np.cross's derivatives do not take the
+    2-entry vectors NumPy 2 deprecates)."""
+    if np.shape(x)[axis] != 3:
+        raise NotImplementedError("derivatives of np.cross need 3-entry vectors (NumPy 2 "
+                                  "deprecates 2-entry ones): append a zero z component")
+    return x
 
 
 def conv_pad_width(n, m, mode="full", kind="convolve"):

@@ -270,6 +270,12 @@ for _name, _expr, _shapes in [
         ("ptp", "np.ptp(x, axis=1, keepdims=True)", [(3, 4)])]:
     case(_name, _expr, _shapes, domain="distinct", dtypes=_F32 if _shapes in ([(5,)], [(6,)])
          else ("float64",))
+case("quantile", "np.quantile(x, 1.0 / (1.0 + np.exp(-y)), axis=1)", [(3, 6), (2,)],
+     domain="distinct")
+case("percentile", "np.percentile(x, 100.0 / (1.0 + np.exp(-y)), keepdims=True)", [(7,), ()],
+     domain="distinct")
+case("quantile", "np.quantile(x, 0.5 + 0.1 * np.tanh(y), method='lower')", [(5,), ()],
+     domain="distinct")
 for _method in ("lower", "higher", "nearest", "midpoint"):
     case("quantile", f"np.quantile(x, [0.3, 0.5], axis=1, method={_method!r})", [(2, 5)],
          domain="distinct")
@@ -294,6 +300,8 @@ for _name, _expr, _shapes in [
         ("cross", "np.cross(x, y)", [(3,), (3,)]), ("cross", "np.cross(x, y)", [(2, 3), (3,)]),
         ("cross", "np.cross(x, y, axisa=0, axisb=0, axisc=0)", [(3, 2), (3, 2)]),
         ("cross", "np.cross(x, y, axis=0)", [(3, 2), (3, 2)]),
+        ("cross", "np.cross(x, y, axisa=0, axisb=0)", [(3, 2), (3,)]),
+        ("cross", "np.cross(x, y, axisb=0, axisc=0)", [(2, 3), (3, 2)]),
         ("polyval", "np.polyval(x, y)", [(3,), (4,)]), ("polyval", "np.polyval(x, y)", [(4,), ()]),
         ("polyval", "np.polyval(x, y)", [(1,), (2, 2)]),
         ("multi_dot", "np.linalg.multi_dot([x, y, z])", [(2, 3), (3, 4), (4, 2)]),

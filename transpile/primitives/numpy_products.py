@@ -15,9 +15,11 @@ derivatives 2 r (in b) and -2 r x^T (in a) at the optimum (r = b - a x); rank is
 """
 import numpy as np
 
-from transpile.primitives.batching_more import per_example, pointwise
+from transpile.ir import Const
+from transpile.primitives.batching_more import axis_rule, per_example, pointwise
 from transpile.primitives.batching_rules import NoRule, Rule, _const, elementwise_batch
 from transpile.primitives.linalg_rows import pinv_jvp, pinv_vjp
+from transpile.primitives.numpy_stats import is_none
 from transpile.primitives.registry import defprim
 from transpile_runtime import stats_adjoints as SA
 
@@ -33,11 +35,29 @@ def _cross_batch(s, eqn):
     elementwise_batch(s, eqn)
 
 
+def _cross_vjp(first, second, arg):
+    """The cotangent of `arg`: first × second (g stands for the result's vectors),
+    un-broadcast with the vectors last, then moved back to arg's vector axis. The vectors of
+    x and y are checked to have 3 entries (NumPy 2 deprecates 2-entry vectors in np.cross)."""
+    def rule(eqn, k):
+        axes = {a: "axis" if not is_none(eqn, "axis") else ax for a, ax in _AXIS_OF.items()}
+        vec = {a: a if a == "g" else f"rt.three_vectors({a}, {axes[a]})" for a in _AXIS_OF}
+        cross = f"np.cross({vec[first]}, {vec[second]}, {axes[first]}, {axes[second]})"
+        if all(eqn.args.get(a, Const(-1)).value in (-1, None) for a in _AXIS_OF.values()) \
+                and is_none(eqn, "axis"):
+            return f"rt.unbroadcast({cross}, {vec[arg]})"    # vectors last: as NumPy broadcasts
+        return (f"np.moveaxis(rt.unbroadcast({cross}, np.moveaxis({vec[arg]}, {axes[arg]}, -1)), "
+                f"-1, {axes[arg]})")
+    return rule
+
+
+_AXIS_OF = {"x": "axisa", "y": "axisb", "g": "axisc"}
 cross = defprim("cross", np.cross, "np.cross", "x, y, axisa=-1, axisb=-1, axisc=-1, axis=None",
-                linear=("x", "y"),
-                batch=Rule("linalg", _cross_batch, lambda s, eqn: None),
-                vjp={"x": "rt.unbroadcast(np.cross(y, g, axisb, axisc, axisa, axis), x)",
-                     "y": "rt.unbroadcast(np.cross(g, x, axisc, axisa, axisb, axis), y)"})
+                linear=("x", "y"), batch=Rule("linalg", _cross_batch, lambda s, eqn: None),
+                vjp={"x": _cross_vjp("y", "g", "x"), "y": _cross_vjp("g", "x", "y")})
+three_vectors = defprim("three_vectors", SA.three_vectors, "rt.three_vectors", "x, axis=-1",
+                        linear=("x",), batch=axis_rule(["axis"]),
+                        vjp={"x": "rt.three_vectors(g, axis)"})
 
 # ---- convolution and correlation (1-D) ----------------------------------------------------------
 # convolve: out[k] = sum_i x[i] y[k - i]; with G the cotangent padded to the full length,

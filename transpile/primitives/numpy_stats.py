@@ -6,7 +6,8 @@ w = rt.quantile_mask(x, q, axis, method), the two sorted entries around q (n - 1
 linear interpolation weighs them (np.median: the middle one, or the two middle ones by
 halves), a weight shared equally among tied entries, as np.max shares its cotangent. w is
 piecewise constant in x, so the rules are linear in g and x_dot (second derivatives are 0);
-they read like np.max's. np.ptp is max - min, written with the same extremum masks.
+they read like np.max's. In q, the linear method's quantile moves with the slope between
+its two order statistics. np.ptp is max - min, written with the same extremum masks.
 
 np.average(x, axis, weights) = sum(w x) / sum(w) with w = rt.weights_along(weights, x, axis)
 (weights laid along `axis`). np.cov(m, y) = Xc diag(w) Xc^T / F for the observation matrix
@@ -103,6 +104,27 @@ def _order_rules(q_of, method):
     return {"x": vjp}, {"x": jvp}
 
 
+def _q_rules(fn, per):
+    """vjp and jvp of q: between the order statistics lo = floor(q (n - 1)) and lo + 1 the
+    linear method's quantile moves with slope (n - 1) (x[lo + 1] - x[lo]) (np.quantile's
+    methods 'higher' and 'lower' give those two); the other methods are piecewise constant."""
+    slope = (f"((rt.reduced_count(x, axis) - 1){per} * ({fn}(x, q, axis, method='higher', "
+             f"keepdims=keepdims) - {fn}(x, q, axis, method='lower', keepdims=keepdims)))")
+
+    def linear(eqn):
+        m = eqn.args.get("method", Const("linear"))
+        return isinstance(m, Const) and m.value == "linear"
+
+    def vjp(eqn, k):     # g * slope summed over all but q's axes
+        return (f"np.reshape(np.sum(np.reshape(g * {slope}, (np.size(q), -1)), axis=1), "
+                f"np.shape(q))") if linear(eqn) else "0"
+
+    def jvp(eqn, k):
+        return (f"np.reshape(np.reshape({slope}, (np.size(q), -1)) * np.reshape(q_dot, "
+                f"(np.size(q), 1)), np.shape(ans))") if linear(eqn) else "0"
+    return vjp, jvp
+
+
 def _percent(eqn):
     """np.percentile's q as a fraction (written out when it is a constant)."""
     q = eqn.args["q"]
@@ -114,11 +136,10 @@ median = defprim("median", np.median, "np.median",
                  "x, axis=None, out=None, overwrite_input=False, keepdims=False",
                  batch=REDUCE, vjp=_vjp, jvp=_jvp)
 _SIG = "x, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False"
-_vjp, _jvp = _order_rules(lambda eqn: "q", "method")
-quantile = defprim("quantile", np.quantile, "np.quantile", _SIG, batch=REDUCE, vjp=_vjp, jvp=_jvp)
-_vjp, _jvp = _order_rules(_percent, "method")
-percentile = defprim("percentile", np.percentile, "np.percentile", _SIG, batch=REDUCE,
-                     vjp=_vjp, jvp=_jvp)
+for _name, _q, _per in [("quantile", lambda eqn: "q", ""), ("percentile", _percent, " / 100")]:
+    _vjp, _jvp = _order_rules(_q, "method")
+    _vjp["q"], _jvp["q"] = _q_rules(f"np.{_name}", _per)
+    defprim(_name, getattr(np, _name), f"np.{_name}", _SIG, batch=REDUCE, vjp=_vjp, jvp=_jvp)
 defprim("quantile_mask", SA.quantile_mask, "rt.quantile_mask", "x, q, axis=None, method='linear'",
         nondiff=True, batch=MASK)
 quantile_jvp = defprim("quantile_jvp", SA.quantile_jvp, "rt.quantile_jvp",
