@@ -46,4 +46,10 @@ from .linalg_adjoints import (copyltu, copyltu_t, eig_values,  # noqa: E402
                                                refuse_eig, refuse_norm_second,
                                                refuse_svd_vectors, slogdet_logabs, slogdet_sign,
                                                svd_u, svd_values, svd_vh, sym)
+from .stats_adjoints import (conv_pad_width, cov_norm, cov_obs_part,  # noqa: E402
+                              cov_obs_vjp, cov_weights, interp_index, lstsq_rank,
+                              lstsq_residuals, lstsq_x, meshgrid_part, polyval_vjp,
+                              quantile_jvp, quantile_mask, quantile_vjp, residual_weights,
+                              residual_weights_t, take_vjp, three_vectors, weights_along,
+                              weights_back)
 from . import custom_rules  # noqa: F401,E402

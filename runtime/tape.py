@@ -141,9 +141,20 @@ def compute_into(buf, ufunc, *args):
             shape = np.broadcast_shapes(*[np.shape(a) for a in args])
         except ValueError:
             shape = None
-        if shape == buf.shape and np.result_type(*args) == buf.dtype:
+        if shape == buf.shape and _out_dtype(ufunc, args) == buf.dtype:
             return ufunc(*args, out=buf)
     return ufunc(*args)
+
+
+def _out_dtype(ufunc, args):
+    """The dtype ufunc(*args) returns (np.divide of integers is float, np.greater's is bool);
+    Python numbers are weak, as NumPy treats them. Where NumPy cannot tell (no loop, or a
+    NumPy without weak Python numbers in resolve_dtypes): the promoted input dtype."""
+    try:
+        return ufunc.resolve_dtypes(tuple(type(a) if type(a) in (int, float, complex)
+                                          else np.result_type(a) for a in args) + (None,))[-1]
+    except (TypeError, ValueError):
+        return np.result_type(*args)
 
 
 def shape_like(x):

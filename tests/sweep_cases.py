@@ -252,6 +252,107 @@ for _name, _expr, _shapes, _dom in [
 case("vdot", "np.vdot(x, y)", [(3,), (3,)], dtypes=("complex128",),
      skip={"second": "second derivatives of complex non-holomorphic rows are not claimed"})
 
+# ---- transpile/primitives/numpy_stats.py: order statistics, average, cov, corrcoef --------------
+_F32 = ("float64", "float32")
+for _expr, _shapes in [
+        ("np.median(x)", [(5,)]), ("np.median(x)", [(4,)]), ("np.median(x, axis=1)", [(3, 4)]),
+        ("np.median(x, axis=0, keepdims=True)", [(5, 2)]), ("np.median(x, axis=(0, 2))", [(2, 3, 2)])]:
+    case("median", _expr, _shapes, domain="distinct", dtypes=_F32 if _shapes == [(5,)] else
+         ("float64",))
+for _name, _expr, _shapes in [
+        ("quantile", "np.quantile(x, 0.3)", [(5,)]),
+        ("quantile", "np.quantile(x, [0.25, 0.9], axis=1)", [(3, 5)]),
+        ("quantile", "np.quantile(x, 0.7, axis=0, keepdims=True)", [(4, 3)]),
+        ("quantile", "np.quantile(x, [[0.1], [0.6]], axis=-1, keepdims=True)", [(2, 4)]),
+        ("percentile", "np.percentile(x, 40.0, axis=1, keepdims=True)", [(3, 5)]),
+        ("percentile", "np.percentile(x, [10, 75])", [(6,)]),
+        ("ptp", "np.ptp(x)", [(5,)]), ("ptp", "np.ptp(x, axis=0)", [(3, 4)]),
+        ("ptp", "np.ptp(x, axis=1, keepdims=True)", [(3, 4)])]:
+    case(_name, _expr, _shapes, domain="distinct", dtypes=_F32 if _shapes in ([(5,)], [(6,)])
+         else ("float64",))
+case("quantile", "np.quantile(x, 1.0 / (1.0 + np.exp(-y)), axis=1)", [(3, 6), (2,)],
+     domain="distinct")
+case("percentile", "np.percentile(x, 100.0 / (1.0 + np.exp(-y)), keepdims=True)", [(7,), ()],
+     domain="distinct")
+case("quantile", "np.quantile(x, 0.5 + 0.1 * np.tanh(y), method='lower')", [(5,), ()],
+     domain="distinct")
+for _method in ("lower", "higher", "nearest", "midpoint"):
+    case("quantile", f"np.quantile(x, [0.3, 0.5], axis=1, method={_method!r})", [(2, 5)],
+         domain="distinct")
+for _name, _expr, _shapes in [
+        ("average", "np.average(x)", [(2, 3)]), ("average", "np.average(x, axis=1)", [(2, 3)]),
+        ("average", "np.average(x, axis=0, weights=y)", [(3, 2), (3,)]),
+        ("average", "np.average(x, weights=y, keepdims=True)", [(2, 3), (2, 3)]),
+        ("average", "np.average(x, axis=(0, 2), weights=y)", [(2, 3, 2), (2, 2)]),
+        ("cov", "np.cov(x)", [(3, 5)]), ("cov", "np.cov(x)", [(6,)]),
+        ("cov", "np.cov(x, rowvar=False)", [(5, 2)]), ("cov", "np.cov(x, y)", [(5,), (5,)]),
+        ("cov", "np.cov(x, y, rowvar=False, bias=True)", [(4, 2), (4,)]),
+        ("cov", "np.cov(x, aweights=[1.0, 2.0, 0.5, 1.5], ddof=1)", [(2, 4)]),
+        ("cov", "np.cov(x, fweights=[1, 2, 1, 3], ddof=0)", [(2, 4)]),
+        ("corrcoef", "np.corrcoef(x)", [(3, 5)]), ("corrcoef", "np.corrcoef(x, y)", [(5,), (5,)]),
+        ("corrcoef", "np.corrcoef(x, rowvar=False)", [(5, 3)])]:
+    case(_name, _expr, _shapes, domain="pos" if "weights" in _expr else "real",
+         dtypes=_F32 if _expr in ("np.average(x)", "np.cov(x)", "np.corrcoef(x)") else
+         ("float64",))
+
+# ---- transpile/primitives/numpy_products.py -----------------------------------------------------
+for _name, _expr, _shapes in [
+        ("cross", "np.cross(x, y)", [(3,), (3,)]), ("cross", "np.cross(x, y)", [(2, 3), (3,)]),
+        ("cross", "np.cross(x, y, axisa=0, axisb=0, axisc=0)", [(3, 2), (3, 2)]),
+        ("cross", "np.cross(x, y, axis=0)", [(3, 2), (3, 2)]),
+        ("cross", "np.cross(x, y, axisa=0, axisb=0)", [(3, 2), (3,)]),
+        ("cross", "np.cross(x, y, axisb=0, axisc=0)", [(2, 3), (3, 2)]),
+        ("polyval", "np.polyval(x, y)", [(3,), (4,)]), ("polyval", "np.polyval(x, y)", [(4,), ()]),
+        ("polyval", "np.polyval(x, y)", [(1,), (2, 2)]),
+        ("multi_dot", "np.linalg.multi_dot([x, y, z])", [(2, 3), (3, 4), (4, 2)]),
+        ("multi_dot", "np.linalg.multi_dot([x, y, z])", [(3,), (3, 4), (4,)]),
+        ("multi_dot", "np.linalg.multi_dot([x, y])", [(2, 3), (3,)]),
+        ("lstsq", "np.linalg.lstsq(x, y)[0]", [(5, 3), (5, 2)]),
+        ("lstsq", "np.linalg.lstsq(x, y)[0]", [(5, 3), (5,)]),
+        ("lstsq", "np.linalg.lstsq(x, y)[1]", [(5, 3), (5, 2)]),
+        ("lstsq", "np.linalg.lstsq(x, y)[1]", [(5, 3), (5,)])]:
+    case(_name, _expr, _shapes, dtypes=_F32 if _expr == "np.cross(x, y)" and
+         _shapes[0] == (3,) else ("float64",))
+case("lstsq", "np.linalg.lstsq(x, y)[3] + np.linalg.lstsq(x, y)[1]", [(4, 3), (4,)],
+     skip={"second": "second derivatives of singular values go through the singular vectors"})
+for _name in ("convolve", "correlate"):
+    for _mode in ("full", "same", "valid"):
+        for _shapes in ([(5,), (3,)], [(3,), (5,)], [(2,), (4,)]):
+            case(_name, f"np.{_name}(x, y, {_mode!r})", _shapes,
+                 dtypes=_F32 if _mode == "full" and _shapes[0] == (5,) else ("float64",))
+    case(_name, f"np.{_name}(x, y)", [(4,), (2,)])
+
+# ---- transpile/primitives/numpy_piecewise.py ----------------------------------------------------
+for _name, _expr, _shapes, _dom in [
+        ("interp", "np.interp(x, [-1.0, 0.0, 0.5, 1.3], [1.0, -0.5, 2.0, 0.3])", [(6,)], "real"),
+        ("interp", "np.interp(y, [-1.0, 0.0, 0.5, 1.3], x)", [(4,), (5,)], "real"),
+        ("interp", "np.interp(y, [-1.0, 0.0, 0.5, 1.3], x, left=z[0], right=z[1])",
+         [(4,), (6,), (2,)], "real"),
+        ("interp", "np.interp(y, np.cumsum(x) - 1.5, [1.0, -0.5, 2.0, 0.3])", [(4,), (5,)],
+         "pos"),
+        ("heaviside", "np.heaviside(x, 0.5) * x", [(3,)], "real"),
+        ("heaviside", "np.heaviside(np.round(x), y)", [(5,), (5,)], "real"),
+        ("nan_to_num", "np.nan_to_num(np.where(x > 0, x, np.nan))", [(4,)], "distinct"),
+        ("nan_to_num", "np.nan_to_num(np.where(x > 0, x, np.nan), nan=y)", [(4,), ()],
+         "distinct"),
+        ("nan_to_num", "np.nan_to_num(np.where(x > 0, np.inf, x), posinf=y[0], neginf=y[1])",
+         [(4,), (2,)], "distinct"),
+        ("take", "np.take(x, [0, 2, 2, -1])", [(2, 3)], "real"),
+        ("take", "np.take(x, [[1, 0], [2, 2]], axis=1)", [(2, 3)], "real"),
+        ("take", "np.take(x, [4, -7], mode='wrap')", [(5,)], "real"),
+        ("take", "np.take(x, [1, 9], axis=0, mode='clip')", [(3, 2)], "real"),
+        ("take", "x.take([2, 0]) * 2.0", [(3,)], "real"),
+        ("append", "np.append(x, y)", [(2, 3), (2,)], "real"),
+        ("append", "np.append(x, y, axis=0)", [(2, 3), (1, 3)], "real"),
+        ("append", "np.append(x, 2.0)", [(3,)], "real"),
+        ("meshgrid", "np.meshgrid(x, y)[0] * np.meshgrid(x, y)[1]", [(3,), (2,)], "real"),
+        ("meshgrid", "np.meshgrid(x, y, indexing='ij')[1] ** 2", [(3,), (2,)], "real"),
+        ("meshgrid", "np.meshgrid(x, y, z, sparse=True)[2] + np.meshgrid(x, y, z)[0]",
+         [(2,), (3,), (2,)], "real")]:
+    case(_name, _expr, _shapes, domain=_dom,
+         dtypes=_F32 if _shapes in ([(6,)], [(3,)], [(2, 3)]) and "axis" not in _expr
+         else ("float64",), jit_always=_name in ("heaviside", "nan_to_num"))
+
 # ---- rows with no case, and why --------------------------------------------------------------------
 EXEMPT = {
     "eig": "derivatives refused with a clear error (tests/test_primitive_sweep.py checks it)",
@@ -267,6 +368,10 @@ for _p in ('array_split split stack column_stack dstack hstack vstack cumprod cu
            'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
            'inner tensordot einsum linspace diff vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
+for _p in ('median quantile percentile ptp average cov corrcoef cross convolve correlate '
+           'polyval multi_dot interp take append meshgrid').split():
+    JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
+JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('cholesky det eigh eigvalsh inv matrix_power pinv qr slogdet solve svd').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '

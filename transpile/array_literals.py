@@ -107,5 +107,7 @@ def multi_output(norm, prim, bound, node, base):
         part = by_name(name)
         args = {k: v for k, v in bound.items() if part.param(k) is not None}
         args.update({k: Const(v) for k, v in extra.items()})
-        outs.append(norm.apply(part, [], args, node, base))
+        var = [p.name for p in part.params if p.kind == "var"]    # *xi: passed positionally
+        outs.append(norm.apply(part, list(args.pop(var[0], ())) if var else [], args, node,
+                               base))
     return outs[0] if single else Struct("tuple", outs)

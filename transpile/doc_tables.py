@@ -37,7 +37,8 @@ _OPS = {"+": "a + b", "-": "a - b", "*": "a * b", "/": "a / b", "**": "a ** b", 
         "%": "a % b", "not": "not a", "invert": "~a", "&": "a & b", "|": "a | b", "^": "a ^ b"}
 
 KIND_ORDER = ["elementwise", "reduction", "cumulative", "structure", "index", "linalg",
-              "axis", "fft", "stack", "creation", "creation_like", "query", "helper"]
+              "pointwise", "axis", "fft", "stack", "creation", "creation_like", "query",
+              "helper"]
 KIND_TITLES = {
     "elementwise": "Elementwise (broadcasting; reverse mode un-broadcasts)",
     "reduction": "Reductions (axis, keepdims)",
@@ -45,6 +46,7 @@ KIND_TITLES = {
     "structure": "Shapes and structure",
     "index": "Indexing",
     "linalg": "Products and linear algebra",
+    "pointwise": "Pointwise in one argument (np.interp, np.polyval in x)",
     "creation": "Array creation (no derivative)",
     "creation_like": "Creation from another array (no derivative)",
     "query": "Queries and comparisons (no derivative)",

@@ -4,6 +4,7 @@ from transpile.primitives import (adjoint_helpers, collectives, elementwise, lin
 from transpile.primitives import control  # noqa: F401,E402
 from transpile.primitives import array_rows, linalg_rows, numpy_more  # noqa: F401,E402
 from transpile.primitives import fft, scipy_special, scipy_stats  # noqa: F401,E402
+from transpile.primitives import numpy_piecewise, numpy_products, numpy_stats  # noqa: F401,E402
 from transpile.primitives import debugging  # noqa: F401,E402  (print in transformed code)
 from transpile.primitives.registry import (METHODS, Primitive, all_primitives, by_name,
                                            defmethod, defprim, lookup)

@@ -5,6 +5,8 @@
   stacked         NumPy's linalg functions act on the trailing two axes of a stack of
                   matrices: a batched `x` passes through unchanged
   per_example     no rule: vmap writes an explicit loop over the batch (still correct)
+  pointwise(p)    the row acts on each entry of argument p (np.interp, np.polyval in x): a
+                  batched p passes through; any other batched argument: loop fallback
 """
 from transpile.ir import Const
 from transpile.primitives.batching_rules import NoRule, Rule, _const, _only_batched, _shift
@@ -61,3 +63,10 @@ def rank_minus(n):
         r = s.r(eqn.args["x"])
         return None if r is None else r - n
     return rank
+
+
+def pointwise(param):
+    def batch(s, eqn):
+        _only_batched(s, eqn, [param])
+        s.final(eqn.prim, dict(eqn.args))
+    return Rule("pointwise", batch, lambda s, eqn: s.r(eqn.args[param]))

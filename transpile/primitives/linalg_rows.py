@@ -64,12 +64,23 @@ slogdet_logabs = defprim(
     vjp={"x": "rt.mT(np.linalg.inv(x)) * rt.expand_last(rt.expand_last(g))"},
     jvp={"x": "np.sum(rt.mT(np.linalg.inv(x)) * x_dot, axis=(-2, -1))"})
 
-pinv = defprim(
-    "pinv", np.linalg.pinv, "np.linalg.pinv", "x", batch=stacked,
-    vjp={"x": "-(rt.mT(ans) @ g @ rt.mT(ans)) + (rt.mT(g) - x @ ans @ rt.mT(g)) @ ans @ "
-              "rt.mT(ans) + rt.mT(ans) @ ans @ (rt.mT(g) - rt.mT(g) @ ans @ x)"},
-    jvp={"x": "-(ans @ x_dot @ ans) + ans @ rt.mT(ans) @ (rt.mT(x_dot) - rt.mT(x_dot) @ x @ "
-              "ans) + (rt.mT(x_dot) - ans @ x @ rt.mT(x_dot)) @ rt.mT(ans) @ ans"})
+
+
+def pinv_vjp(g, p, x="x"):
+    """Cotangent of x in p = pinv(x) for the cotangent g of p (template text; np.linalg.lstsq
+    uses it too)."""
+    return (f"-(rt.mT({p}) @ {g} @ rt.mT({p})) + (rt.mT({g}) - {x} @ {p} @ rt.mT({g})) @ {p} @ "
+            f"rt.mT({p}) + rt.mT({p}) @ {p} @ (rt.mT({g}) - rt.mT({g}) @ {p} @ {x})")
+
+
+def pinv_jvp(t, p, x="x"):
+    """Tangent of p = pinv(x) along the tangent t of x (template text)."""
+    return (f"-({p} @ {t} @ {p}) + {p} @ rt.mT({p}) @ (rt.mT({t}) - rt.mT({t}) @ {x} @ {p}) + "
+            f"(rt.mT({t}) - {p} @ {x} @ rt.mT({t})) @ rt.mT({p}) @ {p}")
+
+
+pinv = defprim("pinv", np.linalg.pinv, "np.linalg.pinv", "x", batch=stacked,
+               vjp={"x": pinv_vjp("g", "ans")}, jvp={"x": pinv_jvp("x_dot", "ans")})
 
 
 def _mpow_terms(eqn, lhs, rhs, mid, base):
