@@ -10,7 +10,7 @@ from .helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_o
                              tile_vjp, transpose_back)
 from .collectives import (all_gather, all_gather_vjp, axis_index, axis_size,
                                  extremum_share, pmax, pmean, pmin, psum)
-from .batching import (basis_like, batch_align, batch_any, batch_axes,
+from .batching import (basis_like, batch_align, batch_any, batch_axes, batch_shift_axes,
     batch_basis_like, batch_broadcast, batch_broadcast_like, batch_check_scalar_output,
     batch_extremum_mask, batch_getitem_vjp, batch_getitem_vjp_back, batch_jac_columns,
     batch_jac_columns_vjp, batch_jac_rows, batch_not, batch_parts, batch_reduced_count, batch_row, batch_row_vjp,

@@ -16,9 +16,19 @@ def batch_broadcast(x, size):
     return np.broadcast_to(x, (size,) + x.shape)
 
 
-def batch_axes(x):
-    """All axes of a batched value except the batch axis: (1, 2, ..., ndim - 1)."""
-    return tuple(range(1, np.ndim(x)))
+def batch_axes(x, outer=0):
+    """All axes of a batched value except the batch axis: (1, 2, ..., ndim - 1); `outer`: the
+    value has that many more batch axes in front (a vmap around the vmap that asked)."""
+    return tuple(range(1, np.ndim(x) - outer))
+
+
+def batch_shift_axes(axis):
+    """An axis argument computed at run time, moved past a new leading batch axis."""
+    if axis is None:
+        return None
+    if isinstance(axis, (tuple, list)):
+        return tuple(a + 1 if a >= 0 else a for a in axis)
+    return axis + 1 if axis >= 0 else axis
 
 
 def batch_align(x, like_ndim, like_batched):

@@ -2,6 +2,7 @@
 import numpy as np
 
 from fd_helpers import numgrad
+import transpile as tp
 from transpile import (check_grads, grad, hessian, jacfwd, jacobian, jacrev, jvp, linearize)
 
 
@@ -122,3 +123,19 @@ def test_numgrad_agrees_for_triangular_second_order():
     gf = grad(f)
     np.testing.assert_allclose(grad(lambda a: np.sum(gf(a)))(A),
                                numgrad(lambda a: np.sum(gf(a)), A), atol=1e-6)
+
+
+def _third_order_target(x):
+    return np.sum(np.sin(x) * x[0])
+
+
+def test_vmap_of_third_and_fourth_order_jacobians_match_per_example():
+    xs = np.array([[0.3, 1.2], [0.5, -0.4]])
+    for t in (tp.jacrev(tp.hessian(_third_order_target)),
+              tp.hessian(tp.hessian(_third_order_target))):
+        got = tp.vmap(t)(xs)
+        np.testing.assert_allclose(got, np.stack([t(x) for x in xs]), rtol=1e-12)
+    # d^3/dx0^3 of sin(x0) x0 + sin(x1) x0 = -3 sin(x0) - x0 cos(x0)
+    x0 = xs[:, 0]
+    np.testing.assert_allclose(tp.vmap(tp.jacrev(tp.hessian(_third_order_target)))(xs)[:, 0, 0, 0],
+                               -3 * np.sin(x0) - x0 * np.cos(x0), rtol=1e-12)

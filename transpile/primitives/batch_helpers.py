@@ -3,7 +3,8 @@ reverse rules so that batched code can be differentiated again (grad of vmap).""
 from transpile_runtime import batching as RB
 from transpile.primitives import batching_rules as BR
 from transpile.primitives import jacobian_batching as JB
-from transpile.primitives.batching_rules import NoRule
+from transpile.ir import Const
+from transpile.primitives.batching_rules import NoRule, Rule
 from transpile.primitives.registry import by_name, defprim
 
 _H = BR.batch_helper
@@ -93,7 +94,7 @@ def _any_batch(s, eqn):
 batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
                     batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
 for _name, _sig in [("batch_basis_like", "x"), ("batch_slots", "n"),
-                    ("batch_axes", "x"), ("batch_not", "x"),
+                    ("batch_not", "x"),
                     ("batch_parts", "n"), ("batch_set", "parts, i, value"),
                     ("batch_reduced_count", "x, axis=None"),
                     ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
@@ -101,6 +102,25 @@ for _name, _sig in [("batch_basis_like", "x"), ("batch_slots", "n"),
                     ("batch_sum_grad_vjp", "g, ct, axis, keepdims, ct_batched")]:
     defprim(_name, getattr(RB, _name), f"rt.{_name}", _sig, batch=_H, nondiff=True)
 
+
+
+def _axes_batch(s, eqn):
+    """batch_axes(x) of a value another vmap batches: the same axes, one batch axis more in
+    front (unbatched: every example has the same)."""
+    outer = eqn.args.get("outer", Const(0))
+    s.final("batch_axes", {"x": eqn.args["x"], "outer": Const(outer.value + 1)},
+            batched=False, rank=None)
+
+
+def _shift_batch(s, eqn):
+    raise NoRule("a batched axis argument")
+
+
+batch_axes = defprim("batch_axes", RB.batch_axes, "rt.batch_axes", "x, outer=0",
+                     batch=Rule("batch_axes", _axes_batch, lambda s, eqn: None), nondiff=True)
+batch_shift_axes = defprim("batch_shift_axes", RB.batch_shift_axes, "rt.batch_shift_axes",
+                           "axis", batch=Rule("batch_shift_axes", _shift_batch,
+                                              lambda s, eqn: None), nondiff=True)
 # The loop fallback collects per-example results in a Python list: no derivative flows through
 # that list, so differentiating it must fail loudly rather than give zeros.
 by_name("batch_set").opaque = True

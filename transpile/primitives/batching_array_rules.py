@@ -73,6 +73,12 @@ def reduction_batch(s, eqn):
     x = eqn.args["x"]
     name = eqn.prim.name
     args = dict(eqn.args)
+    if isinstance(args.get("axis"), Var) and not s.b(args["axis"]):
+        # an axis computed at run time (an inner vmap's batch_axes): past the new batch axis
+        args["axis"] = s.emit("batch_shift_axes", {"axis": args["axis"]}, base="axes",
+                              batched=False)
+        s.final(eqn.prim, args)
+        return
     axis = _const(args, "axis", -1 if name == "argsort" else None)
     r = s.r(x)
     if axis is None:
