@@ -364,7 +364,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('array_split split stack column_stack dstack hstack vstack cumprod cumsum '
+for _p in ('array_split split column_stack dstack hstack vstack cumprod cumsum '
            'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
            'inner tensordot einsum linspace diff vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
