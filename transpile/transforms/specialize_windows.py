@@ -33,12 +33,8 @@ def note_offset(sp, eqn):
         base, c = (x, y) if isinstance(x, Var) and _int_const(y) else (y, x)
         if not (isinstance(base, Var) and _int_const(c)):
             return
-        av = sp.aval(base)
-        if av is None or av.shape or av.dtype.kind not in "iu" or base.name in sp.multi:
-            return
-        offsets = _offsets(sp)
-        root, c0 = offsets.get(base.name, (base.name, 0))
-        offsets[eqn.out] = (("*", int(c.value), root), int(c.value) * c0)
+        k = int(c.value)
+        _note(sp, eqn, base, lambda root, c0: (("*", k, root), k * c0))
         return
     if isinstance(x, Var) and _int_const(y):
         base, c = x, int(y.value) * (1 if name == "add" else -1)
@@ -46,12 +42,17 @@ def note_offset(sp, eqn):
         base, c = y, int(x.value)
     else:
         return
+    _note(sp, eqn, base, lambda root, c0: (root, c0 + c))
+
+
+def _note(sp, eqn, base, make):
+    """Record eqn.out as make(root, offset) of the int scalar `base` (bound once)."""
     av = sp.aval(base)
     if av is None or av.shape or av.dtype.kind not in "iu" or base.name in sp.multi:
         return
     offsets = _offsets(sp)
     root, c0 = offsets.get(base.name, (base.name, 0))
-    offsets[eqn.out] = (root, c0 + c)
+    offsets[eqn.out] = make(root, c0)
 
 
 def _offsets(sp):
