@@ -264,8 +264,6 @@ def writes_argument(x):
     return np.sum(x)
 
 
-@pytest.mark.xfail(strict=True, reason="mutation model (#11): a write into an argument inside a "
-                   "loop is not written back to the caller's array (the eager version neither)")
 def test_write_into_the_argument_in_a_loop_mutates_the_caller_array():
     x = np.array([1.0, -2.0, 3.0, -4.0])
     want_x = x.copy()

@@ -34,7 +34,7 @@ from transpile.transform_registry import example_avals
 from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
 from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
-from transpile.jit_specialization import Compiled, Plan
+from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
 from transpile.pytree import TreeDef
@@ -141,11 +141,11 @@ class Jit(Transform):
         c = self._specs.get(key)
         if c is not None and c.fresh():
             out = c.run(leaves)
-            if out is not None:
+            if out is not FREE_CHANGED:
                 return out
         c, leaves = self.compiled_for_values(values)
         out = c.run(leaves)
-        if out is None:   # free variables changed shape while we compiled: run eagerly
+        if out is FREE_CHANGED:   # free variables changed shape while we compiled: run eagerly
             out = c.finish(c.plan.eager_callable()(*leaves, *[read_binding(w) for w in c.free]),
                            convert=False)
         return out

@@ -15,6 +15,9 @@ from transpile.transforms.specialize import aval_of
 from transpile.transforms.specialize_windows import MARK as WINDOW_MARK
 
 
+FREE_CHANGED = object()    # Compiled.run's answer when a free variable changed shape (not run)
+
+
 class Plan:
     """One specialization, ready for a backend: specialized + fused body and how to load it."""
 
@@ -91,7 +94,7 @@ class Compiled:
             return self.delegate.run(leaves)
         free = [read_binding(w) for w in self.free]
         if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
-            return None
+            return FREE_CHANGED
         if self.eager:
             out = self.fn(*leaves, *free)
             return self.finish(out, convert=False)

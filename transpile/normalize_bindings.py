@@ -5,6 +5,7 @@ other names aliasing that name before it is overwritten."""
 import gast
 
 from transpile import ir
+from transpile.aliasing import PARAM_PREFIX
 from transpile.ir import Const, Eqn, Var
 from transpile.normalize_values import Static, Struct
 from transpile.primitives import by_name
@@ -57,7 +58,13 @@ def rebuild_value(tree, it):
 
 def join_name(norm, user, k, n):
     base = user if n == 1 else f"{user}_{k}"
-    return norm.namer.fresh(base) if n != 1 else norm.core_name(user)
+    if n != 1:
+        return norm.namer.fresh(base)
+    name = norm.core_name(user)
+    if any(PARAM_PREFIX + name in f.env for f in norm.frames):
+        # the name of an argument stays the caller's array (written back at the end)
+        return norm.namer.fresh(name)
+    return name
 
 
 def aliased(env, target, keep):

@@ -15,7 +15,7 @@ import gast
 import numpy as np
 
 from transpile import ir
-from transpile.aliasing import read_ahead, writes_in
+from transpile.aliasing import PARAM_PREFIX, read_ahead, writes_in
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, IndexArg, Var
 from transpile.normalize_bindings import (emit_copy, join_name, protect, rebuild_value,
@@ -97,6 +97,10 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                              hint="make the copy explicit (np.copy(...)) before the loop")
         entries += plan.changed
     carried, joined, seen = {}, {}, set()
+    entered = []        # (join variable, its value on entry): view facts once all are joined
+    # arguments whose buffer the loop writes: their own name stays the caller's array (it is
+    # written back after the function), so the loop carries the new versions under a new name
+    written_args = {n[len(PARAM_PREFIX):] for _, n in entries if n.startswith(PARAM_PREFIX)}
     for env, n in entries:
         if (id(env), n) in seen or n not in env:
             continue
@@ -115,17 +119,21 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                 continue
             j = join_name(norm, n, k, len(leaves)) if env is frame.env else \
                 norm.namer.fresh(n.lstrip("."))
-            if leaf == Var(j) and held_elsewhere(norm, j, plan, gkey, env, n):
+            if leaf == Var(j) and (j in written_args
+                                   or held_elsewhere(norm, j, plan, gkey, env, n)):
                 j = norm.namer.fresh(j)
             if leaf != Var(j):
                 protect(norm, env, j, n)
                 emit_copy(norm, j, leaf)
-                norm.mem.loop_entry(j, leaf, joined)
+                entered.append((j, leaf))
             if gkey is not None:
                 joined[gkey] = j
             names.append(Var(j))
         env[n] = rebuild_value(tree, iter(names))
         carried[(id(env), n)] = (env, n, tree, names)
+    # a view's parent may be joined after the view itself (`v = V[1:-1]` carried before `V`)
+    for j, leaf in entered:
+        norm.mem.loop_entry(j, leaf, joined)
     return carried
 
 

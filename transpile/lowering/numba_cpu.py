@@ -372,7 +372,7 @@ class Lowerer:
         lines = []
         self.block(deferred_writes_last(body), "    ", lines)
         rets = [self.fmt(o) for o in outs]
-        lines.append(f"    return ({', '.join(rets)},)")
+        lines.append(f"    return ({', '.join(rets)},)" if rets else "    return ()")
         text = header
         for k in self.kernels:
             text += "\n\n" + k

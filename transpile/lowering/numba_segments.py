@@ -123,7 +123,7 @@ def segmented_main(lw, body, outs, signature, header, decorator):
     text += (f'    """{lw.core.name} lowered for Numba in parts split at its collectives; '
              f'{signature}"""\n')
     text += "\n".join(driver) + "\n"
-    text += f"    return ({', '.join(rets)},)\n"
+    text += f"    return ({', '.join(rets)},)\n" if rets else "    return ()\n"
     # compiled before the first call (a shard must not compile while the others wait for it
     # at a barrier): (shape, dtype, Python scalar?) of each part's arguments
     text += f"\n\nPARTS = {part_avals!r}\n"
