@@ -134,6 +134,8 @@ def fmt_expr(eqn):
         return f"+{fmt_operand(args['x'])}"
     if op == "not":
         return f"not {fmt_operand(args['x'])}"
+    if op == "invert":
+        return f"~{fmt_operand(args['x'])}"
     return f"{fmt_operand(args['x'])} {op} {fmt_operand(args['y'])}"
 
 
@@ -247,10 +249,13 @@ def deferred_writes_last(body):
 def module_text(core, origin=None):
     origin = origin or core.filename
     text = HEADER.format(origin=origin)
+    body = function_text(core)
+    if "math." in body:         # math.floor(x) and the other rows printed as Python's math
+        text += "import math\n"
     if core.statics:
         text += "# Also bound when loaded: " + ", ".join(sorted(core.statics)) + \
                 " (values captured from the user's code)\n"
-    return text + "\n\n" + function_text(core)
+    return text + "\n\n" + body
 
 
 def write_source(text, name):

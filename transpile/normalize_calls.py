@@ -15,7 +15,7 @@ import numpy as np
 
 from transpile import transform_registry
 from transpile.errors import NoRuleError, ShapesNeeded, TranspileError
-from transpile.ir import Const, Var
+from transpile.ir import Const, IndexArg, SliceArg, Var
 from transpile.normalize_builtins import call_builtin
 from transpile.normalize_callables import call_bound
 from transpile.normalize_pytree import call_tree_util, construct_node
@@ -99,6 +99,8 @@ def call(norm, func, args, kwargs, node, base):
         except TranspileError:
             raise
         return Static(obj(*values, **kw))
+    if (obj is np.nonzero or obj is np.where and len(args) == 1) and not kwargs:
+        return nonzero_parts(norm, args, node, base)
     prim = lookup(obj)
     if prim is not None:
         result = norm.apply(prim, args, kwargs, node, base)
@@ -129,6 +131,22 @@ def call(norm, func, args, kwargs, node, base):
                          hint="register one with transpile.defrule(...) or compute it "
                          "outside the transformed function")
     raise norm.error(node, f"{obj!r} is not callable", cls=TranspileError)
+
+
+def nonzero_parts(norm, args, node, base):
+    """np.nonzero(x) and np.where(x): the columns of np.argwhere(x), one index array per axis
+    (the number of axes must be known when the code is generated)."""
+    if len(args) != 1:
+        raise norm.error(node, "np.nonzero takes one argument")
+    x = norm.to_arg(args[0], node)
+    ndim = norm.b.emit(by_name("attr_ndim"), {"x": x}, base="ndim")
+    if not isinstance(ndim, Const):
+        raise norm.error(node, "np.nonzero/np.where(condition) needs the number of axes of "
+                         "its argument when the code is generated", cls=ShapesNeeded)
+    found = norm.b.emit(by_name("argwhere"), {"x": x}, base=base)
+    return Struct("tuple", [norm.b.emit(by_name("getitem"), {
+        "x": found, "index": IndexArg((SliceArg(None, None, None), Const(k)))}, base=base)
+        for k in range(int(ndim.value))])
 
 
 def is_transform_factory(obj):

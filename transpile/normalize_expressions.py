@@ -24,12 +24,14 @@ from transpile.primitives import METHODS, by_name
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
            gast.Pow: "power", gast.MatMult: "matmul", gast.FloorDiv: "floor_divide",
-           gast.Mod: "mod"}
+           gast.Mod: "mod", gast.BitAnd: "bitwise_and", gast.BitOr: "bitwise_or",
+           gast.BitXor: "bitwise_xor", gast.LShift: "left_shift", gast.RShift: "right_shift"}
 _CMPOPS = {gast.Gt: "greater", gast.GtE: "greater_equal", gast.Lt: "less",
            gast.LtE: "less_equal", gast.Eq: "equal", gast.NotEq: "not_equal"}
-_UNARY = {gast.USub: "negative", gast.UAdd: "positive", gast.Not: "logical_not"}
+_UNARY = {gast.USub: "negative", gast.UAdd: "positive", gast.Not: "logical_not",
+          gast.Invert: "invert"}
 _ATTRIBUTES = {"T": "transpose", "shape": "attr_shape", "ndim": "attr_ndim", "size": "attr_size",
-               "dtype": "attr_dtype"}
+               "dtype": "attr_dtype", "real": "real", "imag": "imag"}
 
 
 def expr_Constant(norm, node, base):

@@ -260,6 +260,8 @@ def stmt_For(norm, node):
         if isinstance(value, (Var, Const)):
             return array_loop(norm, node, stmts, value)
         raise norm.error(node, "cannot loop over this value", construct="for")
+    if obj is np.ndindex:
+        return ndindex_loop(norm, node, it)
     if obj is range or obj is np.arange:
         if it.keywords:
             raise norm.error(it, "keyword arguments to range/np.arange in a for loop are "
@@ -294,6 +296,54 @@ def stmt_For(norm, node):
     if isinstance(value, (Var, Const)):
         return array_loop(norm, node, stmts, value)
     raise norm.error(node, "cannot loop over this value", construct="for")
+
+
+def ndindex_loop(norm, node, it):
+    """`for i, j in np.ndindex(a.shape)`: one range loop per axis, nested, the target bound
+    to the tuple of indices in the innermost body (the number of axes must be known when the
+    code is generated; the lengths may be run-time values)."""
+    from transpile.normalize_builtins import items_of
+    if it.keywords:
+        raise norm.error(it, "np.ndindex takes no keyword arguments")
+    if _breaks_here(node.body) or node.orelse:
+        raise norm.error(node, "break (or else) in a loop over np.ndindex is not supported",
+                         construct="for ... in np.ndindex(...)",
+                         hint="loop over each axis with range(...) instead")
+    if len(it.args) == 1:
+        dims = items_of(norm, norm.expr(it.args[0], "shape"), node, "np.ndindex")
+        if dims is None:
+            raise norm.error(it, "np.ndindex needs the number of axes when the code is "
+                             "generated", cls=ShapesNeeded)
+    else:
+        dims = [norm.expr(a, "n") for a in it.args]
+    names = [norm.namer.fresh(f"_axis{k}") for k in range(len(dims))]
+    for n, d in zip(names, dims):
+        norm.frame.env[n] = d
+    index = [norm.namer.fresh(f"_i{k}") for k in range(len(dims))]
+    target = gast.Tuple(elts=[_name(i) for i in index], ctx=gast.Load())
+    inner = [gast.copy_location(gast.Assign(targets=[node.target], value=target), node)] + \
+        list(node.body)
+    loop = inner
+    for i, n in reversed(list(zip(index, names))):
+        rng = gast.Call(func=gast.Name(id="range", ctx=gast.Load(), annotation=None,
+                                       type_comment=None), args=[_name(n)], keywords=[])
+        loop = [gast.copy_location(gast.For(target=gast.Name(id=i, ctx=gast.Store(),
+                                                             annotation=None, type_comment=None),
+                                            iter=gast.copy_location(rng, it), body=loop,
+                                            orelse=[], type_comment=None), node)]
+    for st in loop:
+        gast.fix_missing_locations(st)
+    norm.run_body(loop)
+
+
+def _breaks_here(stmts):
+    """A break of this loop (not of a loop nested in it)."""
+    for st in stmts:
+        if isinstance(st, gast.Break):
+            return True
+        if isinstance(st, gast.If) and (_breaks_here(st.body) or _breaks_here(st.orelse)):
+            return True
+    return False
 
 
 def array_loop(norm, node, stmts, value):

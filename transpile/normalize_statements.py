@@ -3,6 +3,8 @@ normalize_calls.py): expression statements (calls that write into arrays, print)
 to names, tuples and subscripts (`y[i] = v` becomes `y = rt.setitem(y, i, v)` through the alias
 model, transpile/aliasing.py), augmented assignments (in place on arrays, as NumPy), `return`,
 and `if` (a condition known now picks a branch; one on array data becomes an `If`)."""
+import importlib
+import sys
 import types
 
 import gast
@@ -23,10 +25,7 @@ UNSUPPORTED_STMTS = {
     gast.Global: ("global", "pass the value in as an argument and return the new value"),
     gast.Nonlocal: ("nonlocal", "pass the value in as an argument and return the new value"),
     gast.ClassDef: ("class definition", "define the class outside the function"),
-    gast.Delete: ("del", "just stop using the variable"),
     gast.Raise: ("raise", "validate inputs before calling the transformed function"),
-    gast.Import: ("import", "import at module level"),
-    gast.ImportFrom: ("import", "import at module level"),
     gast.AsyncFunctionDef: ("async def", "use a plain function"),
 }
 
@@ -94,13 +93,11 @@ def writing_call(norm, call):
 
 
 def stmt_Assign(norm, node):
-    if len(node.targets) != 1:
-        raise norm.error(node, "chained assignment (a = b = ...) is not supported",
-                         hint="write one assignment per line")
-    target = node.targets[0]
-    base = _target_base(target)
-    value = norm.expr(node.value, base)
-    assign(norm, target, value, node)
+    # `a = b = value`: the value is computed once and bound to each target from left to right,
+    # so every name holds the same object (one buffer for an array, as in Python)
+    value = norm.expr(node.value, _target_base(node.targets[0]))
+    for target in node.targets:
+        assign(norm, target, value, node)
 
 
 def stmt_AnnAssign(norm, node):
@@ -278,7 +275,56 @@ def _as_load(target):
     return target
 
 
+def stmt_Import(norm, node):
+    """`import numpy as np` / `import scipy.special` in the body: the name is bound to the
+    module (the same object a module-level import gives), so calls through it resolve to the
+    same rows."""
+    for alias in node.names:
+        module = _import(norm, node, alias.name)
+        if alias.asname:
+            norm.frame.env[alias.asname] = norm.classify(module, None, alias.asname)
+        else:
+            top = alias.name.split(".")[0]
+            norm.frame.env[top] = norm.classify(sys.modules[top], None, top)
+
+
+def stmt_ImportFrom(norm, node):
+    """`from scipy.special import logsumexp` in the body."""
+    if node.level:
+        raise norm.error(node, "a relative import inside a transformed function is not "
+                         "supported", hint="import at module level")
+    module = _import(norm, node, node.module)
+    for alias in node.names:
+        if alias.name == "*":
+            raise norm.error(node, "`from ... import *` inside a function is not valid Python")
+        try:
+            obj = getattr(module, alias.name)
+        except AttributeError:
+            obj = _import(norm, node, f"{node.module}.{alias.name}")
+        name = alias.asname or alias.name
+        norm.frame.env[name] = norm.classify(obj, None, name)
+
+
+def _import(norm, node, name):
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise norm.error(node, f"import of {name!r} failed: {e}", cls=TranspileError) from None
+
+
+def stmt_Delete(norm, node):
+    """`del name`: the name is unbound (the value lives on in other names that hold it)."""
+    for target in node.targets:
+        if not isinstance(target, gast.Name):
+            raise norm.error(node, "del of a subscript or attribute is not supported",
+                             hint="write a new array instead (np.delete returns one)")
+        if target.id not in norm.frame.env:
+            raise norm.error(node, f"name {target.id!r} is not defined", cls=TranspileError)
+        del norm.frame.env[target.id]
+
+
 STATEMENTS = {
+    "Import": stmt_Import, "ImportFrom": stmt_ImportFrom, "Delete": stmt_Delete,
     "Pass": stmt_Pass, "Expr": stmt_Expr, "Assign": stmt_Assign, "AnnAssign": stmt_AnnAssign,
     "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If, "Assert": stmt_Assert,
 }

@@ -7,9 +7,10 @@ math.erfc and math.lgamma cover the rest.
 """
 import math
 
+import numpy as np
 from numba import njit
 
-__all__ = ["erfinv_scalar", "digamma_scalar", "log_ndtr_scalar", "norm_logpdf_scalar",
+__all__ = ["logsumexp_all", "erfinv_scalar", "digamma_scalar", "log_ndtr_scalar", "norm_logpdf_scalar",
            "norm_cdf_scalar", "norm_logcdf_scalar", "norm_sf_scalar", "norm_logsf_scalar",
            "t_logpdf_scalar", "trigamma_scalar"]
 
@@ -148,3 +149,12 @@ def trigamma_scalar(x):
     series = 1.0 / 6 - z * (1.0 / 30 - z * (1.0 / 42 - z * (1.0 / 30 - z * (
         5.0 / 66 - z * (691.0 / 2730 - z * 7.0 / 6)))))
     return acc + 1.0 / x + 0.5 * z + series * z / x
+
+
+@njit(cache=True)
+def logsumexp_all(a):
+    """scipy.special.logsumexp(a) over every element (an infinite maximum is the result)."""
+    m = np.max(a)
+    if np.isinf(m):
+        return m
+    return m + np.log(np.sum(np.exp(a - m)))

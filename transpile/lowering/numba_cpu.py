@@ -129,7 +129,11 @@ class Lowerer:
                            f"end={a['end'].value!r})")
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
-                out.append(f"{indent}{st.out} = {self.expr(st)}")
+                form = self.row_form(st)
+                if isinstance(form, list):      # statements that bind st.out
+                    out += [indent + line for line in form]
+                else:
+                    out.append(f"{indent}{st.out} = {form or self.expr(st)}")
             elif isinstance(st, ir.Comment):
                 out.append(f"{indent}# {st.text}")
             elif isinstance(st, ir.If):
@@ -154,6 +158,19 @@ class Lowerer:
                 out.append(f"{indent}continue")
             else:
                 raise Unlowerable(None, f"statement {type(st).__name__}")
+
+    def row_form(self, e):
+        """The row's own Numba form of this call (transpile/primitives/numba_forms.py), or
+        None when it has none (the generic lowering below then decides)."""
+        if e.prim.numba is None:
+            return None
+        if self.avals.get(e.out) is None or any(
+                isinstance(a, Var) and self.av(a) is None for a in e.args.values()):
+            raise Unlowerable(e, "unknown result shape")
+        form = e.prim.numba(self, e)
+        if form is None:
+            raise Unlowerable(e, "no Numba form for these arguments")
+        return form
 
     def expr(self, e):
         name = e.prim.name
@@ -258,7 +275,14 @@ class Lowerer:
                 return self.fmt(x)
             raise Unlowerable(e)
         if name == "getitem":
-            return f"{self.fmt(x)}[{self.index(a['index'], e)}]"
+            index = a["index"]
+            if isinstance(index, IndexArg) and any(it is None for it in index.items):
+                # x[:, None]: Numba has no np.newaxis; the axes without it, then a reshape
+                # (of a view, where the parts read are contiguous)
+                rest = IndexArg(tuple(it for it in index.items if it is not None))
+                part = f"{self.fmt(x)}[{self.index(rest, e)}]" if rest.items else self.fmt(x)
+                return f"np.ascontiguousarray({part}).reshape({shape_text(out_av.shape)})"
+            return f"{self.fmt(x)}[{self.index(index, e)}]"
         if name in ("concatenate", "stack"):
             arrs = a["arrays"]
             if not isinstance(arrs, TupleArg):
@@ -396,8 +420,9 @@ from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
 import math
 from transpile_runtime.backends.numba_special import (
-    digamma_scalar, erfinv_scalar, log_ndtr_scalar, norm_cdf_scalar, norm_logcdf_scalar,
-    norm_logpdf_scalar, norm_logsf_scalar, norm_sf_scalar, t_logpdf_scalar, trigamma_scalar)
+    digamma_scalar, erfinv_scalar, log_ndtr_scalar, logsumexp_all, norm_cdf_scalar,
+    norm_logcdf_scalar, norm_logpdf_scalar, norm_logsf_scalar, norm_sf_scalar, t_logpdf_scalar,
+    trigamma_scalar)
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """

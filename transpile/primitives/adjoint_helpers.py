@@ -4,6 +4,7 @@ from transpile_runtime import adjoints as A
 from transpile_runtime import broadcasting as B
 from transpile_runtime import helpers as H
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defprim
 
 unbroadcast = defprim("unbroadcast", B.unbroadcast, "rt.unbroadcast", "ct, x", shape_args=("x",), batch=BR.helper,
@@ -65,13 +66,14 @@ log_base = defprim("log_base", H.log_base, "rt.log_base", "x", batch=BR.elementw
                    deriv={"x": "1 / x"})
 cumsum_vjp = defprim("cumsum_vjp", H.cumsum_vjp, "rt.cumsum_vjp", "ct, x, axis=None",
                      shape_args=("x",), batch=BR.helper, linear=("ct",),
-                     vjp={"ct": "np.reshape(np.cumsum(g, axis=axis), np.shape(ct))"})
+                     vjp={"ct": "np.reshape(np.cumsum(g, axis=axis), np.shape(ct))"},
+                     numba=NF.cumsum_vjp)
 check_norm_ord = defprim("check_norm_ord", H.check_norm_ord, "rt.check_norm_ord", "x, ord",
                          batch=BR.helper, linear=("x",), vjp={"x": "rt.check_norm_ord(g, ord)"})
 expand_last = defprim("expand_last", H.expand_last, "rt.expand_last", "x", batch=BR.helper,
                       linear=("x",), vjp={"x": "np.sum(g, axis=-1)"})
 tile_vjp = defprim("tile_vjp", H.tile_vjp, "rt.tile_vjp", "ct, x, reps", shape_args=("x",), batch=BR.helper,
-                   linear=("ct",), vjp={"ct": "np.tile(g, reps)"})
+                   linear=("ct",), vjp={"ct": "np.tile(g, reps)"}, numba=NF.tile_vjp)
 diagonal_vjp = defprim("diagonal_vjp", H.diagonal_vjp, "rt.diagonal_vjp",
                        "ct, x, offset=0, axis1=0, axis2=1", shape_args=("x",), batch=BR.helper, linear=("ct",),
                        vjp={"ct": "np.diagonal(g, offset, axis1, axis2)"})

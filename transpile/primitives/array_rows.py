@@ -12,6 +12,7 @@ import operator
 import numpy as np
 
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching_more import axis_rule, per_example
 from transpile.primitives.registry import defmethod, defprim
 from transpile_runtime import array_adjoints as AA
@@ -68,11 +69,12 @@ defprim("abs_factor_vjp", CP.abs_factor_vjp, "rt.abs_factor_vjp", "ct, x", batch
 
 # ---- rearranging (linear: forward mode applies the primitive to the tangent) ------------------
 roll = defprim("roll", np.roll, "np.roll", "x, shift, axis=None", linear=("x",),
-               batch=axis_rule(["axis"]), vjp={"x": "rt.roll_back(g, shift, axis)"})
+               batch=axis_rule(["axis"]), vjp={"x": "rt.roll_back(g, shift, axis)"},
+               numba=NF.roll)
 roll_back = defprim("roll_back", AA.roll_back, "rt.roll_back", "ct, shift, axis=None",
                     linear=("ct",), batch=axis_rule(["axis"], array_params=("ct",),
                                                     rank=lambda s, e: s.r(e.args["ct"])),
-                    vjp={"ct": "np.roll(g, shift, axis)"})
+                    vjp={"ct": "np.roll(g, shift, axis)"}, numba=NF.roll_back)
 flip = defprim("flip", np.flip, "np.flip", "x, axis=None", linear=("x",),
                batch=axis_rule(["axis"]), vjp={"x": "np.flip(g, axis)"})
 fliplr = defprim("fliplr", np.fliplr, "np.fliplr", "x", linear=("x",), batch=per_example,
@@ -82,18 +84,20 @@ flipud = defprim("flipud", np.flipud, "np.flipud", "x", linear=("x",), batch=per
 rot90 = defprim("rot90", np.rot90, "np.rot90", "x, k=1, axes=(0, 1)", linear=("x",),
                 batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"})
 repeat = defprim("repeat", np.repeat, "np.repeat", "x, repeats, axis=None", linear=("x",),
-                 batch=per_example, vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"})
+                 batch=per_example, vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"},
+                 numba=NF.repeat)
 repeat_vjp = defprim("repeat_vjp", AA.repeat_vjp, "rt.repeat_vjp", "ct, x, repeats, axis=None",
                      shape_args=("x",), linear=("ct",), batch=per_example,
-                     vjp={"ct": "np.repeat(g, repeats, axis)"})
+                     vjp={"ct": "np.repeat(g, repeats, axis)"}, numba=NF.repeat_vjp)
 _JOINED = {}
 for _kind in ("vstack", "hstack", "dstack", "column_stack"):
     _JOINED[_kind] = defprim(_kind, getattr(np, _kind), f"np.{_kind}", "arrays",
                              linear=("arrays",), batch=per_example,
-                             vjp={"arrays": f"rt.joined_vjp(g, arrays, k, {_kind!r})"})
+                             vjp={"arrays": f"rt.joined_vjp(g, arrays, k, {_kind!r})"},
+                             numba=NF.joined(_kind))
 joined_vjp = defprim("joined_vjp", AA.joined_vjp, "rt.joined_vjp", "ct, arrays, k, kind",
                      shape_args=("arrays",), linear=("ct",), batch=per_example,
-                     vjp={"ct": "rt.joined_pad(g, arrays, k, kind)"})
+                     vjp={"ct": "rt.joined_pad(g, arrays, k, kind)"}, numba=NF.joined_vjp)
 joined_pad = defprim("joined_pad", AA.joined_pad, "rt.joined_pad", "part, arrays, k, kind",
                      shape_args=("arrays",), linear=("part",), batch=per_example,
                      vjp={"part": "rt.joined_vjp(g, arrays, k, kind)"})
@@ -180,7 +184,7 @@ tensordot_vjp = defprim("tensordot_vjp", AA.tensordot_vjp, "rt.tensordot_vjp",
 # ---- sorting: a data-dependent permutation (differentiable almost everywhere) -----------------
 sort = defprim("sort", np.sort, "np.sort", "x, axis=-1", batch=axis_rule(["axis"]),
                vjp={"x": "rt.put_along(g, x, rt.sort_perm(x, axis), axis)"},
-               jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"})
+               jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"}, numba=NF.sort)
 defprim("sort_perm", AA.sort_perm, "rt.sort_perm", "x, axis=-1", nondiff=True,
         batch=axis_rule(["axis"]))
 take_along = defprim("take_along", AA.take_along, "rt.take_along", "x, idx, axis=-1",
@@ -193,7 +197,7 @@ put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, a
 # ---- cumulative product: d y_j / d x_i = y_j / x_i (j >= i) ------------------------------------
 cumprod = defprim("cumprod", np.cumprod, "np.cumprod", "x, axis=None, dtype=None, out=None",
                   batch=per_example, vjp={"x": "rt.cumsum_vjp(g * ans, x, axis) / x"},
-                  jvp={"x": "ans * np.cumsum(x_dot / x, axis=axis)"})
+                  jvp={"x": "ans * np.cumsum(x_dot / x, axis=axis)"}, numba=NF.cumprod)
 
 for _name, _prim in [("cumprod", cumprod), ("repeat", repeat),
                      ("conj", conj), ("conjugate", conj)]:

@@ -10,6 +10,7 @@ import numpy as np
 
 from transpile.errors import TranspileError
 
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching_more import per_example, rank_minus, stacked
 from transpile.primitives.batching_rules import Rule
 from transpile.primitives.registry import defprim
@@ -34,6 +35,7 @@ defprim("gap_inverse_vjp", LA.gap_inverse_vjp, "rt.gap_inverse_vjp", "ct, w", li
 
 cholesky = defprim(
     "cholesky", np.linalg.cholesky, "np.linalg.cholesky", "x", batch=stacked,
+    numba=NF.linalg("cholesky"),
     vjp={"x": "rt.sym(np.linalg.solve(rt.mT(ans), rt.mT(np.linalg.solve(rt.mT(ans), "
               "rt.mT(rt.phi(rt.mT(ans) @ g))))))"},
     jvp={"x": "ans @ rt.phi(np.linalg.solve(ans, rt.mT(np.linalg.solve(ans, "
@@ -58,9 +60,11 @@ eigvalsh = defprim("eigvalsh", np.linalg.eigvalsh, "np.linalg.eigvalsh", "x, UPL
 
 slogdet = defprim("slogdet", np.linalg.slogdet, "np.linalg.slogdet", "x", batch=per_example)
 slogdet.multi = lambda bound, const: [("slogdet_sign", {}), ("slogdet_logabs", {})]
-defprim("slogdet_sign", LA.slogdet_sign, "rt.slogdet_sign", "x", nondiff=True, batch=_rank0)
+defprim("slogdet_sign", LA.slogdet_sign, "rt.slogdet_sign", "x", nondiff=True, batch=_rank0,
+        numba=NF.linalg("slogdet", 0))
 slogdet_logabs = defprim(
     "slogdet_logabs", LA.slogdet_logabs, "rt.slogdet_logabs", "x", batch=_rank0,
+    numba=NF.linalg("slogdet", 1),
     vjp={"x": "rt.mT(np.linalg.inv(x)) * rt.expand_last(rt.expand_last(g))"},
     jvp={"x": "np.sum(rt.mT(np.linalg.inv(x)) * x_dot, axis=(-2, -1))"})
 

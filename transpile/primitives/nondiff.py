@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import by_name, defmethod, defprim
 
 E = BR.elementwise
@@ -25,6 +26,14 @@ for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
 for _name in ["logical_and", "logical_or", "logical_xor"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E)
 _nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not", batch=E)
+# bitwise operators on bool/int arrays (`m & n`, `~m`, `a << 1`): NumPy's ufuncs, no derivative
+for _name, _op, _sym in [("bitwise_and", operator.and_, "&"), ("bitwise_or", operator.or_, "|"),
+                         ("bitwise_xor", operator.xor, "^"), ("left_shift", operator.lshift, "<<"),
+                         ("right_shift", operator.rshift, ">>")]:
+    _nd(_name, [getattr(np, _name), _op], f"np.{_name}", "x, y", op=_sym, batch=E,
+        lower=f"np.{_name}({{x}}, {{y}})")
+_nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch=E,
+    lower="np.invert({x})")
 for _name in ["sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite",
               "signbit"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E)
@@ -52,15 +61,21 @@ _nd("bool", bool, "bool", "x", batch=BR.query)
 _nd("result_type", np.result_type, "np.result_type", "*arrays", batch=BR.query)
 _nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction)
 _nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction)
-_nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction)
+_nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction, numba=NF.argsort)
 _nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query)
 _nd("tuple_concat", None, "rt.tuple_concat", "a, b", batch=BR.query)     # (n,) + x.shape
 _nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch=BR.query)
 _nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR.query)
 _nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query)
 _nd("range", range, "range", "start, stop=None, step=None", batch=BR.query)
-_nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction)
-_nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction)
+_nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction, numba=NF.whole("any"))
+_nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction, numba=NF.whole("all"))
+# results whose length depends on the values (np.where(c) and np.nonzero read argwhere's columns)
+_nd("argwhere", np.argwhere, "np.argwhere", "x", batch=BR.query, data_shape=True)
+_nd("flatnonzero", np.flatnonzero, "np.flatnonzero", "x", batch=BR.query, data_shape=True)
+_nd("unique", np.unique, "np.unique", "x", batch=BR.query, data_shape=True)
+_nd("count_nonzero", np.count_nonzero, "np.count_nonzero", "x, axis=None", batch=BR.reduction,
+    numba=NF.whole("count_nonzero"))
 
 for _name in ["argmax", "argmin", "argsort", "any", "all"]:
     defmethod(_name, by_name(_name))

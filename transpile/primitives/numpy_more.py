@@ -3,6 +3,7 @@ conversions, np.float_power, np.vdot and np.nansum."""
 import numpy as np
 
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching_more import per_example
 from transpile.primitives.registry import defprim
 from transpile_runtime import array_adjoints as AA
@@ -10,9 +11,9 @@ from transpile_runtime import array_adjoints as AA
 E = BR.elementwise
 
 diff = defprim("diff", np.diff, "np.diff", "x, n=1, axis=-1", linear=("x",), batch=per_example,
-               vjp={"x": "rt.diff_vjp(g, n, axis)"})
+               vjp={"x": "rt.diff_vjp(g, n, axis)"}, numba=NF.diff)
 diff_vjp = defprim("diff_vjp", AA.diff_vjp, "rt.diff_vjp", "ct, n=1, axis=-1", linear=("ct",),
-                   batch=per_example, vjp={"ct": "np.diff(g, n, axis)"})
+                   batch=per_example, vjp={"ct": "np.diff(g, n, axis)"}, numba=NF.diff_vjp)
 
 # d sinc(x) / dx = (cos(pi x) - sinc(x)) / x, 0 at x = 0
 sinc = defprim("sinc", np.sinc, "np.sinc", "x", batch=E, deriv={

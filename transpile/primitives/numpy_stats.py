@@ -20,6 +20,7 @@ import numpy as np
 from transpile.errors import TranspileError
 from transpile.ir import Const
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching_more import per_example
 from transpile.primitives.batching_rules import NoRule, Rule, _const, _only_batched, _shift
 from transpile.primitives.registry import defprim
@@ -176,13 +177,14 @@ average = defprim(
          "weights": f"rt.weights_back(rt.sum_grad(g / {_SUM_W}, x, axis, keepdims) * {_DEV}, "
                     "weights, x, axis)"},
     jvp={"weights": f"np.sum(rt.weights_along(weights_dot, x, axis) * {_DEV}, axis=axis, "
-                    f"keepdims=keepdims) / {_SUM_W}"})
+                    f"keepdims=keepdims) / {_SUM_W}"}, numba=NF.average)
 weights_along = defprim("weights_along", SA.weights_along, "rt.weights_along",
                         "weights, x, axis=None", shape_args=("x",), linear=("weights",),
-                        batch=per_example, vjp={"weights": "rt.weights_back(g, weights, x, axis)"})
+                        batch=per_example, vjp={"weights": "rt.weights_back(g, weights, x, axis)"},
+                        numba=NF.weights_along)
 weights_back = defprim("weights_back", SA.weights_back, "rt.weights_back",
                        "ct, weights, x, axis=None", shape_args=("weights", "x"), linear=("ct",),
-                       batch=per_example,
+                       batch=per_example, numba=NF.weights_back,
                        vjp={"ct": "rt.broadcast_like(rt.weights_along(g, weights, x, axis), ct)"})
 
 # ---- cov and corrcoef ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@ cotangent back over the reduced axes with rt.sum_grad."""
 import numpy as np
 
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defmethod, defprim
 
 R = BR.reduction
@@ -32,7 +33,7 @@ std = defprim("std", np.std, "np.std", "x, axis=None, dtype=None, out=None, ddof
               jvp={"x": f"np.sum(x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
 cumsum = defprim("cumsum", np.cumsum, "np.cumsum", "x, axis=None, dtype=None, out=None",
                  batch=BR.cumulative, linear=("x",),
-                 vjp={"x": "rt.cumsum_vjp(g, x, axis)"})
+                 vjp={"x": "rt.cumsum_vjp(g, x, axis)"}, numba=NF.cumsum)
 
 
 def _plain_norm(eqn):

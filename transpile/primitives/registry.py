@@ -17,6 +17,10 @@ Entry fields:
   shape_args  arguments read only for their shape/dtype (no derivative flows through them)
   batch   batching rule or kind, used by vmap
   lower   scalar expression used when elementwise chains are fused into loops
+  data_shape  the result's shape depends on the values (np.unique, np.argwhere): never
+          inferred from stand-ins, so jit runs such a call's function with NumPy
+  numba   the Numba CPU form of a whole call, where Numba has no such function or lacks an
+          argument (transpile/primitives/numba_forms.py): eqn -> expression or statements
 """
 import inspect
 import sys
@@ -83,7 +87,7 @@ def _split_top(s):
 class Primitive:
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, lower=None, nondiff=False, doc=None,
-                 shape_args=(), pure=True):
+                 shape_args=(), pure=True, numba=None, data_shape=False):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -98,6 +102,8 @@ class Primitive:
         self.linear = tuple(linear)
         self.batch = batch
         self.lower = lower
+        self.numba = numba
+        self.data_shape = data_shape   # the result's shape depends on the values (np.unique)
         self.doc = doc
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
         self.pure = pure   # False: must run at run time, never evaluated while generating code
@@ -157,6 +163,12 @@ def defprim(name, impls, path, sig, **rules):
         _BY_ID[id(f)] = prim
         _KEEPALIVE.append(f)
     return prim
+
+
+def defimpl(prim, fn):
+    """`fn` (math.sin for np.sin's row) also means `prim`."""
+    _BY_ID[id(fn)] = prim
+    _KEEPALIVE.append(fn)
 
 
 def defmethod(method_name, prim, receiver="x"):

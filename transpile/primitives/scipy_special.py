@@ -9,6 +9,7 @@ import transpile_runtime as rt
 from transpile.errors import TranspileError
 from transpile.ir import Const
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defalias, defprim
 
 E = BR.elementwise
@@ -160,7 +161,8 @@ def _lse_jvp_b(eqn, k):
 
 logsumexp = defprim("special_logsumexp", rt.logsumexp, "rt.logsumexp",
                     "a, axis=None, b=None, keepdims=False, return_sign=False", batch=AXIS,
-                    vjp={"a": _lse_vjp_a, "b": _lse_vjp_b}, jvp={"a": _lse_jvp_a, "b": _lse_jvp_b})
+                    vjp={"a": _lse_vjp_a, "b": _lse_vjp_b}, jvp={"a": _lse_jvp_a, "b": _lse_jvp_b},
+                    numba=NF.logsumexp)
 softmax = defprim("special_softmax", rt.softmax, "rt.softmax", "x, axis=None", batch=AXIS,
                   vjp={"x": "ans * (g - np.sum(g * ans, axis=axis, keepdims=True))"},
                   jvp={"x": "ans * (x_dot - np.sum(x_dot * ans, axis=axis, keepdims=True))"})

@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from transpile.primitives import batching_rules as BR
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defmethod, defprim
 
 S = BR.structure
@@ -41,7 +42,7 @@ copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x"
 astype = defprim("astype", None, "rt.astype", "x, dtype", batch=BR.elementwise, linear=("x",),
                  vjp={"x": "rt.cast_like(g, x)"})
 tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
-               vjp={"x": "rt.tile_vjp(g, x, reps)"})
+               vjp={"x": "rt.tile_vjp(g, x, reps)"}, numba=NF.tile)
 diagonal = defprim("diagonal", np.diagonal, "np.diagonal", "x, offset=0, axis1=0, axis2=1",
                    batch=S, linear=("x",), vjp={"x": "rt.diagonal_vjp(g, x, offset, axis1, axis2)"})
 trace = defprim("trace", np.trace, "np.trace", "x, offset=0, axis1=0, axis2=1", batch=S,

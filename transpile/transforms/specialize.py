@@ -167,6 +167,8 @@ class Specializer:
             if av is not None:
                 self.avals[eqn.out] = av
             return av
+        if prim.data_shape or _masked(self, eqn):
+            return None       # the shape depends on the values: never guessed from stand-ins
         if sized_by_run_time_int(self, eqn):
             return None       # its shape depends on values known only at run time
         if not prim.pure:
@@ -225,7 +227,12 @@ class Specializer:
             return None
         vals = {k: self.value(a, True) for k, a in eqn.args.items()}
         with np.errstate(all="ignore"):
-            r = _call(prim, vals)
+            try:
+                r = _call(prim, vals)
+            except Exception:
+                # matrices of ones are singular: np.linalg.inv/solve/cholesky learn their
+                # result's shape from identity matrices instead
+                r = _call(prim, {k: _regular(v) for k, v in vals.items()})
         if isinstance(r, np.ndarray):
             return AVal(r.shape, r.dtype)
         if isinstance(r, np.generic):
@@ -371,6 +378,26 @@ class _Unknown(Exception):
 
 
 _IMPL_BY_NAME = {}
+
+
+def _masked(sp, eqn):
+    """x[mask] with a boolean array: as many elements as the mask has True values."""
+    index = eqn.args.get("index") if eqn.prim.op == "getitem" else None
+    if not isinstance(index, IndexArg):
+        return False
+    for it in index.items:
+        av = sp.aval(it) if isinstance(it, Var) else None
+        if av is not None and av.shape and av.dtype == np.bool_:
+            return True
+    return False
+
+
+def _regular(value):
+    """A stand-in matrix (stack) that linear algebra accepts: identity matrices."""
+    if isinstance(value, np.ndarray) and value.ndim >= 2:
+        return np.broadcast_to(np.eye(value.shape[-2], value.shape[-1], dtype=value.dtype),
+                               value.shape)
+    return value
 
 
 def _call(prim, vals):

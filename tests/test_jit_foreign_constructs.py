@@ -1,0 +1,317 @@
+"""Issue 22's measured constructs, each in its smallest form: views of local arrays and writes
+into arguments keep NumPy's meaning, and the constructs other people's kernels use compile
+under jit (a fallback to NumPy is an error here), with grad against finite differences where
+the code is differentiable."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+from fd import numerical_grad
+from transpile import grad, jit
+from transpile.errors import TranspileWarning
+
+
+def compiled(f, *args, **kw):
+    """jit(f)(*args) with any fallback to NumPy raised as an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        return jit(f, **kw)(*args)
+
+
+def same(got, want):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if want.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+# ---- silently wrong before ---------------------------------------------------------------------
+
+def view_of_local(x, n):
+    V = np.zeros((6, 6), dtype=np.float32)
+    v = V[1:-1, 1:-1]
+    V[2:4, 2:4] = 0.25
+    for i in range(n):
+        v += x
+    return V
+
+
+def test_a_view_of_a_local_array_updated_in_a_loop_after_a_base_write():
+    x = np.linspace(0.0, 1.0, 16, dtype=np.float32).reshape(4, 4)
+    want = view_of_local(x, 3)
+    same(compiled(view_of_local, x, 3), want)
+    same(jit(view_of_local, backend="numpy")(x, 3), want)
+
+
+def view_of_local_loss(x):
+    V = np.zeros((6, 6))
+    v = V[1:-1, 1:-1]
+    V[2:4, 2:4] = 0.25
+    for i in range(2):
+        v += x * x
+    return np.sum(V ** 2)
+
+
+def test_grad_through_a_view_of_a_local_array():
+    x = np.linspace(0.1, 1.0, 16).reshape(4, 4)
+    want = numerical_grad(view_of_local_loss, [x])
+    np.testing.assert_allclose(grad(view_of_local_loss)(x), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(view_of_local_loss))(x), want, rtol=1e-6, atol=1e-8)
+
+
+def diffuse(u, tmp, steps):
+    for n in range(steps):
+        tmp[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.1 * (u[2:, 1:-1] - 2 * u[1:-1, 1:-1] + u[:-2, 1:-1])
+        u[:, :] = tmp[:, :]
+        tmp[:, :] = 0.0
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numpy"])
+def test_a_function_that_only_writes_into_its_arguments(backend):
+    rng = np.random.default_rng(0)
+    u0 = rng.random((8, 8))
+    for steps in (0, 1, 3):
+        u_want, t_want = u0.copy(), np.zeros((8, 8))
+        diffuse(u_want, t_want, steps)
+        u, t = u0.copy(), np.zeros((8, 8))
+        if backend == "cpu":
+            assert compiled(diffuse, u, t, steps) is None
+        else:
+            assert jit(diffuse, backend="numpy")(u, t, steps) is None
+        np.testing.assert_allclose(u, u_want, rtol=1e-13)
+        np.testing.assert_allclose(t, t_want, rtol=1e-13)
+
+
+def step_in_place(u, c):
+    for k in range(3):
+        u[1:-1] += c * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u[...] = u * 0.5
+
+
+def test_slice_updates_of_an_argument_in_a_loop_run_once_per_call():
+    u0 = np.sin(np.linspace(0.0, 3.0, 9))
+    want = u0.copy()
+    step_in_place(want, 0.2)
+    for _ in range(2):          # every call applies the function once, the first one too
+        u = u0.copy()
+        assert compiled(step_in_place, u, 0.2) is None
+        np.testing.assert_allclose(u, want, rtol=1e-13)
+
+
+def clamp_negatives(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            x[i] = 0.0
+    return np.sum(x)
+
+
+def test_a_write_into_an_argument_inside_an_if_inside_a_loop():
+    x = np.array([1.0, -2.0, 3.0, -4.0])
+    want_x = x.copy()
+    want = clamp_negatives(want_x)
+    y = x.copy()
+    assert jit(clamp_negatives, backend="numpy")(y) == want
+    np.testing.assert_array_equal(y, want_x)
+
+
+# ---- constructs that were refused ---------------------------------------------------------------
+
+def body_import(x):
+    import numpy as np
+    from scipy.special import logsumexp
+    return np.sum(x) + logsumexp(x)
+
+
+def real_imag(z):
+    return z.real * 2.0 + z.imag
+
+
+def chained(x):
+    a = b = 0.0
+    a = a + x[0]
+    b = b + x[1]
+    p = q = np.zeros(3)
+    p[0] = 1.0          # one buffer, as in Python: q sees the write
+    return a + b + q[0]
+
+
+def bitwise(a, b):
+    return (a & b) + (a | b) + (a ^ b) + (~a) + (a << 1) + (b >> 1)
+
+
+def bool_logic(x):
+    m = (x > 0.2) & (x < 0.8)
+    m |= x > 0.95
+    m ^= x > 0.5
+    return np.where(~m, x, -x)
+
+
+def bitwise_functions(a, b):
+    return np.bitwise_and(a, b) + np.bitwise_or(a, b) + np.invert(a) + np.left_shift(a, 2)
+
+
+def ndindex_sum(a):
+    s = 0.0
+    for i, j in np.ndindex(a.shape):
+        s += a[i, j] * (i + 2 * j + 1)
+    return s
+
+
+def math_functions(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.sin(x[i]) * math.exp(-x[i]) + math.sqrt(x[i]) + math.log(x[i]) * math.pi
+        s += math.atan2(x[i], 1.0) + math.floor(x[i] * 3.3) + math.hypot(x[i], 2.0)
+    return s
+
+
+def long_augmented_chain(x):
+    s = x[0]
+    for _ in range(1):
+        s += 1.0; s *= 1.1; s -= 0.3; s += x[1]; s *= 0.9; s += 1.0; s *= 1.1; s -= 0.3  # noqa
+        s += x[2]; s *= 0.9; s += 1.0; s *= 1.1; s -= 0.3; s += x[3]; s *= 0.9; s += 1.0  # noqa
+        s *= 1.1; s -= 0.3; s += x[0]; s *= 0.9; s += 1.0; s *= 1.1; s -= 0.3; s += 2.0  # noqa
+    return s
+
+
+def deleted_name(x):
+    t = x * 2.0
+    y = t + 1.0
+    del t
+    return y
+
+
+X = np.linspace(0.1, 1.0, 6)
+IA = np.array([1, 2, 3, 4, 5, 6])
+IB = np.array([6, 5, 4, 3, 2, 1])
+CASES = [
+    (body_import, (X,)),
+    (real_imag, (X * (1 + 2j),)),
+    (chained, (X,)),
+    (bitwise, (IA, IB)),
+    (bitwise, (IA.astype(np.int32), IB.astype(np.int32))),
+    (bool_logic, (X,)),
+    (bitwise_functions, (IA, IB)),
+    (ndindex_sum, (X.reshape(2, 3),)),
+    (math_functions, (X,)),
+    (long_augmented_chain, (X,)),
+    (deleted_name, (X,)),
+]
+
+
+@pytest.mark.parametrize("f,args", CASES, ids=[f"{f.__name__}-{k}" for k, (f, _) in
+                                               enumerate(CASES)])
+def test_construct_compiles_and_matches_numpy(f, args):
+    same(compiled(f, *args), f(*args))
+
+
+def test_bitwise_needs_no_derivative_rule_until_one_is_asked():
+    # jit never needs a derivative; grad of a function that only uses bitwise ops on a mask
+    # differentiates through the data path
+    def f(x):
+        m = (x > 0.3) & ~(x > 0.9)
+        return np.sum(np.where(m, x * x, 0.0))
+    np.testing.assert_allclose(grad(f)(X), numerical_grad(f, [X]), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(compiled(grad(f), X), numerical_grad(f, [X]), rtol=1e-6,
+                               atol=1e-8)
+
+
+@pytest.mark.parametrize("f", [math_functions, ndindex_sum, long_augmented_chain, chained])
+def test_grad_of_the_constructs_against_finite_differences(f):
+    x = X.reshape(2, 3) if f is ndindex_sum else X
+    want = numerical_grad(f, [x])
+    np.testing.assert_allclose(grad(f)(x), want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(jit(grad(f))(x), want, rtol=1e-5, atol=1e-7)
+
+
+# ---- NumPy functions that sent the whole function back to NumPy -----------------------------------
+
+A = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
+FUNCTIONS = [
+    (lambda x: x[:, None] * x[None, :] + x[np.newaxis], (X,)),
+    (lambda x: np.roll(x, 2) + np.roll(x, -1), (X,)),
+    (lambda a: np.roll(a, 1, axis=0) - np.roll(a, -1, axis=1), (X.reshape(2, 3),)),
+    (lambda x: np.tile(x, 3), (X,)),
+    (lambda a: np.tile(a, (2, 2)), (X.reshape(2, 3),)),
+    (lambda x: np.repeat(x, 2), (X,)),
+    (lambda a: np.repeat(a, 2, axis=1), (X.reshape(2, 3),)),
+    (lambda x: np.cumsum(x) + np.cumprod(x), (X,)),
+    (lambda a: np.cumsum(a, axis=0) + np.cumsum(a, axis=1), (X.reshape(2, 3),)),
+    (lambda k: np.cumsum(k), (IA,)),
+    (lambda x: np.average(x) + np.average(x, weights=x * x), (X,)),
+    (lambda x: x * np.linspace(0.0, 1.0, x.shape[0]), (X,)),
+    (lambda x: np.stack([x, 2 * x, x * x]), (X,)),
+    (lambda x: np.stack([x, 2 * x], axis=1), (X,)),
+    (lambda a: np.linalg.inv(a), (A,)),
+    (lambda a, b: np.linalg.solve(a, b), (A, X[:3])),
+    (lambda a: np.linalg.det(a), (A,)),
+    (lambda a: np.linalg.cholesky(a), (A,)),
+    (lambda a: np.linalg.slogdet(a)[0] * np.linalg.slogdet(a)[1], (A,)),
+    (lambda x: np.argsort(-x), (X,)),
+    (lambda x: np.sort(x[::-1]), (X,)),
+    (lambda a: np.hstack([a, a]) + np.vstack([a, a]).sum(), (X.reshape(2, 3),)),
+    (lambda x: np.diff(x) + 0.0, (X,)),
+    (lambda a: np.diff(a, axis=0), (X.reshape(2, 3),)),
+    (lambda x: np.diff(x, n=2), (X,)),
+    (lambda x: np.count_nonzero(x > 0.5) + int(np.any(x > 0.9)) + int(np.all(x > 0)), (X,)),
+    (lambda x, i: x[i] * 2.0, (X, np.array([0, 2, 4]))),
+]
+
+
+@pytest.mark.parametrize("k", range(len(FUNCTIONS)))
+def test_numpy_function_compiles_and_matches_numpy(k):
+    f, args = FUNCTIONS[k]
+    same(compiled(f, *args), f(*args))
+
+
+def test_logsumexp_compiles():
+    from scipy.special import logsumexp
+
+    def f(x):
+        return logsumexp(x) - logsumexp(2.0 * x)
+    same(compiled(f, X), f(X))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 6, 7, 8, 10, 12, 21, 23])
+def test_grad_of_the_numpy_functions_against_finite_differences(k):
+    f, args = FUNCTIONS[k]
+
+    def loss(x):
+        return np.sum(np.sin(f(x)))
+    want = numerical_grad(loss, list(args))
+    np.testing.assert_allclose(grad(loss)(*args), want, rtol=1e-5, atol=1e-7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        np.testing.assert_allclose(jit(grad(loss))(*args), want, rtol=1e-5, atol=1e-7)
+
+
+# ---- values whose shape depends on the data: NumPy's numbers, never a guessed shape ------------
+
+def nonzero_sum(x):
+    i, = np.where(x > 0.5)
+    j = np.nonzero(x > 0.3)[0]
+    return np.sum(x[i] ** 2) + np.sum(x[j]) + np.sum(x[x > 0.7])
+
+
+def test_data_dependent_shapes_give_numpys_numbers():
+    x = np.linspace(0.02, 0.97, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TranspileWarning)   # (these run NumPy under jit)
+        got = jit(nonzero_sum)(x)
+    np.testing.assert_allclose(got, nonzero_sum(x), rtol=1e-13)
+    np.testing.assert_allclose(grad(nonzero_sum)(x), numerical_grad(nonzero_sum, [x]),
+                               rtol=1e-6, atol=1e-8)
+    y = np.linspace(0.02, 0.97, 13)          # another length: still NumPy's count
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TranspileWarning)
+        np.testing.assert_allclose(jit(nonzero_sum)(y), nonzero_sum(y), rtol=1e-13)

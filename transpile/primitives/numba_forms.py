@@ -1,0 +1,358 @@
+"""Numba CPU forms of array functions that Numba has no (or only a partial) version of, for the
+rows' `numba=` field: `form(lw, eqn)` returns the expression for the result, or a list of
+statements that bind `eqn.out`, or None when these arguments have no form (jit then says so).
+
+`lw` is the lowerer (transpile/lowering/numba_cpu.py): `lw.fmt(arg)` prints an argument,
+`lw.av(arg)` is its abstract value (shape and dtype, every shape known when this runs) and
+`lw.avals[eqn.out]` the result's. The text is plain Numba-supported Python: shapes are
+constants, loops are written out.
+"""
+import numpy as np
+
+from transpile.ir import Const, TupleArg, Var
+
+
+def _const(eqn, name, default=None):
+    a = eqn.args.get(name)
+    if a is None:
+        return default
+    if isinstance(a, Const):
+        return a.value
+    return _NOT_CONST
+
+
+_NOT_CONST = object()
+
+
+def _dt(dtype):
+    dtype = np.dtype(dtype)
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+def _axis(axis, ndim):
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool) or not \
+            -ndim <= axis < ndim:
+        return None
+    return int(axis) % ndim
+
+
+def _at(k, ndim, item):
+    """An index text with `item` at axis k and full slices elsewhere."""
+    parts = [":"] * ndim
+    parts[k] = item
+    return ", ".join(parts)
+
+
+def _loops(out, shape, lines_inner):
+    """A loop nest over `shape` (index names out_i0, out_i1, ...) around the inner lines."""
+    names = [f"{out}_i{k}" for k in range(len(shape))]
+    lines = []
+    for k, (i, n) in enumerate(zip(names, shape)):
+        lines.append("    " * k + f"for {i} in range({int(n)}):")
+    lines += ["    " * len(shape) + line for line in lines_inner(names)]
+    return lines
+
+
+def roll(lw, eqn):
+    """np.roll: Numba's takes no axis; along one axis, two slices joined."""
+    return _roll(lw, eqn, eqn.args["x"], 1)
+
+
+def roll_back(lw, eqn):
+    """The cotangent of np.roll: the roll the other way."""
+    return _roll(lw, eqn, eqn.args["ct"], -1)
+
+
+def _roll(lw, eqn, x, sign):
+    xs = lw.av(x)
+    axis = _const(eqn, "axis")
+    shift = _const(eqn, "shift")
+    if axis is None:
+        if shift is _NOT_CONST:
+            return f"np.roll({lw.fmt(x)}, {'' if sign > 0 else '-'}{lw.fmt(eqn.args['shift'])})"
+        if not isinstance(shift, (int, np.integer)) or isinstance(shift, bool):
+            return None
+        return f"np.roll({lw.fmt(x)}, {sign * int(shift)})"
+    k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if k is None or not isinstance(shift, (int, np.integer)) or isinstance(shift, bool):
+        return None
+    n = xs.shape[k]
+    s = (sign * int(shift)) % n if n else 0
+    if s == 0:
+        return f"{lw.fmt(x)}.copy()"
+    head = f"{lw.fmt(x)}[{_at(k, xs.ndim, f'{n - s}:')}]"
+    tail = f"{lw.fmt(x)}[{_at(k, xs.ndim, f':{n - s}')}]"
+    return f"np.concatenate(({head}, {tail}), axis={k})"
+
+
+def tile(lw, eqn):
+    """np.tile: each element of the result reads x at its index modulo x's shape."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if not xs.shape:
+        return f"np.full({_shape(os_.shape)}, {lw.fmt(x)}, {_dt(os_.dtype)})"
+    off = len(os_.shape) - xs.ndim
+    lines = [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"]
+    lines += _loops(out, os_.shape, lambda i: [
+        f"{out}[{', '.join(i)}] = {lw.fmt(x)}["
+        + ", ".join(f"{i[off + k]} % {n}" for k, n in enumerate(xs.shape)) + "]"])
+    return lines
+
+
+def repeat(lw, eqn):
+    """np.repeat: Numba's flattens (axis=None); along an axis, element i // repeats."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    axis = _const(eqn, "axis")
+    if axis is None:
+        return f"np.repeat({lw.fmt(x)}, {lw.fmt(eqn.args['repeats'])})"
+    reps = _const(eqn, "repeats")
+    k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if k is None or not isinstance(reps, (int, np.integer)) or isinstance(reps, bool):
+        return None
+    lines = [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"]
+    lines += _loops(out, os_.shape, lambda i: [
+        f"{out}[{', '.join(i)}] = {lw.fmt(x)}["
+        + ", ".join(f"{v} // {int(reps)}" if m == k else v for m, v in enumerate(i)) + "]"])
+    return lines
+
+
+def _cumulative(op, fn):
+    def form(lw, eqn):
+        if _const(eqn, "dtype") is not None or _const(eqn, "out") is not None:
+            return None
+        x, out = eqn.args["x"], eqn.out
+        xs, os_ = lw.av(x), lw.avals[out]
+        axis = _const(eqn, "axis")
+        if axis is None or xs.ndim == 1 and axis in (0, -1):
+            text = f"np.{fn}({lw.fmt(x)})"
+            return text if xs.dtype == os_.dtype else f"{text}.astype({_dt(os_.dtype)})"
+        k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+        if k is None:
+            return None
+        j = f"{out}_j"
+        return [f"{out} = {lw.fmt(x)}.astype({_dt(os_.dtype)})",
+                f"for {j} in range(1, {xs.shape[k]}):",
+                f"    {out}[{_at(k, xs.ndim, j)}] {op}= {out}[{_at(k, xs.ndim, f'{j} - 1')}]"]
+    return form
+
+
+cumsum = _cumulative("+", "cumsum")
+cumprod = _cumulative("*", "cumprod")
+
+
+def diff(lw, eqn):
+    """np.diff along any axis: n differences of neighbouring slices."""
+    x, out = eqn.args["x"], eqn.out
+    xs = lw.av(x)
+    n, axis = _const(eqn, "n", 1), _const(eqn, "axis", -1)
+    k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if k is None or not isinstance(n, (int, np.integer)) or n < 0 or xs.dtype == np.bool_:
+        return None
+    if n == 0:
+        return f"{lw.fmt(x)}.copy()"
+    lines, src = [], lw.fmt(x)
+    for step in range(int(n)):
+        dst = out if step == n - 1 else f"{out}_d{step + 1}"
+        lines.append(f"{dst} = {src}[{_at(k, xs.ndim, '1:')}] - {src}[{_at(k, xs.ndim, ':-1')}]")
+        src = dst
+    return lines
+
+
+def average(lw, eqn):
+    """np.average over all elements (with or without weights of x's shape)."""
+    if _const(eqn, "axis") is not None or _const(eqn, "keepdims", False):
+        return None
+    x, w = eqn.args["x"], eqn.args.get("weights", Const(None))
+    dt = _dt(lw.avals[eqn.out].dtype)
+    if isinstance(w, Const) and w.value is None:
+        return f"{dt}(np.mean({lw.fmt(x)}))"
+    if not isinstance(w, Var) or lw.av(w).shape != lw.av(x).shape:
+        return None
+    return f"{dt}(np.sum({lw.fmt(x)} * {lw.fmt(w)}) / np.sum({lw.fmt(w)}))"
+
+
+def joined(kind):
+    """np.hstack / vstack / dstack / column_stack of a tuple of arrays (Numba has them)."""
+    def form(lw, eqn):
+        arrs = eqn.args["arrays"]
+        if not isinstance(arrs, TupleArg) or not all(
+                isinstance(a, Var) and lw.av(a).shape for a in arrs.items):
+            return None
+        dt = lw.avals[eqn.out].dtype
+        items = ", ".join(lw.fmt(a) if lw.av(a).dtype == dt else
+                          f"{lw.fmt(a)}.astype({_dt(dt)})" for a in arrs.items)
+        return f"np.{kind}(({items},))"
+    return form
+
+
+def sort(lw, eqn):
+    """np.sort: Numba sorts along the last axis (axis=None: the flattened array)."""
+    x = eqn.args["x"]
+    xs = lw.av(x)
+    axis = _const(eqn, "axis", -1)
+    if axis is None:
+        return f"np.sort({lw.fmt(x)}.ravel())"
+    if _axis(axis, xs.ndim) != xs.ndim - 1:
+        return None
+    return f"np.sort({lw.fmt(x)})"
+
+
+def argsort(lw, eqn):
+    x = eqn.args["x"]
+    if lw.av(x).ndim != 1 or _const(eqn, "axis", -1) not in (-1, 0):
+        return None
+    return f"np.argsort({lw.fmt(x)})"
+
+
+def whole(fn):
+    """np.any / np.all / np.count_nonzero over all elements."""
+    def form(lw, eqn):
+        if _const(eqn, "axis") is not None:
+            return None
+        return f"np.{fn}({lw.fmt(eqn.args['x'])})"
+    return form
+
+
+def linalg(fn, pick=None):
+    """np.linalg functions on a contiguous float array (what Numba's LAPACK calls need);
+    `pick`: the element of a tuple result (slogdet's sign and log)."""
+    def form(lw, eqn):
+        args = []
+        for a in eqn.args.values():
+            av = lw.av(a)
+            if av is None or not av.shape:
+                return None
+            dt = av.dtype if np.issubdtype(av.dtype, np.inexact) else np.dtype(np.float64)
+            args.append(f"{lw.fmt(a)}.astype({_dt(dt)})" if dt != av.dtype
+                        else f"np.ascontiguousarray({lw.fmt(a)})")
+        text = f"np.linalg.{fn}({', '.join(args)})"
+        return text if pick is None else f"{text}[{pick}]"
+    return form
+
+
+def logsumexp(lw, eqn):
+    """scipy.special.logsumexp over every element (runtime/backends/numba_special.py)."""
+    if any(_const(eqn, k, d) != d for k, d in (("axis", None), ("b", None),
+                                               ("keepdims", False), ("return_sign", False))):
+        return None
+    a = eqn.args["a"]
+    if not np.issubdtype(lw.av(a).dtype, np.floating):
+        return None
+    return f"{_dt(lw.avals[eqn.out].dtype)}(logsumexp_all({lw.fmt(a)}))"
+
+
+def tile_vjp(lw, eqn):
+    """The cotangent of np.tile: every tile added back onto x."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    cs, xs, os_ = lw.av(ct), lw.av(x), lw.avals[out]
+    if not xs.shape or len(cs.shape) < xs.ndim:
+        return None
+    off = len(cs.shape) - xs.ndim
+    lines = [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})"]
+    lines += _loops(out, cs.shape, lambda i: [
+        f"{out}[" + ", ".join(f"{i[off + k]} % {n}" for k, n in enumerate(xs.shape))
+        + f"] += {lw.fmt(ct)}[{', '.join(i)}]"])
+    return lines
+
+
+def repeat_vjp(lw, eqn):
+    """The cotangent of np.repeat with an int count: each run of copies summed."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    cs, xs, os_ = lw.av(ct), lw.av(x), lw.avals[out]
+    reps, axis = _const(eqn, "repeats"), _const(eqn, "axis")
+    if not isinstance(reps, (int, np.integer)) or isinstance(reps, bool) or reps <= 0:
+        return None
+    dt = _dt(os_.dtype)
+    if axis is None:
+        flat, j = f"{out}_flat", f"{out}_j"
+        return [f"{flat} = np.zeros({int(np.prod(xs.shape, dtype=np.int64))}, {dt})",
+                f"{out}_ct = np.ascontiguousarray({lw.fmt(ct)}).ravel()",
+                f"for {j} in range({out}_ct.shape[0]):",
+                f"    {flat}[{j} // {int(reps)}] += {out}_ct[{j}]",
+                f"{out} = {flat}.reshape({_shape(xs.shape)})" if xs.shape else
+                f"{out} = {flat}[0]"]
+    k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if k is None:
+        return None
+    lines = [f"{out} = np.zeros({_shape(xs.shape)}, {dt})"]
+    lines += _loops(out, cs.shape, lambda i: [
+        f"{out}[" + ", ".join(f"{v} // {int(reps)}" if m == k else v for m, v in enumerate(i))
+        + f"] += {lw.fmt(ct)}[{', '.join(i)}]"])
+    return lines
+
+
+def cumsum_vjp(lw, eqn):
+    """The cotangent of np.cumsum: a cumulative sum from the end."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    cs, xs, os_ = lw.av(ct), lw.av(x), lw.avals[out]
+    axis = _const(eqn, "axis")
+    dt = _dt(os_.dtype)
+    if axis is None:
+        rev = f"np.ascontiguousarray({lw.fmt(ct)}).ravel()[::-1]"
+        return f"np.ascontiguousarray(np.cumsum({rev})[::-1]).astype({dt}).reshape(" \
+               f"{_shape(xs.shape)})" if xs.shape else None
+    k = _axis(axis, cs.ndim) if axis is not _NOT_CONST else None
+    if k is None:
+        return None
+    j = f"{out}_j"
+    return [f"{out} = {lw.fmt(ct)}.astype({dt})",
+            f"for {j} in range({cs.shape[k] - 2}, -1, -1):",
+            f"    {out}[{_at(k, cs.ndim, j)}] += {out}[{_at(k, cs.ndim, f'{j} + 1')}]"]
+
+
+def weights_along(lw, eqn):
+    """np.average's weights shaped like x are used as they are."""
+    w, x = eqn.args["weights"], eqn.args["x"]
+    if lw.av(w) is None or lw.av(w).shape != lw.av(x).shape:
+        return None
+    return f"{lw.fmt(w)}.copy()"
+
+
+def weights_back(lw, eqn):
+    """Its transpose, for weights shaped like x (and a cotangent of that shape)."""
+    ct, w, x = eqn.args["ct"], eqn.args["weights"], eqn.args["x"]
+    if any(lw.av(a) is None or lw.av(a).shape != lw.av(x).shape for a in (ct, w)):
+        return None
+    return f"{lw.fmt(ct)}.copy()"
+
+
+def joined_vjp(lw, eqn):
+    """The cotangent of arrays[k] in np.vstack/hstack/...: its slice of the joined result."""
+    from transpile_runtime import array_adjoints as AA
+    ct, arrays, out = eqn.args["ct"], eqn.args["arrays"], eqn.out
+    k, kind = _const(eqn, "k"), _const(eqn, "kind")
+    if not isinstance(arrays, TupleArg) or not isinstance(k, int) or not isinstance(kind, str) \
+            or any(lw.av(a) is None for a in arrays.items if isinstance(a, Var)):
+        return None
+    shapes = [lw.av(a).shape if isinstance(a, Var) else np.shape(a.value) for a in arrays.items]
+    pieces = [AA._joined_form(np.zeros(s), kind) for s in shapes]
+    axis = AA._join_axis(pieces, kind)
+    start = sum(p.shape[axis] for p in pieces[:k])
+    part = f"{lw.fmt(ct)}[{_at(axis, lw.av(ct).ndim, f'{start}:{start + pieces[k].shape[axis]}')}]"
+    return f"np.ascontiguousarray({part}).reshape({_shape(shapes[k])})" if shapes[k] else None
+
+
+def diff_vjp(lw, eqn):
+    """The cotangent of np.diff: n times, minus the difference of the zero-padded cotangent."""
+    ct, out = eqn.args["ct"], eqn.out
+    cs, os_ = lw.av(ct), lw.avals[out]
+    n, axis = _const(eqn, "n", 1), _const(eqn, "axis", -1)
+    k = _axis(axis, cs.ndim) if axis is not _NOT_CONST else None
+    if k is None or not isinstance(n, (int, np.integer)) or n < 1:
+        return None
+    lines, src, shape = [], lw.fmt(ct), list(cs.shape)
+    for step in range(int(n)):
+        dst = out if step == n - 1 else f"{out}_d{step + 1}"
+        m = shape[k]
+        shape[k] = m + 1
+        lines += [f"{dst} = np.zeros({_shape(shape)}, {_dt(os_.dtype)})",
+                  f"{dst}[{_at(k, len(shape), f':{m}')}] -= {src}",
+                  f"{dst}[{_at(k, len(shape), '1:')}] += {src}"]
+        src = dst
+    return lines
+
+
+def _shape(shape):
+    shape = tuple(int(n) for n in shape)
+    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"

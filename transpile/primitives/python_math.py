@@ -1,0 +1,28 @@
+"""Python's `math` module in transformed code: each scalar function means the NumPy row of the
+same function (math.sin is np.sin on a scalar: the same derivative, vmap rule and lowering),
+and math.floor/ceil/trunc, which return Python ints, are rows of their own without derivative.
+"""
+import math
+
+from transpile.primitives import batching_rules as BR
+from transpile.primitives.registry import by_name, defimpl, defprim
+
+# math name -> the row it means
+_SAME_AS = {
+    "sin": "sin", "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos",
+    "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "arcsinh",
+    "acosh": "arccosh", "atanh": "arctanh", "exp": "exp", "expm1": "expm1", "log10": "log10",
+    "log2": "log2", "log1p": "log1p", "sqrt": "sqrt", "fabs": "absolute", "atan2": "arctan2",
+    "hypot": "hypot", "pow": "power", "erf": "special_erf", "erfc": "special_erfc", "lgamma": "special_gammaln",
+    "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+}
+for _m, _row in _SAME_AS.items():
+    defimpl(by_name(_row), getattr(math, _m))
+defimpl(by_name("log"), math.log)      # math.log(x); math.log(x, base) is refused by arity
+
+# an integer result (usable as an index), piecewise constant: no derivative
+for _m in ("floor", "ceil", "trunc"):
+    defprim(f"math_{_m}", getattr(math, _m), f"math.{_m}", "x", nondiff=True,
+            batch=BR.elementwise, lower=f"math.{_m}({{x}})",
+            doc=f"math.{_m}: np.{_m} as a Python int")
+
