@@ -315,3 +315,18 @@ def test_data_dependent_shapes_give_numpys_numbers():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TranspileWarning)
         np.testing.assert_allclose(jit(nonzero_sum)(y), nonzero_sum(y), rtol=1e-13)
+
+
+def test_a_sum_of_300_terms_in_one_expression(tmp_path):
+    # (the syntax tree nests 300 levels deep: parsing it recursed past Python's limit)
+    import importlib.util
+    terms = " + ".join(f"x[{k % 2}] * {k}.0" for k in range(300))
+    path = tmp_path / "long_sum.py"
+    path.write_text(f"def long_sum(x):\n    return {terms}\n")
+    spec = importlib.util.spec_from_file_location("long_sum", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.array([0.5, 1.5])
+    same(compiled(module.long_sum, x), module.long_sum(x))
+    np.testing.assert_allclose(grad(module.long_sum)(x), numerical_grad(module.long_sum, [x]),
+                               rtol=1e-6)

@@ -311,9 +311,25 @@ def _unparse(node):
 
 
 
+# A long expression (a sum of 300 terms) nests as deeply in the syntax tree; parsing and
+# normalizing it recurse once per level (a few frames each)
+_DEEP_RECURSION = 20000
+
+
 def build_core(fn, in_trees, static_args=None, name_suffix=""):
     """Normalize `fn` for arguments whose pytree structures are `in_trees` (one per parameter
     after binding). `static_args` maps parameter names to values fixed at generation time."""
+    limit = sys.getrecursionlimit()
+    if limit >= _DEEP_RECURSION:
+        return _build_core(fn, in_trees, static_args, name_suffix)
+    sys.setrecursionlimit(_DEEP_RECURSION)
+    try:
+        return _build_core(fn, in_trees, static_args, name_suffix)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _build_core(fn, in_trees, static_args, name_suffix):
     static_args = static_args or {}
     parsed = parse_function(fn)
     node = parsed.node
