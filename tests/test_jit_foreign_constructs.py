@@ -330,3 +330,57 @@ def test_a_sum_of_300_terms_in_one_expression(tmp_path):
     same(compiled(module.long_sum, x), module.long_sum(x))
     np.testing.assert_allclose(grad(module.long_sum)(x), numerical_grad(module.long_sum, [x]),
                                rtol=1e-6)
+
+
+# ---- a statement Numba cannot compile costs that statement, not the function ------------------
+
+def with_a_break(x, out):
+    y = np.sin(x) * 2.0
+    z = np.fft.fft(x).real          # Numba has no FFT: this statement runs in NumPy
+    acc = 0.0
+    for i in range(x.shape[0]):
+        acc += y[i] * z[i]
+        out[i] = acc                # a write into the argument, after the break
+    return acc
+
+
+def test_one_unlowerable_statement_splits_the_function_into_compiled_parts():
+    x = np.linspace(0.0, 1.0, 8)
+    want_out = np.zeros(8)
+    want = with_a_break(x, want_out)
+    f = jit(with_a_break)
+    out = np.zeros(8)
+    with pytest.warns(TranspileWarning, match=r"fft.*in NumPy between compiled parts"):
+        got = f(x, out)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(out, want_out, rtol=1e-12)
+    text = f.source_for(x, out)
+    assert "with_a_break__jit__part0" in text and "# runs in NumPy" in text
+    assert "np.fft.fft(x)" in text.split("def with_a_break__jit(")[1]   # in the Python driver
+    spec = next(iter(f._specs.values()))
+    assert not spec.eager           # the parts run compiled
+    out2 = np.zeros(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)     # warned once
+        np.testing.assert_allclose(f(x, out2), want, rtol=1e-12)
+    np.testing.assert_allclose(out2, want_out, rtol=1e-12)
+
+
+def masked_mean_then_loop(x):
+    m = x[x > 0.5]                  # its length depends on the values
+    c = np.mean(m)
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += (x[i] - c) ** 2
+    return s
+
+
+def test_a_data_dependent_shape_runs_in_numpy_and_the_loop_compiles():
+    f = jit(masked_mean_then_loop)
+    for n in (7, 9):
+        x = np.linspace(0.02, 0.97, n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TranspileWarning)
+            np.testing.assert_allclose(f(x), masked_mean_then_loop(x), rtol=1e-12)
+    text = f.source_for(np.linspace(0.02, 0.97, 9))
+    assert "__part" in text and "for i in range(" in text.split("def masked_mean_then_loop__jit(")[0]

@@ -218,9 +218,11 @@ class Jit(Transform):
             alt = self._per_example(plan)
             if alt is not None:
                 return alt
-            why = f" ({e.why})" if getattr(e, "why", "") else ""
-            self._warn(f"jit({self.__name__}): {getattr(e, 'where', '?')}: Numba cannot compile "
-                       f"{e.construct}{why}; running the NumPy version instead.")
+            fn = self._compile_in_parts(compile_fn, plan)
+            if fn is None:
+                why = f" ({e.why})" if getattr(e, "why", "") else ""
+                self._warn(f"jit({self.__name__}): {getattr(e, 'where', '?')}: Numba cannot "
+                           f"compile {e.construct}{why}; running the NumPy version instead.")
         except ImportError as e:
             self._warn(f"jit({self.__name__}): backend {self.backend!r} unavailable ({e}); "
                        "running the NumPy version instead.")
@@ -245,6 +247,19 @@ class Jit(Transform):
         finally:
             if token is not None:
                 SPECIALIZE.reset(token)
+
+    def _compile_in_parts(self, compile_fn, plan):
+        """The function compiled in parts, with the statements Numba cannot compile run in
+        NumPy between them (None when no part compiles)."""
+        from transpile.lowering.numba_cpu import Unlowerable
+        if self.backend not in ("cpu", "numba"):
+            return None
+        plan.allow_breaks = True
+        try:
+            return compile_fn(plan)
+        except Unlowerable:
+            plan.text = plan.path = None
+            return None
 
     def _per_example(self, plan):
         """The compiled loop over the batch for a vmap whose batched code did not lower (None

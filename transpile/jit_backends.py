@@ -36,10 +36,18 @@ def _numba_compile(plan):
         threads = numba.config.NUMBA_NUM_THREADS
     except ImportError as e:
         raise numba_cpu.Unlowerable(None, f"numba is not installed ({e})")
-    name, text = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals, plan.params,
-                                 plan.origin, plan.signature, _versions(), threads=threads,
-                                 in_place=plan.in_place)
+    name, text, breaks = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals,
+                                         plan.params, plan.origin, plan.signature, _versions(),
+                                         threads=threads, in_place=plan.in_place,
+                                         allow_breaks=plan.allow_breaks)
     plan.text = text
+    if breaks:      # statements run in NumPy between compiled parts
+        e = breaks[0]
+        n = f"{len(breaks)} statements run" if len(breaks) > 1 else "that statement runs"
+        plan.jit._warn(f"jit({plan.jit.__name__}): {e.where}: Numba cannot compile "
+                       f"{e.construct}{' (' + e.why + ')' if e.why else ''}; {n} in NumPy "
+                       "between compiled parts of the function (show(jit(f), *args) marks "
+                       "them)")
     for attempt in range(10):
         path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
         plan.path = path

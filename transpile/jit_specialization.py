@@ -35,6 +35,7 @@ class Plan:
         self.path = None
         self._eager = None
         self.in_place = set()      # id() of setitem equations that may store in place
+        self.allow_breaks = False  # lower what Numba cannot compile as NumPy between parts
 
     def eager_callable(self):
         if self._eager is None:

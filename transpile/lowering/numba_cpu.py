@@ -49,6 +49,8 @@ class Lowerer:
         self.parallel_min = parallel_min
         self.threads = max(1, threads)
         self.last_loc = None
+        self.breaks = []        # Unlowerable of each top-level statement run in NumPy
+        self.allow_breaks = False
 
     # -- atoms ---------------------------------------------------------------------------------
 
@@ -183,6 +185,9 @@ class Lowerer:
             # scalar arithmetic (0-d values are scalars in the lowered code)
             tmpl = scalar_template(e) if (e.prim.elementwise or name in (
                 "astype", "bcast", "clip_mask", "select_weight", "log_base")) else None
+            if name in ("sum", "mean", "max", "min", "prod") and self.av(x) is None:
+                # every element of an array whose length is known only at run time
+                return f"{dtype_ctor(out_av.dtype)}(np.{name}({self.fmt(x)}))"
             if name in ("sum", "mean", "max", "min", "prod") and not self.av(x).shape:
                 tmpl = "{x}"
             if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
@@ -394,7 +399,16 @@ class Lowerer:
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
         lines = []
-        self.block(deferred_writes_last(body), "    ", lines)
+        try:
+            self.block(deferred_writes_last(body), "    ", lines)
+        except Unlowerable:
+            if self.pushed_tapes or not self.allow_breaks:   # (a tape lives in compiled code)
+                raise
+            # compiled parts with the statements Numba cannot compile run in NumPy between
+            self.kernels, self.last_loc = [], None
+            return segmented_main(self, deferred_writes_last(body), outs, signature, header,
+                                  "@njit(nogil=True, cache=True, error_model='numpy', "
+                                  "boundscheck=True)", self.breaks)
         rets = [self.fmt(o) for o in outs]
         lines.append(f"    return ({', '.join(rets)},)" if rets else "    return ()")
         text = header
@@ -429,13 +443,16 @@ FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA doe
 
 
 def lower(core, body, outs, avals, params, origin, signature, versions, threads=2,
-          parallel_min=PARALLEL_MIN_SIZE, in_place=()):
-    """The lowered module's source text; the entry function is named core.name + '__jit'."""
+          parallel_min=PARALLEL_MIN_SIZE, in_place=(), allow_breaks=False):
+    """The lowered module's source text; the entry function is named core.name + '__jit'.
+    `allow_breaks`: statements Numba cannot compile run in NumPy between compiled parts."""
     name = core.name + "__jit"
     lw = Lowerer(name, params, avals, core, parallel_min=parallel_min, threads=threads,
                  in_place=in_place)
+    lw.allow_breaks = allow_breaks
     header = HEADER.format(origin=origin, signature=signature, versions=versions)
-    return name, lw.main(body, outs, origin, signature, header)
+    text = lw.main(body, outs, origin, signature, header)
+    return name, text, lw.breaks
 
 
 _BLAS_DONE = False

@@ -71,6 +71,7 @@ class Specializer:
     def __init__(self, core, in_avals):
         self.core = core
         self.avals = AvalMap()   # name -> AVal (and .conflicts: names with no single type)
+        self.unsized = {}        # name -> AVal of a value whose length depends on the data
         self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
         self.multi = set()       # names bound more than once (branch joins, loop-carried)
         self.always_zero = {}    # ... every time to the constant 0: name -> that Const
@@ -168,7 +169,17 @@ class Specializer:
                 self.avals[eqn.out] = av
             return av
         if prim.data_shape or _masked(self, eqn):
-            return None       # the shape depends on the values: never guessed from stand-ins
+            # the shape depends on the values: never guessed from stand-ins (the rank and
+            # dtype are kept aside: a reduction of every element is a scalar all the same)
+            try:
+                av = self._infer_generic(eqn)
+            except Exception:
+                av = None
+            if av is not None:
+                self.unsized[eqn.out] = av
+            return None
+        if any(isinstance(a, Var) and a.name in self.unsized for a in args.values()):
+            return self._full_reduction(eqn)
         if sized_by_run_time_int(self, eqn):
             return None       # its shape depends on values known only at run time
         if not prim.pure:
@@ -191,6 +202,34 @@ class Specializer:
         if av is not None:
             self.avals[eqn.out] = av
         return av
+
+    def _full_reduction(self, eqn):
+        """A reduction over every element (axis=None) of a value whose length depends on the
+        data: a scalar of the dtype the stand-ins give."""
+        axis = eqn.args.get("axis", Const(None))
+        keep = eqn.args.get("keepdims", Const(False))
+        if eqn.prim.param("axis") is None or not (isinstance(axis, Const) and axis.value is None) \
+                or not (isinstance(keep, Const) and not keep.value):
+            return None
+        vals = {}
+        for k, a in eqn.args.items():
+            if isinstance(a, Var) and a.name in self.unsized:
+                vals[k] = dummy(self.unsized[a.name], True)
+            else:
+                try:
+                    vals[k] = self.value(a, True)
+                except _Unknown:
+                    return None
+        try:
+            with np.errstate(all="ignore"):
+                r = _call(eqn.prim, vals)
+        except Exception:
+            return None
+        if isinstance(r, (np.ndarray, np.generic)) and np.ndim(r) == 0:
+            av = AVal((), np.result_type(r))
+            self.avals[eqn.out] = av
+            return av
+        return None
 
     def _infer_elementwise(self, eqn):
         prim, args = eqn.prim, eqn.args
