@@ -384,3 +384,32 @@ def test_a_data_dependent_shape_runs_in_numpy_and_the_loop_compiles():
             np.testing.assert_allclose(f(x), masked_mean_then_loop(x), rtol=1e-12)
     text = f.source_for(np.linspace(0.02, 0.97, 9))
     assert "__part" in text and "for i in range(" in text.split("def masked_mean_then_loop__jit(")[0]
+
+
+def test_views_and_argument_writes_under_vmap_jvp_and_grad():
+    from transpile import jvp, vmap
+    x = np.linspace(0.1, 1.0, 16).reshape(4, 4)
+    xs = np.stack([x, 2.0 * x])
+    np.testing.assert_allclose(vmap(view_of_local_loss)(xs),
+                               [view_of_local_loss(a) for a in xs], rtol=1e-13)
+    t = np.cos(x)
+    fd = (view_of_local_loss(x + 1e-6 * t) - view_of_local_loss(x - 1e-6 * t)) / 2e-6
+    np.testing.assert_allclose(jvp(view_of_local_loss, (x,), (t,))[1], fd, rtol=1e-6)
+
+    rng = np.random.default_rng(1)
+    U, T = rng.random((3, 6, 6)), np.zeros((3, 6, 6))
+    U_want, T_want = U.copy(), T.copy()
+    for k in range(3):
+        diffuse(U_want[k], T_want[k], 2)
+    vmap(diffuse, in_axes=(0, 0, None))(U, T, 2)      # each example's rows written
+    np.testing.assert_allclose(U, U_want, rtol=1e-13)
+    np.testing.assert_allclose(T, T_want, rtol=1e-13)
+
+    def loss(u):
+        u = u.copy()
+        diffuse(u, np.zeros_like(u), 3)
+        return np.sum(u ** 2)
+    u = rng.random((6, 6))
+    want = numerical_grad(loss, [u])
+    np.testing.assert_allclose(grad(loss)(u), want, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(compiled(grad(loss), u), want, rtol=1e-6, atol=1e-9)
