@@ -130,11 +130,19 @@ def _cumulative(op, fn):
         k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
         if k is None:
             return None
-        j = f"{out}_j"
-        return [f"{out} = {lw.fmt(x)}.astype({_dt(os_.dtype)})",
-                f"for {j} in range(1, {xs.shape[k]}):",
-                f"    {out}[{_at(k, xs.ndim, j)}] {op}= {out}[{_at(k, xs.ndim, f'{j} - 1')}]"]
+        return _scan(out, f"{lw.fmt(x)}.astype({_dt(os_.dtype)})", op, k, xs.shape, False)
     return form
+
+
+def _scan(out, start, op, k, shape, backward):
+    """`out = start`, then each slice along axis k combined (op=) with its neighbour before it
+    (after it, backward)."""
+    j = f"{out}_j"
+    loop = f"range({shape[k] - 2}, -1, -1)" if backward else f"range(1, {shape[k]})"
+    other = f"{j} + 1" if backward else f"{j} - 1"
+    return [f"{out} = {start}",
+            f"for {j} in {loop}:",
+            f"    {out}[{_at(k, len(shape), j)}] {op}= {out}[{_at(k, len(shape), other)}]"]
 
 
 cumsum = _cumulative("+", "cumsum")
@@ -295,10 +303,7 @@ def cumsum_vjp(lw, eqn):
     k = _axis(axis, cs.ndim) if axis is not _NOT_CONST else None
     if k is None:
         return None
-    j = f"{out}_j"
-    return [f"{out} = {lw.fmt(ct)}.astype({dt})",
-            f"for {j} in range({cs.shape[k] - 2}, -1, -1):",
-            f"    {out}[{_at(k, cs.ndim, j)}] += {out}[{_at(k, cs.ndim, f'{j} + 1')}]"]
+    return _scan(out, f"{lw.fmt(ct)}.astype({dt})", "+", k, cs.shape, True)
 
 
 def weights_along(lw, eqn):
