@@ -126,10 +126,12 @@ def call(norm, func, args, kwargs, node, base):
         name = getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj)))
         module = getattr(obj, "__module__", None)
         full = f"{module}.{name}" if module and module != "builtins" else name
-        raise norm.error(node, f"no rule for {full}: it has no Python source and no "
-                         "registered derivative", cls=NoRuleError,
-                         hint="register one with transpile.defrule(...) or compute it "
-                         "outside the transformed function")
+        raise norm.error(node, f"no rule for {full}: it has no Python source to read and is "
+                         "not in transpile's table of functions (docs/supported.md)",
+                         cls=NoRuleError,
+                         hint="register it with transpile.defrule(...) (a derivative is only "
+                         "needed where one is taken), or compute it outside the transformed "
+                         "function")
     raise norm.error(node, f"{obj!r} is not callable", cls=TranspileError)
 
 
