@@ -29,7 +29,7 @@ import numpy as np
 
 from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
-from transpile.callables import as_index
+from transpile.callables import as_index, param_list
 from transpile.transform_registry import example_avals
 from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
 from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
@@ -298,9 +298,14 @@ class Jit(Transform):
     def show_source(self, *args, **kwargs):
         """The lowered source Numba compiles for these example arguments."""
         if not args and not kwargs:
-            raise TypeError(f"show(jit({self.__name__}), *example_args): jit specializes on "
-                            "argument shapes, so show needs example arguments")
-        c, _ = self.compiled_for_values(self.bind(args, kwargs))
+            c = self._latest()
+            if c is None:
+                raise TypeError(f"jit({self.__name__}).source: jit specializes on argument "
+                                "shapes and dtypes, so it shows the code of a call: call it "
+                                f"first, or ask for example arguments: jit({self.__name__})"
+                                f".source_for({param_list(self)})")
+        else:
+            c, _ = self.compiled_for_values(self.bind(args, kwargs))
         c = c.delegate or c
         if c.plan.text is None:
             return f"# (no lowered code: this specialization runs the NumPy version)\n" + \
@@ -309,6 +314,12 @@ class Jit(Transform):
 
     def source_for(self, *args, **kwargs):
         return self.show_source(*args, **kwargs)
+
+    def _latest(self):
+        """The specialization compiled last (what `.source` shows after a call), or None."""
+        with self._compile_lock:
+            specs = list(self._specs.values())
+        return specs[-1] if specs else None
 
     def source_path(self, *args, **kwargs):
         """Path of the lowered module Numba compiles for these example arguments (or of the

@@ -7,6 +7,7 @@ import types
 
 import gast
 
+from transpile import normalize_checks as checks
 from transpile.aliasing import Stale, stale_error
 from transpile.errors import TranspileError
 from transpile.ir import Const, IndexArg, Var
@@ -24,7 +25,6 @@ UNSUPPORTED_STMTS = {
     gast.Nonlocal: ("nonlocal", "pass the value in as an argument and return the new value"),
     gast.ClassDef: ("class definition", "define the class outside the function"),
     gast.Delete: ("del", "just stop using the variable"),
-    gast.Raise: ("raise", "validate inputs before calling the transformed function"),
     gast.Import: ("import", "import at module level"),
     gast.ImportFrom: ("import", "import at module level"),
     gast.AsyncFunctionDef: ("async def", "use a plain function"),
@@ -140,11 +140,6 @@ def stmt_If(norm, node):
         norm.run_body(node.body if truth else node.orelse)
         return
     dynamic_if(norm, node, cond)
-
-
-def stmt_Assert(norm, node):
-    raise norm.error(node, "assert is not supported inside a transformed function",
-                     hint="check inputs before calling the transformed function")
 
 
 def assign(norm, target, value, node):
@@ -280,5 +275,6 @@ def _as_load(target):
 
 STATEMENTS = {
     "Pass": stmt_Pass, "Expr": stmt_Expr, "Assign": stmt_Assign, "AnnAssign": stmt_AnnAssign,
-    "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If, "Assert": stmt_Assert,
+    "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If,
+    **checks.STATEMENTS,     # assert, raise
 }

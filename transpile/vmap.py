@@ -10,7 +10,7 @@ grad(lambda x: np.sum(vmap(f)(x))) differentiates batched code, vmap(vmap(f)) ne
 import numpy as np
 
 from transpile.api import Transform, _fname, core_of
-from transpile.errors import TranspileError
+from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, Eqn, Var
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
@@ -183,7 +183,15 @@ class Vmap(Transform):
 
     def source_for(self, *args, **kwargs):
         if not args and not kwargs:
-            return super().source_for()
+            try:
+                return super().source_for()
+            except ShapesNeeded as e:
+                from transpile.callables import param_list
+                raise ShapesNeeded(
+                    f"vmap({self.__name__}).source needs example arguments: the generated "
+                    "code depends on their shapes here", filename=e.filename, lineno=e.lineno,
+                    construct=e.construct, hint=f"vmap({self.__name__}).source_for({param_list(self)}) with "
+                    "batched example arrays (or transpile.show(f, *args))") from None
         _, key = self.key_for(args, kwargs)
         return self.specialize(key).text
 
