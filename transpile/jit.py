@@ -27,12 +27,13 @@ import threading
 
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
 from transpile.callables import as_index, param_list
 from transpile.transform_registry import example_avals
 from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
-from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
+from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
 from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan
 from transpile.normalize import SPECIALIZE
@@ -134,6 +135,7 @@ class Jit(Transform):
 
     # -- calling ---------------------------------------------------------------------------------
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
@@ -177,7 +179,7 @@ class Jit(Transform):
             return self._build_core(trees, in_avals, None)
         try:
             return self._build_core(trees, in_avals, int_params)
-        except StaticIntsNeeded:
+        except (StaticIntsNeeded, ShapeMismatch):
             raise
         except Exception as e:         # an int argument's value is needed: specialize on it
             raise StaticIntsNeeded(str(e)) from e
@@ -312,6 +314,7 @@ class Jit(Transform):
                 codegen.module_text(c.core, c.plan.origin)
         return c.plan.text
 
+    @api_boundary
     def source_for(self, *args, **kwargs):
         return self.show_source(*args, **kwargs)
 

@@ -9,6 +9,7 @@ grad(lambda x: np.sum(vmap(f)(x))) differentiates batched code, vmap(vmap(f)) ne
 """
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 from transpile.api import Transform, _fname, core_of
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, Eqn, Var
@@ -169,6 +170,7 @@ class Vmap(Transform):
         self.check_call(leaves, trees, passed)
         return leaves, key
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         leaves, key = self.key_for(args, kwargs)
         spec = self.specialize_for(key, leaves)
@@ -181,6 +183,7 @@ class Vmap(Transform):
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return tree_unflatten(spec.core.out_tree, flat)
 
+    @api_boundary
     def source_for(self, *args, **kwargs):
         if not args and not kwargs:
             try:

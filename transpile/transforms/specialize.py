@@ -20,6 +20,7 @@ import numpy as np
 
 import transpile_runtime as runtime
 from transpile import ir
+from transpile.transforms.shape_errors import CHECKS, shape_mismatch
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import by_name
@@ -184,7 +185,11 @@ class Specializer:
                 av = self._infer_generic(eqn)
         except _Unknown:
             av = None
-        except Exception:      # a value the stand-ins cannot reproduce: shape unknown
+        except Exception as e:  # a value the stand-ins cannot reproduce: shape unknown
+            if eqn.out in getattr(self, "runs_first", ()):
+                mismatch = shape_mismatch(self, eqn, e)    # operands that never fit: fail now
+                if mismatch is not None:
+                    raise mismatch from None
             av = None
         if av is not None:
             self.avals[eqn.out] = av
@@ -252,6 +257,7 @@ class Specializer:
                             and st.prim.name in ("zeros", "zeros_like")}
         self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
+        self.runs_first = runs_first(body, self.multi)
         body = self.block(body)
         outs = [self.atom(o) for o in outs]
         body = dce(body, outs)
@@ -433,6 +439,18 @@ def dce(body, outs):
         kept.append(st)
     kept.reverse()
     return kept
+
+
+def runs_first(body, multi):
+    """Names of the top-level equations that run on every call before any user check (an
+    assert, a raise) could stop it: a shape mismatch there is an error now (shape_errors.py)."""
+    names = set()
+    for st in body:
+        if any(e.prim.name in CHECKS for e in ir.walk_eqns([st])):
+            break
+        if isinstance(st, Eqn) and st.out not in multi:
+            names.add(st.out)
+    return names
 
 
 def specialize(core, in_avals):
