@@ -81,8 +81,9 @@ def test_constant_message_and_bare_class():
     for fn in (f, jit(f), grad(lambda x: np.sum(f(x)))):
         with pytest.raises(RuntimeError):
             fn(np.array([2.0]))
-        with pytest.raises(IndexError, match=r"^constant \{braces\}$"):
+        with pytest.raises(IndexError) as info:
             fn(np.array([-2.0]))
+        assert str(info.value) == "constant {braces}"     # the user's message, untouched
     np.testing.assert_allclose(jit(f)(np.array([0.5])), [1.5])
 
 
@@ -199,8 +200,11 @@ def test_optimizer_argument_check_inside_jit():
         return opt_update(i, g, state)
 
     state = opt_init((np.ones(3),))
+    # the check runs before the mismatching update: its message, not the mismatch (this
+    # specialization runs the NumPy version, with a warning: the check must raise first)
     with pytest.raises(ValueError, match=r"gradient leaf 0 has shape \(2,\), parameter has "
-                                         r"shape \(3,\)"):
+                                         r"shape \(3,\)"), \
+            pytest.warns(tp.TranspileWarning):
         jit(step)(0, state, (np.ones(2),))
 
 

@@ -38,3 +38,5 @@ from transpile import optimizers, random  # noqa: E402,F401  (tp.optimizers, tp.
 __all__ += ["optimizers", "random"]
 from transpile.debugging import debug_call  # noqa: E402
 __all__ += ["debug_call"]
+from transpile.tracebacks import config  # noqa: E402  (config.update("transpile_traceback_filtering", "off"))
+__all__ += ["config"]

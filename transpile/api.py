@@ -257,10 +257,9 @@ class Transform:
     @api_boundary
     def source_for(self, *args, **kwargs):
         if args or kwargs:
-            _, trees = self.flatten_args(self.bind(args, kwargs))
-        else:
-            trees = self.default_trees()
-        return self.specialize(trees).text
+            leaves, trees = self.flatten_args(self.bind(args, kwargs))
+            return self.specialize_for(trees, leaves).text    # (their shapes if needed)
+        return self.specialize(self.default_trees()).text
 
     @property
     def source(self):

@@ -188,3 +188,53 @@ def _eqns(core):
         return list(ir.walk_eqns(core.body))
     except Exception:       # noqa: BLE001
         return []
+
+
+_HEADER = re.compile(r"^# (?:Generated|Lowered) by transpile(?:\.jit)? (?:for \S+ \(\S+\) )?from "
+                     r"(.+):(\d+) \((.+)\)\.\s*$")
+
+
+def origin_of(path):
+    """(user's file, function name) from a generated file's first line, or None."""
+    m = _HEADER.match(linecache.getline(path, 1))
+    return (m.group(1), m.group(3)) if m else None
+
+
+def users_line_for_generated(path, line):
+    """(file, line, function name) of the user's line that a line of a generated file came
+    from (its `# line N:` comment), for tracebacks of the eager transforms; None if unknown."""
+    origin = origin_of(path)
+    if origin is None:
+        return None
+    filename, name = origin
+
+    class _Core:      # what user_line reads: the function's file and the files it inlined
+        pass
+    core = _Core()
+    core.filename = filename
+    core.source_lines = {(os.path.join(os.path.dirname(filename), f), 0): ""
+                         for f in _sibling_names(filename)}
+    where = user_line(core, path, line)
+    if where is None or not os.path.exists(where[0]):
+        return None
+    return where[0], where[1], name.rsplit(".", 1)[-1]
+
+
+def _sibling_names(filename):
+    try:
+        return [f for f in os.listdir(os.path.dirname(filename)) if f.endswith(".py")]
+    except OSError:
+        return []
+
+
+def frame_at(filename, lineno, funcname):
+    """A traceback entry (frame, lasti, line) at the user's line, for a traceback to show."""
+    class _Marker(Exception):
+        pass
+    marker = at_user_line(_Marker(), filename, lineno, funcname)
+    tb = marker.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame, tb.tb_lasti, tb.tb_lineno

@@ -60,12 +60,24 @@ def is_internal(filename):
 
 
 def filter_traceback(tb):
-    """The traceback without the frames of transpile/ and transpile_runtime (new objects)."""
+    """The traceback without the frames of transpile/ and transpile_runtime (new objects).
+    Before the last frame of generated code, a frame at the user's line it came from."""
     frames = []
     while tb is not None:
         if not is_internal(tb.tb_frame.f_code.co_filename):
             frames.append((tb.tb_frame, tb.tb_lasti, tb.tb_lineno))
         tb = tb.tb_next
+    generated = [k for k, (f, _, _) in enumerate(frames)
+                 if str(f.f_globals.get("__name__", "")).startswith("transpile_generated.")]
+    if generated:
+        from transpile import runtime_errors
+        k = generated[-1]
+        user = runtime_errors.users_line_for_generated(frames[k][0].f_code.co_filename,
+                                                       frames[k][2])
+        entry = runtime_errors.frame_at(*user) if user else None
+        if entry is not None and not (k and frames[k - 1][0].f_code.co_filename == user[0] and
+                                      frames[k - 1][2] == user[1]):
+            frames.insert(k, entry)
     out = None
     for frame, lasti, lineno in reversed(frames):
         out = types.TracebackType(out, frame, lasti, lineno)

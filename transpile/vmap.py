@@ -193,10 +193,11 @@ class Vmap(Transform):
                 raise ShapesNeeded(
                     f"vmap({self.__name__}).source needs example arguments: the generated "
                     "code depends on their shapes here", filename=e.filename, lineno=e.lineno,
-                    construct=e.construct, hint=f"vmap({self.__name__}).source_for({param_list(self)}) with "
-                    "batched example arrays (or transpile.show(f, *args))") from None
-        _, key = self.key_for(args, kwargs)
-        return self.specialize(key).text
+                    construct=e.construct,
+                    hint=f"vmap({self.__name__}).source_for({param_list(self)}) with batched "
+                    "example arrays (or transpile.show(f, *args))") from None
+        leaves, key = self.key_for(args, kwargs)
+        return self.specialize_for(key, leaves).text     # (the arguments' shapes if needed)
 
     def __transpile_core__(self, in_trees):
         if isinstance(in_trees, Ranked):
