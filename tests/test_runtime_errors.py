@@ -316,3 +316,45 @@ def test_optimizers_and_random_without_importing_the_submodules():
             "print(get(s).tolist(), tp.random.normal(tp.random.PRNGKey(0), (2,)).shape)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "[-0.5, -0.5] (2,)", out.stderr
+
+
+# ---- errors that pointed into NumPy's files, or at the wrong kind of global -------------------
+
+def uses_polyval(x):
+    return np.sum(np.polynomial.polynomial.polyval(x, [1.0, 2.0, 3.0]))
+
+
+def test_library_function_without_rule_is_told_at_the_users_call():
+    e = _raised(grad(uses_polyval), np.ones(3))
+    assert isinstance(e, tp.TranspileError)
+    line = _line_of(uses_polyval, "np.polynomial")
+    msg = str(e)
+    assert msg.startswith(f"{THIS}:{line}: np.polynomial.polynomial.polyval(...) has no "
+                          "transpile rule")
+    assert "ndmin" in msg                                     # the piece its source needs
+    assert "numpy/polynomial/polynomial.py:" in msg          # where, for the curious
+    assert "construct: np.polynomial.polynomial.polyval(x, [1.0, 2.0, 3.0])" in msg
+    assert f'File "{THIS}", line {line}' in _formatted(e)
+    assert len(_package_frames(e)) <= 2
+
+
+CACHE = {}
+TABLE = np.zeros(3)
+
+
+def writes_global_dict(x):
+    CACHE["last"] = x
+    return np.sum(x)
+
+
+def writes_global_array(x):
+    TABLE[0] = 1.0
+    return np.sum(x)
+
+
+def test_writing_into_a_global_dict_is_not_called_an_array():
+    msg = str(_raised(grad(writes_global_dict), np.ones(3)))
+    assert "a global (or closure) dict" in msg and "np.copy" not in msg
+    assert f"{THIS}:{_line_of(writes_global_dict, 'CACHE[')}:" in msg
+    msg = str(_raised(grad(writes_global_array), np.ones(3)))
+    assert "global (or closure) array" in msg and "np.copy(TABLE)" in msg

@@ -211,6 +211,14 @@ def assign_subscript(norm, target, value, node):
                          "supported", hint="write into a named array: y = ...; y[i, j] = v")
     name = base.id
     if name not in norm.frame.env:
+        kind = _global_container(norm, base)
+        if kind is not None:          # a dict or list of the module: not an array to copy
+            raise norm.error(node, f"assignment into {name!r}, a global (or closure) {kind}: "
+                             "transformed code cannot change global state",
+                             construct=f"{name}[...] = ...",
+                             hint="return the value and store it outside the transformed "
+                             f"function ({name}[key] = f(...)), or build a local {kind} and "
+                             "return it")
         raise norm.error(node, f"assignment into {name!r}, which is a global (or closure) "
                          "array: mutating global state is not supported",
                          construct=f"{name}[...] = ...",
@@ -243,6 +251,26 @@ def assign_subscript(norm, target, value, node):
     index = subscript_index(norm, target.slice, name)
     v = norm.to_arg(value, node)
     norm.mem.write(x, index, v, node, name)
+
+
+def _global_container(norm, name_node):
+    """'dict' / 'list' when a global name holds one, else None."""
+    try:
+        value = norm.expr(name_node, "t")
+    except Exception:       # noqa: BLE001  (only for the message)
+        return None
+    obj = value.obj if isinstance(value, Static) else None
+    if isinstance(value, Var):          # data read from a global at every call
+        from transpile.parse import read_binding
+        for pname, where, _ in norm.free:
+            if pname == value.name:
+                try:
+                    obj = read_binding(where)
+                except Exception:       # noqa: BLE001
+                    return None
+    if isinstance(value, Struct):
+        return "dict" if value.kind == "dict" else "list" if value.kind == "list" else None
+    return type(obj).__name__ if isinstance(obj, (dict, list, set)) else None
 
 
 def _vars_in(values):
