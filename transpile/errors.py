@@ -50,3 +50,8 @@ class ShapeMismatch(TranspileError, ValueError):
     """jit found, while specializing to the arguments' shapes, an operation whose operands'
     shapes do not fit (a broadcast, a matmul): the call would fail there, so it fails now,
     before any code runs, at the user's line and with both shapes."""
+
+
+class IndexOutOfBounds(ShapeMismatch, IndexError):
+    """jit found, while specializing, a constant index past the end of an axis of known
+    length: the call would fail there, so it fails now (an IndexError, at the user's line)."""

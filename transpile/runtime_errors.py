@@ -125,9 +125,13 @@ def at_user_line(exc, filename, lineno, funcname):
     before = exc.__traceback__
     exc.__traceback__ = None
     try:
-        code = compile("\n" * (lineno - 1) + "raise __transpile_error__", filename, "exec")
+        # the statement spans the user's line exactly (no carets under it in tracebacks)
+        text = linecache.getline(filename, lineno)
+        indent = len(text) - len(text.lstrip())
+        name = "e" + "_" * max(0, len(text.strip()) - len("raise e"))
+        code = _raise_code(filename, lineno, indent, name)
         code = code.replace(co_name=funcname or "<transformed>")
-        exec(code, {"__transpile_error__": exc, "__name__": "transpile_user_line"})
+        exec(code, {name: exc, "__name__": "transpile_user_line"})
     except BaseException as raised:       # noqa: BLE001  (the exception raised just above)
         if raised is not exc or raised.__traceback__ is None:
             exc.__traceback__ = before
@@ -147,6 +151,15 @@ def at_user_line(exc, filename, lineno, funcname):
         return exc
     exc.__traceback__ = before
     return exc
+
+
+def _raise_code(filename, lineno, indent, name):
+    """Code that raises `name` from column `indent` of line `lineno` of `filename`."""
+    if indent and lineno > 1:
+        src = "\n" * (lineno - 2) + "if 1:\n" + " " * indent + "raise " + name
+    else:
+        src = "\n" * (lineno - 1) + "raise " + name
+    return compile(src, filename, "exec")
 
 
 def _rerun(compiled, leaves, free):

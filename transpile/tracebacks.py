@@ -127,6 +127,7 @@ def api_boundary(fn):
         except Exception as e:
             if not filtering_enabled():
                 raise
-            raise filtered(e)      # (this frame is the one frame of transpile left)
+            # (this frame is the one frame of transpile that the traceback keeps)
+            raise filtered(e)
     boundary.__transpile_boundary__ = True
     return boundary
