@@ -358,3 +358,10 @@ def test_writing_into_a_global_dict_is_not_called_an_array():
     assert f"{THIS}:{_line_of(writes_global_dict, 'CACHE[')}:" in msg
     msg = str(_raised(grad(writes_global_array), np.ones(3)))
     assert "global (or closure) array" in msg and "np.copy(TABLE)" in msg
+
+
+def test_an_error_inside_transpile_itself_says_how_to_see_its_frames():
+    e = _raised(grad(lambda x: np.sum(x)), object())      # fails inside transpile's checks
+    text = _formatted(e)
+    assert len(_package_frames(e)) <= 2
+    assert "TRANSPILE_TRACEBACK_FILTERING=off shows them" in text

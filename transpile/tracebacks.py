@@ -95,7 +95,14 @@ def filtered(e):
             continue
         seen.add(id(x))
         _end_at_user_line(x)
-        x.__traceback__ = filter_traceback(x.__traceback__)
+        before = x.__traceback__
+        x.__traceback__ = filter_traceback(before)
+        if x is e and before is not None and x.__traceback__ is None and \
+                hasattr(x, "add_note") and not getattr(x, "_transpile_noted", False):
+            # raised inside transpile itself: say where its frames went
+            x.add_note("(transpile's own frames are hidden from this traceback; "
+                       "TRANSPILE_TRACEBACK_FILTERING=off shows them)")
+            x._transpile_noted = True
         todo += [x.__cause__, x.__context__]
     return e
 
