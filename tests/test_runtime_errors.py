@@ -365,3 +365,19 @@ def test_an_error_inside_transpile_itself_says_how_to_see_its_frames():
     text = _formatted(e)
     assert len(_package_frames(e)) <= 2
     assert "TRANSPILE_TRACEBACK_FILTERING=off shows them" in text
+
+
+def draws_inside(key, x):
+    k1, k2 = tp.random.split(key)
+    return x + tp.random.normal(k1, (3,))
+
+
+def test_tp_random_inside_jit_is_refused_at_the_users_call():
+    # transpile.random runs NumPy's Philox generator, which transformed code cannot run:
+    # the refusal names the user's call, not a line of transpile/random.py
+    e = _raised(jit(draws_inside), tp.random.PRNGKey(0), np.ones(3))
+    assert isinstance(e, tp.TranspileError)
+    line = _line_of(draws_inside, "tp.random.split")
+    assert str(e).startswith(f"{THIS}:{line}: transpile.random.split(...) has no transpile rule")
+    assert "transpile/random.py:" in str(e)
+    assert f'File "{THIS}", line {line}' in _formatted(e)

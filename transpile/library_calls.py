@@ -10,7 +10,8 @@ from transpile.errors import NoRuleError, TranspileError
 
 _LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (
     sysconfig.get_paths().get("purelib"), sysconfig.get_paths().get("platlib"),
-    sysconfig.get_paths().get("stdlib")) if p})
+    sysconfig.get_paths().get("stdlib"),
+    os.path.dirname(os.path.abspath(__file__))) if p})     # transpile.random, .optimizers
 
 
 def is_library_file(filename):
