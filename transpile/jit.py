@@ -319,7 +319,10 @@ class Jit(Transform):
         return self.show_source(*args, **kwargs)
 
     def _latest(self):
-        """The specialization compiled last (what `.source` shows after a call), or None."""
+        """The specialization of the last call (what `.source` shows), or None."""
+        last = getattr(self, "_last_run", None)
+        if last is not None:
+            return last
         with self._compile_lock:
             specs = list(self._specs.values())
         return specs[-1] if specs else None

@@ -91,6 +91,7 @@ class Compiled:
         return True
 
     def run(self, leaves):
+        self.jit._last_run = self         # what jit(f).source shows
         if self.delegate is not None:
             return self.delegate.run(leaves)
         free = [read_binding(w) for w in self.free]
