@@ -172,7 +172,8 @@ def test_broadcast_mismatch_names_both_shapes():
         e = _raised(jit(add_mismatch), np.ones(3), np.ones(4))
     line = _line_of(add_mismatch, "return c + b")
     assert isinstance(e, ValueError)
-    assert f"{THIS}:{line}: shapes (3,) and (4,) do not fit" in str(e)
+    assert f"{THIS}:{line}: shapes (3,) and (4,) cannot be broadcast together in np.add" \
+        in str(e)
 
 
 def mismatch_in_a_branch(a, b, flag):

@@ -40,8 +40,10 @@ def shape_mismatch(sp, eqn, error):
     filename, lineno = (loc[0], loc[1]) if loc else (None, None)
     text = sp.core.source_lines.get((filename, lineno), "") if loc else ""
     listed = " and ".join(str(s) for s in shapes)
+    what = f"cannot be broadcast together in {construct}" if prim.elementwise else \
+        f"do not fit in {construct}: {error}"
     return ShapeMismatch(
-        f"shapes {listed} do not fit in {construct}: {error}",
+        f"shapes {listed} {what}",
         filename=filename, lineno=lineno, construct=text or construct,
         hint="check the shapes of the arguments of this call (jit checks them before "
         "running any code)")
