@@ -1,6 +1,10 @@
 """What the user sees when something goes wrong: run-time errors of compiled code at the
 user's line (with the index and the axis length), shape mismatches before any code runs,
-filtered tracebacks (at most 2 frames of the package), and the API gaps of a first hour."""
+filtered tracebacks (at most 2 frames of the package), and the API gaps of a first hour.
+
+PYTEST_DONT_REWRITE: functions under test hold `assert`s, which pytest would rewrite (their
+code would no longer match their source).
+"""
 import os
 import pdb
 import subprocess
@@ -174,6 +178,31 @@ def test_broadcast_mismatch_names_both_shapes():
     assert isinstance(e, ValueError)
     assert f"{THIS}:{line}: shapes (3,) and (4,) cannot be broadcast together in np.add" \
         in str(e)
+
+
+def checked_matmul(a, b, n):
+    assert n > 0, f"n must be positive, got {n}"
+    c = a @ b
+    return c * n
+
+
+def test_mismatch_after_a_users_check_lets_the_check_speak_first():
+    a, b = np.ones((2, 3)), np.ones((4, 2))
+    f = jit(checked_matmul)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # compiled: no fallback warning
+        with pytest.raises(AssertionError, match="n must be positive, got -1"):
+            f(a, b, -1)
+        e = _raised(f, a, b, 2)                 # the check passes: the mismatch raises
+    line = _line_of(checked_matmul, "c = a @ b")
+    assert isinstance(e, ValueError)
+    assert str(e).startswith(f"{THIS}:{line}: shapes (2, 3) and (4, 2) do not fit in np.matmul")
+    assert f'File "{THIS}", line {line}' in _formatted(e)
+    src = f.source_for(a, b, 2)
+    assert "raise ValueError(" in src and "do not fit in np.matmul" in src
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(f(a, np.ones((3, 2)), 2), 2 * a @ np.ones((3, 2)))
 
 
 def mismatch_in_a_branch(a, b, flag):

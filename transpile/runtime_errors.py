@@ -66,7 +66,9 @@ def _located(compiled, e, leaves, free):
         return None
     filename, lineno = user
     text = (linecache.getline(path, gen_line) or "").strip()
-    if any(r in text for r in _USER_RAISES):
+    if str(e).startswith(f"{filename}:{lineno}: "):
+        new = _copy(e, str(e))      # compiled code raised transpile's own message (shape_errors)
+    elif any(r in text for r in _USER_RAISES):
         new = _copy(source, str(source))
     else:
         new = _copy(source, f"{filename}:{lineno}: {source}")

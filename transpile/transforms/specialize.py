@@ -190,6 +190,11 @@ class Specializer:
                 mismatch = shape_mismatch(self, eqn, e)    # operands that never fit: fail now
                 if mismatch is not None:
                     raise mismatch from None
+            elif eqn.out in getattr(self, "top_level", ()) and self.fails_here is None:
+                # after a check of the user's (which may raise first): the call fails here
+                mismatch = shape_mismatch(self, eqn, e)
+                if mismatch is not None:
+                    self.fails_here = (eqn, mismatch)
             av = None
         if av is not None:
             self.avals[eqn.out] = av
@@ -258,7 +263,11 @@ class Specializer:
         self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
         self.runs_first = runs_first(body, self.multi)
+        self.top_level = {st.out for st in body if isinstance(st, Eqn) and st.out not in self.multi}
+        self.fails_here = None
         body = self.block(body)
+        if self.fails_here is not None:
+            body, outs = fails_at(self, body, *self.fails_here)
         outs = [self.atom(o) for o in outs]
         body = dce(body, outs)
         return body, outs
@@ -268,6 +277,9 @@ class Specializer:
         for st in stmts:
             if isinstance(st, Eqn):
                 self.eqn(st, out)
+                failing = getattr(self, "fails_here", None)
+                if failing is not None and failing[0].out == st.out:
+                    break           # a shape mismatch every call reaches: the rest never runs
             elif isinstance(st, ir.Comment):
                 out.append(st)
             elif isinstance(st, ir.If):
@@ -439,6 +451,19 @@ def dce(body, outs):
         kept.append(st)
     kept.reverse()
     return kept
+
+
+def fails_at(sp, body, eqn, mismatch):
+    """The top-level body cut at `eqn`, whose operands' shapes never fit (after a check of the
+    user's, which may raise first): it ends with raising the mismatch (compiled code; the
+    message then comes from the NumPy version, runtime_errors.py). outs: never reached."""
+    kept = [st for st in body if not (isinstance(st, Eqn) and st.out == eqn.out)]
+    kept.append(Eqn(sp.fresh("shape_error"), by_name("raise_error"),
+                    {"exc": Const("ValueError"), "template": Const(str(mismatch).split("\n")[0]
+                                                                  .replace("{", "{{")
+                                                                  .replace("}", "}}")),
+                     "values": TupleArg(())}, eqn.loc))
+    return kept, []
 
 
 def runs_first(body, multi):
