@@ -45,21 +45,20 @@ def located(compiled, e, leaves, free):
 def _located(compiled, e, leaves, free):
     if getattr(e, "_transpile_located", False) or compiled.backend_name in ("cupy", "cuda"):
         return None
-    gen = generated_frame(e.__traceback__)
-    source = e
+    if generated_frame(e.__traceback__) is not None:
+        return None     # the NumPy version raised: its frame stays (tracebacks.py adds the user's)
+    if any(getattr(q, "prim", None) is not None and q.prim.name in _NO_RERUN
+           for q in _eqns(compiled.core)):
+        return None
+    source = _rerun(compiled, leaves, free)
+    if source is None or not isinstance(source, type(e)) and not isinstance(e, type(source)):
+        _note(e, f"(in jit({compiled.jit.__name__}); compiled code: "
+              f"{compiled.plan.path or 'not written'})")
+        e._transpile_located = True
+        return None
+    gen = generated_frame(source.__traceback__)
     if gen is None:
-        if any(getattr(q, "prim", None) is not None and q.prim.name in _NO_RERUN
-               for q in _eqns(compiled.core)):
-            return None
-        source = _rerun(compiled, leaves, free)
-        if source is None or not isinstance(source, type(e)) and not isinstance(e, type(source)):
-            _note(e, f"(in jit({compiled.jit.__name__}); compiled code: "
-                  f"{compiled.plan.path or 'not written'})")
-            e._transpile_located = True
-            return None
-        gen = generated_frame(source.__traceback__)
-        if gen is None:
-            return None
+        return None
     path, gen_line = gen
     user = user_line(compiled.core, path, gen_line)
     if user is None:
