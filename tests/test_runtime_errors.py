@@ -416,3 +416,16 @@ def test_tp_random_inside_jit_is_refused_at_the_users_call():
     assert str(e).startswith(f"{THIS}:{line}: transpile.random.split(...) has no transpile rule")
     assert "transpile/random.py:" in str(e)
     assert f'File "{THIS}", line {line}' in _formatted(e)
+
+
+@pytest.mark.parametrize("entry", [lambda f: tp.jacfwd(f)(np.ones(2)),
+                                   lambda f: tp.jacrev(f)(np.ones(2)),
+                                   lambda f: tp.show(f),
+                                   lambda f: vmap(f)(np.ones((2, 2))),
+                                   lambda f: tp.value_and_grad(lambda x: np.sum(f(x)))(
+                                       np.ones(2))])
+def test_every_entry_point_filters(entry):
+    e = _raised(entry, uses_try)
+    assert isinstance(e, tp.UnsupportedSyntax)
+    assert len(_package_frames(e)) <= 2, _formatted(e)
+    assert f'File "{THIS}", line {_line_of(uses_try, "try:")}' in _formatted(e)

@@ -530,6 +530,7 @@ transform_registry.register_jvp_class(JVP)
 # ---- inspection -----------------------------------------------------------------------------
 
 
+@api_boundary
 def show(fun, *example_args, **example_kwargs):
     """The generated source of a transformed function (for these example arguments' structure).
 
