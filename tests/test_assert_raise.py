@@ -216,3 +216,31 @@ def test_tp_random_and_optimizers_are_attributes():
             "print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def _log_entropy(x):
+    assert np.min(x) > 0, "needs positive"
+    if np.sum(x) > 100:
+        raise ValueError(f"too big: {np.sum(x):.1f}")
+    return np.sum(np.log(x) * x)
+
+
+@pytest.mark.parametrize("name", ["jvp", "hessian", "jit_grad", "vmap_grad", "jit_hessian"])
+def test_checks_under_higher_order_transforms(name):
+    x = np.array([1.0, 2.0, 3.0])
+    make = {"jvp": lambda: (lambda v: tp.jvp(_log_entropy, (v,), (np.ones(3),))[1]),
+            "hessian": lambda: tp.hessian(_log_entropy),
+            "jit_grad": lambda: jit(grad(_log_entropy)),
+            "vmap_grad": lambda: (lambda v: vmap(grad(_log_entropy))(v[None])[0]),
+            "jit_hessian": lambda: jit(tp.hessian(_log_entropy))}[name]
+    want = {"jvp": np.sum(np.log(x) + 1), "hessian": np.diag(1 / x),
+            "jit_grad": np.log(x) + 1, "vmap_grad": np.log(x) + 1,
+            "jit_hessian": np.diag(1 / x)}[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fn = make()
+        np.testing.assert_allclose(fn(x), want, rtol=1e-12)
+        with pytest.raises(AssertionError, match="needs positive"):
+            fn(-x)
+        with pytest.raises(ValueError, match=r"too big: 600\.0"):
+            fn(x * 100)
