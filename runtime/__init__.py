@@ -31,7 +31,8 @@ from .distributions import (
     beta_cdf, beta_logpdf, beta_pdf, dirichlet_logpdf, dirichlet_pdf, gamma_cdf, gamma_logpdf,
     gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
     norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
-from .debugging import debug_breakpoint, debug_print, debug_printf  # noqa: F401,E402
+from .debugging import (batch_check_assert, check_assert, debug_breakpoint,  # noqa: F401,E402
+                        debug_print, debug_printf, raise_error)
 from .array_adjoints import (diff_vjp, joined_pad, joined_vjp,  # noqa: E402
                                               kron_vjp_left, kron_vjp_right, linspace_part,
                                               linspace_part_vjp, pad_vjp, put_along, repeat_vjp, roll_back,

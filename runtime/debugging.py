@@ -2,6 +2,8 @@
 jax.debug.print). Generated code calls `rt.debug_print(sep, end, *values)`."""
 import sys
 
+import numpy as np
+
 
 def debug_print(sep, end, *values):
     print(*values, sep=sep, end=end, file=sys.stdout)
@@ -20,4 +22,33 @@ def debug_breakpoint(names, *values):
     user's variables at that line in `env` (env['x'] is the value of x)."""
     env = dict(zip(names, values))  # noqa: F841  (inspect it in the debugger: p env)
     breakpoint()
+    return None
+
+
+def _exception(exc, template, values):
+    import builtins
+    cls = getattr(builtins, exc)
+    if template is None:
+        return cls()
+    return cls(template.format(*values))
+
+
+def raise_error(exc, template, *values):
+    """`raise ValueError(f"...")` in transformed code: the built-in exception class `exc` (by
+    name) with the message template filled with this call's values (str.format)."""
+    raise _exception(exc, template, values)
+
+
+def check_assert(cond, template, *values):
+    """`assert cond, msg` in transformed code: AssertionError with the message when cond is
+    false (as Python, an array of several elements is ambiguous)."""
+    if not cond:
+        raise _exception("AssertionError", template, values)
+    return None
+
+
+def batch_check_assert(cond, template, *values):
+    """check_assert under vmap: cond holds one truth value per example; any false one raises."""
+    if not np.all(cond):
+        raise _exception("AssertionError", template, values)
     return None

@@ -34,7 +34,9 @@ from transpile.custom import check_grads, custom_jvp, custom_vjp, defrule, linea
 __all__ += ["custom_vjp", "custom_jvp", "defrule", "check_grads", "linearize"]
 from transpile.jit import jit  # noqa: E402,F401
 __all__ += ["jit"]
-from transpile import random  # noqa: E402,F401  (tp.random after `import transpile as tp`)
-__all__ += ["random"]
+from transpile import optimizers, random  # noqa: E402,F401  (tp.optimizers, tp.random after `import transpile as tp`)
+__all__ += ["optimizers", "random"]
 from transpile.debugging import debug_call  # noqa: E402
 __all__ += ["debug_call"]
+from transpile.tracebacks import config  # noqa: E402  (config.update("transpile_traceback_filtering", "off"))
+__all__ += ["config"]

@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 from transpile import codegen, transform_registry
 from transpile.transform_registry import example_avals
 from transpile.callables import build_core_bound, callable_name, unwrap_callable
@@ -222,6 +223,7 @@ class Transform:
             self._cache[key] = spec
         return spec
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
@@ -252,12 +254,12 @@ class Transform:
     def default_trees(self):
         return tuple(LEAF for _ in self._params)
 
+    @api_boundary
     def source_for(self, *args, **kwargs):
         if args or kwargs:
-            _, trees = self.flatten_args(self.bind(args, kwargs))
-        else:
-            trees = self.default_trees()
-        return self.specialize(trees).text
+            leaves, trees = self.flatten_args(self.bind(args, kwargs))
+            return self.specialize_for(trees, leaves).text    # (their shapes if needed)
+        return self.specialize(self.default_trees()).text
 
     @property
     def source(self):
@@ -528,6 +530,7 @@ transform_registry.register_jvp_class(JVP)
 # ---- inspection -----------------------------------------------------------------------------
 
 
+@api_boundary
 def show(fun, *example_args, **example_kwargs):
     """The generated source of a transformed function (for these example arguments' structure).
 

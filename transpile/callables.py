@@ -79,3 +79,17 @@ def as_index(value):
         return operator.index(value)
     except TypeError:
         return value
+
+
+def param_list(f):
+    """'w, x' for a transform of `def loss(w, x)`: for messages that ask for arguments."""
+    import inspect
+    for _ in range(50):
+        inner = getattr(f, "fun", None)
+        if inner is None or inner is f:
+            break
+        f = inner
+    try:
+        return ", ".join(inspect.signature(f).parameters)
+    except (TypeError, ValueError):
+        return "*example_args"

@@ -244,10 +244,30 @@ def generated_source(obj, args):
     except TranspileError:
         raise
     except Exception as e:
-        hint = ("" if args else
-                ' This transform may need example arguments for their shapes: '
-                'pass --args "np.ones(3), 2.0".')
-        raise CLIError(f"could not generate the source: {type(e).__name__}: {e}.{hint}") from e
+        if not args:
+            raise CLIError(_args_hint(obj, e)) from e
+        raise CLIError(f"could not generate the source: {type(e).__name__}: {e}") from e
+
+
+def _args_hint(obj, e):
+    """The message for a transform that needs example arguments: the function's parameters
+    and an --args line with one expression per required parameter."""
+    import inspect
+    fn = _innermost(obj)
+    name = getattr(fn, "__name__", "the function")
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    required = [p.name for p in params if p.default is inspect.Parameter.empty and
+                p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    shown = ", ".join(str(p) for p in params)
+    example = ", ".join("np.ones(3)" for _ in required)
+    return (f"{name}({shown}) needs example arguments for this transform: the generated code "
+            f"depends on their shapes and dtypes. Pass one expression per parameter "
+            f"({', '.join(required) or 'none required'}), numpy as np, e.g. "
+            f"--args \"{example}\" (shapes as in your calls)." +
+            ("" if isinstance(e, TypeError) else f"\n    ({type(e).__name__}: {e})"))
 
 
 def _file_name(name, chain):

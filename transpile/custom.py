@@ -24,6 +24,7 @@ import itertools
 
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 import transpile_runtime as runtime
 from transpile_runtime import custom_rules
 from transpile import transform_registry
@@ -115,6 +116,7 @@ class _Custom:
         self.names = list(self.signature.parameters)
         self._prim = None
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
 

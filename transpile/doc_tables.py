@@ -256,6 +256,13 @@ def c_with(x):
         return np.sum(np.log(x))
 
 
+def c_assert_raise(x):
+    assert x.ndim == 1, f"expected a vector, got {x.ndim} dimensions"
+    if np.sum(x) < 0.0:
+        raise ValueError("negative total")
+    return np.sum(x)
+
+
 def c_print(x):
     print("x is", x)
     return np.sum(x)
@@ -312,6 +319,7 @@ SUBSET = [
     ("subscript assignment `y[i] = v`", c_setitem),
     ("`try` / `except`", c_try),
     ("`with`", c_with),
+    ("`assert`, `raise` of a built-in exception (also compiled by `jit`)", c_assert_raise),
     ("`print(...)` (runs with each call's values, like jax.debug.print)", c_print),
     ("`breakpoint()` (the debugger sees your variables in `env`)", c_breakpoint),
     ("`return` inside a loop", c_return_in_loop),

@@ -32,7 +32,7 @@ _COUNTS = frozenset({"trip_count"})     # a loop's trip count: a run-time int li
 
 def _value_only(prim, param):
     """Does the primitive read this argument only as data (its value never shapes the result)?"""
-    if prim.name in _COUNTS:
+    if prim.name in _COUNTS or prim.name in _SHOWS_VALUES:
         return True
     batch = getattr(prim, "batch", None)
     if batch == "elementwise" or getattr(batch, "name", None) == "elementwise":
@@ -82,10 +82,16 @@ def _atoms(arg):
     return list(iter_atoms([arg]))
 
 
+# effects that only show their values (a message, a print): any int value is fine there
+_SHOWS_VALUES = {"raise_error", "check_assert", "batch_check_assert", "debug_print",
+                 "debug_printf"}
+
+
 def _scan(body, tainted):
     for st in body:
         if isinstance(st, Eqn):
             if any(_nested(a, tainted) and not (k == "index" and _scalar_index(a, tainted))
+                   and not (k == "values" and st.prim.name in _SHOWS_VALUES)
                    for k, a in st.args.items()):
                 return False
             hit = [k for k, a in st.args.items() if _direct(a, tainted)]

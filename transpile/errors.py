@@ -44,3 +44,14 @@ class NoRuleError(TranspileError):
 
 # One class for the whole project, defined at the bottom layer so transpile_runtime can warn too.
 from transpile_runtime.diagnostics import TranspileWarning  # noqa: E402,F401
+
+
+class ShapeMismatch(TranspileError, ValueError):
+    """jit found, while specializing to the arguments' shapes, an operation whose operands'
+    shapes do not fit (a broadcast, a matmul): the call would fail there, so it fails now,
+    before any code runs, at the user's line and with both shapes."""
+
+
+class IndexOutOfBounds(ShapeMismatch, IndexError):
+    """jit found, while specializing, a constant index past the end of an axis of known
+    length: the call would fail there, so it fails now (an IndexError, at the user's line)."""

@@ -11,6 +11,7 @@ import functools
 
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 from transpile.api import JVP, _cached, _fname, _signature, vjp
 from transpile.errors import TranspileError
 from transpile.pytree import tree_flatten, tree_unflatten
@@ -153,6 +154,7 @@ def jacfwd(fun, argnums=0, holomorphic=False, has_aux=False):
                 aux[:] = [_aux_pair(fun, out[0])[1]]
             return result, aux[0]
         return result
+    jac = api_boundary(jac)      # tracebacks without transpile's frames (tracebacks.py)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacfwd", fun, argnums, has_aux)
     jac.accepts_ranks = True     # jit/vmap pass the argument ranks
@@ -219,6 +221,7 @@ def jacrev(fun, argnums=0, holomorphic=False, has_aux=False):
             aux.append(extra)
             return out, pullback
         return jacobian_reverse(vjp_keeping_aux, fun, args, nums, single), aux[0]
+    jac = api_boundary(jac)      # tracebacks without transpile's frames (tracebacks.py)
     functools.update_wrapper(jac, fun, updated=())
     jac.__transpile_core__ = _not_transformable("jacrev", fun, argnums, has_aux)
     jac.accepts_ranks = True     # jit/vmap pass the argument ranks

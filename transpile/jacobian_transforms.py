@@ -10,6 +10,7 @@ loop over basis vectors in Python (transpile/jacobian_eager.py), for pytrees too
 """
 import inspect
 
+from transpile.tracebacks import api_boundary
 from transpile.api import Grad, Transform, _fname, core_of
 from transpile.jacobian_eager import jacfwd, jacrev, register_jacobian_core
 from transpile.errors import TranspileError
@@ -60,6 +61,7 @@ class Hessian(Transform):
         self._eager_nonscalar = None
         self._scalar = {}
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         import numpy as np
         leaves, trees = self.flatten_args(self.bind(args, kwargs))

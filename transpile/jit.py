@@ -27,12 +27,13 @@ import threading
 
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
-from transpile.callables import as_index
+from transpile.callables import as_index, param_list
 from transpile.transform_registry import example_avals
 from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
-from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
+from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
 from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan
 from transpile.normalize import SPECIALIZE
@@ -134,6 +135,7 @@ class Jit(Transform):
 
     # -- calling ---------------------------------------------------------------------------------
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
@@ -177,7 +179,7 @@ class Jit(Transform):
             return self._build_core(trees, in_avals, None)
         try:
             return self._build_core(trees, in_avals, int_params)
-        except StaticIntsNeeded:
+        except (StaticIntsNeeded, ShapeMismatch):
             raise
         except Exception as e:         # an int argument's value is needed: specialize on it
             raise StaticIntsNeeded(str(e)) from e
@@ -313,17 +315,32 @@ class Jit(Transform):
     def show_source(self, *args, **kwargs):
         """The lowered source Numba compiles for these example arguments."""
         if not args and not kwargs:
-            raise TypeError(f"show(jit({self.__name__}), *example_args): jit specializes on "
-                            "argument shapes, so show needs example arguments")
-        c, _ = self.compiled_for_values(self.bind(args, kwargs))
+            c = self._latest()
+            if c is None:
+                raise TypeError(f"jit({self.__name__}).source: jit specializes on argument "
+                                "shapes and dtypes, so it shows the code of a call: call it "
+                                f"first, or ask for example arguments: jit({self.__name__})"
+                                f".source_for({param_list(self)})")
+        else:
+            c, _ = self.compiled_for_values(self.bind(args, kwargs))
         c = c.delegate or c
         if c.plan.text is None:
             return f"# (no lowered code: this specialization runs the NumPy version)\n" + \
                 codegen.module_text(c.core, c.plan.origin)
         return c.plan.text
 
+    @api_boundary
     def source_for(self, *args, **kwargs):
         return self.show_source(*args, **kwargs)
+
+    def _latest(self):
+        """The specialization of the last call (what `.source` shows), or None."""
+        last = getattr(self, "_last_run", None)
+        if last is not None:
+            return last
+        with self._compile_lock:
+            specs = list(self._specs.values())
+        return specs[-1] if specs else None
 
     def source_path(self, *args, **kwargs):
         """Path of the lowered module Numba compiles for these example arguments (or of the

@@ -11,6 +11,7 @@ from transpile import codegen
 from transpile.jit_backends import _call_guarding_cache, _is_numba_error, _refused_construct
 from transpile.parse import read_binding
 from transpile.pytree import tree_unflatten
+from transpile.runtime_errors import located
 from transpile.transforms.specialize import aval_of
 from transpile.transforms.specialize_windows import MARK as WINDOW_MARK
 
@@ -91,13 +92,17 @@ class Compiled:
         return True
 
     def run(self, leaves):
+        self.jit._last_run = self         # what jit(f).source shows
         if self.delegate is not None:
             return self.delegate.run(leaves)
         free = [read_binding(w) for w in self.free]
         if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
             return FREE_CHANGED
         if self.eager:
-            out = self.fn(*leaves, *free)
+            try:
+                out = self.fn(*leaves, *free)
+            except Exception as e:
+                raise located(self, e, leaves, free)    # at the user's line
             return self.finish(out, convert=False)
         args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
         if not self.checked:
@@ -107,12 +112,12 @@ class Compiled:
                         out = _call_guarding_cache(self.fn, args, self.plan.path)
                     except IndexError as e:
                         if not str(e).startswith(WINDOW_MARK):
-                            raise
+                            raise located(self, e, leaves, free)    # at the user's line
                         self.checked = True
                         return self.window_miss(e, leaves, free)
                     except Exception as e:
                         if not _is_numba_error(e):
-                            raise
+                            raise located(self, e, leaves, free)    # at the user's line
                         alt = self.jit._per_example(self.plan)
                         if alt is not None:       # vmap: one compiled loop over the batch
                             self.delegate = alt
@@ -127,9 +132,9 @@ class Compiled:
                     return self.finish(out)
         try:
             return self.finish(self.fn(*args))
-        except IndexError as e:
-            if not str(e).startswith(WINDOW_MARK):
-                raise
+        except Exception as e:
+            if not (isinstance(e, IndexError) and str(e).startswith(WINDOW_MARK)):
+                raise located(self, e, leaves, free)    # at the user's line (runtime_errors.py)
             return self.window_miss(e, leaves, free)
 
     def window_miss(self, e, leaves, free):

@@ -233,11 +233,11 @@ class Normalizer:
             stacked = array_literals.stack_struct(self, bound["x"], node, base)
             if isinstance(stacked, Var):
                 return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
+        if prim.name in ("len",) and isinstance(bound["x"], Struct):
+            return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
         bound = array_literals.array_arguments(self, prim, bound, node, base)
         if getattr(prim, "multi", None) is not None:
             return array_literals.multi_output(self, prim, bound, node, base)
-        if prim.name in ("len",) and isinstance(bound["x"], Struct):
-            return Const(len(bound["x"]))
         if prim.name in ("float", "int", "bool") and isinstance(bound["x"], Const):
             return Const(prim.impl(bound["x"].value))
         out = {}

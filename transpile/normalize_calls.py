@@ -13,7 +13,7 @@ import types
 import gast
 import numpy as np
 
-from transpile import transform_registry
+from transpile import library_calls, transform_registry
 from transpile.errors import NoRuleError, ShapesNeeded, TranspileError
 from transpile.ir import Const, IndexArg, SliceArg, Var
 from transpile.normalize_builtins import call_builtin
@@ -161,6 +161,16 @@ def is_transform_factory(obj):
 
 
 def inline_function(norm, fn, args, kwargs, node):
+    try:
+        return _inline_function(norm, fn, args, kwargs, node)
+    except TranspileError as e:
+        err = library_calls.call_error(norm, fn, node, e)    # at the user's call of a library
+        if err is e:
+            raise
+        raise err from None
+
+
+def _inline_function(norm, fn, args, kwargs, node):
     if fn.__code__ in norm.inline_stack:
         raise norm.error(node, f"recursive call to {fn.__name__} is not supported",
                          construct=f"{fn.__name__}(...)",

@@ -134,6 +134,8 @@ def expr_Compare(norm, node, base):
         right = norm.expr(comp, base)
         if isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)):
             value = static_compare(norm, op, left, right, node)
+        elif _known_objects(left, right):       # treedefs, dtypes, strings: Python compares
+            value = Const(bool(_PYCMP[type(op)](_obj(left), _obj(right))))
         else:
             name = _CMPOPS[type(op)]
             value = norm.b.emit(by_name(name), {"x": norm.to_arg(left, node),
@@ -142,6 +144,22 @@ def expr_Compare(norm, node, base):
             by_name("logical_and"), {"x": result, "y": value}, base=base)
         left = right
     return result
+
+
+_PYCMP = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+          gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge}
+
+
+def _obj(v):
+    return v.obj if isinstance(v, Static) else v.value
+
+
+def _known_objects(left, right):
+    """Two objects known now, one of them not a number: compared in Python (a TreeDef with a
+    TreeDef, a dtype with a dtype), not as arrays."""
+    return isinstance(left, (Static, Const)) and isinstance(right, (Static, Const)) and \
+        (isinstance(left, Static) or isinstance(right, Static)) and \
+        not any(isinstance(_obj(v), np.ndarray) for v in (left, right))
 
 
 def static_compare(norm, op, left, right, node):

@@ -9,6 +9,7 @@ import types
 
 import gast
 
+from transpile import normalize_checks as checks
 from transpile.aliasing import Stale, stale_error
 from transpile.errors import TranspileError
 from transpile.ir import Const, IndexArg, Var
@@ -25,7 +26,6 @@ UNSUPPORTED_STMTS = {
     gast.Global: ("global", "pass the value in as an argument and return the new value"),
     gast.Nonlocal: ("nonlocal", "pass the value in as an argument and return the new value"),
     gast.ClassDef: ("class definition", "define the class outside the function"),
-    gast.Raise: ("raise", "validate inputs before calling the transformed function"),
     gast.AsyncFunctionDef: ("async def", "use a plain function"),
 }
 
@@ -139,11 +139,6 @@ def stmt_If(norm, node):
     dynamic_if(norm, node, cond)
 
 
-def stmt_Assert(norm, node):
-    raise norm.error(node, "assert is not supported inside a transformed function",
-                     hint="check inputs before calling the transformed function")
-
-
 def assign(norm, target, value, node):
     if isinstance(target, gast.Name):
         norm.bind_name(target.id, value)
@@ -213,6 +208,14 @@ def assign_subscript(norm, target, value, node):
                          "supported", hint="write into a named array: y = ...; y[i, j] = v")
     name = base.id
     if name not in norm.frame.env:
+        kind = _global_container(norm, base)
+        if kind is not None:          # a dict or list of the module: not an array to copy
+            raise norm.error(node, f"assignment into {name!r}, a global (or closure) {kind}: "
+                             "transformed code cannot change global state",
+                             construct=f"{name}[...] = ...",
+                             hint="return the value and store it outside the transformed "
+                             f"function ({name}[key] = f(...)), or build a local {kind} and "
+                             "return it")
         raise norm.error(node, f"assignment into {name!r}, which is a global (or closure) "
                          "array: mutating global state is not supported",
                          construct=f"{name}[...] = ...",
@@ -245,6 +248,26 @@ def assign_subscript(norm, target, value, node):
     index = subscript_index(norm, target.slice, name)
     v = norm.to_arg(value, node)
     norm.mem.write(x, index, v, node, name)
+
+
+def _global_container(norm, name_node):
+    """'dict' / 'list' when a global name holds one, else None."""
+    try:
+        value = norm.expr(name_node, "t")
+    except Exception:       # noqa: BLE001  (only for the message)
+        return None
+    obj = value.obj if isinstance(value, Static) else None
+    if isinstance(value, Var):          # data read from a global at every call
+        from transpile.parse import read_binding
+        for pname, where, _ in norm.free:
+            if pname == value.name:
+                try:
+                    obj = read_binding(where)
+                except Exception:       # noqa: BLE001
+                    return None
+    if isinstance(value, Struct):
+        return "dict" if value.kind == "dict" else "list" if value.kind == "list" else None
+    return type(obj).__name__ if isinstance(obj, (dict, list, set)) else None
 
 
 def _vars_in(values):
@@ -326,5 +349,6 @@ def stmt_Delete(norm, node):
 STATEMENTS = {
     "Import": stmt_Import, "ImportFrom": stmt_ImportFrom, "Delete": stmt_Delete,
     "Pass": stmt_Pass, "Expr": stmt_Expr, "Assign": stmt_Assign, "AnnAssign": stmt_AnnAssign,
-    "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If, "Assert": stmt_Assert,
+    "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If,
+    **checks.STATEMENTS,     # assert, raise
 }

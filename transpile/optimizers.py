@@ -109,15 +109,16 @@ def _optimizer(num_slots, leaf_update):
         if grad_def != treedef:
             raise ValueError(f"opt_update: grads structure {grad_def} does not match params {treedef}")
         slot_leaves = [tree_flatten(s)[0] for s in state[1:]]
-        new = [[] for _ in state]
-        for i, (x, g, *slots) in enumerate(zip(params_leaves, grad_leaves, *slot_leaves)):
-            g = np.asarray(g)
+        rows = []           # per leaf: (x, *slots) updated (written so that jit(step) compiles)
+        for i, x in enumerate(params_leaves):
+            g = np.asarray(grad_leaves[i])
+            slots = [leaves[i] for leaves in slot_leaves]
             if g.shape != np.shape(x):
                 raise ValueError(f"opt_update: gradient leaf {i} has shape {g.shape}, "
                                  f"parameter has shape {np.shape(x)}")
-            for out, value in zip(new, leaf_update(step, g, x, *slots)):
-                out.append(np.asarray(value, dtype=x.dtype))   # keep float32 params float32
-        return tuple(tree_unflatten(treedef, leaves) for leaves in new)
+            # keep float32 params float32
+            rows.append([np.asarray(v, dtype=x.dtype) for v in leaf_update(step, g, x, *slots)])
+        return tuple(tree_unflatten(treedef, [row[k] for row in rows]) for k, _ in enumerate(state))
 
     def get_params(state):
         return state[0]

@@ -20,6 +20,7 @@ from concurrent.futures import Future
 
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 from transpile_runtime import devices as _devices
 from transpile_runtime import mpi as _mpi
 from transpile_runtime.collectives import (AxisFrame, AxisGroup, CollectiveAborted, axis_frames,
@@ -100,6 +101,7 @@ class Pmapped:
                 self._compiled = (compiler, made)
             return self._compiled[1]
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         static = _normalize_argnums(self.static_argnums, len(args))
         split = _split_inputs(args, kwargs, static, self.in_axes)

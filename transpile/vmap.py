@@ -9,8 +9,9 @@ grad(lambda x: np.sum(vmap(f)(x))) differentiates batched code, vmap(vmap(f)) ne
 """
 import numpy as np
 
+from transpile.tracebacks import api_boundary
 from transpile.api import Transform, _fname, core_of
-from transpile.errors import TranspileError
+from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, Eqn, Var
 from transpile.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
@@ -169,6 +170,7 @@ class Vmap(Transform):
         self.check_call(leaves, trees, passed)
         return leaves, key
 
+    @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
         leaves, key = self.key_for(args, kwargs)
         spec = self.specialize_for(key, leaves)
@@ -181,11 +183,21 @@ class Vmap(Transform):
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return tree_unflatten(spec.core.out_tree, flat)
 
+    @api_boundary
     def source_for(self, *args, **kwargs):
         if not args and not kwargs:
-            return super().source_for()
-        _, key = self.key_for(args, kwargs)
-        return self.specialize(key).text
+            try:
+                return super().source_for()
+            except ShapesNeeded as e:
+                from transpile.callables import param_list
+                raise ShapesNeeded(
+                    f"vmap({self.__name__}).source needs example arguments: the generated "
+                    "code depends on their shapes here", filename=e.filename, lineno=e.lineno,
+                    construct=e.construct,
+                    hint=f"vmap({self.__name__}).source_for({param_list(self)}) with batched "
+                    "example arrays (or transpile.show(f, *args))") from None
+        leaves, key = self.key_for(args, kwargs)
+        return self.specialize_for(key, leaves).text     # (the arguments' shapes if needed)
 
     def __transpile_core__(self, in_trees):
         if isinstance(in_trees, Ranked):

@@ -28,6 +28,7 @@ import numpy as np
 
 from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile.lowering import numba_checks
 from transpile.lowering.numba_control import check_conflicts, lower_stmt, pushed_tapes
 from transpile.lowering.numba_kernels import kernel
 from transpile.lowering.numba_segments import has_collectives, segmented_main
@@ -129,6 +130,9 @@ class Lowerer:
                 out.append(f"{indent}with objmode():")
                 out.append(f"{indent}    print({a['template'].value!r}.format({vals[2:]}), "
                            f"end={a['end'].value!r})")
+            elif isinstance(st, Eqn) and st.prim.name in numba_checks.NAMES:
+                self.comment(st.loc, indent, out)      # assert / raise
+                numba_checks.lower_check(self, st, indent, out)
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
                 form = self.row_form(st)
@@ -415,7 +419,8 @@ class Lowerer:
         for k in self.kernels:
             text += "\n\n" + k
         # print(f"...") runs in object mode, which needs the GIL
-        nogil = "" if any(e.prim.name == "debug_printf" for e in ir.walk_eqns(body)) else \
+        nogil = "" if any(e.prim.name == "debug_printf" or numba_checks.needs_gil(e)
+                          for e in ir.walk_eqns(body)) else \
             "nogil=True, "
         text += f"\n\n@njit({nogil}cache=True, error_model='numpy', boundscheck=True)\n"
         text += f"def {self.name}({', '.join(self.params)}):\n"

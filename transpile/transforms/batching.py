@@ -45,7 +45,7 @@ _BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal",
 _UNSAFE_IN_SELECT = {"check_scalar_output", "batch_check_scalar_output", "int", "float", "bool",
                      "check_norm_ord", "batch_parts", "batch_set",
                      # effects: under an untaken branch they must not run (a loop over the batch)
-                     "debug_print", "debug_breakpoint"}
+                     "debug_print", "debug_breakpoint", "raise_error"}
 
 
 class BatchSweep:

@@ -20,6 +20,7 @@ import numpy as np
 
 import transpile_runtime as runtime
 from transpile import ir
+from transpile.transforms.shape_errors import CHECKS, shape_mismatch
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import by_name
@@ -197,7 +198,16 @@ class Specializer:
                 av = self._infer_generic(eqn)
         except _Unknown:
             av = None
-        except Exception:      # a value the stand-ins cannot reproduce: shape unknown
+        except Exception as e:  # a value the stand-ins cannot reproduce: shape unknown
+            if eqn.out in getattr(self, "runs_first", ()):
+                mismatch = shape_mismatch(self, eqn, e)    # operands that never fit: fail now
+                if mismatch is not None:
+                    raise mismatch from None
+            elif eqn.out in getattr(self, "top_level", ()) and self.fails_here is None:
+                # after a check of the user's (which may raise first): the call fails here
+                mismatch = shape_mismatch(self, eqn, e)
+                if mismatch is not None:
+                    self.fails_here = (eqn, mismatch)
             av = None
         if av is not None:
             self.avals[eqn.out] = av
@@ -298,7 +308,12 @@ class Specializer:
                             and st.prim.name in ("zeros", "zeros_like")}
         self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
+        self.runs_first = runs_first(body, self.multi)
+        self.top_level = {st.out for st in body if isinstance(st, Eqn) and st.out not in self.multi}
+        self.fails_here = None
         body = self.block(body)
+        if self.fails_here is not None:
+            body, outs = fails_at(self, body, *self.fails_here)
         outs = [self.atom(o) for o in outs]
         body = dce(body, outs)
         return body, outs
@@ -308,6 +323,9 @@ class Specializer:
         for st in stmts:
             if isinstance(st, Eqn):
                 self.eqn(st, out)
+                failing = getattr(self, "fails_here", None)
+                if failing is not None and failing[0].out == st.out:
+                    break           # a shape mismatch every call reaches: the rest never runs
             elif isinstance(st, ir.Comment):
                 out.append(st)
             elif isinstance(st, ir.If):
@@ -499,6 +517,31 @@ def dce(body, outs):
         kept.append(st)
     kept.reverse()
     return kept
+
+
+def fails_at(sp, body, eqn, mismatch):
+    """The top-level body cut at `eqn`, whose operands' shapes never fit (after a check of the
+    user's, which may raise first): it ends with raising the mismatch (compiled code; the
+    message then comes from the NumPy version, runtime_errors.py). outs: never reached."""
+    kept = [st for st in body if not (isinstance(st, Eqn) and st.out == eqn.out)]
+    kept.append(Eqn(sp.fresh("shape_error"), by_name("raise_error"),
+                    {"exc": Const("ValueError"), "template": Const(str(mismatch).split("\n")[0]
+                                                                  .replace("{", "{{")
+                                                                  .replace("}", "}}")),
+                     "values": TupleArg(())}, eqn.loc))
+    return kept, []
+
+
+def runs_first(body, multi):
+    """Names of the top-level equations that run on every call before any user check (an
+    assert, a raise) could stop it: a shape mismatch there is an error now (shape_errors.py)."""
+    names = set()
+    for st in body:
+        if any(e.prim.name in CHECKS for e in ir.walk_eqns([st])):
+            break
+        if isinstance(st, Eqn) and st.out not in multi:
+            names.add(st.out)
+    return names
 
 
 def specialize(core, in_avals):
