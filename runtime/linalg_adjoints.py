@@ -50,12 +50,42 @@ def gap_inverse_vjp(ct, w):
     return np.sum(c, axis=-2) - np.sum(c, axis=-1)
 
 
-def eigh_values(x):
-    return np.linalg.eigh(x)[0]
+def _check_uplo(UPLO):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise ValueError(f"UPLO argument must be 'L' or 'U', got {UPLO!r}")
+    return UPLO.upper()
 
 
-def eigh_vectors(x):
-    return np.linalg.eigh(x)[1]
+def tri_read(x, UPLO="L"):
+    """The symmetric matrix np.linalg.eigh(x, UPLO) reads: the lower (UPLO='L') or upper
+    ('U') triangle of x mirrored onto the other one (real x)."""
+    if _check_uplo(UPLO) == "U":
+        x = np.swapaxes(x, -1, -2)
+    return np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
+
+
+def tri_read_t(ct, UPLO="L"):
+    """Transpose of tri_read: the read triangle gets ct_ij + ct_ji (the diagonal ct_ii), the
+    other strict triangle 0 (x's entries there are never read)."""
+    low = np.tril(ct) + np.tril(np.swapaxes(ct, -1, -2), -1)
+    return np.swapaxes(low, -1, -2) if _check_uplo(UPLO) == "U" else low
+
+
+def check_real_eigh(x):
+    """The eigh rules are written for real symmetric input."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError("derivatives of np.linalg.eigh / np.linalg.eigvalsh of a "
+                                  "complex (Hermitian) matrix are not supported; real "
+                                  "symmetric input only")
+    return x
+
+
+def eigh_values(x, UPLO="L"):
+    return np.linalg.eigh(x, UPLO=UPLO)[0]
+
+
+def eigh_vectors(x, UPLO="L"):
+    return np.linalg.eigh(x, UPLO=UPLO)[1]
 
 
 def slogdet_sign(x):
@@ -140,7 +170,8 @@ def _axes(x, axis):
 
 
 def _factor(x, ans, ord, axis):
-    """d norm / d x (real x), broadcast to x's shape; ans broadcast against the reduced axes."""
+    """d norm / d x, broadcast to x's shape; ans broadcast against the reduced axes. For complex
+    x, F with d norm = Re(sum(conj(F) dx)) (sign(x) = x / |x|; the matrix 2-norm: u v^H)."""
     x = np.asarray(x)
     axes = _axes(x, axis)
     a = np.expand_dims(ans, axes) if np.ndim(ans) < x.ndim else ans
@@ -190,10 +221,11 @@ def norm_vjp(ct, x, ans, ord, axis, keepdims):
     c = np.asarray(ct)
     if not keepdims and c.ndim < np.ndim(x):
         c = np.expand_dims(c, axes)
-    return c * _factor(x, ans, ord, axis)
+    return c * np.conj(_factor(x, ans, ord, axis))
 
 
 def norm_jvp(t, x, ans, ord, axis, keepdims):
     """Tangent of np.linalg.norm(x, ord, axis, keepdims) along t."""
     axes = _axes(x, axis)
-    return np.sum(np.asarray(t) * _factor(x, ans, ord, axis), axis=axes, keepdims=keepdims)
+    prod = np.asarray(t) * np.conj(_factor(x, ans, ord, axis))
+    return np.sum(np.real(prod) if np.iscomplexobj(x) else prod, axis=axes, keepdims=keepdims)

@@ -153,6 +153,12 @@ for _ord in ("None", "'fro'", "'nuc'", "1", "-1", "2", "-2", "np.inf", "-np.inf"
 case("norm", "np.linalg.norm(x, axis=1)", [(2, 3)])
 case("norm", "np.linalg.norm(x, axis=0, keepdims=True)", [(2, 3)])
 case("norm", "np.linalg.norm([x, x + 2.0])", [()])
+# complex input: JAX's convention (the cotangent of z is g * conj(d norm))
+for _ord, _s in [("None", (4,)), ("1", (4,)), ("3", (4,)), ("np.inf", (4,)), ("None", (3, 3)),
+                 ("'fro'", (3, 3)), ("'nuc'", (3, 3)), ("2", (3, 3)), ("1", (3, 3))]:
+    case("norm", f"np.linalg.norm(x, ord={_ord})", [_s], domain="distinct",
+         dtypes=("complex128",))
+case("norm", "np.linalg.norm(x, axis=1)", [(2, 3)], dtypes=("complex128",))
 
 # ---- shape and indexing -------------------------------------------------------------------------
 for _name, _expr, _s in [
@@ -228,6 +234,12 @@ case("cholesky", "np.linalg.cholesky(x @ x.T + 3.0 * np.eye(3))", [(3, 3)])
 case("eigh", "np.linalg.eigh(x + x.T)[0]", [(3, 3)], domain="distinct")
 case("eigh", "np.abs(np.linalg.eigh(x + x.T)[1])", [(3, 3)], domain="distinct")
 case("eigvalsh", "np.linalg.eigvalsh(x + x.T)", [(3, 3)], domain="distinct")
+# one triangle read (x not symmetric): the other strict triangle gets a zero gradient
+for _up in ("'L'", "'U'"):
+    case("eigh", f"np.linalg.eigh(x, UPLO={_up})[0]", [(3, 3)], domain="distinct")
+    case("eigh", f"np.abs(np.linalg.eigh(x, UPLO={_up})[1])", [(3, 3)], domain="distinct")
+    case("eigvalsh", f"np.linalg.eigvalsh(x, UPLO={_up})", [(3, 3)], domain="distinct")
+case("eigh", "np.linalg.eigh(x)[0]", [(3, 3)], domain="distinct")
 case("qr", "np.linalg.qr(x)[1]", [(3, 2)])
 case("qr", "np.linalg.qr(x)[0]", [(3, 2)])
 case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct",

@@ -39,20 +39,32 @@ cholesky = defprim(
     jvp={"x": "ans @ rt.phi(np.linalg.solve(ans, rt.mT(np.linalg.solve(ans, "
               "rt.mT(rt.sym(x_dot))))))"})
 
-# eigh: w = eigenvalues (ascending), V = eigenvectors; F_ij = 1 / (w_j - w_i) off the diagonal
-_V = "rt.eigh_vectors(x)"
-_W = "rt.eigh_values(x)"
+# eigh(x, UPLO) reads one triangle of x: it is eigh of S = rt.tri_read(x, UPLO) (that triangle
+# mirrored), so the cotangent of x is rt.tri_read_t of the symmetric-matrix cotangent (zero on
+# the strict triangle that is never read). w = eigenvalues (ascending), V = eigenvectors;
+# F_ij = 1 / (w_j - w_i) off the diagonal.
+tri_read = defprim("tri_read", LA.tri_read, "rt.tri_read", "x, UPLO='L'", linear=("x",),
+                   batch=stacked, vjp={"x": "rt.tri_read_t(g, UPLO)"})
+tri_read_t = defprim("tri_read_t", LA.tri_read_t, "rt.tri_read_t", "ct, UPLO='L'",
+                     linear=("ct",), batch=stacked, vjp={"ct": "rt.tri_read(g, UPLO)"})
+check_real_eigh = defprim("check_real_eigh", LA.check_real_eigh, "rt.check_real_eigh", "x",
+                          linear=("x",), batch=stacked, vjp={"x": "rt.check_real_eigh(g)"})
+_V = "rt.eigh_vectors(x, UPLO)"
+_W = "rt.eigh_values(x, UPLO)"
+_READ = "rt.tri_read(rt.check_real_eigh(x_dot), UPLO)"
 eigh = defprim("eigh", np.linalg.eigh, "np.linalg.eigh", "x, UPLO='L'", linear=(),
                batch=per_example)
 eigh.multi = lambda bound, const: [("eigh_values", {}), ("eigh_vectors", {})]
 eigh_values = defprim(
-    "eigh_values", LA.eigh_values, "rt.eigh_values", "x", batch=_rank1,
-    vjp={"x": f"rt.sym(({_V} * np.expand_dims(g, -2)) @ rt.mT({_V}))"},
-    jvp={"x": f"np.sum({_V} * (rt.sym(x_dot) @ {_V}), axis=-2)"})
+    "eigh_values", LA.eigh_values, "rt.eigh_values", "x, UPLO='L'", batch=_rank1,
+    vjp={"x": f"rt.tri_read_t(rt.check_real_eigh(({_V} * np.expand_dims(g, -2)) @ "
+              f"rt.mT({_V})), UPLO)"},
+    jvp={"x": f"np.sum({_V} * ({_READ} @ {_V}), axis=-2)"})
 eigh_vectors = defprim(
-    "eigh_vectors", LA.eigh_vectors, "rt.eigh_vectors", "x", batch=stacked,
-    vjp={"x": f"rt.sym({_V} @ (rt.gap_inverse({_W}) * (rt.mT({_V}) @ g)) @ rt.mT({_V}))"},
-    jvp={"x": f"ans @ (rt.gap_inverse({_W}) * (rt.mT(ans) @ rt.sym(x_dot) @ ans))"})
+    "eigh_vectors", LA.eigh_vectors, "rt.eigh_vectors", "x, UPLO='L'", batch=stacked,
+    vjp={"x": f"rt.tri_read_t(rt.check_real_eigh(rt.sym({_V} @ (rt.gap_inverse({_W}) * "
+              f"(rt.mT({_V}) @ g)) @ rt.mT({_V}))), UPLO)"},
+    jvp={"x": f"ans @ (rt.gap_inverse({_W}) * (rt.mT(ans) @ {_READ} @ ans))"})
 eigvalsh = defprim("eigvalsh", np.linalg.eigvalsh, "np.linalg.eigvalsh", "x, UPLO='L'",
                    batch=_rank1, vjp=eigh_values.vjp, jvp=eigh_values.jvp)
 

@@ -41,15 +41,16 @@ def _plain_norm(eqn):
 
 
 def _norm_vjp(eqn, k):
-    """ord None / 'fro': a template (second derivatives follow); other ords: rt.norm_vjp."""
+    """ord None / 'fro': a template (second derivatives follow); other ords: rt.norm_vjp.
+    Complex x as in JAX: the cotangent of x is g * conj(d norm), the tangent Re(sum(conj(x) t))."""
     if _plain_norm(eqn):
-        return "rt.sum_grad(g / ans, x, axis, keepdims) * x"
+        return "rt.sum_grad(g / ans, x, axis, keepdims) * np.conj(x)"
     return "rt.norm_vjp(g, x, ans, ord, axis, keepdims)"
 
 
 def _norm_jvp(eqn, k):
     if _plain_norm(eqn):
-        return "np.sum(x_dot * x, axis=axis, keepdims=keepdims) / ans"
+        return "np.real(np.sum(x_dot * np.conj(x), axis=axis, keepdims=keepdims)) / ans"
     return "rt.norm_jvp(x_dot, x, ans, ord, axis, keepdims)"
 
 
