@@ -39,7 +39,7 @@ from .array_adjoints import (diff_vjp, joined_pad, joined_vjp,  # noqa: E402
                                               tensordot_vjp)
 from .complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
                                              angle_vjp, diag_vjp, match_complex)
-from .linalg_adjoints import (check_real_eigh, copyltu, copyltu_t, eig_values,  # noqa: E402
+from .linalg_adjoints import (check_real_eigh, check_real_linalg, copyltu, copyltu_t, eig_values,  # noqa: E402
                                                eig_vectors, eigh_values, eigh_vectors, eye_like, gap_inverse,
                                                gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
                                                norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,

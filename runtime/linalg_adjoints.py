@@ -80,6 +80,14 @@ def check_real_eigh(x):
     return x
 
 
+def check_real_linalg(x, name):
+    """The rules of np.linalg.<name> are written for real matrices."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError(f"derivatives of np.linalg.{name} of a complex matrix are "
+                                  "not supported; real input only")
+    return x
+
+
 def eigh_values(x, UPLO="L"):
     return np.linalg.eigh(x, UPLO=UPLO)[0]
 

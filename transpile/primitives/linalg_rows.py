@@ -34,10 +34,10 @@ defprim("gap_inverse_vjp", LA.gap_inverse_vjp, "rt.gap_inverse_vjp", "ct, w", li
 
 cholesky = defprim(
     "cholesky", np.linalg.cholesky, "np.linalg.cholesky", "x", batch=stacked,
-    vjp={"x": "rt.sym(np.linalg.solve(rt.mT(ans), rt.mT(np.linalg.solve(rt.mT(ans), "
-              "rt.mT(rt.phi(rt.mT(ans) @ g))))))"},
+    vjp={"x": "rt.check_real_linalg(rt.sym(np.linalg.solve(rt.mT(ans), rt.mT(np.linalg.solve(rt.mT(ans), "
+              "rt.mT(rt.phi(rt.mT(ans) @ g)))))), 'cholesky')"},
     jvp={"x": "ans @ rt.phi(np.linalg.solve(ans, rt.mT(np.linalg.solve(ans, "
-              "rt.mT(rt.sym(x_dot))))))"})
+              "rt.mT(rt.sym(rt.check_real_linalg(x_dot, 'cholesky')))))))"})
 
 # eigh(x, UPLO) reads one triangle of x: it is eigh of S = rt.tri_read(x, UPLO) (that triangle
 # mirrored), so the cotangent of x is rt.tri_read_t of the symmetric-matrix cotangent (zero on
@@ -47,6 +47,9 @@ tri_read = defprim("tri_read", LA.tri_read, "rt.tri_read", "x, UPLO='L'", linear
                    batch=stacked, vjp={"x": "rt.tri_read_t(g, UPLO)"})
 tri_read_t = defprim("tri_read_t", LA.tri_read_t, "rt.tri_read_t", "ct, UPLO='L'",
                      linear=("ct",), batch=stacked, vjp={"ct": "rt.tri_read(g, UPLO)"})
+check_real_linalg = defprim("check_real_linalg", LA.check_real_linalg, "rt.check_real_linalg",
+                            "x, name", linear=("x",), batch=stacked,
+                            vjp={"x": "rt.check_real_linalg(g, name)"})
 check_real_eigh = defprim("check_real_eigh", LA.check_real_eigh, "rt.check_real_eigh", "x",
                           linear=("x",), batch=stacked, vjp={"x": "rt.check_real_eigh(g)"})
 _V = "rt.eigh_vectors(x, UPLO)"
@@ -145,13 +148,13 @@ def _qr_parts(bound, const):
 
 qr.multi = _qr_parts
 qr_q = defprim("qr_q", LA.qr_q, "rt.qr_q", "x", batch=stacked,
-               vjp={"x": f"rt.mT(np.linalg.solve({_R}, rt.mT(g + {_Q} @ "
-                         f"rt.copyltu(-(rt.mT(g) @ {_Q})))))"},
-               jvp={"x": "rt.qr_q_jvp(x_dot, x)"})
+               vjp={"x": f"rt.check_real_linalg(rt.mT(np.linalg.solve({_R}, rt.mT(g + "
+                         f"{_Q} @ rt.copyltu(-(rt.mT(g) @ {_Q}))))), 'qr')"},
+               jvp={"x": "rt.qr_q_jvp(rt.check_real_linalg(x_dot, 'qr'), x)"})
 qr_r = defprim("qr_r", LA.qr_r, "rt.qr_r", "x", batch=stacked,
-               vjp={"x": f"rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ "
-                         f"rt.copyltu({_R} @ rt.mT(g)))))"},
-               jvp={"x": "rt.qr_r_jvp(x_dot, x)"})
+               vjp={"x": f"rt.check_real_linalg(rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ "
+                         f"rt.copyltu({_R} @ rt.mT(g))))), 'qr')"},
+               jvp={"x": "rt.qr_r_jvp(rt.check_real_linalg(x_dot, 'qr'), x)"})
 defprim("qr_q_jvp", LA.qr_q_jvp, "rt.qr_q_jvp", "t, x", linear=("t",), batch=per_example,
         vjp={"t": f"rt.mT(np.linalg.solve({_R}, rt.mT(g + {_Q} @ "
                   f"rt.copyltu(-(rt.mT(g) @ {_Q})))))"})
@@ -171,8 +174,10 @@ def _svd_parts(bound, const):
 
 svd.multi = _svd_parts
 svd_values = defprim("svd_values", LA.svd_values, "rt.svd_values", "x", batch=_rank1,
-                     vjp={"x": "(rt.svd_u(x) * np.expand_dims(g, -2)) @ rt.svd_vh(x)"},
-                     jvp={"x": "np.sum(rt.svd_u(x) * (x_dot @ rt.mT(rt.svd_vh(x))), axis=-2)"})
+                     vjp={"x": "(np.conj(rt.svd_u(x)) * np.expand_dims(g, -2)) @ "
+                               "np.conj(rt.svd_vh(x))"},
+                     jvp={"x": "np.real(np.sum(np.conj(rt.svd_u(x)) * (x_dot @ "
+                               "np.conj(rt.mT(rt.svd_vh(x)))), axis=-2))"})
 for _part in ("svd_u", "svd_vh"):
     _p = defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=stacked,
                  vjp={"x": f"rt.refuse_svd_vectors(g, x)"},

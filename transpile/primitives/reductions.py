@@ -24,12 +24,12 @@ min_ = defprim("min", [np.min, np.amin], "np.min", "x, axis=None, out=None, keep
 _CENTERED = "(x - np.mean(x, axis=axis, keepdims=True))"
 var = defprim("var", np.var, "np.var", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
               batch=R,
-              vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * 2 * {_CENTERED} / (rt.reduced_count(x, axis) - ddof)"},
-              jvp={"x": f"np.sum(2 * x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / (rt.reduced_count(x, axis) - ddof)"})
+              vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * 2 * np.conj({_CENTERED}) / (rt.reduced_count(x, axis) - ddof)"},
+              jvp={"x": f"np.sum(2 * np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / (rt.reduced_count(x, axis) - ddof)"})
 std = defprim("std", np.std, "np.std", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
               batch=R,
-              vjp={"x": f"rt.sum_grad(g / ans, x, axis, keepdims) * {_CENTERED} / (rt.reduced_count(x, axis) - ddof)"},
-              jvp={"x": f"np.sum(x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
+              vjp={"x": f"rt.sum_grad(g / ans, x, axis, keepdims) * np.conj({_CENTERED}) / (rt.reduced_count(x, axis) - ddof)"},
+              jvp={"x": f"np.sum(np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
 cumsum = defprim("cumsum", np.cumsum, "np.cumsum", "x, axis=None, dtype=None, out=None",
                  batch=BR.cumulative, linear=("x",),
                  vjp={"x": "rt.cumsum_vjp(g, x, axis)"})
