@@ -64,6 +64,20 @@ def joined_vjp(ct, arrays, k, kind):
     return np.reshape(ct[tuple(index)], np.shape(arrays[k]))
 
 
+def joined_array(x, kind):
+    """np.vstack/hstack/dstack/column_stack of one array: the list of its rows."""
+    return getattr(np, kind)(x)
+
+
+def joined_array_vjp(ct, x, kind):
+    """Cotangent of the array x in np.vstack/hstack/dstack/column_stack(x) (x read as the list
+    of its rows)."""
+    rows = list(np.asarray(x))
+    parts = [joined_vjp(ct, rows, k, kind) for k in range(len(rows))]
+    dtype = np.result_type(ct)
+    return np.stack(parts).astype(dtype, copy=False) if parts else np.zeros(np.shape(x), dtype)
+
+
 def joined_pad(part, arrays, k, kind):
     """Transpose of joined_vjp: zeros shaped like the joined result, `part` at slot k."""
     pieces = [_joined_form(np.zeros(np.shape(a)), kind) for a in arrays]

@@ -204,6 +204,13 @@ for _name, _expr, _shapes in [
         ("hstack", "np.hstack((x, y))", [(2, 1), (2, 2)]),
         ("dstack", "np.dstack([x, y])", [(2, 3), (2, 3)]),
         ("column_stack", "np.column_stack([x, y])", [(3,), (3, 2)]),
+        # one array: its rows joined; a list built inline
+        ("vstack", "np.vstack(x)", [(2, 3)]), ("vstack", "np.vstack(x)", [(2, 2, 3)]),
+        ("hstack", "np.hstack(x)", [(2, 3)]), ("dstack", "np.dstack(x)", [(2, 3)]),
+        ("column_stack", "np.column_stack(x)", [(2, 3)]),
+        ("vstack", "np.vstack([x * k for k in range(3)])", [(2,)]),
+        ("vstack", "np.row_stack([x, x ** 2])", [(2,)]),
+        ("column_stack", "np.column_stack([x ** k for k in range(3)])", [(2,)]),
         ("kron", "np.kron(x, y)", [(2,), (3,)]), ("kron", "np.kron(x, y)", [(2, 2), (2, 3)])]:
     case(_name, _expr, _shapes)
 

@@ -87,10 +87,30 @@ repeat_vjp = defprim("repeat_vjp", AA.repeat_vjp, "rt.repeat_vjp", "ct, x, repea
                      shape_args=("x",), linear=("ct",), batch=per_example,
                      vjp={"ct": "np.repeat(g, repeats, axis)"})
 _JOINED = {}
+
+
+def _joined_vjp(kind):
+    """arrays a list or tuple: the cotangent of its item k; one array (its rows joined): the
+    cotangent of the whole array."""
+    def rule(eqn, k):
+        if k is None:
+            return f"rt.joined_array_vjp(g, arrays, {kind!r})"
+        return f"rt.joined_vjp(g, arrays, k, {kind!r})"
+    return rule
+
+
 for _kind in ("vstack", "hstack", "dstack", "column_stack"):
-    _JOINED[_kind] = defprim(_kind, getattr(np, _kind), f"np.{_kind}", "arrays",
-                             linear=("arrays",), batch=per_example,
-                             vjp={"arrays": f"rt.joined_vjp(g, arrays, k, {_kind!r})"})
+    _JOINED[_kind] = defprim(_kind, [getattr(np, _kind)] +
+                             ([np.row_stack] if _kind == "vstack" and
+                              hasattr(np, "row_stack") else []),
+                             f"np.{_kind}", "arrays", linear=("arrays",), batch=per_example,
+                             vjp={"arrays": _joined_vjp(_kind)})
+joined_array = defprim("joined_array", AA.joined_array, "rt.joined_array", "x, kind",
+                       linear=("x",), batch=per_example,
+                       vjp={"x": "rt.joined_array_vjp(g, x, kind)"})
+joined_array_vjp = defprim("joined_array_vjp", AA.joined_array_vjp, "rt.joined_array_vjp",
+                           "ct, x, kind", shape_args=("x",), linear=("ct",), batch=per_example,
+                           vjp={"ct": "rt.joined_array(g, kind)"})
 joined_vjp = defprim("joined_vjp", AA.joined_vjp, "rt.joined_vjp", "ct, arrays, k, kind",
                      shape_args=("arrays",), linear=("ct",), batch=per_example,
                      vjp={"ct": "rt.joined_pad(g, arrays, k, kind)"})
