@@ -500,6 +500,7 @@ def vjp(fun, *primals, has_aux=False):
     out = plain(*primals)
     if has_aux:
         out, aux = out
+    out_shapes = [np.shape(leaf) for leaf in tree_flatten(out)[0]]
 
     def vjp_fn(ct):
         if has_aux:
@@ -508,6 +509,13 @@ def vjp(fun, *primals, has_aux=False):
         if ct_tree != out_tree or len(ct_leaves) != n_out:
             raise ValueError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
                              f"structure {out_tree}")
+        for i, (c, want) in enumerate(zip(ct_leaves, out_shapes)):
+            if np.shape(c) != want:      # as in JAX: no broadcasting of a cotangent
+                raise ValueError(f"vjp_fn: the cotangent of output {i} has shape "
+                                 f"{np.shape(c)}, the output has shape {want}; a cotangent "
+                                 "must have its output's shape (for a tensor-Jacobian product "
+                                 "of a smaller V, differentiate np.tensordot(V, fun(x), "
+                                 "axes=np.ndim(V)))")
         res = spec.fn(*inputs(), *ct_leaves, *spec.free_values())
         flat = list(res)
         grads = tree_unflatten(core.out_tree, flat)[1]
