@@ -21,8 +21,9 @@ from transpile.normalize_callables import call_bound
 from transpile.normalize_pytree import call_tree_util, construct_node
 from transpile.normalize_lift import (LiftedTransform, call_jvp, call_lifted, refuse_api_call,
                                       transform_local)
-from transpile.normalize_values import (BoundMethod, Frame, LocalFunction, Static, Struct,
-                                        flatten_value, unflatten_value)
+from transpile.normalize_values import (BoundMethod, DictMethod, Frame, LocalFunction, Static,
+                                        Struct, flatten_value, unflatten_value)
+from transpile import normalize_random as random_streams
 from transpile.parse import Resolver, parse_function
 from transpile.primitives import METHODS, by_name, lookup
 
@@ -58,6 +59,15 @@ def call(norm, func, args, kwargs, node, base):
         return call_local(norm, func, args, kwargs, node)
     if isinstance(func, LiftedTransform):       # grad(<nested function>)(...)
         return call_lifted(norm, func, args, kwargs, node, base, inline_transformed)
+    if isinstance(func, Static) and id(func.obj) in random_streams.FACTORIES:
+        return random_streams.make_stream(norm, func.obj, args, kwargs, node)
+    if isinstance(func, random_streams.RandomDraw):
+        return random_streams.draw(norm, func, args, kwargs, node, base)
+    if isinstance(func, DictMethod):
+        try:
+            return func.call(args, kwargs)
+        except TypeError as e:
+            raise norm.error(node, str(e), cls=TranspileError) from None
     if isinstance(func, BoundMethod):
         prim, receiver = METHODS[func.name]
         if func.name in ("reshape", "transpose") and len(args) > 1:
