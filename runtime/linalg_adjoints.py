@@ -135,18 +135,27 @@ def svd_values(x):
     return np.linalg.svd(x, compute_uv=False)
 
 
-def svd_u(x):
-    return np.linalg.svd(x, full_matrices=False)[0]
+def svd_u(x, full_matrices=True):
+    return np.linalg.svd(x, full_matrices=full_matrices)[0]
 
 
-def svd_vh(x):
-    return np.linalg.svd(x, full_matrices=False)[2]
+def svd_vh(x, full_matrices=True):
+    return np.linalg.svd(x, full_matrices=full_matrices)[2]
 
 
-def refuse_svd_vectors(t, x):
-    raise NotImplementedError(
-        "derivatives of the singular vectors of np.linalg.svd (U, Vh) are not supported; "
-        "the singular values (np.linalg.svd(x, compute_uv=False)) are")
+def check_svd_vectors(t, x, full_matrices=True):
+    """t, once x's singular vectors have derivative rules: real x, and reduced vectors (or a
+    square x)."""
+    m, n = np.shape(x)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            "derivatives of the singular vectors of np.linalg.svd(x, full_matrices=True) of a "
+            f"non-square ({m}x{n}) matrix are not supported (the extra columns are not "
+            "unique); use full_matrices=False")
+    if np.iscomplexobj(x) or np.iscomplexobj(t):
+        raise NotImplementedError("derivatives of the singular vectors of np.linalg.svd of a "
+                                  "complex matrix are not supported; real input only")
+    return t
 
 
 def eig_values(x):

@@ -249,8 +249,15 @@ for _up in ("'L'", "'U'"):
 case("eigh", "np.linalg.eigh(x)[0]", [(3, 3)], domain="distinct")
 case("qr", "np.linalg.qr(x)[1]", [(3, 2)])
 case("qr", "np.linalg.qr(x)[0]", [(3, 2)])
-case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct",
-     skip={"second": "second derivatives go through the singular vectors (refused)"})
+case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct")
+# singular vectors (up to sign: |U|, |Vh|, or products that do not see the signs)
+for _s in ((3, 2), (2, 3)):
+    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[0])", [_s], domain="distinct")
+    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[2])", [_s], domain="distinct")
+case("svd", "np.abs(np.linalg.svd(x)[0]) + np.abs(np.linalg.svd(x)[2])", [(3, 3)],
+     domain="distinct")
+case("pinv", "np.linalg.pinv(x, rcond=1e-12)", [(2, 3)])
+case("pinv", "np.linalg.pinv(x @ x.T + np.eye(3), hermitian=True)", [(3, 3)])
 
 # ---- transpile/primitives/numpy_more.py ------------------------------------------------------
 for _name, _expr, _shapes, _dom in [
@@ -404,7 +411,4 @@ for _p in ('special_i0 special_i0e special_i1 special_i1e special_log_softmax sp
     JIT_FALLBACK[_p] = 'no Numba kernel for the function or one of its derivatives'
 
 # (row, mode) pairs that no case can check, with the reason
-MODE_EXEMPT = {
-    ("svd", "second"): "second derivatives of singular values go through the singular vectors, "
-                       "whose derivatives are refused (tests/test_primitive_sweep.py)",
-}
+MODE_EXEMPT = {}

@@ -94,7 +94,9 @@ def pinv_jvp(t, p, x="x"):
             f"(rt.mT({t}) - {p} @ {x} @ rt.mT({t})) @ rt.mT({p}) @ {p}")
 
 
-pinv = defprim("pinv", np.linalg.pinv, "np.linalg.pinv", "x", batch=stacked,
+# rcond/hermitian change how p is computed, not its derivative while the rank stays the same
+pinv = defprim("pinv", np.linalg.pinv, "np.linalg.pinv", "x, rcond=None, hermitian=False",
+               batch=stacked,
                vjp={"x": pinv_vjp("g", "ans")}, jvp={"x": pinv_jvp("x_dot", "ans")})
 
 
@@ -161,7 +163,11 @@ defprim("qr_q_jvp", LA.qr_q_jvp, "rt.qr_q_jvp", "t, x", linear=("t",), batch=per
 defprim("qr_r_jvp", LA.qr_r_jvp, "rt.qr_r_jvp", "t, x", linear=("t",), batch=per_example,
         vjp={"t": f"rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ rt.copyltu({_R} @ rt.mT(g)))))"})
 
-# svd: singular values only (the vectors' derivatives are refused with a clear error)
+# svd: A = U diag(s) Vh (reduced, k = min(m, n)); F_ij = 1 / (s_j^2 - s_i^2) off the diagonal.
+#   dU  = U (F o (dS S + S dS^T)) + (I - U U^T) dA V / s        dS = U^T dA V
+#   dV  = V (F o (S dS + dS^T S)) + (I - V V^T) dA^T U / s      (real matrices)
+# and the reverse rules are their transposes. U with full_matrices=True of a non-square matrix
+# (its extra columns are not unique) and complex matrices are refused by name.
 svd = defprim("svd", np.linalg.svd, "np.linalg.svd",
               "x, full_matrices=True, compute_uv=True, hermitian=False", batch=per_example)
 
@@ -173,17 +179,33 @@ def _svd_parts(bound, const):
 
 
 svd.multi = _svd_parts
+_U, _S, _VH = "rt.svd_u(x, False)", "rt.svd_values(x)", "rt.svd_vh(x, False)"
+_F = f"rt.gap_inverse({_S} * {_S})"
+_ROW, _COL = f"np.expand_dims({_S}, -2)", f"np.expand_dims({_S}, -1)"
 svd_values = defprim("svd_values", LA.svd_values, "rt.svd_values", "x", batch=_rank1,
-                     vjp={"x": "(np.conj(rt.svd_u(x)) * np.expand_dims(g, -2)) @ "
-                               "np.conj(rt.svd_vh(x))"},
-                     jvp={"x": "np.real(np.sum(np.conj(rt.svd_u(x)) * (x_dot @ "
-                               "np.conj(rt.mT(rt.svd_vh(x)))), axis=-2))"})
-for _part in ("svd_u", "svd_vh"):
-    _p = defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=stacked,
-                 vjp={"x": f"rt.refuse_svd_vectors(g, x)"},
-                 jvp={"x": f"rt.refuse_svd_vectors(x_dot, x)"})
-defprim("refuse_svd_vectors", LA.refuse_svd_vectors, "rt.refuse_svd_vectors", "t, x",
-        nondiff=True, batch=per_example)
+                     vjp={"x": f"(np.conj({_U}) * np.expand_dims(g, -2)) @ np.conj({_VH})"},
+                     jvp={"x": f"np.real(np.sum(np.conj({_U}) * (x_dot @ "
+                               f"np.conj(rt.mT({_VH}))), axis=-2))"})
+_G = "rt.check_svd_vectors(g, x, full_matrices)"      # g, once what has no rule is refused
+_T = "rt.check_svd_vectors(x_dot, x, full_matrices)"
+_DS = f"(rt.mT({_U}) @ {_T} @ rt.mT({_VH}))"
+_MU = f"(rt.gap_inverse({_S} * {_S}) * (rt.mT({_U}) @ {_G}))"
+_MV = f"(rt.gap_inverse({_S} * {_S}) * ({_VH} @ rt.mT({_G})))"
+svd_u = defprim(
+    "svd_u", LA.svd_u, "rt.svd_u", "x, full_matrices=True", batch=stacked,
+    vjp={"x": f"{_U} @ (({_MU} + rt.mT({_MU})) * {_ROW}) @ {_VH} + "
+              f"(({_G} - {_U} @ (rt.mT({_U}) @ {_G})) / {_ROW}) @ {_VH}"},
+    jvp={"x": f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * rt.mT({_DS}))) + "
+              f"({_T} @ rt.mT({_VH}) - {_U} @ {_DS}) / {_ROW}"})
+svd_vh = defprim(
+    "svd_vh", LA.svd_vh, "rt.svd_vh", "x, full_matrices=True", batch=stacked,
+    vjp={"x": f"{_U} @ ({_COL} * ({_MV} + rt.mT({_MV}))) @ {_VH} + "
+              f"{_U} @ (({_G} - {_G} @ rt.mT({_VH}) @ {_VH}) / {_COL})"},
+    jvp={"x": f"rt.mT(rt.mT({_VH}) @ ({_F} * ({_COL} * {_DS} + rt.mT({_DS}) * {_ROW})) + "
+              f"(rt.mT({_T}) @ {_U} - rt.mT({_VH}) @ rt.mT({_DS})) / {_ROW})"})
+defprim("check_svd_vectors", LA.check_svd_vectors, "rt.check_svd_vectors",
+        "t, x, full_matrices", linear=("t",), shape_args=("x",), batch=per_example,
+        vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"})
 eig = defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example)
 eig.multi = lambda bound, const: [("eig_values", {}), ("eig_vectors", {})]
 
