@@ -92,10 +92,16 @@ def joined_pad(part, arrays, k, kind):
     return out
 
 
+def _split_axis(x, axis):
+    """axis 'h' (np.hsplit): 1, or 0 for a 1-D array."""
+    return (1 if np.ndim(x) > 1 else 0) if axis == "h" else axis
+
+
 def split_part(x, indices_or_sections, axis=0, k=0, even=True):
-    """Piece k of np.split (even=True) / np.array_split (even=False)."""
+    """Piece k of np.split (even=True) / np.array_split (even=False) (and np.vsplit: axis 0,
+    np.hsplit: axis 'h', np.dsplit: axis 2)."""
     f = np.split if even else np.array_split
-    return f(x, indices_or_sections, axis)[k]
+    return f(x, indices_or_sections, _split_axis(x, axis))[k]
 
 
 def split_part_vjp(ct, x, indices_or_sections, axis=0, k=0, even=True):
@@ -103,7 +109,7 @@ def split_part_vjp(ct, x, indices_or_sections, axis=0, k=0, even=True):
     out = np.zeros(np.shape(x), dtype=np.result_type(ct, np.float32) if np.ndim(ct) else
                    np.result_type(ct))
     f = np.split if even else np.array_split
-    f(out, indices_or_sections, axis)[k][...] = ct
+    f(out, indices_or_sections, _split_axis(out, axis))[k][...] = ct
     return out
 
 
@@ -260,3 +266,14 @@ def diff_vjp(ct, n=1, axis=-1):
         widths[axis] = (1, 1)
         ct = -np.diff(np.pad(ct, widths), axis=axis)
     return ct
+
+
+def select_part(t, condlist, k=None):
+    """t where np.select(condlist, ...) takes choice k (k None: the default), else 0."""
+    taken = False
+    for i, c in enumerate(condlist):
+        c = np.asarray(c, dtype=bool)
+        if i == k:
+            return np.where(c & ~np.asarray(taken), t, np.zeros((), np.result_type(t)))
+        taken = taken | c
+    return np.where(taken, np.zeros((), np.result_type(t)), t)

@@ -185,6 +185,11 @@ for _name, _expr, _s in [
         ("split", "np.split(x, 2)[1] * 2.0 + np.split(x, 2)[0]", (4,)),
         ("split", "np.split(x, [1], axis=1)[1]", (2, 3)),
         ("array_split", "np.array_split(x, 2)[0]", (5,)),
+        ("select", "np.select([x > 0, x < -0.5], [x ** 2, x * 3.0], np.sin(x))", (2, 3)),
+        ("select", "np.select([x > 0.1], [x[0] * 2.0])", (2, 3)),
+        ("vsplit", "np.vsplit(x, 2)[1] * 2.0 + np.vsplit(x, 2)[0]", (4, 2)),
+        ("hsplit", "np.hsplit(x, [1])[1]", (2, 3)), ("hsplit", "np.hsplit(x, 2)[0]", (4,)),
+        ("dsplit", "np.dsplit(x, 2)[1]", (2, 1, 4)),
         ("linspace", "np.linspace(x, 3.0, 5)", ()),
         ("linspace_endpoint", "np.linspace(0.5, x, 4, endpoint=False)", ()),
         ("array", "np.array([[x, x], [x, x]])", ()),
@@ -390,7 +395,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('array_split split column_stack dstack hstack vstack cumprod cumsum '
+for _p in ('array_split split vsplit hsplit dsplit select column_stack dstack hstack vstack cumprod cumsum '
            'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
            'inner tensordot einsum linspace diff vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'

@@ -119,11 +119,12 @@ joined_pad = defprim("joined_pad", AA.joined_pad, "rt.joined_pad", "part, arrays
                      vjp={"part": "rt.joined_vjp(g, arrays, k, kind)"})
 
 
-def _split_parts(even):
+def _split_parts(even, axis=None):
     def parts(bound, const):
         ios = const(bound.get("indices_or_sections"))
         n = ios if isinstance(ios, int) else len(ios) + 1
-        return [("split_part", {"k": k, "even": even}) for k in range(n)]
+        extra = {} if axis is None else {"axis": axis}
+        return [("split_part", {"k": k, "even": even, **extra}) for k in range(n)]
     return parts
 
 
@@ -132,6 +133,9 @@ split = defprim("split", np.split, "np.split", "x, indices_or_sections, axis=0",
 array_split = defprim("array_split", np.array_split, "np.array_split",
                       "x, indices_or_sections, axis=0", linear=("x",), batch=per_example)
 split.multi, array_split.multi = _split_parts(True), _split_parts(False)
+for _name, _axis in (("vsplit", 0), ("hsplit", "h"), ("dsplit", 2)):
+    defprim(_name, getattr(np, _name), f"np.{_name}", "x, indices_or_sections",
+            linear=("x",), batch=per_example).multi = _split_parts(True, _axis)
 split_part = defprim("split_part", AA.split_part, "rt.split_part",
                      "x, indices_or_sections, axis=0, k=0, even=True", linear=("x",),
                      batch=per_example,

@@ -19,6 +19,7 @@ from transpile.primitives.batching_rules import NoRule, Rule, _const, _shift
 from transpile.primitives.numpy_stats import is_none, refuse
 from transpile.primitives.registry import defmethod, defprim
 from transpile_runtime import stats_adjoints as SA
+from transpile_runtime.array_adjoints import select_part as SA_select_part
 
 # ---- interp -------------------------------------------------------------------------------------
 
@@ -167,3 +168,21 @@ def _meshgrid_vjp(eqn, i):
 meshgrid_part = defprim("meshgrid_part", SA.meshgrid_part, "rt.meshgrid_part",
                         "*xi, k=0, sparse=False, indexing='xy'", linear=("xi",),
                         batch=per_example, vjp={"xi": _meshgrid_vjp})
+
+
+# ---- select: the first choice whose condition holds, else the default ---------------------------
+
+
+def _select_choice_vjp(eqn, k):
+    return f"rt.unbroadcast(rt.select_part(g, condlist, k), choicelist_{k})"
+
+
+select = defprim("select", np.select, "np.select", "condlist, choicelist, default=0",
+                 diff=("choicelist", "default"), batch=per_example,
+                 vjp={"choicelist": _select_choice_vjp,
+                      "default": "rt.unbroadcast(rt.select_part(g, condlist), default)"},
+                 jvp={"choicelist": "rt.select_part(choicelist_dot, condlist, k)",
+                      "default": "rt.select_part(default_dot, condlist)"})
+select_part = defprim("select_part", SA_select_part, "rt.select_part", "t, condlist, k=None",
+                      linear=("t",), batch=per_example,
+                      vjp={"t": "rt.select_part(g, condlist, k)"})
