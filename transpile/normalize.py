@@ -225,6 +225,8 @@ class Normalizer:
         return False, None
 
     def apply(self, prim, args, kwargs, node, base):
+        if getattr(prim, "canonical_args", None) is not None:   # np.einsum's sublist form
+            args, kwargs = prim.canonical_args(args, kwargs)
         try:
             bound = prim.bind(args, kwargs)
         except TypeError as e:
