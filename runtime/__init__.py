@@ -34,7 +34,7 @@ from .distributions import (
     norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
 from .debugging import debug_breakpoint, debug_print, debug_printf  # noqa: F401,E402
 from .array_adjoints import (diff_vjp, joined_array, joined_array_vjp, joined_pad, joined_vjp,  # noqa: E402
-                                              select_part,
+                                              gradient_apply, gradient_array, gradient_vjp, select_part,
                                               kron_vjp_left, kron_vjp_right, linspace_part,
                                               linspace_part_vjp, pad_vjp, put_along, repeat_vjp, roll_back,
                                               sort_perm, split_part, split_part_vjp, take_along,

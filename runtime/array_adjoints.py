@@ -277,3 +277,32 @@ def select_part(t, condlist, k=None):
             return np.where(c & ~np.asarray(taken), t, np.zeros((), np.result_type(t)))
         taken = taken | c
     return np.where(taken, np.zeros((), np.result_type(t)), t)
+
+
+def gradient_array(f, *varargs, axis=None, edge_order=1):
+    """np.gradient when it returns one array (a 1-D f, or one axis)."""
+    out = np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    if isinstance(out, (list, tuple)):
+        raise NotImplementedError(
+            "np.gradient of an N-D array returns one array per axis; inside transformed code "
+            "call it once per axis: np.gradient(f, axis=k)")
+    return out
+
+
+def gradient_apply(t, f, varargs, axis=None, edge_order=1):
+    """np.gradient(t, *varargs, axis=axis, edge_order=edge_order) (f: for its shape)."""
+    return gradient_array(t, *varargs, axis=axis, edge_order=edge_order)
+
+
+def gradient_vjp(ct, f, varargs, axis=None, edge_order=1):
+    """Transpose of np.gradient along its axis: the dense n x n difference matrix J
+    (J[i, j] = d out_i / d f_j, from np.gradient of the identity) applied transposed."""
+    nd = np.ndim(f)
+    ax = 0 if axis is None else (axis[0] if isinstance(axis, (tuple, list)) else axis) % nd
+    n = np.shape(f)[ax]
+    spacing = list(varargs)
+    if len(spacing) > 1:
+        spacing = [spacing[ax]]
+    J = np.gradient(np.eye(n), *spacing, axis=0, edge_order=edge_order)
+    ct = np.moveaxis(np.asarray(ct), ax, -1)
+    return np.moveaxis(ct @ J, -1, ax).astype(np.result_type(ct, np.float64), copy=False)

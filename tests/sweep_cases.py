@@ -387,6 +387,10 @@ for _name, _expr, _shapes, _dom in [
          dtypes=_F32 if _shapes in ([(6,)], [(3,)], [(2, 3)]) and "axis" not in _expr
          else ("float64",), jit_always=_name in ("heaviside", "nan_to_num"))
 
+case("gradient", "np.gradient(x)", [(5,)])
+case("gradient", "np.gradient(x, 0.5, axis=1, edge_order=2)", [(3, 4)])
+case("gradient", "np.gradient(x, [0.0, 0.3, 1.0, 1.2])", [(4,)])
+
 # ---- rows with no case, and why --------------------------------------------------------------------
 EXEMPT = {
     "eig": "derivatives refused with a clear error (tests/test_primitive_sweep.py checks it)",
@@ -398,7 +402,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('array_split split vsplit hsplit dsplit select column_stack dstack hstack vstack cumprod cumsum '
+for _p in ('array_split split vsplit hsplit dsplit select gradient column_stack dstack hstack vstack cumprod cumsum '
            'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
            'inner tensordot einsum linspace diff vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
