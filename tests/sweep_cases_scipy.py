@@ -31,6 +31,15 @@ for _name, _expr in [("betaln", f"{SP}.betaln(x, y)"), ("xlogy", f"{SP}.xlogy(x,
     for _s in [[(3,), (3,)], [(2, 3), (3,)], [(), (3,)]]:
         case(f"special_{_name}", _expr, _s, domain="pos")
 
+for _s in [[(3,), (3,)], [(2, 3), (3,)]]:
+    case("special_beta", f"{SP}.beta(x, y)", _s, domain="pos")
+# incomplete beta/gamma: derivatives in x only (a, b constants here)
+case("special_betainc", f"{SP}.betainc(1.5, 2.5, x)", [(3,)], domain="prob")
+case("special_betainc", f"{SP}.betainc(np.array([0.7, 3.0]), 1.2, x)", [(2, 2)], domain="prob")
+case("special_gammainc", f"{SP}.gammainc(1.7, x)", [(3,)], domain="pos")
+case("special_gammaincc", f"{SP}.gammaincc(np.array([0.8, 2.5, 4.0]), x)", [(2, 3)],
+     domain="pos")
+
 # ---- scipy.special, along axes ------------------------------------------------------------------
 for _expr, _s in [(f"{SP}.logsumexp(x)", [(3,)]), (f"{SP}.logsumexp(x, axis=1)", [(2, 3)]),
                   (f"{SP}.logsumexp(x, axis=0, keepdims=True)", [(2, 3)]),
