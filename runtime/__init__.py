@@ -44,8 +44,9 @@ from .complex_parts import (abs_factor, abs_factor_vjp, angle_jvp,  # noqa: E402
 from .linalg_adjoints import (check_real_eigh, check_real_linalg, check_svd_vectors, copyltu, copyltu_t, eig_values,  # noqa: E402
                                                eig_vectors, eigh_values, eigh_vectors, eye_like, gap_inverse,
                                                gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
+                                               norm_second,
                                                norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,
-                                               refuse_eig, refuse_norm_second,
+                                               refuse_eig, refuse_norm_second, refuse_norm_third,
                                                slogdet_logabs, slogdet_sign,
                                                svd_u, svd_values, svd_vh, sym, tri_read,
                                                tri_read_t)

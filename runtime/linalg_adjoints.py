@@ -177,6 +177,11 @@ def refuse_norm_second(g, ord):
                               "supported")
 
 
+def refuse_norm_third(g, ord):
+    raise NotImplementedError(f"third derivatives of np.linalg.norm with ord={ord!r} are not "
+                              "supported")
+
+
 def _axes(x, axis):
     nd = np.ndim(x)
     if axis is None:
@@ -246,3 +251,48 @@ def norm_jvp(t, x, ans, ord, axis, keepdims):
     axes = _axes(x, axis)
     prod = np.asarray(t) * np.conj(_factor(x, ans, ord, axis))
     return np.sum(np.real(prod) if np.iscomplexobj(x) else prod, axis=axes, keepdims=keepdims)
+
+
+def _dfactor(x, ans, ord, axis):
+    """(dF/dx elementwise, dF/d ans) of norm_vjp's factor F for real x and the norms whose F
+    is elementwise (vector norms; matrix 'fro', 1, -1, inf, -inf); None for the others."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError("second derivatives of np.linalg.norm of complex input are "
+                                  "not supported")
+    x = np.asarray(x)
+    axes = _axes(x, axis)
+    a = np.expand_dims(ans, axes) if np.ndim(ans) < x.ndim else ans
+    zero = np.zeros(x.shape)
+    if len(axes) == 1:
+        if ord in (None, 2):
+            ord = 2
+        if ord in (0, 1, np.inf, -np.inf):
+            return zero, zero
+        ax = np.abs(x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((ord - 1) * ax ** (ord - 2) * a ** (1 - ord),
+                    (1 - ord) * np.sign(x) * ax ** (ord - 1) * a ** (-ord))
+    if ord in (None, "fro"):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 1 / a + zero, -x / (a * a)
+    if ord in (1, -1, np.inf, -np.inf):
+        return zero, zero
+    raise NotImplementedError(f"second derivatives of np.linalg.norm with ord={ord!r} are not "
+                              "supported")
+
+
+def norm_second(u, v, x, nrm, ord, axis, keepdims, which, reduce):
+    """u * v * dF/dx (which 0) or u * v * dF/d nrm (which 1), u and v shaped like x or like the
+    norm (expanded over its axes), summed over the norm's axes when reduce: every derivative of
+    norm_vjp(ct, x, nrm) = ct F and norm_jvp(t, x, nrm) = sum(t F) in x and in nrm."""
+    axes = _axes(x, axis)
+    nd = np.ndim(x)
+
+    def expand(a):
+        a = np.asarray(a)
+        return np.expand_dims(a, axes) if not keepdims and 0 < nd != a.ndim else a
+    out = expand(u) * expand(v) * _dfactor(x, nrm, ord, axis)[which]
+    if reduce:
+        out = np.sum(out, axis=axes, keepdims=keepdims)
+        return np.reshape(out, np.shape(nrm))
+    return out

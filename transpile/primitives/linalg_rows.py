@@ -224,15 +224,32 @@ for _part in ("eig_values", "eig_vectors"):
 defprim("refuse_eig", LA.refuse_eig, "rt.refuse_eig", "t, x", nondiff=True, batch=per_example)
 
 
-norm_vjp = defprim("norm_vjp", LA.norm_vjp, "rt.norm_vjp", "ct, x, ans, ord, axis, keepdims",
+# second derivatives of the norms whose factor is elementwise (vector norms, matrix 'fro', 1,
+# -1, inf, -inf; real x): rt.norm_second_x / _ans; the matrix 2-norm, -2 and 'nuc' refuse
+# ('nrm', the norm: in a template 'ans' is the row's own result)
+_ARGS = "x, nrm, ord, axis, keepdims"
+
+
+def _second(u, v, which, reduce):
+    return f"rt.norm_second({u}, {v}, {_ARGS}, {which}, {reduce})"
+
+
+norm_vjp = defprim("norm_vjp", LA.norm_vjp, "rt.norm_vjp", "ct, x, nrm, ord, axis, keepdims",
                    linear=("ct",), batch=per_example,
-                   vjp={"ct": "rt.norm_jvp(g, x, ans, ord, axis, keepdims)",
-                        "x": "rt.refuse_norm_second(g, ord)",
-                        "ans": "rt.refuse_norm_second(g, ord)"})
-norm_jvp = defprim("norm_jvp", LA.norm_jvp, "rt.norm_jvp", "t, x, ans, ord, axis, keepdims",
+                   vjp={"ct": f"rt.norm_jvp(g, {_ARGS})", "x": _second("g", "ct", 0, False),
+                        "nrm": _second("g", "ct", 1, True)},
+                   jvp={"x": _second("x_dot", "ct", 0, False),
+                        "nrm": _second("nrm_dot", "ct", 1, False)})
+norm_jvp = defprim("norm_jvp", LA.norm_jvp, "rt.norm_jvp", "t, x, nrm, ord, axis, keepdims",
                    linear=("t",), batch=per_example,
-                   vjp={"t": "rt.norm_vjp(g, x, ans, ord, axis, keepdims)",
-                        "x": "rt.refuse_norm_second(g, ord)",
-                        "ans": "rt.refuse_norm_second(g, ord)"})
-defprim("refuse_norm_second", LA.refuse_norm_second, "rt.refuse_norm_second", "g, ord",
-        nondiff=True, batch=per_example)
+                   vjp={"t": f"rt.norm_vjp(g, {_ARGS})", "x": _second("t", "g", 0, False),
+                        "nrm": _second("t", "g", 1, True)},
+                   jvp={"x": _second("t", "x_dot", 0, True),
+                        "nrm": _second("t", "nrm_dot", 1, True)})
+_THIRD = "rt.refuse_norm_third(g, ord)"
+defprim("norm_second", LA.norm_second, "rt.norm_second",
+        "u, v, x, nrm, ord, axis, keepdims, which, reduce", batch=per_example,
+        vjp={p: _THIRD for p in ("u", "v", "x", "nrm")},
+        jvp={p: f"rt.refuse_norm_third({p}_dot, ord)" for p in ("u", "v", "x", "nrm")})
+for _name in ("refuse_norm_second", "refuse_norm_third"):
+    defprim(_name, getattr(LA, _name), f"rt.{_name}", "g, ord", nondiff=True, batch=per_example)
