@@ -168,8 +168,8 @@ def eig_vectors(x):
 
 def refuse_eig(t, x):
     raise NotImplementedError(
-        "derivatives of np.linalg.eig are not supported; for a symmetric matrix use "
-        "np.linalg.eigh")
+        "derivatives of the eigenvectors of np.linalg.eig are not supported (the eigenvalues "
+        "are); for a symmetric matrix use np.linalg.eigh")
 
 
 def refuse_norm_second(g, ord):

@@ -254,6 +254,13 @@ for _up in ("'L'", "'U'"):
     case("eigh", f"np.abs(np.linalg.eigh(x, UPLO={_up})[1])", [(3, 3)], domain="distinct")
     case("eigvalsh", f"np.linalg.eigvalsh(x, UPLO={_up})", [(3, 3)], domain="distinct")
 case("eigh", "np.linalg.eigh(x)[0]", [(3, 3)], domain="distinct")
+# eig: the eigenvalues (complex for a real matrix); their second derivatives go through the
+# eigenvectors, whose derivatives are refused (tests/test_primitive_sweep.py checks it)
+_EIG2 = {"second": "second derivatives of eigenvalues need the eigenvectors' (refused)"}
+case("eig", "np.abs(np.linalg.eig(x)[0]) + np.real(np.linalg.eig(x)[0] ** 2)", [(3, 3)],
+     domain="distinct", dtypes=("float64", "complex128"), skip=_EIG2)
+case("eigvals", "np.real(np.linalg.eigvals(x)) * 2.0 + np.imag(np.linalg.eigvals(x))",
+     [(3, 3)], domain="distinct", dtypes=("float64", "complex128"), skip=_EIG2)
 case("qr", "np.linalg.qr(x)[1]", [(3, 2)])
 case("qr", "np.linalg.qr(x)[0]", [(3, 2)])
 case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct")
@@ -391,9 +398,7 @@ case("gradient", "np.gradient(x, 0.5, axis=1, edge_order=2)", [(3, 4)])
 case("gradient", "np.gradient(x, [0.0, 0.3, 1.0, 1.2])", [(4,)])
 
 # ---- rows with no case, and why --------------------------------------------------------------------
-EXEMPT = {
-    "eig": "derivatives refused with a clear error (tests/test_primitive_sweep.py checks it)",
-}
+EXEMPT = {}
 # nondiff rows (comparisons, rounding, creation, shape queries; derivative zero as in JAX),
 # rt.* runtime helper rows (tested through the derivatives of the rows that use them), and
 # rows with their own test files (collectives: test_pmap*.py; setitem/assign: test_control_flow.py)
@@ -409,7 +414,7 @@ for _p in ('median quantile percentile ptp average cov corrcoef cross convolve c
            'polyval multi_dot interp take append meshgrid').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
-for _p in ('cholesky det eigh eigvalsh inv matrix_power pinv qr slogdet solve svd').split():
+for _p in ('cholesky det eig eigvals eigh eigvalsh inv matrix_power pinv qr slogdet solve svd').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
@@ -422,4 +427,8 @@ for _p in ('special_beta special_betainc special_gammainc special_gammaincc spec
     JIT_FALLBACK[_p] = 'no Numba kernel for the function or one of its derivatives'
 
 # (row, mode) pairs that no case can check, with the reason
-MODE_EXEMPT = {}
+MODE_EXEMPT = {
+    ("eig", "second"): "second derivatives of eigenvalues go through the eigenvectors, whose "
+                       "derivatives are refused (tests/test_primitive_sweep.py)",
+    ("eigvals", "second"): "as eig",
+}

@@ -63,8 +63,13 @@ angle_vjp = defprim("angle_vjp", CP.angle_vjp, "rt.angle_vjp", "ct, x", batch=E,
                     vjp={"ct": "rt.angle_jvp(g, x)", "x": "-g * rt.angle_vjp(ct, x) / x"},
                     jvp={"ct": "rt.angle_vjp(ct_dot, x)", "x": "-rt.angle_vjp(ct, x) * x_dot / x"})
 abs_factor = defprim("abs_factor", CP.abs_factor, "rt.abs_factor", "x", batch=E,
-                     vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_vjp(x_dot, x)"})
-defprim("abs_factor_vjp", CP.abs_factor_vjp, "rt.abs_factor_vjp", "ct, x", batch=E, nondiff=True)
+                     vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_jvp(x_dot, x)"})
+# linear in t / ct (each the other's transpose); their derivatives in x (third derivatives of
+# np.abs of a complex value) are refused by name
+defprim("abs_factor_jvp", CP.abs_factor_jvp, "rt.abs_factor_jvp", "t, x", batch=E,
+        linear=("t",), diff=("t",), vjp={"t": "rt.abs_factor_vjp(g, x)"})
+defprim("abs_factor_vjp", CP.abs_factor_vjp, "rt.abs_factor_vjp", "ct, x", batch=E,
+        linear=("ct",), diff=("ct",), vjp={"ct": "rt.abs_factor_jvp(g, x)"})
 
 # ---- rearranging (linear: forward mode applies the primitive to the tangent) ------------------
 roll = defprim("roll", np.roll, "np.roll", "x, shift, axis=None", linear=("x",),
