@@ -42,6 +42,32 @@ def quiet(fn, *args):
         return fn(*args)
 
 
+def _only(f, args, argnum):
+    """f as a function of argument argnum alone (the others closed over, one name each)."""
+    if len(args) == 1:
+        return f
+    if len(args) == 2:
+        a0, a1 = args
+
+        def at0(v):
+            return f(v, a1)
+
+        def at1(v):
+            return f(a0, v)
+        return (at0, at1)[argnum]
+    b0, b1, b2 = args
+
+    def bt0(v):
+        return f(v, b1, b2)
+
+    def bt1(v):
+        return f(b0, v, b2)
+
+    def bt2(v):
+        return f(b0, b1, v)
+    return (bt0, bt1, bt2)[argnum]
+
+
 def check_all_modes(f, args, argnum=0, tol=1e-6, second=True):
     """grad vs FD, jvp vs FD, jit(grad) vs grad, and a second derivative (grad of a directional
     first derivative) vs FD of the first."""
@@ -51,7 +77,9 @@ def check_all_modes(f, args, argnum=0, tol=1e-6, second=True):
     close(quiet(tp.jit(tp.grad(f, argnums=argnum)), *args), want, tol)
     tans = [np.zeros_like(a) for a in args]
     tans[argnum] = RNG.normal(size=np.shape(args[argnum]))
-    _, t = tp.jvp(f, tuple(args), tuple(tans))
+
+    only = _only(f, args, argnum)     # jvp in argument argnum only (the others: no rule)
+    _, t = tp.jvp(only, (args[argnum],), (tans[argnum],))
     close(t, fd_jvp(f, args, tans), tol)
     if second:
         v = RNG.normal(size=np.shape(args[argnum]))
@@ -460,3 +488,231 @@ def test_differentiating_the_discrete_argument_is_refused_by_name():
         tp.grad(poisson_pmf, argnums=0)(np.array([1.0, 3.0]), np.array([1.5, 2.0]))
     with pytest.raises(TranspileError, match="'df' of scipy.stats.t.cdf"):
         tp.grad(t_cdf, argnums=1)(np.array([0.3, -1.0]), np.array([3.0, 4.0]))
+
+
+# ---- linear algebra rules: svd vectors, eig values, pinv, norm orders --------------------------
+
+_W33 = RNG.normal(size=(3, 3))
+
+
+def svd_u_abs(a):
+    u = np.linalg.svd(a, full_matrices=False)[0]
+    return np.sum(np.abs(u) * _W33[:u.shape[0], :u.shape[1]])
+
+
+def svd_vh_abs(a):
+    vh = np.linalg.svd(a, full_matrices=False)[2]
+    return np.sum(np.abs(vh) * _W33[:vh.shape[0], :vh.shape[1]])
+
+
+def svd_square_all(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(np.abs(u) * _W33) + np.sum(s ** 2) + np.sum(np.abs(vh) * _W33.T)
+
+
+@pytest.mark.parametrize("f,shape", [(svd_u_abs, (3, 2)), (svd_u_abs, (2, 3)),
+                                     (svd_vh_abs, (3, 2)), (svd_vh_abs, (2, 3)),
+                                     (svd_square_all, (3, 3))])
+def test_svd_singular_vectors(f, shape):
+    a = RNG.normal(size=shape)
+    g = check_all_modes(f, [a], tol=1e-5)
+    jf = {svd_u_abs: lambda x: jnp.sum(jnp.abs(jnp.linalg.svd(x, full_matrices=False)[0])
+                                       * _W33[:x.shape[0], :min(x.shape)]),
+          svd_vh_abs: lambda x: jnp.sum(jnp.abs(jnp.linalg.svd(x, full_matrices=False)[2])
+                                        * _W33[:min(x.shape), :x.shape[1]])}.get(f)
+    if jf is not None:
+        close(g, jax.grad(jf)(a), 1e-8)
+
+
+def svd_full_u(a):
+    return np.sum(np.abs(np.linalg.svd(a)[0]))
+
+
+def test_svd_full_matrices_nonsquare_refused_and_primal_shape():
+    a = RNG.normal(size=(3, 2))
+    with pytest.raises(NotImplementedError, match="full_matrices=True"):
+        tp.grad(svd_full_u)(a)
+    close(quiet(tp.jit(svd_full_u), a), svd_full_u(a), 1e-12)     # U is 3x3, as NumPy's
+
+
+def eig_values_loss(a):
+    w = np.linalg.eig(a)[0]
+    return np.sum(np.abs(w) * np.array([1.0, -2.0, 0.5])) + np.sum(np.real(w ** 2))
+
+
+def test_eig_eigenvalues():
+    a = RNG.normal(size=(3, 3))
+    check_all_modes(eig_values_loss, [a], second=False)
+    z = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
+
+    def fxy(x, y):
+        return eig_values_loss(x + 1j * y)
+    fd = numerical_grad(fxy, [z.real, z.imag], 0) - 1j * numerical_grad(fxy, [z.real, z.imag], 1)
+    close(tp.grad(eig_values_loss)(z), fd)
+    w8 = jnp.array([1.0, -2.0, 0.5])
+
+    def jloss(x):      # eigvals's order: the same LAPACK routine as NumPy's
+        w = jnp.linalg.eigvals(x)
+        return jnp.sum(jnp.abs(w) * w8) + jnp.sum(jnp.real(w ** 2))
+    np.testing.assert_allclose(np.linalg.eigvals(a), jnp.linalg.eigvals(a), atol=1e-12)
+    close(tp.grad(eig_values_loss)(a), jax.grad(jloss)(a), 1e-8)
+    close(tp.grad(eig_values_loss)(z), jax.grad(jloss)(z), 1e-8)
+
+
+def pinv_loss(a):
+    return np.sum(np.linalg.pinv(a, rcond=1e-12) ** 2 * _W33[:a.shape[1], :a.shape[0]])
+
+
+def test_pinv():
+    a = RNG.normal(size=(3, 2))
+    g = check_all_modes(pinv_loss, [a], tol=1e-5)
+    close(g, jax.grad(lambda x: jnp.sum(jnp.linalg.pinv(x) ** 2 * _W33[:2, :3]))(a), 1e-8)
+
+
+@pytest.mark.parametrize("ord_", [1, 3, 0.5, np.inf, None])
+def test_vector_norm_orders_second_order(ord_):
+    def f(x):
+        return np.linalg.norm(x, ord_)
+    x = RNG.normal(size=4)
+    check_all_modes(f, [x], tol=1e-5)
+    h = tp.hessian(f)(x)
+    hj = jax.hessian(lambda v: jnp.linalg.norm(v, ord_))(x)
+    close(h, hj, 1e-8)
+
+
+# ---- NumPy rows: gradient, splits, select, einsum sublists -------------------------------------
+
+def np_gradient(x):
+    return np.sum(np.gradient(x, 0.5, edge_order=2) ** 2 * np.arange(5.0))
+
+
+def np_gradient_axis(x):
+    return np.sum(np.gradient(x, axis=1) * _W33[:2, :3])
+
+
+def np_vsplit(x):
+    return np.sum(np.vsplit(x, 2)[1] ** 2 * 3.0 + np.vsplit(x, 2)[0])
+
+
+def np_hsplit(x):
+    return np.sum(np.sin(np.hsplit(x, [1])[1]))
+
+
+def np_select(x):
+    return np.sum(np.select([x > 0, x < -0.5], [x ** 2, x * 3.0], np.sin(x)))
+
+
+def einsum_sublist(x):
+    return np.sum(np.einsum(x, [0, 1], x, [1, 2], [2, 0]) ** 2)
+
+
+@pytest.mark.parametrize("f,shape,jf", [
+    (np_gradient, (5,), lambda x: jnp.sum(jnp.gradient(x, 0.5) ** 2 * jnp.arange(5.0))),
+    (np_gradient_axis, (2, 3), lambda x: jnp.sum(jnp.gradient(x, axis=1) * _W33[:2, :3])),
+    (np_vsplit, (4, 2), lambda x: jnp.sum(jnp.vsplit(x, 2)[1] ** 2 * 3.0 + jnp.vsplit(x, 2)[0])),
+    (np_hsplit, (2, 3), lambda x: jnp.sum(jnp.sin(jnp.hsplit(x, [1])[1]))),
+    (np_select, (3, 3), lambda x: jnp.sum(jnp.select([x > 0, x < -0.5], [x ** 2, x * 3.0],
+                                                     jnp.sin(x)))),
+    (einsum_sublist, (3, 3), lambda x: jnp.sum(jnp.einsum(x, [0, 1], x, [1, 2], [2, 0]) ** 2))])
+def test_numpy_rows(f, shape, jf):
+    x = RNG.normal(size=shape)
+    g = check_all_modes(f, [x])
+    if f is not np_gradient:         # edge_order=2: jnp.gradient has only edge_order 1
+        close(g, jax.grad(jf)(x), 1e-8)
+
+
+def np_gradient_nd(x):
+    return np.sum(np.gradient(x)[0])
+
+
+def test_gradient_of_nd_array_without_axis_refused():
+    with pytest.raises(NotImplementedError, match="axis"):
+        tp.grad(np_gradient_nd)(RNG.normal(size=(3, 3)))
+
+
+# ---- scipy.special: beta, betainc, gammainc ----------------------------------------------------
+
+def sp_beta(a, b):
+    return np.sum(scipy.special.beta(a, b) ** 2)
+
+
+def sp_betainc(a, b, x):
+    return np.sum(scipy.special.betainc(a, b, x) ** 2)
+
+
+def sp_gammainc(a, x):
+    return np.sum(scipy.special.gammainc(a, x) ** 2 + scipy.special.gammaincc(a, x))
+
+
+import jax.scipy.special as jsp  # noqa: E402
+import scipy.special  # noqa: E402
+
+
+def test_scipy_special_rows():
+    a, b, x = np.array([1.5, 2.5]), np.array([0.7, 3.0]), np.array([0.3, 0.6])
+    for n in (0, 1):
+        g = check_all_modes(sp_beta, [a, b], argnum=n)
+        close(g, jax.grad(lambda a, b: jnp.sum(jnp.exp(jsp.betaln(a, b)) ** 2), argnums=n)(a, b),
+              1e-8)
+    g = check_all_modes(sp_betainc, [a, b, x], argnum=2)
+    close(g, jax.grad(lambda a, b, x: jnp.sum(jsp.betainc(a, b, x) ** 2), argnums=2)(a, b, x),
+          1e-8)
+    g = check_all_modes(sp_gammainc, [a, x], argnum=1)
+    close(g, jax.grad(lambda a, x: jnp.sum(jsp.gammainc(a, x) ** 2 + jsp.gammaincc(a, x)),
+                      argnums=1)(a, x), 1e-8)
+    with pytest.raises(TranspileError, match="'a' of scipy.special.betainc"):
+        tp.grad(sp_betainc)(a, b, x)
+    with pytest.raises(TranspileError, match="'a' of scipy.special.gammainc"):
+        tp.grad(sp_gammainc)(a, x)
+
+
+# ---- complex: second derivatives of |z|, holomorphic ------------------------------------------
+
+def abs_sum(w):
+    return np.sum(np.abs(w))
+
+
+_VC = np.array([1.0, 2.0, -0.5])
+
+
+def grad_abs_weighted(z):
+    return np.real(np.sum(tp.grad(abs_sum)(z) * _VC))
+
+
+def test_second_derivatives_of_complex_abs():
+    z = RNG.normal(size=3) + 1j * RNG.normal(size=3)
+    want = jax.grad(lambda z: jnp.real(jnp.sum(jax.grad(lambda w: jnp.sum(jnp.abs(w)))(z) * _VC)))(z)
+    got = tp.grad(grad_abs_weighted)(z)
+    close(got, want, 1e-10)
+
+    def fxy(x, y):
+        return grad_abs_weighted(x + 1j * y)
+    fd = numerical_grad(fxy, [z.real, z.imag], 0) - 1j * numerical_grad(fxy, [z.real, z.imag], 1)
+    close(got, fd)
+    v = RNG.normal(size=3) + 1j * RNG.normal(size=3)
+    _, t = tp.jvp(tp.grad(abs_sum), (z,), (v,))        # forward over reverse
+    close(t, jax.jvp(jax.grad(lambda w: jnp.sum(jnp.abs(w))), (z,), (v,))[1], 1e-10)
+
+
+def holo(z):
+    return np.sin(z[0]) * z[1] + z[1] ** 3
+
+
+def holo_vec(z):
+    return z ** 2 * np.exp(z)
+
+
+def test_holomorphic():
+    z = np.array([0.3 + 0.4j, -1.0 + 0.2j])
+    jh = lambda z: jnp.sin(z[0]) * z[1] + z[1] ** 3  # noqa: E731
+    jv = lambda z: z ** 2 * jnp.exp(z)  # noqa: E731
+    close(tp.grad(holo, holomorphic=True)(z), jax.grad(jh, holomorphic=True)(z), 1e-12)
+    close(tp.jacfwd(holo_vec, holomorphic=True)(z), jax.jacfwd(jv, holomorphic=True)(z), 1e-12)
+    close(tp.jacrev(holo_vec, holomorphic=True)(z), jax.jacrev(jv, holomorphic=True)(z), 1e-12)
+    close(tp.hessian(holo, holomorphic=True)(z), jax.hessian(jh, holomorphic=True)(z), 1e-12)
+    # the complex derivative: (f(z + h) - f(z - h)) / 2h along the real axis
+    h = 1e-6
+    fd = [(holo(z + h * e) - holo(z - h * e)) / (2 * h) for e in np.eye(2)]
+    close(tp.grad(holo, holomorphic=True)(z), fd)
+    with pytest.raises(TypeError, match="complex"):
+        tp.grad(holo, holomorphic=True)(np.ones(2))
