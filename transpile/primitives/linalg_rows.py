@@ -2,9 +2,12 @@
 np.linalg.norm for every ord. Reverse and forward rules are written with other primitives
 (solve, matmul, tril, ...) wherever possible, so second derivatives follow.
 
-Conventions (as in JAX): cholesky and eigh read a symmetric matrix, so their cotangents are
-symmetrized; eigenvectors are defined up to sign, so only sign-invariant functions of them
-have well-defined derivatives; eigenvalues must be distinct.
+Conventions: cholesky's cotangent is symmetrized (as in JAX); eigh/eigvalsh follow NumPy, which
+reads one triangle (UPLO), so the other strict triangle gets a zero cotangent (JAX symmetrizes
+its input instead: the two agree along symmetric directions); eigenvectors and singular vectors
+are defined up to sign, so only sign-invariant functions of them have well-defined derivatives;
+eigenvalues and singular values must be distinct. Rules written for real matrices refuse
+complex ones by name (rt.check_real_linalg, rt.check_real_eigh, rt.check_svd_vectors).
 """
 import numpy as np
 
