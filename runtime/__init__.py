@@ -30,8 +30,8 @@ from .special import (beta, betainc, betaln, digamma, gammainc, gammaincc, erf, 
 from .fft_adjoints import fft_adjoint, fft_forward
 from .distributions import (
     beta_cdf, beta_logpdf, beta_pdf, dirichlet_logpdf, dirichlet_pdf, gamma_cdf, gamma_logpdf,
-    gamma_pdf, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
-    norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logpdf, t_pdf)
+    gamma_pdf, mvn_entropy, mvn_logpdf, mvn_pdf, norm_cdf, norm_logcdf, norm_logpdf, norm_logsf, norm_pdf,
+    norm_sf, poisson_cdf, poisson_logpmf, poisson_pmf, t_cdf, t_logcdf, t_logpdf, t_pdf)
 from .debugging import debug_breakpoint, debug_print, debug_printf  # noqa: F401,E402
 from .array_adjoints import (diff_vjp, joined_array, joined_array_vjp, joined_pad, joined_vjp,  # noqa: E402
                                               gradient_apply, gradient_array, gradient_vjp, select_part,

@@ -245,6 +245,7 @@ case("matrix_power", "np.linalg.matrix_power(x, 3)", [(2, 2)])
 case("matrix_power", "np.linalg.matrix_power(x + 3.0 * np.eye(2), -2)", [(2, 2)])
 case("slogdet", "np.linalg.slogdet(x + 4.0 * np.eye(3))[1]", [(3, 3)])
 case("cholesky", "np.linalg.cholesky(x @ x.T + 3.0 * np.eye(3))", [(3, 3)])
+case("cholesky", "np.linalg.cholesky(x + 3.0 * np.eye(3))", [(3, 3)])   # lower triangle read
 case("eigh", "np.linalg.eigh(x + x.T)[0]", [(3, 3)], domain="distinct")
 case("eigh", "np.abs(np.linalg.eigh(x + x.T)[1])", [(3, 3)], domain="distinct")
 case("eigvalsh", "np.linalg.eigvalsh(x + x.T)", [(3, 3)], domain="distinct")
@@ -406,7 +407,8 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('array_split split vsplit hsplit dsplit select gradient column_stack dstack hstack vstack cumprod cumsum '
+for _p in ('array_split split vsplit hsplit dsplit select gradient column_stack dstack hstack '
+           'vstack cumprod cumsum '
            'diag diagonal trace tril triu flip fliplr flipud rot90 roll repeat tile pad sort kron '
            'inner tensordot einsum linspace diff vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
@@ -414,15 +416,18 @@ for _p in ('median quantile percentile ptp average cov corrcoef cross convolve c
            'polyval multi_dot interp take append meshgrid').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
-for _p in ('cholesky det eig eigvals eigh eigvalsh inv matrix_power pinv qr slogdet solve svd').split():
+for _p in ('cholesky det eig eigvals eigh eigvalsh inv matrix_power pinv qr slogdet solve '
+           'svd').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
     JIT_FALLBACK[_p] = 'numpy.fft: Numba has no FFT'
-for _p in ('special_beta special_betainc special_gammainc special_gammaincc special_i0 special_i0e special_i1 special_i1e special_log_softmax special_logsumexp '
+for _p in ('special_beta special_betainc special_gammainc special_gammaincc special_i0 '
+           'special_i0e special_i1 special_i1e special_log_softmax special_logsumexp '
            'special_polygamma special_softmax stats_beta_cdf stats_beta_logpdf stats_beta_pdf '
            'stats_dirichlet_logpdf stats_dirichlet_pdf stats_gamma_cdf stats_gamma_logpdf '
-           'stats_gamma_pdf stats_mvn_logpdf stats_mvn_pdf stats_poisson_cdf stats_poisson_logpmf '
+           'stats_gamma_pdf stats_mvn_entropy stats_t_logcdf stats_mvn_logpdf stats_mvn_pdf '
+           'stats_poisson_cdf stats_poisson_logpmf '
            'stats_poisson_pmf stats_t_cdf').split():
     JIT_FALLBACK[_p] = 'no Numba kernel for the function or one of its derivatives'
 

@@ -81,6 +81,12 @@ for _m in ("logpdf", "pdf"):
          skip={"vmap": "several samples per example: no batching rule (refused)"})
     case(f"stats_dirichlet_{_m}", f"{ST}.dirichlet.{_m}(x / np.sum(x), y)", [(3,), (3,)],
          domain="pos")
+    # a cov that is not symmetric: SciPy reads its lower triangle
+    case(f"stats_mvn_{_m}", f"{ST}.multivariate_normal.{_m}(x, None, {_COV} + 0.2 * y)",
+         [(3,), (3, 3)], skip={"vmap": "the row batches x only (one example per call)"})
+case("stats_mvn_entropy", f"{ST}.multivariate_normal.entropy(x, {_COV} + 0.2 * y)",
+     [(3,), (3, 3)])
+case("stats_t_logcdf", f"{ST}.t.logcdf(x, 3.0, y, z)", [(3,), (3,), ()], domain="pos")
 
 # ---- numpy.fft -------------------------------------------------------------------------------------
 for _name, _expr, _s in [

@@ -2,9 +2,9 @@
 np.linalg.norm for every ord. Reverse and forward rules are written with other primitives
 (solve, matmul, tril, ...) wherever possible, so second derivatives follow.
 
-Conventions: cholesky's cotangent is symmetrized (as in JAX); eigh/eigvalsh follow NumPy, which
-reads one triangle (UPLO), so the other strict triangle gets a zero cotangent (JAX symmetrizes
-its input instead: the two agree along symmetric directions); eigenvectors and singular vectors
+Conventions: cholesky and eigh/eigvalsh follow NumPy, which reads one triangle (cholesky the
+lower one, eigh the one UPLO names), so the other strict triangle gets a zero cotangent (JAX
+symmetrizes its input instead: the two agree along symmetric directions); eigenvectors and singular vectors
 are defined up to sign, so only sign-invariant functions of them have well-defined derivatives;
 eigenvalues and singular values must be distinct. Rules written for real matrices refuse
 complex ones by name (rt.check_real_linalg, rt.check_real_eigh, rt.check_svd_vectors).
@@ -35,12 +35,15 @@ defprim("gap_inverse_jvp", LA.gap_inverse_jvp, "rt.gap_inverse_jvp", "t, w", lin
 defprim("gap_inverse_vjp", LA.gap_inverse_vjp, "rt.gap_inverse_vjp", "ct, w", linear=("ct",),
         batch=per_example, vjp={"ct": "rt.gap_inverse_jvp(g, w)"})
 
+# np.linalg.cholesky reads the lower triangle of x (as eigh with UPLO='L' does): the cotangent
+# is rt.tri_read_t of the symmetrized one (0 above the diagonal), the tangent reads tri_read
 cholesky = defprim(
     "cholesky", np.linalg.cholesky, "np.linalg.cholesky", "x", batch=stacked,
-    vjp={"x": "rt.check_real_linalg(rt.sym(np.linalg.solve(rt.mT(ans), rt.mT(np.linalg.solve(rt.mT(ans), "
-              "rt.mT(rt.phi(rt.mT(ans) @ g)))))), 'cholesky')"},
+    vjp={"x": "rt.check_real_linalg(rt.tri_read_t(rt.sym(np.linalg.solve(rt.mT(ans), "
+              "rt.mT(np.linalg.solve(rt.mT(ans), rt.mT(rt.phi(rt.mT(ans) @ g))))))), "
+              "'cholesky')"},
     jvp={"x": "ans @ rt.phi(np.linalg.solve(ans, rt.mT(np.linalg.solve(ans, "
-              "rt.mT(rt.sym(rt.check_real_linalg(x_dot, 'cholesky')))))))"})
+              "rt.mT(rt.tri_read(rt.check_real_linalg(x_dot, 'cholesky')))))))"})
 
 # eigh(x, UPLO) reads one triangle of x: it is eigh of S = rt.tri_read(x, UPLO) (that triangle
 # mirrored), so the cotangent of x is rt.tri_read_t of the symmetric-matrix cotangent (zero on
