@@ -717,3 +717,50 @@ def test_holomorphic():
     close(tp.grad(holo, holomorphic=True)(z), fd)
     with pytest.raises(TypeError, match="complex"):
         tp.grad(holo, holomorphic=True)(np.ones(2))
+
+
+# ---- one triangle read: cholesky, SciPy's multivariate normal ---------------------------------
+
+def cholesky_loss(a):
+    return np.sum(np.linalg.cholesky(a) * _W33)
+
+
+_XM, _MM = np.array([0.5, -0.3, 0.2]), np.array([0.1, 0.2, -0.1])
+
+
+def mvn_logpdf_cov(c):
+    return scipy.stats.multivariate_normal.logpdf(_XM, _MM, c)
+
+
+def mvn_pdf_cov(c):
+    return scipy.stats.multivariate_normal.pdf(_XM, _MM, c) * 3.0
+
+
+def mvn_entropy_cov(c):
+    return scipy.stats.multivariate_normal.entropy(_MM, c)
+
+
+@pytest.mark.parametrize("f,jf", [
+    (cholesky_loss, lambda c: jnp.sum(jnp.linalg.cholesky(c) * _W33)),
+    (mvn_logpdf_cov, lambda c: jstats.multivariate_normal.logpdf(_XM, _MM, c)),
+    (mvn_pdf_cov, lambda c: jstats.multivariate_normal.pdf(_XM, _MM, c) * 3.0),
+    (mvn_entropy_cov, None)])
+def test_lower_triangle_read(f, jf):
+    c = np.array([[2.0, 0.3, 0.1], [-0.2, 3.0, 0.4], [0.5, 0.1, 2.5]])   # not symmetric
+    g = check_all_modes(f, [c])
+    assert np.all(np.triu(g, 1) == 0)
+    if jf is not None:        # JAX symmetrizes: the same derivative along symmetric directions
+        s = c + c.T
+        t = RNG.normal(size=(3, 3))
+        t = t + t.T
+        close(tp.jvp(f, (s,), (t,))[1], jax.jvp(jf, (s,), (t,))[1], 1e-9)
+
+
+def t_logcdf(x, loc):
+    return np.sum(scipy.stats.t.logcdf(x, 3.0, loc, 1.5))
+
+
+def test_t_logcdf():
+    x, loc = np.array([0.3, -1.0, 2.0]), np.array([0.1, 0.0, -0.2])
+    for n in (0, 1):
+        check_all_modes(t_logcdf, [x, loc], argnum=n)
