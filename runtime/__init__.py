@@ -50,7 +50,8 @@ from .linalg_adjoints import (check_real_eigh, check_real_linalg, check_svd_vect
                                                slogdet_logabs, slogdet_sign,
                                                svd_u, svd_values, svd_vh, sym, tri_read,
                                                tri_read_t)
-from .stats_adjoints import (conv_pad_width, cov_norm, cov_obs_part,  # noqa: E402
+from .stats_adjoints import (signal_convolve, signal_correlate, signal_crop, signal_full_ct,
+                             conv_pad_width, cov_norm, cov_obs_part,  # noqa: E402
                               cov_obs_vjp, cov_weights, interp_index, lstsq_rank,
                               lstsq_residuals, lstsq_x, meshgrid_part, polyval_vjp,
                               quantile_jvp, quantile_mask, quantile_vjp, residual_weights,

@@ -62,7 +62,7 @@ def _module():
     global _MOD
     if _MOD is not None and len(CASES) == _MOD._n:
         return _MOD
-    lines = ["import numpy as np", "import scipy.special", "import scipy.stats",
+    lines = ["import numpy as np", "import scipy.special", "import scipy.stats", "import scipy.signal",
              "from transpile import grad", ""]
     for c in CASES:
         ps = ", ".join(c.params)
@@ -422,7 +422,7 @@ for _p in ('cholesky det eig eigvals eigh eigvalsh inv matrix_power pinv qr slog
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
     JIT_FALLBACK[_p] = 'numpy.fft: Numba has no FFT'
-for _p in ('special_beta special_betainc special_gammainc special_gammaincc special_i0 '
+for _p in ('signal_convolve signal_correlate special_beta special_betainc special_gammainc special_gammaincc special_i0 '
            'special_i0e special_i1 special_i1e special_log_softmax special_logsumexp '
            'special_polygamma special_softmax stats_beta_cdf stats_beta_logpdf stats_beta_pdf '
            'stats_dirichlet_logpdf stats_dirichlet_pdf stats_gamma_cdf stats_gamma_logpdf '

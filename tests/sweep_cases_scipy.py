@@ -88,6 +88,12 @@ case("stats_mvn_entropy", f"{ST}.multivariate_normal.entropy(x, {_COV} + 0.2 * y
      [(3,), (3, 3)])
 case("stats_t_logcdf", f"{ST}.t.logcdf(x, 3.0, y, z)", [(3,), (3,), ()], domain="pos")
 
+# ---- scipy.signal ----------------------------------------------------------------------------------
+for _f in ("convolve", "correlate"):
+    for _mode, _s in [("full", [(4,), (3,)]), ("same", [(2, 4), (2, 3)]),
+                      ("valid", [(3, 4), (2, 2)]), ("valid", [(2,), (4,)])]:
+        case(f"signal_{_f}", f"scipy.signal.{_f}(x, y, mode={_mode!r})", _s)
+
 # ---- numpy.fft -------------------------------------------------------------------------------------
 for _name, _expr, _s in [
         ("fft", "np.fft.fft(x)", [(4,)]), ("fft", "np.fft.fft(x, n=5)", [(3,)]),
