@@ -764,3 +764,25 @@ def test_t_logcdf():
     x, loc = np.array([0.3, -1.0, 2.0]), np.array([0.1, 0.0, -0.2])
     for n in (0, 1):
         check_all_modes(t_logcdf, [x, loc], argnum=n)
+
+
+import scipy.signal  # noqa: E402
+import jax.scipy.signal as jsignal  # noqa: E402
+
+
+def sig_convolve(a, b):
+    return np.sum(scipy.signal.convolve(a, b, mode="same") ** 2)
+
+
+def sig_correlate(a, b):
+    return np.sum(np.sin(scipy.signal.correlate(a, b)))
+
+
+@pytest.mark.parametrize("f,jf", [
+    (sig_convolve, lambda a, b: jnp.sum(jsignal.convolve(a, b, mode="same") ** 2)),
+    (sig_correlate, lambda a, b: jnp.sum(jnp.sin(jsignal.correlate(a, b))))])
+def test_scipy_signal(f, jf):
+    a, b = RNG.normal(size=(3, 4)), RNG.normal(size=(2, 3))
+    for n in (0, 1):
+        g = check_all_modes(f, [a, b], argnum=n)
+        close(g, jax.grad(jf, argnums=n)(a, b), 1e-8)
