@@ -390,7 +390,7 @@ def _param_slots(a, in_trees):
         slots = [(n, t, None) for n, t in zip(pos + kwonly, in_trees)]
         rest = list(in_trees[len(slots):])
     else:
-        n_extra = len(in_trees) - len(pos) - len(kwonly) - (a.kwarg is not None)
+        n_extra = max(0, len(in_trees) - len(pos) - len(kwonly) - (a.kwarg is not None))
         trees = list(in_trees)
         slots = [(n, t, None) for n, t in zip(pos, trees)]
         slots.append((a.vararg.id, trees[len(pos):len(pos) + n_extra], "*"))
