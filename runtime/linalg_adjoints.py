@@ -131,16 +131,16 @@ def qr_r_jvp(t, x):
     return _qr_jvp(t, x)[1]
 
 
-def svd_values(x):
-    return np.linalg.svd(x, compute_uv=False)
+def svd_values(x, hermitian=False):
+    return np.linalg.svd(x, compute_uv=False, hermitian=hermitian)
 
 
-def svd_u(x, full_matrices=True):
-    return np.linalg.svd(x, full_matrices=full_matrices)[0]
+def svd_u(x, full_matrices=True, hermitian=False):
+    return np.linalg.svd(x, full_matrices=full_matrices, hermitian=hermitian)[0]
 
 
-def svd_vh(x, full_matrices=True):
-    return np.linalg.svd(x, full_matrices=full_matrices)[2]
+def svd_vh(x, full_matrices=True, hermitian=False):
+    return np.linalg.svd(x, full_matrices=full_matrices, hermitian=hermitian)[2]
 
 
 def check_svd_vectors(t, x, full_matrices=True):

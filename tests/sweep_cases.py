@@ -271,6 +271,10 @@ for _s in ((3, 2), (2, 3)):
     case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[2])", [_s], domain="distinct")
 case("svd", "np.abs(np.linalg.svd(x)[0]) + np.abs(np.linalg.svd(x)[2])", [(3, 3)],
      domain="distinct")
+# hermitian=True: NumPy's eigh-based factors read the lower triangle of x
+case("svd", "np.linalg.svd(x, compute_uv=False, hermitian=True)", [(3, 3)], domain="distinct")
+case("svd", "np.linalg.svd(x, hermitian=True)[0] * np.linalg.svd(x, hermitian=True)[2].T",
+     [(3, 3)], domain="distinct")
 case("pinv", "np.linalg.pinv(x, rcond=1e-12)", [(2, 3)])
 case("pinv", "np.linalg.pinv(x @ x.T + np.eye(3), hermitian=True)", [(3, 3)])
 

@@ -185,30 +185,51 @@ def _svd_parts(bound, const):
 
 
 svd.multi = _svd_parts
-_U, _S, _VH = "rt.svd_u(x, False)", "rt.svd_values(x)", "rt.svd_vh(x, False)"
+# (hermitian: NumPy's eigh-based factors, whose signs the rules must share)
+_U, _S, _VH = ("rt.svd_u(x, False, hermitian)", "rt.svd_values(x, hermitian)",
+               "rt.svd_vh(x, False, hermitian)")
 _F = f"rt.gap_inverse({_S} * {_S})"
 _ROW, _COL = f"np.expand_dims({_S}, -2)", f"np.expand_dims({_S}, -1)"
-svd_values = defprim("svd_values", LA.svd_values, "rt.svd_values", "x", batch=_rank1,
-                     vjp={"x": f"(np.conj({_U}) * np.expand_dims(g, -2)) @ np.conj({_VH})"},
-                     jvp={"x": f"np.real(np.sum(np.conj({_U}) * (x_dot @ "
-                               f"np.conj(rt.mT({_VH}))), axis=-2))"})
+def _herm_vjp(text):
+    """hermitian=True: NumPy factors x with eigh, which reads its lower triangle; the cotangent
+    of x is then rt.tri_read_t of the symmetrized one (0 above the diagonal)."""
+    def rule(eqn, k):
+        h = eqn.args.get("hermitian")
+        return f"rt.tri_read_t(rt.sym({text}))" if getattr(h, "value", False) else text
+    return rule
+
+
+def _herm_jvp(text):
+    def rule(eqn, k):
+        h = eqn.args.get("hermitian")
+        return text.replace("x_dot", "rt.tri_read(x_dot)") if getattr(h, "value", False) \
+            else text
+    return rule
+
+
+svd_values = defprim(
+    "svd_values", LA.svd_values, "rt.svd_values", "x, hermitian=False", batch=_rank1,
+    vjp={"x": _herm_vjp(f"(np.conj({_U}) * np.expand_dims(g, -2)) @ np.conj({_VH})")},
+    jvp={"x": _herm_jvp(f"np.real(np.sum(np.conj({_U}) * (x_dot @ "
+                        f"np.conj(rt.mT({_VH}))), axis=-2))")})
 _G = "rt.check_svd_vectors(g, x, full_matrices)"      # g, once what has no rule is refused
 _T = "rt.check_svd_vectors(x_dot, x, full_matrices)"
 _DS = f"(rt.mT({_U}) @ {_T} @ rt.mT({_VH}))"
 _MU = f"(rt.gap_inverse({_S} * {_S}) * (rt.mT({_U}) @ {_G}))"
 _MV = f"(rt.gap_inverse({_S} * {_S}) * ({_VH} @ rt.mT({_G})))"
 svd_u = defprim(
-    "svd_u", LA.svd_u, "rt.svd_u", "x, full_matrices=True", batch=stacked,
-    vjp={"x": f"{_U} @ (({_MU} + rt.mT({_MU})) * {_ROW}) @ {_VH} + "
-              f"(({_G} - {_U} @ (rt.mT({_U}) @ {_G})) / {_ROW}) @ {_VH}"},
-    jvp={"x": f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * rt.mT({_DS}))) + "
-              f"({_T} @ rt.mT({_VH}) - {_U} @ {_DS}) / {_ROW}"})
+    "svd_u", LA.svd_u, "rt.svd_u", "x, full_matrices=True, hermitian=False", batch=stacked,
+    vjp={"x": _herm_vjp(f"{_U} @ (({_MU} + rt.mT({_MU})) * {_ROW}) @ {_VH} + "
+                        f"(({_G} - {_U} @ (rt.mT({_U}) @ {_G})) / {_ROW}) @ {_VH}")},
+    jvp={"x": _herm_jvp(f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * rt.mT({_DS}))) + "
+                        f"({_T} @ rt.mT({_VH}) - {_U} @ {_DS}) / {_ROW}")})
 svd_vh = defprim(
-    "svd_vh", LA.svd_vh, "rt.svd_vh", "x, full_matrices=True", batch=stacked,
-    vjp={"x": f"{_U} @ ({_COL} * ({_MV} + rt.mT({_MV}))) @ {_VH} + "
-              f"{_U} @ (({_G} - {_G} @ rt.mT({_VH}) @ {_VH}) / {_COL})"},
-    jvp={"x": f"rt.mT(rt.mT({_VH}) @ ({_F} * ({_COL} * {_DS} + rt.mT({_DS}) * {_ROW})) + "
-              f"(rt.mT({_T}) @ {_U} - rt.mT({_VH}) @ rt.mT({_DS})) / {_ROW})"})
+    "svd_vh", LA.svd_vh, "rt.svd_vh", "x, full_matrices=True, hermitian=False", batch=stacked,
+    vjp={"x": _herm_vjp(f"{_U} @ ({_COL} * ({_MV} + rt.mT({_MV}))) @ {_VH} + "
+                        f"{_U} @ (({_G} - {_G} @ rt.mT({_VH}) @ {_VH}) / {_COL})")},
+    jvp={"x": _herm_jvp(f"rt.mT(rt.mT({_VH}) @ ({_F} * ({_COL} * {_DS} + rt.mT({_DS}) * "
+                        f"{_ROW})) + (rt.mT({_T}) @ {_U} - rt.mT({_VH}) @ rt.mT({_DS})) / "
+                        f"{_ROW})")})
 defprim("check_svd_vectors", LA.check_svd_vectors, "rt.check_svd_vectors",
         "t, x, full_matrices", linear=("t",), shape_args=("x",), batch=per_example,
         vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"})
