@@ -277,6 +277,7 @@ case("svd", "np.linalg.svd(x, hermitian=True)[0] * np.linalg.svd(x, hermitian=Tr
      [(3, 3)], domain="distinct")
 case("pinv", "np.linalg.pinv(x, rcond=1e-12)", [(2, 3)])
 case("pinv", "np.linalg.pinv(x @ x.T + np.eye(3), hermitian=True)", [(3, 3)])
+case("pinv", "np.linalg.pinv(x + 3.0 * np.eye(3), hermitian=True)", [(3, 3)])  # lower read
 
 # ---- transpile/primitives/numpy_more.py ------------------------------------------------------
 for _name, _expr, _shapes, _dom in [

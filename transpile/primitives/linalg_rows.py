@@ -101,9 +101,21 @@ def pinv_jvp(t, p, x="x"):
 
 
 # rcond/hermitian change how p is computed, not its derivative while the rank stays the same
+# (hermitian=True: NumPy reads the lower triangle of x, S = rt.tri_read(x))
+def _pinv_vjp(eqn, k):
+    if getattr(eqn.args.get("hermitian"), "value", False):
+        return f"rt.tri_read_t(rt.sym({pinv_vjp('g', 'ans', 'rt.tri_read(x)')}))"
+    return pinv_vjp("g", "ans")
+
+
+def _pinv_jvp(eqn, k):
+    if getattr(eqn.args.get("hermitian"), "value", False):
+        return pinv_jvp("rt.tri_read(x_dot)", "ans", "rt.tri_read(x)")
+    return pinv_jvp("x_dot", "ans")
+
+
 pinv = defprim("pinv", np.linalg.pinv, "np.linalg.pinv", "x, rcond=None, hermitian=False",
-               batch=stacked,
-               vjp={"x": pinv_vjp("g", "ans")}, jvp={"x": pinv_jvp("x_dot", "ans")})
+               batch=stacked, vjp={"x": _pinv_vjp}, jvp={"x": _pinv_jvp})
 
 
 def _mpow_terms(eqn, lhs, rhs, mid, base):
