@@ -64,6 +64,20 @@ def joined_vjp(ct, arrays, k, kind):
     return np.reshape(ct[tuple(index)], np.shape(arrays[k]))
 
 
+def joined_array(x, kind):
+    """np.vstack/hstack/dstack/column_stack of one array: the list of its rows."""
+    return getattr(np, kind)(x)
+
+
+def joined_array_vjp(ct, x, kind):
+    """Cotangent of the array x in np.vstack/hstack/dstack/column_stack(x) (x read as the list
+    of its rows)."""
+    rows = list(np.asarray(x))
+    parts = [joined_vjp(ct, rows, k, kind) for k in range(len(rows))]
+    dtype = np.result_type(ct)
+    return np.stack(parts).astype(dtype, copy=False) if parts else np.zeros(np.shape(x), dtype)
+
+
 def joined_pad(part, arrays, k, kind):
     """Transpose of joined_vjp: zeros shaped like the joined result, `part` at slot k."""
     pieces = [_joined_form(np.zeros(np.shape(a)), kind) for a in arrays]
@@ -78,10 +92,16 @@ def joined_pad(part, arrays, k, kind):
     return out
 
 
+def _split_axis(x, axis):
+    """axis 'h' (np.hsplit): 1, or 0 for a 1-D array."""
+    return (1 if np.ndim(x) > 1 else 0) if axis == "h" else axis
+
+
 def split_part(x, indices_or_sections, axis=0, k=0, even=True):
-    """Piece k of np.split (even=True) / np.array_split (even=False)."""
+    """Piece k of np.split (even=True) / np.array_split (even=False) (and np.vsplit: axis 0,
+    np.hsplit: axis 'h', np.dsplit: axis 2)."""
     f = np.split if even else np.array_split
-    return f(x, indices_or_sections, axis)[k]
+    return f(x, indices_or_sections, _split_axis(x, axis))[k]
 
 
 def split_part_vjp(ct, x, indices_or_sections, axis=0, k=0, even=True):
@@ -89,7 +109,7 @@ def split_part_vjp(ct, x, indices_or_sections, axis=0, k=0, even=True):
     out = np.zeros(np.shape(x), dtype=np.result_type(ct, np.float32) if np.ndim(ct) else
                    np.result_type(ct))
     f = np.split if even else np.array_split
-    f(out, indices_or_sections, axis)[k][...] = ct
+    f(out, indices_or_sections, _split_axis(out, axis))[k][...] = ct
     return out
 
 
@@ -246,3 +266,43 @@ def diff_vjp(ct, n=1, axis=-1):
         widths[axis] = (1, 1)
         ct = -np.diff(np.pad(ct, widths), axis=axis)
     return ct
+
+
+def select_part(t, condlist, k=None):
+    """t where np.select(condlist, ...) takes choice k (k None: the default), else 0."""
+    taken = False
+    for i, c in enumerate(condlist):
+        c = np.asarray(c, dtype=bool)
+        if i == k:
+            return np.where(c & ~np.asarray(taken), t, np.zeros((), np.result_type(t)))
+        taken = taken | c
+    return np.where(taken, np.zeros((), np.result_type(t)), t)
+
+
+def gradient_array(f, *varargs, axis=None, edge_order=1):
+    """np.gradient when it returns one array (a 1-D f, or one axis)."""
+    out = np.gradient(f, *varargs, axis=axis, edge_order=edge_order)
+    if isinstance(out, (list, tuple)):
+        raise NotImplementedError(
+            "np.gradient of an N-D array returns one array per axis; inside transformed code "
+            "call it once per axis: np.gradient(f, axis=k)")
+    return out
+
+
+def gradient_apply(t, f, varargs, axis=None, edge_order=1):
+    """np.gradient(t, *varargs, axis=axis, edge_order=edge_order) (f: for its shape)."""
+    return gradient_array(t, *varargs, axis=axis, edge_order=edge_order)
+
+
+def gradient_vjp(ct, f, varargs, axis=None, edge_order=1):
+    """Transpose of np.gradient along its axis: the dense n x n difference matrix J
+    (J[i, j] = d out_i / d f_j, from np.gradient of the identity) applied transposed."""
+    nd = np.ndim(f)
+    ax = 0 if axis is None else (axis[0] if isinstance(axis, (tuple, list)) else axis) % nd
+    n = np.shape(f)[ax]
+    spacing = list(varargs)
+    if len(spacing) > 1:
+        spacing = [spacing[ax]]
+    J = np.gradient(np.eye(n), *spacing, axis=0, edge_order=edge_order)
+    ct = np.moveaxis(np.asarray(ct), ax, -1)
+    return np.moveaxis(ct @ J, -1, ax).astype(np.result_type(ct, np.float64), copy=False)

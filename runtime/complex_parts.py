@@ -39,12 +39,26 @@ def abs_factor(x):
         return np.where(a == 0, 0, np.conj(x) / np.where(a == 0, 1, a))
 
 
+def abs_factor_jvp(t, x):
+    """Tangent of abs_factor along t: 0 for real x (piecewise constant); for complex x,
+    F = conj(x) / |x| moves by conj(t) / |x| - conj(x) Re(conj(x) t) / |x|^3 (0 at x = 0)."""
+    if not _is_complex(x):
+        return np.zeros(np.broadcast_shapes(np.shape(t), np.shape(x)), dtype=np.result_type(t))
+    a = np.abs(x)
+    safe = np.where(a == 0, 1, a)
+    out = np.conj(t) / safe - np.conj(x) * np.real(np.conj(x) * t) / safe ** 3
+    return np.where(a == 0, 0, out)
+
+
 def abs_factor_vjp(ct, x):
-    """abs_factor is piecewise constant for real x; the complex case has no rule yet."""
-    if _is_complex(x):
-        raise NotImplementedError("second derivatives of np.abs of a complex value are not "
-                                  "supported yet")
-    return np.zeros(np.broadcast_shapes(np.shape(ct), np.shape(x)), dtype=np.result_type(ct))
+    """Cotangent of x for abs_factor (JAX's convention, the transpose of abs_factor_jvp under
+    <a, b> = Re(a b)): conj(ct) / |x| - Re(ct conj(x)) conj(x) / |x|^3; 0 for real x."""
+    if not _is_complex(x):
+        return np.zeros(np.broadcast_shapes(np.shape(ct), np.shape(x)), dtype=np.result_type(ct))
+    a = np.abs(x)
+    safe = np.where(a == 0, 1, a)
+    out = np.conj(ct) / safe - np.real(ct * np.conj(x)) * np.conj(x) / safe ** 3
+    return np.where(a == 0, 0, out)
 
 
 def diag_vjp(ct, x, k=0):

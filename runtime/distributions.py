@@ -55,6 +55,20 @@ def t_cdf(x, df, loc=0, scale=1):
     return _keep(_st().t.cdf(x, df, loc, scale), x, df, loc, scale)
 
 
+def t_logcdf(x, df, loc=0, scale=1):
+    return _keep(_st().t.logcdf(x, df, loc, scale), x, df, loc, scale)
+
+
+def mvn_entropy(mean=None, cov=1, allow_singular=False):
+    """scipy.stats.multivariate_normal.entropy for a 2-D cov: (d (1 + log 2 pi) + logdet) / 2."""
+    cov = np.asarray(cov)
+    if cov.ndim != 2:
+        raise NotImplementedError("scipy.stats.multivariate_normal.entropy inside a transformed "
+                                  "function needs a 2-D cov")
+    out = _st().multivariate_normal.entropy(mean, cov)
+    return _keep(out, cov)
+
+
 def gamma_logpdf(x, a, loc=0, scale=1):
     return _keep(_st().gamma.logpdf(x, a, loc, scale), x, a, loc, scale)
 

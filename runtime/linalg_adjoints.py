@@ -50,12 +50,50 @@ def gap_inverse_vjp(ct, w):
     return np.sum(c, axis=-2) - np.sum(c, axis=-1)
 
 
-def eigh_values(x):
-    return np.linalg.eigh(x)[0]
+def _check_uplo(UPLO):
+    if UPLO not in ("L", "U", "l", "u"):
+        raise ValueError(f"UPLO argument must be 'L' or 'U', got {UPLO!r}")
+    return UPLO.upper()
 
 
-def eigh_vectors(x):
-    return np.linalg.eigh(x)[1]
+def tri_read(x, UPLO="L"):
+    """The symmetric matrix np.linalg.eigh(x, UPLO) reads: the lower (UPLO='L') or upper
+    ('U') triangle of x mirrored onto the other one (real x)."""
+    if _check_uplo(UPLO) == "U":
+        x = np.swapaxes(x, -1, -2)
+    return np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
+
+
+def tri_read_t(ct, UPLO="L"):
+    """Transpose of tri_read: the read triangle gets ct_ij + ct_ji (the diagonal ct_ii), the
+    other strict triangle 0 (x's entries there are never read)."""
+    low = np.tril(ct) + np.tril(np.swapaxes(ct, -1, -2), -1)
+    return np.swapaxes(low, -1, -2) if _check_uplo(UPLO) == "U" else low
+
+
+def check_real_eigh(x):
+    """The eigh rules are written for real symmetric input."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError("derivatives of np.linalg.eigh / np.linalg.eigvalsh of a "
+                                  "complex (Hermitian) matrix are not supported; real "
+                                  "symmetric input only")
+    return x
+
+
+def check_real_linalg(x, name):
+    """The rules of np.linalg.<name> are written for real matrices."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError(f"derivatives of np.linalg.{name} of a complex matrix are "
+                                  "not supported; real input only")
+    return x
+
+
+def eigh_values(x, UPLO="L"):
+    return np.linalg.eigh(x, UPLO=UPLO)[0]
+
+
+def eigh_vectors(x, UPLO="L"):
+    return np.linalg.eigh(x, UPLO=UPLO)[1]
 
 
 def slogdet_sign(x):
@@ -93,22 +131,31 @@ def qr_r_jvp(t, x):
     return _qr_jvp(t, x)[1]
 
 
-def svd_values(x):
-    return np.linalg.svd(x, compute_uv=False)
+def svd_values(x, hermitian=False):
+    return np.linalg.svd(x, compute_uv=False, hermitian=hermitian)
 
 
-def svd_u(x):
-    return np.linalg.svd(x, full_matrices=False)[0]
+def svd_u(x, full_matrices=True, hermitian=False):
+    return np.linalg.svd(x, full_matrices=full_matrices, hermitian=hermitian)[0]
 
 
-def svd_vh(x):
-    return np.linalg.svd(x, full_matrices=False)[2]
+def svd_vh(x, full_matrices=True, hermitian=False):
+    return np.linalg.svd(x, full_matrices=full_matrices, hermitian=hermitian)[2]
 
 
-def refuse_svd_vectors(t, x):
-    raise NotImplementedError(
-        "derivatives of the singular vectors of np.linalg.svd (U, Vh) are not supported; "
-        "the singular values (np.linalg.svd(x, compute_uv=False)) are")
+def check_svd_vectors(t, x, full_matrices=True):
+    """t, once x's singular vectors have derivative rules: real x, and reduced vectors (or a
+    square x)."""
+    m, n = np.shape(x)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            "derivatives of the singular vectors of np.linalg.svd(x, full_matrices=True) of a "
+            f"non-square ({m}x{n}) matrix are not supported (the extra columns are not "
+            "unique); use full_matrices=False")
+    if np.iscomplexobj(x) or np.iscomplexobj(t):
+        raise NotImplementedError("derivatives of the singular vectors of np.linalg.svd of a "
+                                  "complex matrix are not supported; real input only")
+    return t
 
 
 def eig_values(x):
@@ -121,12 +168,17 @@ def eig_vectors(x):
 
 def refuse_eig(t, x):
     raise NotImplementedError(
-        "derivatives of np.linalg.eig are not supported; for a symmetric matrix use "
-        "np.linalg.eigh")
+        "derivatives of the eigenvectors of np.linalg.eig are not supported (the eigenvalues "
+        "are); for a symmetric matrix use np.linalg.eigh")
 
 
 def refuse_norm_second(g, ord):
     raise NotImplementedError(f"second derivatives of np.linalg.norm with ord={ord!r} are not "
+                              "supported")
+
+
+def refuse_norm_third(g, ord):
+    raise NotImplementedError(f"third derivatives of np.linalg.norm with ord={ord!r} are not "
                               "supported")
 
 
@@ -140,7 +192,8 @@ def _axes(x, axis):
 
 
 def _factor(x, ans, ord, axis):
-    """d norm / d x (real x), broadcast to x's shape; ans broadcast against the reduced axes."""
+    """d norm / d x, broadcast to x's shape; ans broadcast against the reduced axes. For complex
+    x, F with d norm = Re(sum(conj(F) dx)) (sign(x) = x / |x|; the matrix 2-norm: u v^H)."""
     x = np.asarray(x)
     axes = _axes(x, axis)
     a = np.expand_dims(ans, axes) if np.ndim(ans) < x.ndim else ans
@@ -190,10 +243,56 @@ def norm_vjp(ct, x, ans, ord, axis, keepdims):
     c = np.asarray(ct)
     if not keepdims and c.ndim < np.ndim(x):
         c = np.expand_dims(c, axes)
-    return c * _factor(x, ans, ord, axis)
+    return c * np.conj(_factor(x, ans, ord, axis))
 
 
 def norm_jvp(t, x, ans, ord, axis, keepdims):
     """Tangent of np.linalg.norm(x, ord, axis, keepdims) along t."""
     axes = _axes(x, axis)
-    return np.sum(np.asarray(t) * _factor(x, ans, ord, axis), axis=axes, keepdims=keepdims)
+    prod = np.asarray(t) * np.conj(_factor(x, ans, ord, axis))
+    return np.sum(np.real(prod) if np.iscomplexobj(x) else prod, axis=axes, keepdims=keepdims)
+
+
+def _dfactor(x, ans, ord, axis):
+    """(dF/dx elementwise, dF/d ans) of norm_vjp's factor F for real x and the norms whose F
+    is elementwise (vector norms; matrix 'fro', 1, -1, inf, -inf); None for the others."""
+    if np.iscomplexobj(x):
+        raise NotImplementedError("second derivatives of np.linalg.norm of complex input are "
+                                  "not supported")
+    x = np.asarray(x)
+    axes = _axes(x, axis)
+    a = np.expand_dims(ans, axes) if np.ndim(ans) < x.ndim else ans
+    zero = np.zeros(x.shape)
+    if len(axes) == 1:
+        if ord in (None, 2):
+            ord = 2
+        if ord in (0, 1, np.inf, -np.inf):
+            return zero, zero
+        ax = np.abs(x)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return ((ord - 1) * ax ** (ord - 2) * a ** (1 - ord),
+                    (1 - ord) * np.sign(x) * ax ** (ord - 1) * a ** (-ord))
+    if ord in (None, "fro"):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return 1 / a + zero, -x / (a * a)
+    if ord in (1, -1, np.inf, -np.inf):
+        return zero, zero
+    raise NotImplementedError(f"second derivatives of np.linalg.norm with ord={ord!r} are not "
+                              "supported")
+
+
+def norm_second(u, v, x, nrm, ord, axis, keepdims, which, reduce):
+    """u * v * dF/dx (which 0) or u * v * dF/d nrm (which 1), u and v shaped like x or like the
+    norm (expanded over its axes), summed over the norm's axes when reduce: every derivative of
+    norm_vjp(ct, x, nrm) = ct F and norm_jvp(t, x, nrm) = sum(t F) in x and in nrm."""
+    axes = _axes(x, axis)
+    nd = np.ndim(x)
+
+    def expand(a):
+        a = np.asarray(a)
+        return np.expand_dims(a, axes) if not keepdims and 0 < nd != a.ndim else a
+    out = expand(u) * expand(v) * _dfactor(x, nrm, ord, axis)[which]
+    if reduce:
+        out = np.sum(out, axis=axes, keepdims=keepdims)
+        return np.reshape(out, np.shape(nrm))
+    return out

@@ -102,6 +102,22 @@ def betaln(a, b):
     return _keep(_sp().betaln(a, b), a, b)
 
 
+def beta(a, b):
+    return _keep(_sp().beta(a, b), a, b)
+
+
+def betainc(a, b, x):
+    return _keep(_sp().betainc(a, b, x), a, b, x)
+
+
+def gammainc(a, x):
+    return _keep(_sp().gammainc(a, x), a, x)
+
+
+def gammaincc(a, x):
+    return _keep(_sp().gammaincc(a, x), a, x)
+
+
 def ndtr(x):
     return _keep(_sp().ndtr(x), x)
 

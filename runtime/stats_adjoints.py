@@ -284,3 +284,39 @@ def take_vjp(ct, x, indices, axis=None, mode="raise"):
 def meshgrid_part(*xi, k=0, sparse=False, indexing="xy"):
     """Output k of np.meshgrid(*xi, sparse=sparse, indexing=indexing)."""
     return np.meshgrid(*xi, sparse=sparse, indexing=indexing)[k]
+
+
+def signal_pad_width(in1, in2, mode="full"):
+    """Per axis (lo, hi): the zeros around scipy.signal.convolve/correlate(in1, in2, mode) that
+    make it the 'full' result ('same': centred on in1's shape; 'valid': the part where one
+    array covers the other)."""
+    out = []
+    for n1, n2 in zip(np.shape(in1), np.shape(in2)):
+        full = n1 + n2 - 1
+        length = {"full": full, "same": n1, "valid": abs(n1 - n2) + 1}[mode]
+        lo = {"full": 0, "same": (full - n1) // 2, "valid": min(n1, n2) - 1}[mode]
+        out.append((lo, full - length - lo))
+    return tuple(out)
+
+
+def signal_convolve(in1, in2, mode="full", method="auto"):
+    import scipy.signal
+    return scipy.signal.convolve(in1, in2, mode, method)
+
+
+def signal_correlate(in1, in2, mode="full", method="auto"):
+    import scipy.signal
+    return scipy.signal.correlate(in1, in2, mode, method)
+
+
+def signal_full_ct(ct, in1, in2, mode="full"):
+    """The cotangent of scipy.signal.convolve/correlate(in1, in2, mode) padded with zeros to the
+    'full' result's shape."""
+    return np.pad(ct, signal_pad_width(in1, in2, mode))
+
+
+def signal_crop(full, in1, in2, mode="full"):
+    """Transpose of signal_full_ct: the part of a 'full'-shaped array that `mode` keeps."""
+    index = tuple(slice(lo, n - hi) for (lo, hi), n in
+                  zip(signal_pad_width(in1, in2, mode), np.shape(full)))
+    return np.asarray(full)[index]

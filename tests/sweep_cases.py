@@ -62,7 +62,7 @@ def _module():
     global _MOD
     if _MOD is not None and len(CASES) == _MOD._n:
         return _MOD
-    lines = ["import numpy as np", "import scipy.special", "import scipy.stats",
+    lines = ["import numpy as np", "import scipy.special", "import scipy.stats", "import scipy.signal",
              "from transpile import grad", ""]
     for c in CASES:
         ps = ", ".join(c.params)
@@ -141,18 +141,23 @@ case("cumsum", "np.cumsum(x)", [(2, 3)])
 case("cumsum", "np.cumsum(x, axis=1)", [(2, 3)])
 case("cumprod", "np.cumprod(x)", [(4,)], domain="pos")
 case("cumprod", "np.cumprod(x, axis=0)", [(3, 2)], domain="pos")
-for _ord in ("None", "1", "2", "np.inf", "-np.inf", "3"):
-    case("norm", f"np.linalg.norm(x, ord={_ord})", [(4,)], domain="distinct",
-         skip=None if _ord == "None" else {"second": "rt.norm_vjp has no second derivative"})
-case("norm", "np.linalg.norm(x, ord=0) + np.sum(x)", [(4,)], domain="distinct",
-     skip={"second": "rt.norm_vjp has no second derivative"})
+for _ord in ("None", "1", "2", "np.inf", "-np.inf", "3", "0.5"):
+    case("norm", f"np.linalg.norm(x, ord={_ord})", [(4,)], domain="distinct")
+case("norm", "np.linalg.norm(x, ord=0) + np.sum(x)", [(4,)], domain="distinct")
+case("norm", "np.linalg.norm(x, ord=3, axis=1)", [(2, 3)], domain="distinct")
 for _ord in ("None", "'fro'", "'nuc'", "1", "-1", "2", "-2", "np.inf", "-np.inf"):
     case("norm", f"np.linalg.norm(x, ord={_ord})", [(3, 3)], domain="distinct",
-         skip=None if _ord in ("None", "'fro'") else
-         {"second": "rt.norm_vjp has no second derivative"})
+         skip={"second": "second derivatives of the matrix norms 'nuc', 2 and -2 are refused "
+                         "(rt.norm_second)"} if _ord in ("'nuc'", "2", "-2") else None)
 case("norm", "np.linalg.norm(x, axis=1)", [(2, 3)])
 case("norm", "np.linalg.norm(x, axis=0, keepdims=True)", [(2, 3)])
 case("norm", "np.linalg.norm([x, x + 2.0])", [()])
+# complex input: JAX's convention (the cotangent of z is g * conj(d norm))
+for _ord, _s in [("None", (4,)), ("1", (4,)), ("3", (4,)), ("np.inf", (4,)), ("None", (3, 3)),
+                 ("'fro'", (3, 3)), ("'nuc'", (3, 3)), ("2", (3, 3)), ("1", (3, 3))]:
+    case("norm", f"np.linalg.norm(x, ord={_ord})", [_s], domain="distinct",
+         dtypes=("complex128",))
+case("norm", "np.linalg.norm(x, axis=1)", [(2, 3)], dtypes=("complex128",))
 
 # ---- shape and indexing -------------------------------------------------------------------------
 for _name, _expr, _s in [
@@ -179,6 +184,11 @@ for _name, _expr, _s in [
         ("split", "np.split(x, 2)[1] * 2.0 + np.split(x, 2)[0]", (4,)),
         ("split", "np.split(x, [1], axis=1)[1]", (2, 3)),
         ("array_split", "np.array_split(x, 2)[0]", (5,)),
+        ("select", "np.select([x > 0, x < -0.5], [x ** 2, x * 3.0], np.sin(x))", (2, 3)),
+        ("select", "np.select([x > 0.1], [x[0] * 2.0])", (2, 3)),
+        ("vsplit", "np.vsplit(x, 2)[1] * 2.0 + np.vsplit(x, 2)[0]", (4, 2)),
+        ("hsplit", "np.hsplit(x, [1])[1]", (2, 3)), ("hsplit", "np.hsplit(x, 2)[0]", (4,)),
+        ("dsplit", "np.dsplit(x, 2)[1]", (2, 1, 4)),
         ("linspace", "np.linspace(x, 3.0, 5)", ()),
         ("linspace_endpoint", "np.linspace(0.5, x, 4, endpoint=False)", ()),
         ("array", "np.array([[x, x], [x, x]])", ()),
@@ -198,6 +208,13 @@ for _name, _expr, _shapes in [
         ("hstack", "np.hstack((x, y))", [(2, 1), (2, 2)]),
         ("dstack", "np.dstack([x, y])", [(2, 3), (2, 3)]),
         ("column_stack", "np.column_stack([x, y])", [(3,), (3, 2)]),
+        # one array: its rows joined; a list built inline
+        ("vstack", "np.vstack(x)", [(2, 3)]), ("vstack", "np.vstack(x)", [(2, 2, 3)]),
+        ("hstack", "np.hstack(x)", [(2, 3)]), ("dstack", "np.dstack(x)", [(2, 3)]),
+        ("column_stack", "np.column_stack(x)", [(2, 3)]),
+        ("vstack", "np.vstack([x * k for k in range(3)])", [(2,)]),
+        ("vstack", "np.row_stack([x, x ** 2])", [(2,)]),
+        ("column_stack", "np.column_stack([x ** k for k in range(3)])", [(2,)]),
         ("kron", "np.kron(x, y)", [(2,), (3,)]), ("kron", "np.kron(x, y)", [(2, 2), (2, 3)])]:
     case(_name, _expr, _shapes)
 
@@ -213,6 +230,9 @@ for _name, _expr, _shapes in [
         ("einsum", "np.einsum('ij,jk->ik', x, y)", [(2, 3), (3, 2)]),
         ("einsum", "np.einsum('...ij,...jk->...ik', x, y)", [(2, 3), (2, 3, 2)]),
         ("einsum", "np.einsum('i,i', x, y)", [(3,), (3,)]),
+        ("einsum", "np.einsum(x, [0, 1], y, [1, 2])", [(2, 3), (3, 2)]),
+        ("einsum", "np.einsum(x, [0, 1], y, [1, 2], [2, 0])", [(2, 3), (3, 2)]),
+        ("einsum", "np.einsum(x, [Ellipsis, 1], [1, Ellipsis])", [(2, 3)]),
         ("tensordot", "np.tensordot(x, y)", [(2, 3), (2, 3)]),
         ("tensordot", "np.tensordot(x, y, axes=1)", [(2, 3), (3, 2)]),
         ("tensordot", "np.tensordot(x, y, axes=([0], [1]))", [(2, 3), (4, 2)]),
@@ -225,13 +245,39 @@ case("matrix_power", "np.linalg.matrix_power(x, 3)", [(2, 2)])
 case("matrix_power", "np.linalg.matrix_power(x + 3.0 * np.eye(2), -2)", [(2, 2)])
 case("slogdet", "np.linalg.slogdet(x + 4.0 * np.eye(3))[1]", [(3, 3)])
 case("cholesky", "np.linalg.cholesky(x @ x.T + 3.0 * np.eye(3))", [(3, 3)])
+case("cholesky", "np.linalg.cholesky(x + 3.0 * np.eye(3))", [(3, 3)])   # lower triangle read
 case("eigh", "np.linalg.eigh(x + x.T)[0]", [(3, 3)], domain="distinct")
 case("eigh", "np.abs(np.linalg.eigh(x + x.T)[1])", [(3, 3)], domain="distinct")
 case("eigvalsh", "np.linalg.eigvalsh(x + x.T)", [(3, 3)], domain="distinct")
+# one triangle read (x not symmetric): the other strict triangle gets a zero gradient
+for _up in ("'L'", "'U'"):
+    case("eigh", f"np.linalg.eigh(x, UPLO={_up})[0]", [(3, 3)], domain="distinct")
+    case("eigh", f"np.abs(np.linalg.eigh(x, UPLO={_up})[1])", [(3, 3)], domain="distinct")
+    case("eigvalsh", f"np.linalg.eigvalsh(x, UPLO={_up})", [(3, 3)], domain="distinct")
+case("eigh", "np.linalg.eigh(x)[0]", [(3, 3)], domain="distinct")
+# eig: the eigenvalues (complex for a real matrix); their second derivatives go through the
+# eigenvectors, whose derivatives are refused (tests/test_primitive_sweep.py checks it)
+_EIG2 = {"second": "second derivatives of eigenvalues need the eigenvectors' (refused)"}
+case("eig", "np.abs(np.linalg.eig(x)[0]) + np.real(np.linalg.eig(x)[0] ** 2)", [(3, 3)],
+     domain="distinct", dtypes=("float64", "complex128"), skip=_EIG2)
+case("eigvals", "np.real(np.linalg.eigvals(x)) * 2.0 + np.imag(np.linalg.eigvals(x))",
+     [(3, 3)], domain="distinct", dtypes=("float64", "complex128"), skip=_EIG2)
 case("qr", "np.linalg.qr(x)[1]", [(3, 2)])
 case("qr", "np.linalg.qr(x)[0]", [(3, 2)])
-case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct",
-     skip={"second": "second derivatives go through the singular vectors (refused)"})
+case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct")
+# singular vectors (up to sign: |U|, |Vh|, or products that do not see the signs)
+for _s in ((3, 2), (2, 3)):
+    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[0])", [_s], domain="distinct")
+    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[2])", [_s], domain="distinct")
+case("svd", "np.abs(np.linalg.svd(x)[0]) + np.abs(np.linalg.svd(x)[2])", [(3, 3)],
+     domain="distinct")
+# hermitian=True: NumPy's eigh-based factors read the lower triangle of x
+case("svd", "np.linalg.svd(x, compute_uv=False, hermitian=True)", [(3, 3)], domain="distinct")
+case("svd", "np.linalg.svd(x, hermitian=True)[0] * np.linalg.svd(x, hermitian=True)[2].T",
+     [(3, 3)], domain="distinct")
+case("pinv", "np.linalg.pinv(x, rcond=1e-12)", [(2, 3)])
+case("pinv", "np.linalg.pinv(x @ x.T + np.eye(3), hermitian=True)", [(3, 3)])
+case("pinv", "np.linalg.pinv(x + 3.0 * np.eye(3), hermitian=True)", [(3, 3)])  # lower read
 
 # ---- transpile/primitives/numpy_more.py ------------------------------------------------------
 for _name, _expr, _shapes, _dom in [
@@ -353,10 +399,12 @@ for _name, _expr, _shapes, _dom in [
          dtypes=_F32 if _shapes in ([(6,)], [(3,)], [(2, 3)]) and "axis" not in _expr
          else ("float64",), jit_always=_name in ("heaviside", "nan_to_num"))
 
+case("gradient", "np.gradient(x)", [(5,)])
+case("gradient", "np.gradient(x, 0.5, axis=1, edge_order=2)", [(3, 4)])
+case("gradient", "np.gradient(x, [0.0, 0.3, 1.0, 1.2])", [(4,)])
+
 # ---- rows with no case, and why --------------------------------------------------------------------
-EXEMPT = {
-    "eig": "derivatives refused with a clear error (tests/test_primitive_sweep.py checks it)",
-}
+EXEMPT = {}
 # nondiff rows (comparisons, rounding, creation, shape queries; derivative zero as in JAX),
 # rt.* runtime helper rows (tested through the derivatives of the rows that use them), and
 # rows with their own test files (collectives: test_pmap*.py; setitem/assign: test_control_flow.py)
@@ -364,7 +412,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('array_split split vstack '
+for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
            'diag diagonal trace tril triu flip fliplr flipud rot90 pad sort kron '
            'inner tensordot einsum linspace vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
@@ -372,20 +420,23 @@ for _p in ('median quantile percentile ptp cov corrcoef cross convolve correlate
            'polyval multi_dot interp take append meshgrid').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
-for _p in ('cholesky det eigh eigvalsh matrix_power pinv qr slogdet svd').split():
+for _p in ('cholesky det eig eigvals eigh eigvalsh matrix_power pinv qr slogdet svd').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
     JIT_FALLBACK[_p] = 'numpy.fft: Numba has no FFT'
-for _p in ('special_i0 special_i0e special_i1 special_i1e special_log_softmax '
+for _p in ('signal_convolve signal_correlate special_beta special_betainc special_gammainc special_gammaincc special_i0 '
+           'special_i0e special_i1 special_i1e special_log_softmax '
            'special_polygamma special_softmax stats_beta_cdf stats_beta_logpdf stats_beta_pdf '
            'stats_dirichlet_logpdf stats_dirichlet_pdf stats_gamma_cdf stats_gamma_logpdf '
-           'stats_gamma_pdf stats_mvn_logpdf stats_mvn_pdf stats_poisson_cdf stats_poisson_logpmf '
+           'stats_gamma_pdf stats_mvn_entropy stats_t_logcdf stats_mvn_logpdf stats_mvn_pdf '
+           'stats_poisson_cdf stats_poisson_logpmf '
            'stats_poisson_pmf stats_t_cdf').split():
     JIT_FALLBACK[_p] = 'no Numba kernel for the function or one of its derivatives'
 
 # (row, mode) pairs that no case can check, with the reason
 MODE_EXEMPT = {
-    ("svd", "second"): "second derivatives of singular values go through the singular vectors, "
-                       "whose derivatives are refused (tests/test_primitive_sweep.py)",
+    ("eig", "second"): "second derivatives of eigenvalues go through the eigenvectors, whose "
+                       "derivatives are refused (tests/test_primitive_sweep.py)",
+    ("eigvals", "second"): "as eig",
 }

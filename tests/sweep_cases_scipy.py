@@ -31,6 +31,15 @@ for _name, _expr in [("betaln", f"{SP}.betaln(x, y)"), ("xlogy", f"{SP}.xlogy(x,
     for _s in [[(3,), (3,)], [(2, 3), (3,)], [(), (3,)]]:
         case(f"special_{_name}", _expr, _s, domain="pos")
 
+for _s in [[(3,), (3,)], [(2, 3), (3,)]]:
+    case("special_beta", f"{SP}.beta(x, y)", _s, domain="pos")
+# incomplete beta/gamma: derivatives in x only (a, b constants here)
+case("special_betainc", f"{SP}.betainc(1.5, 2.5, x)", [(3,)], domain="prob")
+case("special_betainc", f"{SP}.betainc(np.array([0.7, 3.0]), 1.2, x)", [(2, 2)], domain="prob")
+case("special_gammainc", f"{SP}.gammainc(1.7, x)", [(3,)], domain="pos")
+case("special_gammaincc", f"{SP}.gammaincc(np.array([0.8, 2.5, 4.0]), x)", [(2, 3)],
+     domain="pos")
+
 # ---- scipy.special, along axes ------------------------------------------------------------------
 for _expr, _s in [(f"{SP}.logsumexp(x)", [(3,)]), (f"{SP}.logsumexp(x, axis=1)", [(2, 3)]),
                   (f"{SP}.logsumexp(x, axis=0, keepdims=True)", [(2, 3)]),
@@ -72,6 +81,18 @@ for _m in ("logpdf", "pdf"):
          skip={"vmap": "several samples per example: no batching rule (refused)"})
     case(f"stats_dirichlet_{_m}", f"{ST}.dirichlet.{_m}(x / np.sum(x), y)", [(3,), (3,)],
          domain="pos")
+    # a cov that is not symmetric: SciPy reads its lower triangle
+    case(f"stats_mvn_{_m}", f"{ST}.multivariate_normal.{_m}(x, None, {_COV} + 0.2 * y)",
+         [(3,), (3, 3)], skip={"vmap": "the row batches x only (one example per call)"})
+case("stats_mvn_entropy", f"{ST}.multivariate_normal.entropy(x, {_COV} + 0.2 * y)",
+     [(3,), (3, 3)])
+case("stats_t_logcdf", f"{ST}.t.logcdf(x, 3.0, y, z)", [(3,), (3,), ()], domain="pos")
+
+# ---- scipy.signal ----------------------------------------------------------------------------------
+for _f in ("convolve", "correlate"):
+    for _mode, _s in [("full", [(4,), (3,)]), ("same", [(2, 4), (2, 3)]),
+                      ("valid", [(3, 4), (2, 2)]), ("valid", [(2,), (4,)])]:
+        case(f"signal_{_f}", f"scipy.signal.{_f}(x, y, mode={_mode!r})", _s)
 
 # ---- numpy.fft -------------------------------------------------------------------------------------
 for _name, _expr, _s in [

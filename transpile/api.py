@@ -30,7 +30,7 @@ from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
 from transpile.shape_folding import shape_folder
 from transpile.dynamic_ints import is_dynamic_int
 from transpile.transform_args import (  # noqa: F401  (spec_flatten: re-exported for jit.py)
-    STATIC_TYPES, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
+    STATIC_TYPES, bind_call, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
     spec_flatten, tangent_like, tree_map_zeros, walk_tree)
 from transpile.transforms.modes import forward_core, reverse_core
 from transpile.transforms.reverse import make_core
@@ -128,16 +128,10 @@ class Transform:
         self.fun = fun
         self.signature = _signature(fun)
         self._params = list(self.signature.parameters.values())
-        for p in self._params:
-            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-                code = getattr(getattr(fun, "__func__", fun), "__code__", None)
-                raise TranspileError(f"cannot transform {getattr(fun, '__qualname__', fun)}: "
-                                     "*args/**kwargs parameters are not supported",
-                                     construct=f"def {getattr(fun, '__name__', 'f')}(*{p.name})"
-                                     if p.kind == p.VAR_POSITIONAL else f"**{p.name}",
-                                     filename=code.co_filename if code else None,
-                                     lineno=code.co_firstlineno if code else None,
-                                     hint="name each parameter")
+        # f(*args) / f(**kwargs): bind() gives one value per positional argument of the call
+        # (argnums count them, as in JAX), then the keyword-only ones, then one dict of the
+        # extra keywords
+        self._star = any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self._params)
         self._cache = {}
         self._needs_shapes = set()      # argument structures whose code needs their shapes
         self._static_ints = False       # an int's value was needed when generating code
@@ -157,7 +151,9 @@ class Transform:
         except TypeError as e:
             raise TypeError(f"{self.__name__}(): {e}") from None
         ba.apply_defaults()
-        return [ba.arguments[p.name] for p in self._params]
+        if not self._star:
+            return [ba.arguments[p.name] for p in self._params]
+        return bind_call(self.signature, args, kwargs)
 
     def flatten_args(self, values):
         ints = self.ints_as_values and not self._static_ints
@@ -310,7 +306,8 @@ class Grad(Transform):
 
     def __init__(self, fun, argnums=0, has_aux=False, with_value=False, holomorphic=False):
         super().__init__(fun)
-        self.single, self.argnums = norm_argnums(argnums, len(self._params), _fname(fun))
+        self.single, self.argnums = norm_argnums(
+            argnums, None if self._star else len(self._params), _fname(fun))
         self.has_aux = has_aux
         self.with_value = with_value
         self.holomorphic = bool(holomorphic)
@@ -319,6 +316,9 @@ class Grad(Transform):
 
     def check_args(self, values, trees):
         for a in self.argnums:
+            if a >= len(trees):
+                raise ValueError(f"argnums={a} is out of range: {_fname(self.fun)} was called "
+                                 f"with {len(trees)} argument{'s' if len(trees) != 1 else ''}")
             if any(t.kind == "static" for t in walk_tree(trees[a])):
                 check_float(values, (a,), "grad")
         check_float(values, self.argnums, "grad")
@@ -403,12 +403,17 @@ class JVP(Transform):
 
     def __init__(self, fun, argnums=None):
         super().__init__(fun)
+        self._every = argnums is None
         self.argnums = tuple(range(len(self._params))) if argnums is None else tuple(argnums)
+
+    def nums(self, n_values):
+        """The differentiated arguments (f(*args): every argument of this call)."""
+        return tuple(range(n_values)) if self._star and self._every else self.argnums
 
     def __transpile_core__(self, in_trees):
         inner = core_of(self.fun, in_trees)
         ranges = leaf_ranges(in_trees)
-        wrt = [i for a in self.argnums for i in ranges[a]]
+        wrt = [i for a in self.nums(len(in_trees)) for i in ranges[a]]
         body, tparams, outs, touts = forward_core(inner, wrt)
         n_user = len(inner.params) - len(inner.free)
         params = inner.params[:n_user] + tparams + inner.params[n_user:]
@@ -421,7 +426,7 @@ class JVP(Transform):
         values = self.bind(primals, {})
         leaves, trees = self.flatten_args(values)
         tleaves = []
-        for a in self.argnums:
+        for a in self.nums(len(values)):
             tl, tt = tree_flatten(tangents[a])
             pl, pt = tree_flatten(values[a])
             if [np.shape(x) for x in tl] != [np.shape(x) for x in pl] or len(tl) != len(pl):
@@ -470,21 +475,33 @@ class VJP(Transform):
 
     suffix = "__vjp"
 
+    def __init__(self, fun, argnums=None):
+        super().__init__(fun)
+        self.argnums = argnums        # None: every argument (jacrev picks some)
+
     def __transpile_core__(self, in_trees):
         inner = core_of(self.fun, in_trees)
         n_user = len(inner.params) - len(inner.free)
-        wrt = list(range(n_user))
+        if self.argnums is None:
+            wrt, wrt_trees = list(range(n_user)), tuple(in_trees)
+        else:
+            ranges = leaf_ranges(in_trees)
+            wrt = [i for a in self.argnums for i in ranges[a]]
+            wrt_trees = tuple(in_trees[a] for a in self.argnums)
         body, ctparams, grads, outs = reverse_core(inner, wrt, seed="cotangent")
         params = inner.params[:n_user] + ctparams + inner.params[n_user:]
-        out_tree = TreeDef("tuple", (inner.out_tree, TreeDef("tuple", tuple(in_trees))))
+        out_tree = TreeDef("tuple", (inner.out_tree, TreeDef("tuple", wrt_trees)))
         core = make_core(inner, self.suffix, body, params, outs + grads, out_tree)
         core.deps = getattr(inner, "deps", [])
         return core
 
 
-def vjp(fun, *primals, has_aux=False):
-    """(fun(*primals), vjp_fn) where vjp_fn(cotangent) -> tuple of input cotangents."""
-    t = _cached("vjp", fun, lambda: VJP(fun))
+def vjp(fun, *primals, has_aux=False, _argnums=None):
+    """(fun(*primals), vjp_fn) where vjp_fn(cotangent) -> tuple of input cotangents.
+    (_argnums, for jacrev: only those arguments are differentiated; the others' cotangents are
+    None.)"""
+    t = _cached("vjp" if _argnums is None else ("vjp", tuple(_argnums)), fun,
+                lambda: VJP(fun, None if _argnums is None else tuple(_argnums)))
     values = t.bind(primals, {})
     leaves, trees = t.flatten_args(values)
     spec = t.specialize_for(trees, leaves)
@@ -502,6 +519,7 @@ def vjp(fun, *primals, has_aux=False):
     out = plain(*primals)
     if has_aux:
         out, aux = out
+    out_shapes = [np.shape(leaf) for leaf in tree_flatten(out)[0]]
 
     def vjp_fn(ct):
         if has_aux:
@@ -510,9 +528,21 @@ def vjp(fun, *primals, has_aux=False):
         if ct_tree != out_tree or len(ct_leaves) != n_out:
             raise ValueError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
                              f"structure {out_tree}")
+        for i, (c, want) in enumerate(zip(ct_leaves, out_shapes)):
+            if np.shape(c) != want:      # as in JAX: no broadcasting of a cotangent
+                raise ValueError(f"vjp_fn: the cotangent of output {i} has shape "
+                                 f"{np.shape(c)}, the output has shape {want}; a cotangent "
+                                 "must have its output's shape (for a tensor-Jacobian product "
+                                 "of a smaller V, differentiate np.tensordot(V, fun(x), "
+                                 "axes=np.ndim(V)))")
         res = spec.fn(*inputs(), *ct_leaves, *spec.free_values())
         flat = list(res)
         grads = tree_unflatten(core.out_tree, flat)[1]
+        if _argnums is not None:
+            full = [None] * len(values)
+            for a, g in zip(_argnums, grads):
+                full[a] = g
+            grads = full
         return tuple(grads)[:len(primals)]     # parameters left to their defaults: none
     return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
 

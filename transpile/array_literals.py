@@ -12,7 +12,7 @@ from transpile.errors import TranspileError
 from transpile.ir import Const, Var
 
 # parameters that hold a sequence of arrays (each item is one array)
-_SEQUENCE_PARAMS = ("arrays", "tup")
+_SEQUENCE_PARAMS = ("arrays", "tup", "condlist", "choicelist")
 # parameters that are arrays even when the primitive has no derivative rule for them
 _ARRAY_PARAMS = ("x", "y", "condition", "a", "b", "start", "stop")
 

@@ -297,6 +297,26 @@ def c_partial(x):
     return f(x)
 
 
+def _c_star(*args, scale=1.0, **kw):
+    return sum(np.sum(a * scale) for a in args) + np.sum(kw["z"])
+
+
+def c_star_args(x):
+    return _c_star(x, x * 2.0, scale=3.0, z=x)
+
+
+def c_dict_methods(x):
+    d = {"a": x, "b": x * 2.0}
+    t = np.sum(d.get("c", 0.0))
+    for k, v in d.items():
+        t = t + np.sum(v)
+    return t + sum(np.sum(d[k]) for k in sorted(d)) + sum(np.sum(v) for v in d.values())
+
+
+def c_random_state(x):
+    return np.sum(x * np.random.RandomState(0).randn(3))
+
+
 SUBSET = [
     ("arithmetic operators `+ - * / ** @`, unary `-`", c_arith),
     ("comparisons inside `np.where`", c_compare_where),
@@ -326,6 +346,10 @@ SUBSET = [
     ("builtins `sum`, `max`, `min`, `abs`, `len` over arrays", c_builtins),
     ("`tree_map`, `tree_leaves` inside the function", c_tree_util),
     ("`functools.partial` inside the function", c_partial),
+    ("`*args` / `**kwargs` parameters (bound to a tuple / dict)", c_star_args),
+    ("dicts of known keys: `for k in d`, `d.items()`, `.values()`, `.keys()`, `.get()`, "
+     "`sorted(d)`", c_dict_methods),
+    ("`np.random.RandomState(seed).randn(...)` (a value not differentiated)", c_random_state),
 ]
 
 

@@ -15,7 +15,8 @@ from transpile.tracebacks import api_boundary
 from transpile.api import JVP, _cached, _fname, _signature, vjp
 from transpile.errors import TranspileError
 from transpile.pytree import tree_flatten, tree_unflatten
-from transpile.transform_args import check_complex, copy_arrays, norm_argnums, write_back_arrays
+from transpile.transform_args import (bind_call, check_complex, copy_arrays, has_star,
+                                      norm_argnums, write_back_arrays)
 
 
 def _float_leaf(leaf):
@@ -112,27 +113,30 @@ def jacobian_reverse(vjp, fun, args, nums, single):
     return _assemble(out_tree, in_trees, blocks, single)
 
 
+def _n_params(fun):
+    sig = _signature(fun)
+    return None if has_star(sig) else len(sig.parameters)
+
+
 def _all_args(fun, args, kwargs):
     """Every parameter's value (defaults applied), positionally."""
     sig = _signature(fun)
-    if not kwargs and len(args) == len(sig.parameters):
+    if not kwargs and len(args) == len(sig.parameters) and not has_star(sig):
         return tuple(args)
-    ba = sig.bind(*args, **kwargs)
-    ba.apply_defaults()
-    return tuple(ba.arguments[p] for p in sig.parameters)
+    return tuple(bind_call(sig, args, kwargs))
 
 
 def jacfwd(fun, argnums=0, holomorphic=False, has_aux=False):
     """Jacobian by forward mode: one generated-jvp call per input element. Complex inputs give
     the complex derivative of a holomorphic function (holomorphic=True, as JAX, also checks
     that the inputs are complex)."""
-    single, nums = norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
+    single, nums = norm_argnums(argnums, _n_params(fun), _fname(fun))
 
     def jac(*args, **kwargs):
         args = _all_args(fun, args, kwargs)
         if holomorphic:
             check_complex(args, nums)
-        jvp_t = _cached("jvp", fun, lambda: JVP(fun))
+        jvp_t = _cached(("jvp", nums), fun, lambda: JVP(fun, argnums=nums))
         last, aux = [], []
 
         def column(a, t):
@@ -206,18 +210,20 @@ def _not_transformable(kind, fun, argnums=0, has_aux=False):
 def jacrev(fun, argnums=0, holomorphic=False, has_aux=False):
     """Jacobian by reverse mode: one generated-vjp call per output element (holomorphic: as
     jacfwd). has_aux=True: fun returns (output, aux); the result is (jacobian, aux)."""
-    single, nums = norm_argnums(argnums, len(_signature(fun).parameters), _fname(fun))
+    single, nums = norm_argnums(argnums, _n_params(fun), _fname(fun))
 
     def jac(*args, **kwargs):
         args = _all_args(fun, args, kwargs)
         if holomorphic:
             check_complex(args, nums)
+        def vjp_nums(f, *a):        # only the arguments asked for are differentiated
+            return vjp(f, *a, _argnums=nums)
         if not has_aux:
-            return jacobian_reverse(vjp, fun, args, nums, single)
+            return jacobian_reverse(vjp_nums, fun, args, nums, single)
         aux = []
 
         def vjp_keeping_aux(f, *a):
-            out, pullback, extra = vjp(f, *a, has_aux=True)
+            out, pullback, extra = vjp(f, *a, has_aux=True, _argnums=nums)
             aux.append(extra)
             return out, pullback
         return jacobian_reverse(vjp_keeping_aux, fun, args, nums, single), aux[0]

@@ -365,11 +365,14 @@ def output_rank(core, ranks):
     return sweep.r(core.outs[0])
 
 
-def hessian(fun, argnums=0):
+def hessian(fun, argnums=0, holomorphic=False):
     """Second derivatives: jacfwd of the generated gradient (forward over reverse).
 
     Eagerly it loops over basis vectors; under jit (one 1-D array argument) it is one generated
-    function: vmap over the basis of the gradient's forward mode."""
+    function: vmap over the basis of the gradient's forward mode. holomorphic=True (as JAX):
+    the complex second derivative of a holomorphic function of complex inputs."""
+    if holomorphic:
+        return jacfwd(Grad(fun, argnums, holomorphic=True), argnums, holomorphic=True)
     if isinstance(argnums, int):
         return Hessian(fun, argnums)
     return jacfwd(Grad(fun, argnums), argnums)

@@ -225,6 +225,8 @@ class Normalizer:
         return False, None
 
     def apply(self, prim, args, kwargs, node, base):
+        if getattr(prim, "canonical_args", None) is not None:   # np.einsum's sublist form
+            args, kwargs = prim.canonical_args(args, kwargs)
         try:
             bound = prim.bind(args, kwargs)
         except TypeError as e:
@@ -338,15 +340,21 @@ def _build_core(fn, in_trees, static_args, name_suffix):
     norm.b.fresh_results = True
     frame = Frame(parsed, Resolver(fn), owned=True)
     a = node.args
-    if a.vararg is not None or a.kwarg is not None:
-        raise norm.error(node, "*args/**kwargs parameters are not supported in transformed functions",
-                         construct=f"def {fn.__name__}(...)", hint="name each parameter")
-    pnames = [p.id for p in a.posonlyargs + a.args + a.kwonlyargs]
     params = []
-    for pname, tree in zip(pnames, in_trees):
+    for pname, tree, star in _param_slots(a, in_trees):
         if pname in static_args:
             frame.env[pname] = norm.classify(static_args[pname], None, pname) \
                 if not ir.is_literal(static_args[pname]) else Const(static_args[pname])
+            continue
+        if star is not None:     # *args: a tuple of the extra positional arguments
+            items = []
+            for i, t in enumerate(tree):
+                leaves = _leaf_names(pname, t, namer, f"{pname}_{i}")
+                params += leaves
+                items.append(unflatten_value(t, [Var(n) for n in leaves]))
+                for leaf in leaves:
+                    frame.env[param_entry(leaf)] = Var(leaf)
+            frame.env[pname] = Struct("tuple", items)
             continue
         leaves = _leaf_names(pname, tree, namer, pname)
         params += leaves
@@ -385,6 +393,28 @@ def _build_core(fn, in_trees, static_args, name_suffix):
     core.deps = norm.deps
     core.param_trees = in_trees
     return core
+
+
+def _param_slots(a, in_trees):
+    """(parameter name, tree, star) per parameter. A function with *args is called with one
+    tree per positional argument of the call (as the transforms bind them: argnums count the
+    call's positional arguments, as in JAX): the extra ones form the *args tuple (star='*');
+    **kwargs comes last, one dict tree."""
+    pos = [p.id for p in a.posonlyargs + a.args]
+    kwonly = [p.id for p in a.kwonlyargs]
+    if a.vararg is None:
+        slots = [(n, t, None) for n, t in zip(pos + kwonly, in_trees)]
+        rest = list(in_trees[len(slots):])
+    else:
+        n_extra = max(0, len(in_trees) - len(pos) - len(kwonly) - (a.kwarg is not None))
+        trees = list(in_trees)
+        slots = [(n, t, None) for n, t in zip(pos, trees)]
+        slots.append((a.vararg.id, trees[len(pos):len(pos) + n_extra], "*"))
+        slots += [(n, t, None) for n, t in zip(kwonly, trees[len(pos) + n_extra:])]
+        rest = trees[len(pos) + n_extra + len(kwonly):]
+    if a.kwarg is not None and rest:
+        slots.append((a.kwarg.id, rest[0], None))
+    return slots
 
 
 def _leaf_names(pname, tree, namer, prefix):

@@ -23,10 +23,12 @@ def store_names(stmts):
 def sub_body(norm, fn):
     saved = norm.b.body
     norm.b.body = []
+    norm.sub_depth = getattr(norm, "sub_depth", 0) + 1   # inside a run-time loop or branch
     try:
         result = fn()
     finally:
         body, norm.b.body = norm.b.body, saved
+        norm.sub_depth -= 1
     return body, result
 
 

@@ -55,6 +55,8 @@ def items_of(norm, value, node, what):
     N = _N()
     if _is_seq(value):
         return list(value.items)
+    if isinstance(value, N.Struct) and value.kind == "dict":      # a dict's keys
+        return [N.Const(k) for k in value.keys]
     if isinstance(value, N.Static) and isinstance(value.obj, (tuple, list, range)):
         return [norm.classify(v, None) for v in value.obj]
     if isinstance(value, (N.Var, N.Const)):

@@ -21,8 +21,9 @@ from transpile.normalize_callables import call_bound
 from transpile.normalize_pytree import call_tree_util, construct_node
 from transpile.normalize_lift import (LiftedTransform, call_jvp, call_lifted, refuse_api_call,
                                       transform_local)
-from transpile.normalize_values import (BoundMethod, Frame, LocalFunction, Static, Struct,
-                                        flatten_value, unflatten_value)
+from transpile.normalize_values import (BoundMethod, DictMethod, Frame, LocalFunction, Static,
+                                        Struct, flatten_value, unflatten_value)
+from transpile import normalize_random as random_streams
 from transpile.parse import Resolver, parse_function
 from transpile.primitives import METHODS, by_name, lookup
 
@@ -58,6 +59,15 @@ def call(norm, func, args, kwargs, node, base):
         return call_local(norm, func, args, kwargs, node)
     if isinstance(func, LiftedTransform):       # grad(<nested function>)(...)
         return call_lifted(norm, func, args, kwargs, node, base, inline_transformed)
+    if isinstance(func, Static) and id(func.obj) in random_streams.FACTORIES:
+        return random_streams.make_stream(norm, func.obj, args, kwargs, node)
+    if isinstance(func, random_streams.RandomDraw):
+        return random_streams.draw(norm, func, args, kwargs, node, base)
+    if isinstance(func, DictMethod):
+        try:
+            return func.call(args, kwargs)
+        except TypeError as e:
+            raise norm.error(node, str(e), cls=TranspileError) from None
     if isinstance(func, BoundMethod):
         prim, receiver = METHODS[func.name]
         if func.name in ("reshape", "transpose") and len(args) > 1:
@@ -202,18 +212,28 @@ def _inline_function(norm, fn, args, kwargs, node):
 
 def bind_params(norm, frame, parsed, fn, args, kwargs):
     a = parsed.node.args
-    if a.vararg is not None or a.kwarg is not None:
-        raise TypeError("*args/**kwargs parameters are not supported")
     names = [p.id for p in a.posonlyargs + a.args]
     kwonly = [p.id for p in a.kwonlyargs]
     defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
     defaults.update(fn.__kwdefaults__ or {})
-    if len(args) > len(names):
+    values = bind_star_params(a, names, kwonly, args, kwargs, defaults,
+                              lambda n, d: norm.classify(d, None, n))
+    frame.env.update(values)
+
+
+def bind_star_params(a, names, kwonly, args, kwargs, defaults, default_value):
+    """Python's argument binding with the values known while generating code: *args binds a
+    tuple Struct of the extra positional values, **kwargs a dict Struct of the extra keywords."""
+    if len(args) > len(names) and a.vararg is None:
         raise TypeError(f"takes {len(names)} positional arguments but {len(args)} were given")
     values = dict(zip(names, args))
+    extra_kw = {}
     for k, v in kwargs.items():
-        if k not in names + kwonly:
-            raise TypeError(f"unexpected keyword argument {k!r}")
+        if k not in names + kwonly or k in [p.id for p in a.posonlyargs]:
+            if a.kwarg is None:
+                raise TypeError(f"unexpected keyword argument {k!r}")
+            extra_kw[k] = v
+            continue
         if k in values:
             raise TypeError(f"multiple values for argument {k!r}")
         values[k] = v
@@ -221,8 +241,12 @@ def bind_params(norm, frame, parsed, fn, args, kwargs):
         if n not in values:
             if n not in defaults:
                 raise TypeError(f"missing argument {n!r}")
-            values[n] = norm.classify(defaults[n], None, n)
-        frame.env[n] = values[n]
+            values[n] = default_value(n, defaults[n])
+    if a.vararg is not None:
+        values[a.vararg.id] = Struct("tuple", list(args[len(names):]))
+    if a.kwarg is not None:
+        values[a.kwarg.id] = Struct("dict", list(extra_kw.values()), list(extra_kw))
+    return values
 
 
 def inline_transformed(norm, obj, args, kwargs, node, base):
@@ -335,12 +359,19 @@ def stmt_FunctionDef(norm, node):
             raise norm.error(n, "unsupported: generator (yield)",
                              hint="return the values instead (a list or tuple)")
     defaults = [norm.expr(d, "default") for d in node.args.defaults]
-    norm.frame.env[node.name] = LocalFunction(node, norm.frame, defaults)
+    norm.frame.env[node.name] = _with_kw_defaults(norm, LocalFunction(node, norm.frame,
+                                                                      defaults))
 
 
 def expr_Lambda(norm, node, base):
     defaults = [norm.expr(d, "default") for d in node.args.defaults]
-    return LocalFunction(node, norm.frame, defaults)
+    return _with_kw_defaults(norm, LocalFunction(node, norm.frame, defaults))
+
+
+def _with_kw_defaults(norm, fn):
+    fn.kw_defaults = [None if d is None else norm.expr(d, "default")
+                      for d in fn.node.args.kw_defaults]
+    return fn
 
 
 def call_local(norm, fn, args, kwargs, node):
@@ -349,20 +380,15 @@ def call_local(norm, fn, args, kwargs, node):
         raise norm.error(node, f"recursive call to {fn.name} is not supported",
                          construct=f"{fn.name}(...)", hint="rewrite the recursion as a loop")
     a = fn.node.args
-    if a.vararg is not None or a.kwarg is not None:
-        raise norm.error(node, "*args/**kwargs in a nested function are not supported")
     names = [p.id for p in a.posonlyargs + a.args]
-    if len(args) > len(names):
-        raise norm.error(node, f"{fn.name}() takes {len(names)} arguments", cls=TranspileError)
-    values = dict(zip(names, args))
-    values.update(kwargs)
+    kwonly = [p.id for p in a.kwonlyargs]
     defaults = dict(zip(names[len(names) - len(fn.defaults):], fn.defaults))
-    for n in names:
-        if n not in values:
-            if n not in defaults:
-                raise norm.error(node, f"{fn.name}() missing argument {n!r}",
-                                 cls=TranspileError)
-            values[n] = defaults[n]
+    defaults.update({p.id: d for p, d in zip(a.kwonlyargs, getattr(fn, "kw_defaults", ()))
+                     if d is not None})
+    try:
+        values = bind_star_params(a, names, kwonly, args, kwargs, defaults, lambda n, d: d)
+    except TypeError as e:
+        raise norm.error(node, f"{fn.name}(): {e}", cls=TranspileError) from None
     parent = norm.frame if fn.frame in norm.frames else fn.frame
     frame = Frame(parent.parsed, parent.resolver)
     frame.env = dict(parent.env)

@@ -18,7 +18,8 @@ from transpile.normalize_bindings import emit_copy, sub_body
 from transpile.normalize_branches import dynamic_ifexp
 from transpile.normalize_callables import instance_attribute
 from transpile.normalize_pytree import node_attribute
-from transpile.normalize_values import BoundMethod, Static, Struct
+from transpile.normalize_random import RandomDraw, RandomStream
+from transpile.normalize_values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
 
 
@@ -78,6 +79,10 @@ def expr_Attribute(norm, node, base):
                              hint="write NumPy: y = x.copy(); y[i] = v  (or np.where)")
         if attr in METHODS:
             return BoundMethod(value, attr)
+    if isinstance(value, RandomStream):
+        return RandomDraw(value, attr)
+    if isinstance(value, Struct) and value.kind == "dict" and attr in DICT_METHODS:
+        return DictMethod(value, attr)
     if isinstance(value, Struct) and value.kind == "node":     # NamedTuple, dataclass, ...
         return node_attribute(norm, value, attr, node)
     raise norm.error(node, f"unsupported attribute access .{attr}")

@@ -20,7 +20,7 @@ from transpile.errors import ShapesNeeded, TranspileError
 from transpile.ir import Const, IndexArg, Var
 from transpile.normalize_bindings import (emit_copy, join_name, protect, rebuild_value,
                                           store_names, sub_body, tree_eq, value_leaves)
-from transpile.normalize_values import Static, Struct
+from transpile.normalize_values import Static, Struct, iteration_items
 from transpile.primitives import by_name
 
 
@@ -241,7 +241,7 @@ def stmt_For(norm, node):
         if obj in (zip, enumerate):
             parts = [norm.expr(a, "seq") for a in it.args]
             if all(isinstance(p, (Struct, Static)) for p in parts):
-                seqs = [p.items if isinstance(p, Struct) else
+                seqs = [iteration_items(p) if isinstance(p, Struct) else
                         [norm.classify(v, None) for v in p.obj] for p in parts]
                 if obj is zip:
                     items = [Struct("tuple", list(t)) for t in zip(*seqs)]
@@ -252,7 +252,7 @@ def stmt_For(norm, node):
                 return unroll(norm, node, stmts, items)
             return index_loop(norm, node, stmts, parts, obj)
         if isinstance(value, Struct):
-            return unroll(norm, node, stmts, value.items)
+            return unroll(norm, node, stmts, iteration_items(value))
         if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
             return unroll(norm, node, stmts, [norm.classify(v, None) for v in value.obj])
         if isinstance(value, Static) and isinstance(value.obj, dict):
@@ -292,7 +292,7 @@ def stmt_For(norm, node):
         return range_loop(norm, node, stmts, start, stop, step, target=node.target)
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
-        return unroll(norm, node, stmts, value.items)
+        return unroll(norm, node, stmts, iteration_items(value))
     if isinstance(value, (Var, Const)):
         return array_loop(norm, node, stmts, value)
     raise norm.error(node, "cannot loop over this value", construct="for")

@@ -58,6 +58,45 @@ class BoundMethod:
         self.receiver, self.name = receiver, name
 
 
+class DictMethod:
+    """`d.items` / `.values` / `.keys` / `.get` / `.copy` of a dict of known keys, not called
+    yet."""
+
+    def __init__(self, receiver, name):
+        self.receiver, self.name = receiver, name
+
+    def call(self, args, kwargs):
+        d = self.receiver
+        if kwargs:
+            raise TypeError(f"dict.{self.name}() takes no keyword arguments")
+        if self.name == "items":
+            return Struct("list", [Struct("tuple", [Const(k), v]) for k, v in zip(d.keys, d.items)])
+        if self.name == "values":
+            return Struct("list", list(d.items))
+        if self.name == "keys":
+            return Struct("list", [Const(k) for k in d.keys])
+        if self.name == "copy":
+            return Struct("dict", list(d.items), d.keys)
+        # get(key[, default]): the key must be known when the code is generated
+        if not 1 <= len(args) <= 2 or not isinstance(args[0], Const):
+            raise TypeError("dict.get(key[, default]) needs a key known when the code is "
+                            "generated")
+        key = args[0].value
+        if key in d.keys:
+            return d.items[d.keys.index(key)]
+        return args[1] if len(args) > 1 else Const(None)
+
+
+DICT_METHODS = ("items", "values", "keys", "get", "copy")
+
+
+def iteration_items(value):
+    """What `for v in value` visits: a dict's keys, a tuple's or list's items."""
+    if value.kind == "dict":
+        return [Const(k) for k in value.keys]
+    return list(value.items)
+
+
 class LocalFunction:
     """A `def` or lambda inside the function being transformed; inlined at each call."""
 

@@ -43,10 +43,15 @@ def norm_argnums(argnums, nparams, fname):
     for a in nums:
         if not isinstance(a, int):
             raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if nparams is None:         # f(*args): checked against each call's arguments
+            if a < 0:
+                raise ValueError(f"argnums={argnums!r}: {fname} takes *args, so argnums "
+                                 "must be non-negative")
+            continue
         if not -nparams <= a < nparams:
             raise ValueError(f"argnums={argnums!r} is out of range: {fname} takes {nparams} "
                              f"argument{'s' if nparams != 1 else ''}")
-    return single, tuple(a % nparams for a in nums)
+    return single, tuple(a if nparams is None else a % nparams for a in nums)
 
 
 def leaf_ranges(in_trees):
@@ -112,3 +117,25 @@ def write_back_arrays(args, after):
             if type(x) is np.ndarray and x.flags.writeable and x.shape == np.shape(y) \
                     and not np.array_equal(x, y, equal_nan=True):
                 x[...] = y
+
+
+def has_star(sig):
+    """f(*args) or f(**kwargs)."""
+    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values())
+
+
+def bind_call(sig, args, kwargs):
+    """One value per parameter (defaults applied); for f(*args, **kwargs), one value per
+    positional argument of the call (argnums count them, as in JAX), then the keyword-only
+    ones, then one dict of the extra keywords."""
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    values = []
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            values += list(ba.arguments[p.name])
+        elif p.kind == p.VAR_KEYWORD:
+            values.append(dict(ba.arguments[p.name]))
+        else:
+            values.append(ba.arguments[p.name])
+    return values

@@ -94,8 +94,11 @@ class Vmap(Transform):
         if passed is not None:
             per_arg = [s if ok else None for s, ok in zip(per_arg, passed)]
         axes, statics = [], []
-        for p, s, t in zip(self._params, per_arg, in_trees):
-            a, st = _broadcast_prefix(s, t, p.name, "in_axes")
+        names = [p.name for p in self._params]
+        if self._star:          # f(*args): one tree per argument of the call
+            names = [f"argument {i}" for i in range(len(in_trees))]
+        for name, s, t in zip(names, per_arg, in_trees):
+            a, st = _broadcast_prefix(s, t, name, "in_axes")
             axes += a
             statics += st
         return axes, statics
@@ -165,6 +168,8 @@ class Vmap(Transform):
                 raise TypeError(f"{self.__name__}(): {e}") from None
             passed = tuple(p.name in ba.arguments for p in self._params)
             values = self.bind(args, kwargs)
+            if self._star:          # f(*args): one value per argument of the call
+                passed = (True,) * len(values)
         leaves, trees = self.flatten_args(values)
         key = Ranked((trees, tuple(int(np.ndim(l)) for l in leaves), passed))
         self.check_call(leaves, trees, passed)

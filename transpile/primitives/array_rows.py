@@ -64,8 +64,13 @@ angle_vjp = defprim("angle_vjp", CP.angle_vjp, "rt.angle_vjp", "ct, x", batch=E,
                     vjp={"ct": "rt.angle_jvp(g, x)", "x": "-g * rt.angle_vjp(ct, x) / x"},
                     jvp={"ct": "rt.angle_vjp(ct_dot, x)", "x": "-rt.angle_vjp(ct, x) * x_dot / x"})
 abs_factor = defprim("abs_factor", CP.abs_factor, "rt.abs_factor", "x", batch=E,
-                     vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_vjp(x_dot, x)"})
-defprim("abs_factor_vjp", CP.abs_factor_vjp, "rt.abs_factor_vjp", "ct, x", batch=E, nondiff=True)
+                     vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_jvp(x_dot, x)"})
+# linear in t / ct (each the other's transpose); their derivatives in x (third derivatives of
+# np.abs of a complex value) are refused by name
+defprim("abs_factor_jvp", CP.abs_factor_jvp, "rt.abs_factor_jvp", "t, x", batch=E,
+        linear=("t",), diff=("t",), vjp={"t": "rt.abs_factor_vjp(g, x)"})
+defprim("abs_factor_vjp", CP.abs_factor_vjp, "rt.abs_factor_vjp", "ct, x", batch=E,
+        linear=("ct",), diff=("ct",), vjp={"ct": "rt.abs_factor_jvp(g, x)"})
 
 # ---- rearranging (linear: forward mode applies the primitive to the tangent) ------------------
 roll = defprim("roll", np.roll, "np.roll", "x, shift, axis=None", linear=("x",),
@@ -90,11 +95,31 @@ repeat_vjp = defprim("repeat_vjp", AA.repeat_vjp, "rt.repeat_vjp", "ct, x, repea
                      shape_args=("x",), linear=("ct",), batch=per_example,
                      vjp={"ct": "np.repeat(g, repeats, axis)"}, numba=NF.repeat_vjp)
 _JOINED = {}
+
+
+def _joined_vjp(kind):
+    """arrays a list or tuple: the cotangent of its item k; one array (its rows joined): the
+    cotangent of the whole array."""
+    def rule(eqn, k):
+        if k is None:
+            return f"rt.joined_array_vjp(g, arrays, {kind!r})"
+        return f"rt.joined_vjp(g, arrays, k, {kind!r})"
+    return rule
+
+
 for _kind in ("vstack", "hstack", "dstack", "column_stack"):
-    _JOINED[_kind] = defprim(_kind, getattr(np, _kind), f"np.{_kind}", "arrays",
-                             linear=("arrays",), batch=per_example,
-                             vjp={"arrays": f"rt.joined_vjp(g, arrays, k, {_kind!r})"},
+    _JOINED[_kind] = defprim(_kind, [getattr(np, _kind)] +
+                             ([np.row_stack] if _kind == "vstack" and
+                              hasattr(np, "row_stack") else []),
+                             f"np.{_kind}", "arrays", linear=("arrays",), batch=per_example,
+                             vjp={"arrays": _joined_vjp(_kind)},
                              numba=NF.joined(_kind))
+joined_array = defprim("joined_array", AA.joined_array, "rt.joined_array", "x, kind",
+                       linear=("x",), batch=per_example,
+                       vjp={"x": "rt.joined_array_vjp(g, x, kind)"})
+joined_array_vjp = defprim("joined_array_vjp", AA.joined_array_vjp, "rt.joined_array_vjp",
+                           "ct, x, kind", shape_args=("x",), linear=("ct",), batch=per_example,
+                           vjp={"ct": "rt.joined_array(g, kind)"})
 joined_vjp = defprim("joined_vjp", AA.joined_vjp, "rt.joined_vjp", "ct, arrays, k, kind",
                      shape_args=("arrays",), linear=("ct",), batch=per_example,
                      vjp={"ct": "rt.joined_pad(g, arrays, k, kind)"}, numba=NF.joined_vjp)
@@ -103,11 +128,12 @@ joined_pad = defprim("joined_pad", AA.joined_pad, "rt.joined_pad", "part, arrays
                      vjp={"part": "rt.joined_vjp(g, arrays, k, kind)"})
 
 
-def _split_parts(even):
+def _split_parts(even, axis=None):
     def parts(bound, const):
         ios = const(bound.get("indices_or_sections"))
         n = ios if isinstance(ios, int) else len(ios) + 1
-        return [("split_part", {"k": k, "even": even}) for k in range(n)]
+        extra = {} if axis is None else {"axis": axis}
+        return [("split_part", {"k": k, "even": even, **extra}) for k in range(n)]
     return parts
 
 
@@ -116,6 +142,9 @@ split = defprim("split", np.split, "np.split", "x, indices_or_sections, axis=0",
 array_split = defprim("array_split", np.array_split, "np.array_split",
                       "x, indices_or_sections, axis=0", linear=("x",), batch=per_example)
 split.multi, array_split.multi = _split_parts(True), _split_parts(False)
+for _name, _axis in (("vsplit", 0), ("hsplit", "h"), ("dsplit", 2)):
+    defprim(_name, getattr(np, _name), f"np.{_name}", "x, indices_or_sections",
+            linear=("x",), batch=per_example).multi = _split_parts(True, _axis)
 split_part = defprim("split_part", AA.split_part, "rt.split_part",
                      "x, indices_or_sections, axis=0, k=0, even=True", linear=("x",),
                      batch=per_example,

@@ -66,6 +66,43 @@ def _einsum_jvp(eqn, k):
 
 einsum = defprim("einsum", np.einsum, "np.einsum", "subscripts, *operands", batch=L,
                  vjp={"operands": _einsum_vjp}, jvp={"operands": _einsum_jvp})
+
+
+def _known(v):
+    """The value of a normalizer value known while generating code (a constant, a list of
+    constants), else None."""
+    if hasattr(v, "items") and getattr(v, "kind", None) in ("list", "tuple"):
+        items = [_known(i) for i in v.items]
+        return None if any(i is None for i in items) else items
+    if hasattr(v, "obj"):
+        return v.obj
+    if hasattr(v, "value") and not hasattr(v, "name"):
+        return v.value
+    return None
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _einsum_sublists(args, kwargs):
+    """np.einsum(A, [0, 1], B, [1, 2], [0, 2]) -> np.einsum('ab,bc->ac', A, B)."""
+    from transpile.ir import Const
+    if not args or isinstance(_known(args[0]), str) or len(args) < 2:
+        return args, kwargs
+    subs = [_known(a) for a in args[1::2]]
+    if not all(isinstance(s, (list, tuple)) for s in subs):
+        return args, kwargs
+    out = _known(args[-1]) if len(args) % 2 == 1 else None
+
+    def letters(sub):
+        return "".join("..." if i is Ellipsis else _LETTERS[int(i)] for i in sub)
+    spec = ",".join(letters(sub) for sub in subs[:len(args) // 2])
+    if out is not None:
+        spec += "->" + letters(out)
+    return [Const(spec)] + list(args[0:2 * (len(args) // 2):2]), kwargs
+
+
+einsum.canonical_args = _einsum_sublists
 det = defprim("det", np.linalg.det, "np.linalg.det", "x", batch=L,
               vjp={"x": "rt.mT(np.linalg.inv(x)) * rt.expand_last(rt.expand_last(g * ans))"},
               jvp={"x": "ans * np.sum(rt.mT(np.linalg.inv(x)) * x_dot, axis=(-2, -1))"})

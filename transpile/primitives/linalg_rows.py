@@ -2,9 +2,12 @@
 np.linalg.norm for every ord. Reverse and forward rules are written with other primitives
 (solve, matmul, tril, ...) wherever possible, so second derivatives follow.
 
-Conventions (as in JAX): cholesky and eigh read a symmetric matrix, so their cotangents are
-symmetrized; eigenvectors are defined up to sign, so only sign-invariant functions of them
-have well-defined derivatives; eigenvalues must be distinct.
+Conventions: cholesky and eigh/eigvalsh follow NumPy, which reads one triangle (cholesky the
+lower one, eigh the one UPLO names), so the other strict triangle gets a zero cotangent (JAX
+symmetrizes its input instead: the two agree along symmetric directions); eigenvectors and singular vectors
+are defined up to sign, so only sign-invariant functions of them have well-defined derivatives;
+eigenvalues and singular values must be distinct. Rules written for real matrices refuse
+complex ones by name (rt.check_real_linalg, rt.check_real_eigh, rt.check_svd_vectors).
 """
 import numpy as np
 
@@ -33,28 +36,46 @@ defprim("gap_inverse_jvp", LA.gap_inverse_jvp, "rt.gap_inverse_jvp", "t, w", lin
 defprim("gap_inverse_vjp", LA.gap_inverse_vjp, "rt.gap_inverse_vjp", "ct, w", linear=("ct",),
         batch=per_example, vjp={"ct": "rt.gap_inverse_jvp(g, w)"})
 
+# np.linalg.cholesky reads the lower triangle of x (as eigh with UPLO='L' does): the cotangent
+# is rt.tri_read_t of the symmetrized one (0 above the diagonal), the tangent reads tri_read
 cholesky = defprim(
     "cholesky", np.linalg.cholesky, "np.linalg.cholesky", "x", batch=stacked,
     numba=NF.linalg("cholesky"),
-    vjp={"x": "rt.sym(np.linalg.solve(rt.mT(ans), rt.mT(np.linalg.solve(rt.mT(ans), "
-              "rt.mT(rt.phi(rt.mT(ans) @ g))))))"},
+    vjp={"x": "rt.check_real_linalg(rt.tri_read_t(rt.sym(np.linalg.solve(rt.mT(ans), "
+              "rt.mT(np.linalg.solve(rt.mT(ans), rt.mT(rt.phi(rt.mT(ans) @ g))))))), "
+              "'cholesky')"},
     jvp={"x": "ans @ rt.phi(np.linalg.solve(ans, rt.mT(np.linalg.solve(ans, "
-              "rt.mT(rt.sym(x_dot))))))"})
+              "rt.mT(rt.tri_read(rt.check_real_linalg(x_dot, 'cholesky')))))))"})
 
-# eigh: w = eigenvalues (ascending), V = eigenvectors; F_ij = 1 / (w_j - w_i) off the diagonal
-_V = "rt.eigh_vectors(x)"
-_W = "rt.eigh_values(x)"
+# eigh(x, UPLO) reads one triangle of x: it is eigh of S = rt.tri_read(x, UPLO) (that triangle
+# mirrored), so the cotangent of x is rt.tri_read_t of the symmetric-matrix cotangent (zero on
+# the strict triangle that is never read). w = eigenvalues (ascending), V = eigenvectors;
+# F_ij = 1 / (w_j - w_i) off the diagonal.
+tri_read = defprim("tri_read", LA.tri_read, "rt.tri_read", "x, UPLO='L'", linear=("x",),
+                   batch=stacked, vjp={"x": "rt.tri_read_t(g, UPLO)"})
+tri_read_t = defprim("tri_read_t", LA.tri_read_t, "rt.tri_read_t", "ct, UPLO='L'",
+                     linear=("ct",), batch=stacked, vjp={"ct": "rt.tri_read(g, UPLO)"})
+check_real_linalg = defprim("check_real_linalg", LA.check_real_linalg, "rt.check_real_linalg",
+                            "x, name", linear=("x",), batch=stacked,
+                            vjp={"x": "rt.check_real_linalg(g, name)"})
+check_real_eigh = defprim("check_real_eigh", LA.check_real_eigh, "rt.check_real_eigh", "x",
+                          linear=("x",), batch=stacked, vjp={"x": "rt.check_real_eigh(g)"})
+_V = "rt.eigh_vectors(x, UPLO)"
+_W = "rt.eigh_values(x, UPLO)"
+_READ = "rt.tri_read(rt.check_real_eigh(x_dot), UPLO)"
 eigh = defprim("eigh", np.linalg.eigh, "np.linalg.eigh", "x, UPLO='L'", linear=(),
                batch=per_example)
 eigh.multi = lambda bound, const: [("eigh_values", {}), ("eigh_vectors", {})]
 eigh_values = defprim(
-    "eigh_values", LA.eigh_values, "rt.eigh_values", "x", batch=_rank1,
-    vjp={"x": f"rt.sym(({_V} * np.expand_dims(g, -2)) @ rt.mT({_V}))"},
-    jvp={"x": f"np.sum({_V} * (rt.sym(x_dot) @ {_V}), axis=-2)"})
+    "eigh_values", LA.eigh_values, "rt.eigh_values", "x, UPLO='L'", batch=_rank1,
+    vjp={"x": f"rt.tri_read_t(rt.check_real_eigh(({_V} * np.expand_dims(g, -2)) @ "
+              f"rt.mT({_V})), UPLO)"},
+    jvp={"x": f"np.sum({_V} * ({_READ} @ {_V}), axis=-2)"})
 eigh_vectors = defprim(
-    "eigh_vectors", LA.eigh_vectors, "rt.eigh_vectors", "x", batch=stacked,
-    vjp={"x": f"rt.sym({_V} @ (rt.gap_inverse({_W}) * (rt.mT({_V}) @ g)) @ rt.mT({_V}))"},
-    jvp={"x": f"ans @ (rt.gap_inverse({_W}) * (rt.mT(ans) @ rt.sym(x_dot) @ ans))"})
+    "eigh_vectors", LA.eigh_vectors, "rt.eigh_vectors", "x, UPLO='L'", batch=stacked,
+    vjp={"x": f"rt.tri_read_t(rt.check_real_eigh(rt.sym({_V} @ (rt.gap_inverse({_W}) * "
+              f"(rt.mT({_V}) @ g)) @ rt.mT({_V}))), UPLO)"},
+    jvp={"x": f"ans @ (rt.gap_inverse({_W}) * (rt.mT(ans) @ {_READ} @ ans))"})
 eigvalsh = defprim("eigvalsh", np.linalg.eigvalsh, "np.linalg.eigvalsh", "x, UPLO='L'",
                    batch=_rank1, vjp=eigh_values.vjp, jvp=eigh_values.jvp)
 
@@ -83,8 +104,22 @@ def pinv_jvp(t, p, x="x"):
             f"(rt.mT({t}) - {p} @ {x} @ rt.mT({t})) @ rt.mT({p}) @ {p}")
 
 
-pinv = defprim("pinv", np.linalg.pinv, "np.linalg.pinv", "x", batch=stacked,
-               vjp={"x": pinv_vjp("g", "ans")}, jvp={"x": pinv_jvp("x_dot", "ans")})
+# rcond/hermitian change how p is computed, not its derivative while the rank stays the same
+# (hermitian=True: NumPy reads the lower triangle of x, S = rt.tri_read(x))
+def _pinv_vjp(eqn, k):
+    if getattr(eqn.args.get("hermitian"), "value", False):
+        return f"rt.tri_read_t(rt.sym({pinv_vjp('g', 'ans', 'rt.tri_read(x)')}))"
+    return pinv_vjp("g", "ans")
+
+
+def _pinv_jvp(eqn, k):
+    if getattr(eqn.args.get("hermitian"), "value", False):
+        return pinv_jvp("rt.tri_read(x_dot)", "ans", "rt.tri_read(x)")
+    return pinv_jvp("x_dot", "ans")
+
+
+pinv = defprim("pinv", np.linalg.pinv, "np.linalg.pinv", "x, rcond=None, hermitian=False",
+               batch=stacked, vjp={"x": _pinv_vjp}, jvp={"x": _pinv_jvp})
 
 
 def _mpow_terms(eqn, lhs, rhs, mid, base):
@@ -137,20 +172,24 @@ def _qr_parts(bound, const):
 
 qr.multi = _qr_parts
 qr_q = defprim("qr_q", LA.qr_q, "rt.qr_q", "x", batch=stacked,
-               vjp={"x": f"rt.mT(np.linalg.solve({_R}, rt.mT(g + {_Q} @ "
-                         f"rt.copyltu(-(rt.mT(g) @ {_Q})))))"},
-               jvp={"x": "rt.qr_q_jvp(x_dot, x)"})
+               vjp={"x": f"rt.check_real_linalg(rt.mT(np.linalg.solve({_R}, rt.mT(g + "
+                         f"{_Q} @ rt.copyltu(-(rt.mT(g) @ {_Q}))))), 'qr')"},
+               jvp={"x": "rt.qr_q_jvp(rt.check_real_linalg(x_dot, 'qr'), x)"})
 qr_r = defprim("qr_r", LA.qr_r, "rt.qr_r", "x", batch=stacked,
-               vjp={"x": f"rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ "
-                         f"rt.copyltu({_R} @ rt.mT(g)))))"},
-               jvp={"x": "rt.qr_r_jvp(x_dot, x)"})
+               vjp={"x": f"rt.check_real_linalg(rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ "
+                         f"rt.copyltu({_R} @ rt.mT(g))))), 'qr')"},
+               jvp={"x": "rt.qr_r_jvp(rt.check_real_linalg(x_dot, 'qr'), x)"})
 defprim("qr_q_jvp", LA.qr_q_jvp, "rt.qr_q_jvp", "t, x", linear=("t",), batch=per_example,
         vjp={"t": f"rt.mT(np.linalg.solve({_R}, rt.mT(g + {_Q} @ "
                   f"rt.copyltu(-(rt.mT(g) @ {_Q})))))"})
 defprim("qr_r_jvp", LA.qr_r_jvp, "rt.qr_r_jvp", "t, x", linear=("t",), batch=per_example,
         vjp={"t": f"rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ rt.copyltu({_R} @ rt.mT(g)))))"})
 
-# svd: singular values only (the vectors' derivatives are refused with a clear error)
+# svd: A = U diag(s) Vh (reduced, k = min(m, n)); F_ij = 1 / (s_j^2 - s_i^2) off the diagonal.
+#   dU  = U (F o (dS S + S dS^T)) + (I - U U^T) dA V / s        dS = U^T dA V
+#   dV  = V (F o (S dS + dS^T S)) + (I - V V^T) dA^T U / s      (real matrices)
+# and the reverse rules are their transposes. U with full_matrices=True of a non-square matrix
+# (its extra columns are not unique) and complex matrices are refused by name.
 svd = defprim("svd", np.linalg.svd, "np.linalg.svd",
               "x, full_matrices=True, compute_uv=True, hermitian=False", batch=per_example)
 
@@ -162,42 +201,109 @@ def _svd_parts(bound, const):
 
 
 svd.multi = _svd_parts
-svd_values = defprim("svd_values", LA.svd_values, "rt.svd_values", "x", batch=_rank1,
-                     vjp={"x": "(rt.svd_u(x) * np.expand_dims(g, -2)) @ rt.svd_vh(x)"},
-                     jvp={"x": "np.sum(rt.svd_u(x) * (x_dot @ rt.mT(rt.svd_vh(x))), axis=-2)"})
-for _part in ("svd_u", "svd_vh"):
-    _p = defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=stacked,
-                 vjp={"x": f"rt.refuse_svd_vectors(g, x)"},
-                 jvp={"x": f"rt.refuse_svd_vectors(x_dot, x)"})
-defprim("refuse_svd_vectors", LA.refuse_svd_vectors, "rt.refuse_svd_vectors", "t, x",
-        nondiff=True, batch=per_example)
+# (hermitian: NumPy's eigh-based factors, whose signs the rules must share)
+_U, _S, _VH = ("rt.svd_u(x, False, hermitian)", "rt.svd_values(x, hermitian)",
+               "rt.svd_vh(x, False, hermitian)")
+_F = f"rt.gap_inverse({_S} * {_S})"
+_ROW, _COL = f"np.expand_dims({_S}, -2)", f"np.expand_dims({_S}, -1)"
+def _herm_vjp(text):
+    """hermitian=True: NumPy factors x with eigh, which reads its lower triangle; the cotangent
+    of x is then rt.tri_read_t of the symmetrized one (0 above the diagonal)."""
+    def rule(eqn, k):
+        h = eqn.args.get("hermitian")
+        return f"rt.tri_read_t(rt.sym({text}))" if getattr(h, "value", False) else text
+    return rule
+
+
+def _herm_jvp(text):
+    def rule(eqn, k):
+        h = eqn.args.get("hermitian")
+        return text.replace("x_dot", "rt.tri_read(x_dot)") if getattr(h, "value", False) \
+            else text
+    return rule
+
+
+svd_values = defprim(
+    "svd_values", LA.svd_values, "rt.svd_values", "x, hermitian=False", batch=_rank1,
+    vjp={"x": _herm_vjp(f"(np.conj({_U}) * np.expand_dims(g, -2)) @ np.conj({_VH})")},
+    jvp={"x": _herm_jvp(f"np.real(np.sum(np.conj({_U}) * (x_dot @ "
+                        f"np.conj(rt.mT({_VH}))), axis=-2))")})
+_G = "rt.check_svd_vectors(g, x, full_matrices)"      # g, once what has no rule is refused
+_T = "rt.check_svd_vectors(x_dot, x, full_matrices)"
+_DS = f"(rt.mT({_U}) @ {_T} @ rt.mT({_VH}))"
+_MU = f"(rt.gap_inverse({_S} * {_S}) * (rt.mT({_U}) @ {_G}))"
+_MV = f"(rt.gap_inverse({_S} * {_S}) * ({_VH} @ rt.mT({_G})))"
+svd_u = defprim(
+    "svd_u", LA.svd_u, "rt.svd_u", "x, full_matrices=True, hermitian=False", batch=stacked,
+    vjp={"x": _herm_vjp(f"{_U} @ (({_MU} + rt.mT({_MU})) * {_ROW}) @ {_VH} + "
+                        f"(({_G} - {_U} @ (rt.mT({_U}) @ {_G})) / {_ROW}) @ {_VH}")},
+    jvp={"x": _herm_jvp(f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * rt.mT({_DS}))) + "
+                        f"({_T} @ rt.mT({_VH}) - {_U} @ {_DS}) / {_ROW}")})
+svd_vh = defprim(
+    "svd_vh", LA.svd_vh, "rt.svd_vh", "x, full_matrices=True, hermitian=False", batch=stacked,
+    vjp={"x": _herm_vjp(f"{_U} @ ({_COL} * ({_MV} + rt.mT({_MV}))) @ {_VH} + "
+                        f"{_U} @ (({_G} - {_G} @ rt.mT({_VH}) @ {_VH}) / {_COL})")},
+    jvp={"x": _herm_jvp(f"rt.mT(rt.mT({_VH}) @ ({_F} * ({_COL} * {_DS} + rt.mT({_DS}) * "
+                        f"{_ROW})) + (rt.mT({_T}) @ {_U} - rt.mT({_VH}) @ rt.mT({_DS})) / "
+                        f"{_ROW})")})
+defprim("check_svd_vectors", LA.check_svd_vectors, "rt.check_svd_vectors",
+        "t, x, full_matrices", linear=("t",), shape_args=("x",), batch=per_example,
+        vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"})
+# eig: A = V diag(w) V^-1 (distinct eigenvalues). dw = diag(V^-1 dA V); the cotangent of A is
+# (V diag(g) V^-1)^T (JAX's convention; its real part for a real A). The eigenvectors (defined
+# up to a complex scale) have no rule: refused by name.
 eig = defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example)
 eig.multi = lambda bound, const: [("eig_values", {}), ("eig_vectors", {})]
+eigvals = defprim("eigvals", np.linalg.eigvals, "np.linalg.eigvals", "x", batch=per_example)
+eigvals.multi = lambda bound, const: "eig_values"
 
 
 def _refuse_eig(eqn, k):
     """Refused while generating code, naming the user's line."""
     file, line = (eqn.loc[0], eqn.loc[1]) if eqn.loc else (None, None)
-    raise TranspileError("derivatives of np.linalg.eig are not supported", file, line,
-                         construct="np.linalg.eig(...)",
-                         hint="for a symmetric matrix use np.linalg.eigh (differentiable)")
+    raise TranspileError("derivatives of the eigenvectors of np.linalg.eig are not supported",
+                         file, line, construct="np.linalg.eig(...)[1]",
+                         hint="the eigenvalues are differentiable; for a symmetric matrix use "
+                              "np.linalg.eigh (eigenvectors too)")
 
 
-for _part in ("eig_values", "eig_vectors"):
-    defprim(_part, getattr(LA, _part), f"rt.{_part}", "x", batch=per_example,
-            vjp={"x": _refuse_eig}, jvp={"x": _refuse_eig})
+_EV = "rt.eig_vectors(x)"
+eig_values = defprim(
+    "eig_values", LA.eig_values, "rt.eig_values", "x", batch=per_example,
+    vjp={"x": f"rt.match_complex(rt.mT(({_EV} * np.expand_dims(g, -2)) @ "
+              f"np.linalg.inv({_EV})), x)"},
+    jvp={"x": f"np.diagonal(np.linalg.solve({_EV}, x_dot) @ {_EV}, axis1=-2, axis2=-1)"})
+defprim("eig_vectors", LA.eig_vectors, "rt.eig_vectors", "x", batch=per_example,
+        vjp={"x": _refuse_eig}, jvp={"x": "rt.refuse_eig(x_dot, x)"})   # (run only if used)
 defprim("refuse_eig", LA.refuse_eig, "rt.refuse_eig", "t, x", nondiff=True, batch=per_example)
 
 
-norm_vjp = defprim("norm_vjp", LA.norm_vjp, "rt.norm_vjp", "ct, x, ans, ord, axis, keepdims",
+# second derivatives of the norms whose factor is elementwise (vector norms, matrix 'fro', 1,
+# -1, inf, -inf; real x): rt.norm_second_x / _ans; the matrix 2-norm, -2 and 'nuc' refuse
+# ('nrm', the norm: in a template 'ans' is the row's own result)
+_ARGS = "x, nrm, ord, axis, keepdims"
+
+
+def _second(u, v, which, reduce):
+    return f"rt.norm_second({u}, {v}, {_ARGS}, {which}, {reduce})"
+
+
+norm_vjp = defprim("norm_vjp", LA.norm_vjp, "rt.norm_vjp", "ct, x, nrm, ord, axis, keepdims",
                    linear=("ct",), batch=per_example,
-                   vjp={"ct": "rt.norm_jvp(g, x, ans, ord, axis, keepdims)",
-                        "x": "rt.refuse_norm_second(g, ord)",
-                        "ans": "rt.refuse_norm_second(g, ord)"})
-norm_jvp = defprim("norm_jvp", LA.norm_jvp, "rt.norm_jvp", "t, x, ans, ord, axis, keepdims",
+                   vjp={"ct": f"rt.norm_jvp(g, {_ARGS})", "x": _second("g", "ct", 0, False),
+                        "nrm": _second("g", "ct", 1, True)},
+                   jvp={"x": _second("x_dot", "ct", 0, False),
+                        "nrm": _second("nrm_dot", "ct", 1, False)})
+norm_jvp = defprim("norm_jvp", LA.norm_jvp, "rt.norm_jvp", "t, x, nrm, ord, axis, keepdims",
                    linear=("t",), batch=per_example,
-                   vjp={"t": "rt.norm_vjp(g, x, ans, ord, axis, keepdims)",
-                        "x": "rt.refuse_norm_second(g, ord)",
-                        "ans": "rt.refuse_norm_second(g, ord)"})
-defprim("refuse_norm_second", LA.refuse_norm_second, "rt.refuse_norm_second", "g, ord",
-        nondiff=True, batch=per_example)
+                   vjp={"t": f"rt.norm_vjp(g, {_ARGS})", "x": _second("t", "g", 0, False),
+                        "nrm": _second("t", "g", 1, True)},
+                   jvp={"x": _second("t", "x_dot", 0, True),
+                        "nrm": _second("t", "nrm_dot", 1, True)})
+_THIRD = "rt.refuse_norm_third(g, ord)"
+defprim("norm_second", LA.norm_second, "rt.norm_second",
+        "u, v, x, nrm, ord, axis, keepdims, which, reduce", batch=per_example,
+        vjp={p: _THIRD for p in ("u", "v", "x", "nrm")},
+        jvp={p: f"rt.refuse_norm_third({p}_dot, ord)" for p in ("u", "v", "x", "nrm")})
+for _name in ("refuse_norm_second", "refuse_norm_third"):
+    defprim(_name, getattr(LA, _name), f"rt.{_name}", "g, ord", nondiff=True, batch=per_example)

@@ -6,7 +6,9 @@ import numpy as np
 
 from transpile.primitives import batching_rules as BR
 from transpile.primitives import numba_forms as NF
+from transpile.primitives.batching_more import per_example
 from transpile.primitives.registry import by_name, defmethod, defprim
+from transpile_runtime import helpers as _helpers
 
 E = BR.elementwise
 
@@ -84,3 +86,9 @@ for _name in ["shape", "ndim", "size", "dtype"]:
 
 # float(x) keeps its derivative (it is the identity on values); int/bool are piecewise constant.
 defprim("float", float, "float", "x", batch=BR.query, linear=("x",), vjp={"x": "rt.cast_like(g, x)"})
+
+
+# np.random.RandomState(seed).randn(...) / default_rng(seed).normal(...) inside transformed code:
+# a value that is not differentiated (transpile/normalize_random.py)
+defprim("random_draw", _helpers.random_draw, "rt.random_draw",
+        "factory, seed, history, method, args", nondiff=True, pure=False, batch=per_example)

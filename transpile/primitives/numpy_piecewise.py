@@ -19,6 +19,8 @@ from transpile.primitives.batching_rules import NoRule, Rule, _const, _shift
 from transpile.primitives.numpy_stats import is_none, refuse
 from transpile.primitives.registry import defmethod, defprim
 from transpile_runtime import stats_adjoints as SA
+from transpile_runtime import array_adjoints as AA
+from transpile_runtime.array_adjoints import select_part as SA_select_part
 
 # ---- interp -------------------------------------------------------------------------------------
 
@@ -167,3 +169,37 @@ def _meshgrid_vjp(eqn, i):
 meshgrid_part = defprim("meshgrid_part", SA.meshgrid_part, "rt.meshgrid_part",
                         "*xi, k=0, sparse=False, indexing='xy'", linear=("xi",),
                         batch=per_example, vjp={"xi": _meshgrid_vjp})
+
+
+# ---- select: the first choice whose condition holds, else the default ---------------------------
+
+
+def _select_choice_vjp(eqn, k):
+    return f"rt.unbroadcast(rt.select_part(g, condlist, k), choicelist_{k})"
+
+
+select = defprim("select", np.select, "np.select", "condlist, choicelist, default=0",
+                 diff=("choicelist", "default"), batch=per_example,
+                 vjp={"choicelist": _select_choice_vjp,
+                      "default": "rt.unbroadcast(rt.select_part(g, condlist), default)"},
+                 jvp={"choicelist": "rt.select_part(choicelist_dot, condlist, k)",
+                      "default": "rt.select_part(default_dot, condlist)"})
+select_part = defprim("select_part", SA_select_part, "rt.select_part", "t, condlist, k=None",
+                      linear=("t",), batch=per_example,
+                      vjp={"t": "rt.select_part(g, condlist, k)"})
+
+
+# ---- gradient: linear in f (differences along one axis); the transpose applies the dense
+# difference matrix of the axis transposed (rt.gradient_vjp) -----------------------------------
+_GRAD_ARGS = "varargs, axis, edge_order"
+gradient = defprim("gradient", [np.gradient, AA.gradient_array], "rt.gradient_array",
+                   "f, *varargs, axis=None, edge_order=1", linear=("f",), diff=("f",),
+                   batch=per_example,
+                   vjp={"f": f"rt.gradient_vjp(g, f, {_GRAD_ARGS})"},
+                   jvp={"f": f"rt.gradient_apply(f_dot, f, {_GRAD_ARGS})"})
+defprim("gradient_apply", AA.gradient_apply, "rt.gradient_apply",
+        "t, f, varargs, axis=None, edge_order=1", linear=("t",), shape_args=("f",),
+        batch=per_example, vjp={"t": f"rt.gradient_vjp(g, f, {_GRAD_ARGS})"})
+defprim("gradient_vjp", AA.gradient_vjp, "rt.gradient_vjp",
+        "ct, f, varargs, axis=None, edge_order=1", linear=("ct",), shape_args=("f",),
+        batch=per_example, vjp={"ct": f"rt.gradient_apply(g, f, {_GRAD_ARGS})"})

@@ -20,7 +20,7 @@ from transpile.primitives.batching_more import axis_rule, per_example, pointwise
 from transpile.primitives.batching_rules import NoRule, Rule, _const, elementwise_batch
 from transpile.primitives.linalg_rows import pinv_jvp, pinv_vjp
 from transpile.primitives.numpy_stats import is_none
-from transpile.primitives.registry import defprim
+from transpile.primitives.registry import defalias, defprim
 from transpile_runtime import stats_adjoints as SA
 
 # ---- cross: <g, x × y> = <x, y × g> = <y, g × x> ------------------------------------------------
@@ -76,6 +76,28 @@ correlate = defprim("correlate", np.correlate, "np.correlate", "x, y, mode='vali
                          "y": f"np.conj(np.flip(np.correlate({_G}, np.conj(x), 'valid')))"})
 defprim("conv_pad_width", SA.conv_pad_width, "rt.conv_pad_width", "n, m, mode='full', "
         "kind='convolve'", nondiff=True, batch=per_example)
+
+# ---- scipy.signal.convolve / correlate (N-D, real or complex): the same rules along every
+# axis, the cotangent padded to the 'full' result's shape (rt.signal_pad_width) ----------------
+_SG = "rt.signal_full_ct(g, in1, in2, mode)"
+signal_convolve = defprim(
+    "signal_convolve", SA.signal_convolve, "rt.signal_convolve",
+    "in1, in2, mode='full', method='auto'", linear=("in1", "in2"), batch=per_example,
+    vjp={"in1": f"rt.signal_correlate({_SG}, np.conj(in2), 'valid')",
+         "in2": f"rt.signal_correlate({_SG}, np.conj(in1), 'valid')"})
+signal_correlate = defprim(
+    "signal_correlate", SA.signal_correlate, "rt.signal_correlate",
+    "in1, in2, mode='full', method='auto'", linear=("in1", "in2"), batch=per_example,
+    vjp={"in1": f"rt.signal_convolve({_SG}, np.conj(in2), 'valid')",
+         "in2": f"np.conj(np.flip(rt.signal_correlate({_SG}, np.conj(in1), 'valid')))"})
+defalias(signal_convolve, "scipy.signal", "convolve")
+defalias(signal_correlate, "scipy.signal", "correlate")
+defprim("signal_full_ct", SA.signal_full_ct, "rt.signal_full_ct", "ct, in1, in2, mode='full'",
+        linear=("ct",), shape_args=("in1", "in2"), batch=per_example,
+        vjp={"ct": "rt.signal_crop(g, in1, in2, mode)"})
+defprim("signal_crop", SA.signal_crop, "rt.signal_crop", "full, in1, in2, mode='full'",
+        linear=("full",), shape_args=("in1", "in2"), batch=per_example,
+        vjp={"full": "rt.signal_full_ct(g, in1, in2, mode)"})
 
 # ---- polyval: p(x) = sum_k p[k] x^(n-1-k), linear in p; d/dx is the derivative polynomial -------
 _DP = "np.polyval(p[:-1] * np.arange(np.size(p) - 1, 0, -1), x)"

@@ -25,12 +25,12 @@ min_ = defprim("min", [np.min, np.amin], "np.min", "x, axis=None, out=None, keep
 _CENTERED = "(x - np.mean(x, axis=axis, keepdims=True))"
 var = defprim("var", np.var, "np.var", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
               batch=R,
-              vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * 2 * {_CENTERED} / (rt.reduced_count(x, axis) - ddof)"},
-              jvp={"x": f"np.sum(2 * x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / (rt.reduced_count(x, axis) - ddof)"})
+              vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * 2 * np.conj({_CENTERED}) / (rt.reduced_count(x, axis) - ddof)"},
+              jvp={"x": f"np.sum(2 * np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / (rt.reduced_count(x, axis) - ddof)"})
 std = defprim("std", np.std, "np.std", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
               batch=R,
-              vjp={"x": f"rt.sum_grad(g / ans, x, axis, keepdims) * {_CENTERED} / (rt.reduced_count(x, axis) - ddof)"},
-              jvp={"x": f"np.sum(x_dot * {_CENTERED}, axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
+              vjp={"x": f"rt.sum_grad(g / ans, x, axis, keepdims) * np.conj({_CENTERED}) / (rt.reduced_count(x, axis) - ddof)"},
+              jvp={"x": f"np.sum(np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
 cumsum = defprim("cumsum", np.cumsum, "np.cumsum", "x, axis=None, dtype=None, out=None",
                  batch=BR.cumulative, linear=("x",),
                  vjp={"x": "rt.cumsum_vjp(g, x, axis)"}, numba=NF.cumsum)
@@ -42,15 +42,16 @@ def _plain_norm(eqn):
 
 
 def _norm_vjp(eqn, k):
-    """ord None / 'fro': a template (second derivatives follow); other ords: rt.norm_vjp."""
+    """ord None / 'fro': a template (second derivatives follow); other ords: rt.norm_vjp.
+    Complex x as in JAX: the cotangent of x is g * conj(d norm), the tangent Re(sum(conj(x) t))."""
     if _plain_norm(eqn):
-        return "rt.sum_grad(g / ans, x, axis, keepdims) * x"
+        return "rt.sum_grad(g / ans, x, axis, keepdims) * np.conj(x)"
     return "rt.norm_vjp(g, x, ans, ord, axis, keepdims)"
 
 
 def _norm_jvp(eqn, k):
     if _plain_norm(eqn):
-        return "np.sum(x_dot * x, axis=axis, keepdims=keepdims) / ans"
+        return "np.real(np.sum(x_dot * np.conj(x), axis=axis, keepdims=keepdims)) / ans"
     return "rt.norm_jvp(x_dot, x, ans, ord, axis, keepdims)"
 
 

@@ -51,6 +51,15 @@ betaln = _special("betaln", "a, b", {"a": "rt.digamma(a) - rt.digamma(a + b)",
                                      "b": "rt.digamma(b) - rt.digamma(a + b)"},
                   lower="(math.lgamma({a}) + math.lgamma({b}) - math.lgamma({a} + {b}))")
 
+beta = _special("beta", "a, b", {"a": "ans * (rt.digamma(a) - rt.digamma(a + b))",
+                                 "b": "ans * (rt.digamma(b) - rt.digamma(a + b))"})
+# regularized incomplete beta/gamma: derivatives in x only (in a, b: no rule, refused by name)
+_DBETAINC = "np.exp((a - 1) * np.log(x) + (b - 1) * np.log1p(-x) - rt.betaln(a, b))"
+betainc = _special("betainc", "a, b, x", {"x": _DBETAINC})
+_DGAMMAINC = "np.exp((a - 1) * np.log(x) - x - rt.gammaln(a))"
+gammainc = _special("gammainc", "a, x", {"x": _DGAMMAINC})
+gammaincc = _special("gammaincc", "a, x", {"x": f"-{_DGAMMAINC}"})
+
 # ---- logistic, logs ----------------------------------------------------------------------------
 expit = _special("expit", "x", {"x": "ans * (1 - ans)"},
                  lower="(T(1) / (T(1) + np.exp(-{x})))")

@@ -7,6 +7,7 @@ a and b, poisson's k) refuse to be differentiated with an error naming the user'
 import transpile_runtime as rt
 from transpile.ir import Const
 from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching_more import per_example
 from transpile.primitives.registry import defalias, defprim
 
 E = BR.elementwise
@@ -70,6 +71,9 @@ _density_rows(
            f" - np.log1p({Z} * {Z} / df) + (df + 1) * {Z} * {Z} / (df * {_D}))"},
     {"x": _TPDF, "loc": f"-{_TPDF}", "scale": f"-{_TPDF} * {Z}"}, "t_logpdf_scalar")
 
+_TR = "np.exp(rt.t_logpdf(x, df, loc, scale) - ans)"
+_row("t", "logcdf", _T, {"x": _TR, "loc": f"-{_TR}", "scale": f"-{_TR} * {Z}"})
+
 # ---- gamma -------------------------------------------------------------------------------------
 _G = "x, a, loc=0, scale=1"
 _DG = f"((a - 1) / {Z} - 1)"
@@ -107,9 +111,16 @@ def _r(eqn):
     return "x" if isinstance(mean, Const) and mean.value is None else "(x - mean)"
 
 
+# SciPy factors cov with scipy.linalg.eigh(lower=True): it reads the lower triangle of cov,
+# S = rt.tri_read(cov) (cov mirrored), so the rules use S and the cotangent of cov is
+# rt.tri_read_t of the symmetric one (0 above the diagonal; JAX symmetrizes instead: the two
+# agree along symmetric directions)
+_S = "rt.tri_read(cov)"
+
+
 def _w(eqn):
-    """cov^-1 (x - mean), one row per sample."""
-    return f"np.squeeze(np.linalg.solve(cov, rt.expand_last({_r(eqn)})), -1)"
+    """S^-1 (x - mean), one row per sample."""
+    return f"np.squeeze(np.linalg.solve({_S}, rt.expand_last({_r(eqn)})), -1)"
 
 
 def _mvn_rules(scale_g, scale_t):
@@ -122,8 +133,8 @@ def _mvn_rules(scale_g, scale_t):
 
     def vjp_cov(eqn, k):
         w = _w(eqn)
-        return (f"0.5 * (rt.mT(np.atleast_2d(rt.expand_last({scale_g}) * {w})) @ "
-                f"np.atleast_2d({w})) - 0.5 * np.sum({scale_g}) * np.linalg.inv(cov)")
+        return (f"rt.tri_read_t(0.5 * (rt.mT(np.atleast_2d(rt.expand_last({scale_g}) * {w})) @ "
+                f"np.atleast_2d({w})) - 0.5 * np.sum({scale_g}) * np.linalg.inv({_S}))")
 
     def jvp_x(eqn, k):
         return f"-{scale_t} * np.sum(x_dot * {_w(eqn)}, axis=-1)"
@@ -133,8 +144,9 @@ def _mvn_rules(scale_g, scale_t):
 
     def jvp_cov(eqn, k):
         w = _w(eqn)
-        return (f"{scale_t} * (0.5 * np.sum({w} * np.squeeze(cov_dot @ rt.expand_last({w}), -1),"
-                f" axis=-1) - 0.5 * np.trace(np.linalg.solve(cov, cov_dot)))")
+        t = "rt.tri_read(cov_dot)"
+        return (f"{scale_t} * (0.5 * np.sum({w} * np.squeeze({t} @ rt.expand_last({w}), -1),"
+                f" axis=-1) - 0.5 * np.trace(np.linalg.solve({_S}, {t})))")
     return ({"x": vjp_x, "mean": vjp_mean, "cov": vjp_cov},
             {"x": jvp_x, "mean": jvp_mean, "cov": jvp_cov})
 
@@ -162,6 +174,15 @@ for _method, _g, _t in [("logpdf", "g", "1"), ("pdf", "g * ans", "ans")]:
     _prim = defprim(f"stats_mvn_{_method}", getattr(rt, f"mvn_{_method}"), f"rt.mvn_{_method}",
                     _MVN, batch=_one_batched_row("x", False), vjp=_vjp, jvp=_jvp)
     defalias(_prim, "scipy.stats", f"multivariate_normal.{_method}")
+
+# entropy: (d (1 + log 2 pi) + log det cov) / 2, which does not depend on the mean
+_ent = defprim("stats_mvn_entropy", rt.mvn_entropy, "rt.mvn_entropy",
+               "mean=None, cov=1, allow_singular=False", batch=per_example,
+               vjp={"mean": "np.zeros_like(mean)",
+                    "cov": f"rt.tri_read_t(0.5 * g * np.linalg.inv({_S}))"},
+               jvp={"mean": "np.zeros_like(ans)",
+                    "cov": f"0.5 * np.trace(np.linalg.solve({_S}, rt.tri_read(cov_dot)))"})
+defalias(_ent, "scipy.stats", "multivariate_normal.entropy")
 
 # ---- Dirichlet: x (k,) or (k, n), alpha (k,); np.transpose puts the k axis last -----------------
 _XT = "np.transpose(x)"

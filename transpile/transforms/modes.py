@@ -42,4 +42,19 @@ def forward_core(core, wrt):
     fs = ForwardSweep(core, wrt)
     fs.run()
     touts = fs.output_tangents()
-    return fs.b.body, fs.tangent_params, fs.outs, touts
+    return _drop_unread_refusals(fs.b.body, fs.outs + touts), fs.tangent_params, fs.outs, touts
+
+
+def _drop_unread_refusals(body, outs):
+    """A tangent that has no rule is a run-time refusal (rt.refuse_eig: the eigenvectors of
+    np.linalg.eig); when nothing reads it (the function uses only the eigenvalues), it goes."""
+    from transpile.transforms.specialize import reads
+    live = {o.name for o in outs if isinstance(o, _ir.Var)}
+    kept = []
+    for st in reversed(body):
+        if isinstance(st, _ir.Eqn) and st.prim.name.startswith("refuse_") and \
+                st.out not in live:
+            continue
+        live.update(reads(st))
+        kept.append(st)
+    return kept[::-1]
