@@ -95,41 +95,133 @@ class Compiled:
         free = [read_binding(w) for w in self.free]
         if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
             return FREE_CHANGED
+        if not self.checked:
+            with self.lock:
+                if not self.checked:
+                    self.precompile(leaves, free)
+            if self.delegate is not None:       # vmap: one compiled loop over the batch
+                return self.delegate.run(leaves)
         if self.eager:
             out = self.fn(*leaves, *free)
             return self.finish(out, convert=False)
         args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
-        if not self.checked:
-            with self.lock:
-                if not self.checked:
-                    try:
-                        out = _call_guarding_cache(self.fn, args, self.plan.path)
-                    except IndexError as e:
-                        if not str(e).startswith(WINDOW_MARK):
-                            raise
-                        self.checked = True
-                        return self.window_miss(e, leaves, free)
-                    except Exception as e:
-                        if not _is_numba_error(e):
-                            raise
-                        alt = self.jit._per_example(self.plan)
-                        if alt is not None:       # vmap: one compiled loop over the batch
-                            self.delegate = alt
-                            self.checked = True
-                            return alt.run(leaves)
-                        self.fall_back(e)
-                        return self.finish(self.fn(*leaves, *free), convert=False)
-                    self.checked = True
-                    if self.plan.path:
-                        from transpile_runtime import diskcache
-                        diskcache.record(self.plan.path)
-                    return self.finish(out)
         try:
             return self.finish(self.fn(*args))
-        except IndexError as e:
-            if not str(e).startswith(WINDOW_MARK):
+        except Exception as e:
+            return self.raised(e, leaves, free)
+
+    @property
+    def tier(self):
+        """Which code a call of this specialization runs: 'compiled' or 'numpy'."""
+        if self.delegate is not None:
+            return self.delegate.tier
+        return "numpy" if self.eager else "compiled"
+
+    def precompile(self, leaves, free=None):
+        """Compile the Numba code for these arguments' types without running it (the first
+        call, a background compile, or jit(f).compile()). Numba refusing the code makes this
+        specialization the per-example loop (vmap) or the NumPy version, with one warning.
+        Serialized across processes by a lock on the cache entry (runtime/diskcache.py), so a
+        second process loads what the first compiled."""
+        if self.checked:
+            return
+        if free is None:
+            free = [read_binding(w) for w in self.free]
+        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
+        from transpile_runtime import diskcache
+        try:
+            import numba
+            sig = tuple(numba.typeof(a) for a in args)
+            with diskcache.entry_lock(self.plan.path):
+                if self.plan.path:
+                    diskcache.verify(self.plan.path)
+                _call_guarding_cache(self.fn.compile, [sig], self.plan.path)
+                if self.plan.path:
+                    diskcache.record(self.plan.path)
+        except Exception as e:
+            if not _is_numba_error(e):
                 raise
+            alt = self.jit._per_example(self.plan)
+            if alt is not None:       # vmap: one compiled loop over the batch
+                alt.precompile(leaves, free)
+                self.delegate = alt
+                self.checked = True
+                return
+            self.fall_back(e)
+            return
+        self.checked = True
+
+    def raised(self, e, leaves, free):
+        """A call of the compiled code raised `e` (the arguments were `leaves`)."""
+        if isinstance(e, IndexError) and str(e).startswith(WINDOW_MARK):
             return self.window_miss(e, leaves, free)
+        raise e
+
+    def fast_runner(self, on_stale):
+        """A callable(args) for the dispatch fast path (jit.py): the compiled function called
+        directly with the positional arguments, after an identity check of what the code was
+        generated from (globals, closure cells: `on_stale(args)` runs the full path when one
+        was rebound) and of the free arrays' shapes and dtypes. None where the fast path does
+        not apply (the NumPy tier, a delegate, free values that are not arrays)."""
+        if self.eager or self.delegate is not None or not self.checked or self.statics:
+            return None
+        checks = []
+        for where, obj in self.spec_deps:
+            if where[0] == "global":
+                checks.append((where[1], where[2], obj))
+            elif where[0] == "closure":
+                checks.append((where[1], "cell_contents", obj))
+            elif where[0] == "attr":
+                checks.append((where[1], where[2], obj))
+            else:
+                return None
+        globals_ = [(d, k, o) for d, k, o in checks if isinstance(d, dict)]
+        attrs = [(d, k, o) for d, k, o in checks if not isinstance(d, dict)]
+        frees = []
+        for where, av in zip(self.free, self.free_avals):
+            if where[0] not in ("global", "closure") or not av.shape or av.weak:
+                return None
+            frees.append((where, av.shape, av.dtype))
+        fn, finish = self.fn, self.fast_finish()
+        missing = object()
+        c = self
+
+        def run(args):
+            for d, k, o in globals_:
+                if d.get(k, missing) is not o:
+                    return on_stale(args)
+            for d, k, o in attrs:
+                if getattr(d, k, missing) is not o:
+                    return on_stale(args)
+            if frees:
+                free = [read_binding(w) for w, _, _ in frees]
+                for v, (_, shape, dtype) in zip(free, frees):
+                    if type(v) is not np.ndarray or v.shape != shape or v.dtype != dtype:
+                        return on_stale(args)
+                try:
+                    return finish(fn(*args, *free))
+                except Exception as e:
+                    return c.raised(e, list(args), free)
+            try:
+                return finish(fn(*args))
+            except Exception as e:
+                return c.raised(e, list(args), [])
+        return run
+
+    def fast_finish(self):
+        """out tuple -> the caller's result, as finish() does, specialized to this output."""
+        if getattr(self.core.out_tree, "kind", None) == "leaf" and len(self.out_avals) == 1:
+            av = self.out_avals[0]
+            if av is not None and av.shape:
+                return lambda out: out[0]
+            if av is not None and not av.weak:
+                ctor = av.dtype.type
+
+                def one(out):
+                    o = out[0]
+                    return o if isinstance(o, np.ndarray) else ctor(o)
+                return one
+        return self.finish
 
     def window_miss(self, e, leaves, free):
         """A fixed-length window x[i:i + 3] reached past an end of the array in this call:
