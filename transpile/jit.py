@@ -98,6 +98,7 @@ def _leaf_key(a, dynamic_ints):
 
 
 _NO_TIER = object()
+_INTS_STATIC = object()
 _TLS = threading.local()
 _PIPELINE_LOCK = threading.RLock()   # transpile's own passes run one thread at a time
 _BACKGROUND = set()                  # background compile threads still running
@@ -261,7 +262,14 @@ class Jit(Transform):
                 return out
         if self._tiered():
             out = self._call_tiered(key, trees, leaves)
-            if out is not _NO_TIER:
+            if out is _INTS_STATIC:     # an int argument's value is needed: key on it
+                self.dynamic_ints = False
+                self._fast.clear()
+                leaves, trees = self.flatten_args(values)
+                key = (trees, tuple([_fast_aval(v) for v in leaves]))
+                c = self._specs.get(key)
+                out = _NO_TIER if c is not None else self._call_tiered(key, trees, leaves)
+            if out is not _NO_TIER and out is not _INTS_STATIC:
                 return out
         c, leaves = self.compiled_for_values(values)
         out = c.run(leaves)
@@ -280,11 +288,14 @@ class Jit(Transform):
             hash(key)
         except (TypeError, IndexError):
             return
-        if any(k is None or type(k) is tuple and k[0] == () for k in key):
+        if any((k is None and i not in self.static) or type(k) is tuple and k[0] == ()
+               for i, k in enumerate(key[:len(args)])):
             return       # a pytree, an unknown type, a 0-d array (passed as a scalar)
         if key in self._fast:
             return
-        run = c.fast_runner(self._stale)
+        dynamic = [i for i, k in enumerate(key[:len(args)])
+                   if i not in self.static and not (type(k) is tuple and k[0] == "static")]
+        run = c.fast_runner(self._stale, None if len(dynamic) == len(args) else dynamic)
         if run is not None:
             if len(self._fast) > 64:
                 self._fast.clear()
@@ -319,7 +330,7 @@ class Jit(Transform):
                 try:
                     p = self._start_background(key, trees, leaves)
                 except StaticIntsNeeded:
-                    return _NO_TIER
+                    return _INTS_STATIC
                 except Exception:        # noqa: BLE001 (the blocking path raises it clearly)
                     return _NO_TIER
                 if p is None:
@@ -330,7 +341,12 @@ class Jit(Transform):
     def _start_background(self, key, trees, leaves):
         in_avals = list(key[1])
         dyn = self.dynamic_ints and any(a.weak and a.dtype.kind in "iu" for a in in_avals)
-        core, ranked, folded = self._core_for(trees, in_avals, False)
+        try:
+            core, ranked, folded = self._core_for(trees, in_avals, False)
+        except Exception as e:
+            if dyn:
+                raise StaticIntsNeeded(str(e)) from e
+            raise
         if dyn and not ints_stay_dynamic(core, int_params(core, in_avals)):
             raise StaticIntsNeeded("an int argument's value is needed when generating code")
         p = Pending(self, core, _origin(self))

@@ -157,12 +157,14 @@ class Compiled:
             return self.window_miss(e, leaves, free)
         raise e
 
-    def fast_runner(self, on_stale):
+    def fast_runner(self, on_stale, dynamic=None):
         """A callable(args) for the dispatch fast path (jit.py): the compiled function called
         directly with the positional arguments, after an identity check of what the code was
         generated from (globals, closure cells: `on_stale(args)` runs the full path when one
         was rebound) and of the free arrays' shapes and dtypes. None where the fast path does
-        not apply (the NumPy tier, a delegate, free values that are not arrays)."""
+        not apply (the NumPy tier, a delegate, free values that are not arrays). `dynamic`:
+        the positions of the arguments the compiled code takes (None: all of them; the
+        others are static values, part of the fast key)."""
         if self.eager or self.delegate is not None or not self.checked or self.statics:
             return None
         checks = []
@@ -193,19 +195,20 @@ class Compiled:
             for d, k, o in attrs:
                 if getattr(d, k, missing) is not o:
                     return on_stale(args)
+            leaves = args if dynamic is None else [args[i] for i in dynamic]
             if frees:
                 free = [read_binding(w) for w, _, _ in frees]
                 for v, (_, shape, dtype) in zip(free, frees):
                     if type(v) is not np.ndarray or v.shape != shape or v.dtype != dtype:
                         return on_stale(args)
                 try:
-                    return finish(fn(*args, *free))
+                    return finish(fn(*leaves, *free))
                 except Exception as e:
-                    return c.raised(e, list(args), free)
+                    return c.raised(e, list(leaves), free)
             try:
-                return finish(fn(*args))
+                return finish(fn(*leaves))
             except Exception as e:
-                return c.raised(e, list(args), [])
+                return c.raised(e, list(leaves), [])
         return run
 
     def fast_finish(self):
