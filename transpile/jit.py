@@ -37,6 +37,7 @@ from transpile.dynamic_ints import (StaticIntsNeeded, int_params, ints_stay_dyna
                                     is_dynamic_int)
 from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
+from transpile.jit_dispatch import generated_entry
 from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
@@ -197,6 +198,7 @@ class Jit(Transform):
         self.compile_count = 0          # specializations built (for tests and curiosity)
         self.wait_mode = wait           # None: the TRANSPILE_TIERS default; True: calls wait
         #                                 for the compiler; False: tiered (see tiers_enabled)
+        self._entry = self._entry_default   # a generated entry for the latest signature
         self._fast = {}                 # fast key (types of flat args) -> runner (see __call__)
         self._pending = {}              # signature -> Pending (NumPy tier while compiling)
         self._deferred = []             # warnings from background compiles, for the next call
@@ -230,20 +232,31 @@ class Jit(Transform):
     # -- calling ---------------------------------------------------------------------------------
 
     def __call__(self, *args, **kwargs):
-        # the fast path: flat arrays and scalars, keyed on their types (see _fast_key)
         if not kwargs:
-            try:
-                key = tuple([(a.shape, a.dtype) if type(a) is _ND else
-                             (type(a) if type(a) in _PLAIN else _leaf_key(a, self.dynamic_ints))
-                             for a in args])
-                if self.static:
-                    key += tuple([("static", args[i]) for i in self._static_order])
-                run = self._fast.get(key)
-            except (TypeError, IndexError):
-                run = None
-            if run is not None:
-                return run(args)
+            return self._entry(*args)      # the generated fast path (jit_dispatch.py)
         return self._call(args, kwargs)
+
+    def _entry_default(self, *args):
+        return self._dict_call(args)
+
+    def _dict_call(self, args):
+        """The fast path's second level: flat arrays and scalars keyed on their types."""
+        try:
+            key = tuple([(a.shape, a.dtype) if type(a) is _ND else
+                         (type(a) if type(a) in _PLAIN else _leaf_key(a, self.dynamic_ints))
+                         for a in args])
+            if self.static:
+                key += tuple([("static", args[i]) for i in self._static_order])
+            run = self._fast.get(key)
+        except (TypeError, IndexError):
+            run = None
+        if run is not None:
+            return run(args)
+        return self._call(args, {})
+
+    def _forget_fast(self):
+        self._fast.clear()
+        self._entry = self._entry_default
 
     def _call(self, args, kwargs):
         """The full path: bind, flatten pytrees, look up the abstract signature, build."""
@@ -264,7 +277,7 @@ class Jit(Transform):
             out = self._call_tiered(key, trees, leaves)
             if out is _INTS_STATIC:     # an int argument's value is needed: key on it
                 self.dynamic_ints = False
-                self._fast.clear()
+                self._forget_fast()
                 leaves, trees = self.flatten_args(values)
                 key = (trees, tuple([_fast_aval(v) for v in leaves]))
                 c = self._specs.get(key)
@@ -298,13 +311,16 @@ class Jit(Transform):
         run = c.fast_runner(self._stale, None if len(dynamic) == len(args) else dynamic)
         if run is not None:
             if len(self._fast) > 64:
-                self._fast.clear()
+                self._forget_fast()
             self._fast[key] = run
+            entry = generated_entry(c, args, key, self.static, dynamic, self._dict_call)
+            if entry is not None:
+                self._entry = entry
 
     def _stale(self, args):
         """The fast path met a rebound global or a free array of another shape: forget the
         fast entries and take the full path (which checks and rebuilds)."""
-        self._fast.clear()
+        self._forget_fast()
         return self._call(args, {})
 
     # -- tiers -----------------------------------------------------------------------------------
@@ -371,7 +387,7 @@ class Jit(Transform):
                 c.precompile(leaves)
             except StaticIntsNeeded:
                 self.dynamic_ints = False     # the next call keys on int values, builds again
-                self._fast.clear()
+                self._forget_fast()
                 p.failed = True
                 return
             except Exception as e:        # noqa: BLE001 (reported once; NumPy keeps running)
@@ -422,7 +438,7 @@ class Jit(Transform):
             return self.compiled_for(key, trees, leaves), leaves
         except StaticIntsNeeded:
             self.dynamic_ints = False         # specialize on int values from now on
-            self._fast.clear()
+            self._forget_fast()
             return self.compiled_for_values(values)
 
     def compiled_for(self, key, trees, leaves):
