@@ -294,3 +294,41 @@ def test_two_processes_compiling_the_same_function_at_once(tmp_path, mode):
     r = json.loads(p.stdout.strip().splitlines()[-1])
     np.testing.assert_allclose(r["outs"], _expected(2)[0], rtol=1e-12)
     assert not r["eager"]
+
+
+def test_fast_path_pytrees_check_keys_shapes_and_structure():
+    def f(p, x):
+        return np.tanh(x * p["w"] + p["b"]) * p["s"]
+    j = jit(f, wait=True)
+    p = {"w": np.ones(3), "b": np.zeros(3), "s": 2.0}
+    x = np.arange(3.0)
+    for _ in range(3):
+        np.testing.assert_allclose(j(p, x), np.tanh(x) * 2.0, rtol=1e-12)
+    assert j._entry.compiled.tier == "compiled" and "type(a0) is dict" in j._entry.source
+    q = {"w": np.ones(4), "b": np.zeros(4), "s": 3.0}           # another leaf shape
+    np.testing.assert_allclose(j(q, np.arange(4.0)), np.tanh(np.arange(4.0)) * 3.0, rtol=1e-12)
+    r = {"w": np.ones(3), "b": np.zeros(3), "t": 2.0}           # other keys: a clear error
+    with pytest.raises(Exception):
+        j(r, x)
+    np.testing.assert_allclose(j(p, x), np.tanh(x) * 2.0, rtol=1e-12)
+    p32 = {"w": np.ones(3, np.float32), "b": np.zeros(3, np.float32), "s": np.float32(2.0)}
+    out = j(p32, x.astype(np.float32))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(j(p, x), np.tanh(x) * 2.0, rtol=1e-12)
+
+
+def test_fast_path_tuple_outputs_and_value_and_grad():
+    from transpile import value_and_grad
+
+    def loss(p, x):
+        return np.sum((x @ p["W"] + p["b"]) ** 2)
+    j = jit(value_and_grad(loss), wait=True)
+    p = {"W": np.ones((3, 2)), "b": np.zeros(2)}
+    x = np.arange(6.0).reshape(2, 3)
+    for _ in range(3):
+        v, g = j(p, x)
+        y = x @ p["W"] + p["b"]
+        assert np.isclose(v, np.sum(y ** 2))
+        np.testing.assert_allclose(g["W"], x.T @ (2 * y), rtol=1e-12)
+        np.testing.assert_allclose(g["b"], (2 * y).sum(0), rtol=1e-12)
+    assert j.last_tier == "compiled"

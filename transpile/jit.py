@@ -37,7 +37,7 @@ from transpile.dynamic_ints import (StaticIntsNeeded, int_params, ints_stay_dyna
                                     is_dynamic_int)
 from transpile.errors import ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
-from transpile.jit_dispatch import generated_entry
+from transpile.jit_dispatch import MISS, generated_entry
 from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
@@ -199,6 +199,7 @@ class Jit(Transform):
         self.wait_mode = wait           # None: the TRANSPILE_TIERS default; True: calls wait
         #                                 for the compiler; False: tiered (see tiers_enabled)
         self._entry = self._entry_default   # a generated entry for the latest signature
+        self._entries = {}              # signature -> its generated entry
         self._fast = {}                 # fast key (types of flat args) -> runner (see __call__)
         self._pending = {}              # signature -> Pending (NumPy tier while compiling)
         self._deferred = []             # warnings from background compiles, for the next call
@@ -251,11 +252,14 @@ class Jit(Transform):
         except (TypeError, IndexError):
             run = None
         if run is not None:
-            return run(args)
+            out = run.run(args)
+            if out is not MISS:
+                return out
         return self._call(args, {})
 
     def _forget_fast(self):
         self._fast.clear()
+        self._entries.clear()
         self._entry = self._entry_default
 
     def _call(self, args, kwargs):
@@ -271,7 +275,7 @@ class Jit(Transform):
             if out is not FREE_CHANGED:
                 self.last_tier = c.tier
                 if not kwargs and len(args) == len(self._params):
-                    self._install_fast(c, args)
+                    self._install_fast(c, args, key, trees)
                 return out
         if self._tiered():
             out = self._call_tiered(key, trees, leaves)
@@ -292,36 +296,32 @@ class Jit(Transform):
         self.last_tier = c.tier
         return out
 
-    def _install_fast(self, c, args):
-        """Remember `c` under the fast key of these positional arguments (when it has one)."""
+    def _install_fast(self, c, args, key, trees):
+        """Make calls with arguments like these take the fast path to `c`: the generated entry
+        (jit_dispatch.py; flat arguments and pytrees of them) and, for flat arguments, the
+        dictionary keyed on their types."""
+        entry = self._entries.get(key)
+        if entry is None or entry.compiled is not c:
+            entry = generated_entry(c, args, trees, self.dynamic_ints, self._dict_call)
+            if entry is None:
+                return
+            if len(self._entries) > 64:
+                self._entries.clear()
+            self._entries[key] = entry
+        self._entry = entry
         try:
-            key = tuple(_leaf_key(a, self.dynamic_ints) for a in args)
+            fkey = tuple(_leaf_key(a, self.dynamic_ints) for a in args)
             if self.static:
-                key += tuple([("static", args[i]) for i in self._static_order])
-            hash(key)
+                fkey += tuple([("static", args[i]) for i in self._static_order])
+            hash(fkey)
         except (TypeError, IndexError):
             return
         if any((k is None and i not in self.static) or type(k) is tuple and k[0] == ()
-               for i, k in enumerate(key[:len(args)])):
+               for i, k in enumerate(fkey[:len(args)])):
             return       # a pytree, an unknown type, a 0-d array (passed as a scalar)
-        if key in self._fast:
-            return
-        dynamic = [i for i, k in enumerate(key[:len(args)])
-                   if i not in self.static and not (type(k) is tuple and k[0] == "static")]
-        run = c.fast_runner(self._stale, None if len(dynamic) == len(args) else dynamic)
-        if run is not None:
-            if len(self._fast) > 64:
-                self._forget_fast()
-            self._fast[key] = run
-            entry = generated_entry(c, args, key, self.static, dynamic, self._dict_call)
-            if entry is not None:
-                self._entry = entry
-
-    def _stale(self, args):
-        """The fast path met a rebound global or a free array of another shape: forget the
-        fast entries and take the full path (which checks and rebuilds)."""
-        self._forget_fast()
-        return self._call(args, {})
+        if len(self._fast) > 64:
+            self._fast.clear()
+        self._fast[fkey] = entry
 
     # -- tiers -----------------------------------------------------------------------------------
 

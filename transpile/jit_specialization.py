@@ -157,60 +157,6 @@ class Compiled:
             return self.window_miss(e, leaves, free)
         raise e
 
-    def fast_runner(self, on_stale, dynamic=None):
-        """A callable(args) for the dispatch fast path (jit.py): the compiled function called
-        directly with the positional arguments, after an identity check of what the code was
-        generated from (globals, closure cells: `on_stale(args)` runs the full path when one
-        was rebound) and of the free arrays' shapes and dtypes. None where the fast path does
-        not apply (the NumPy tier, a delegate, free values that are not arrays). `dynamic`:
-        the positions of the arguments the compiled code takes (None: all of them; the
-        others are static values, part of the fast key)."""
-        if self.eager or self.delegate is not None or not self.checked or self.statics:
-            return None
-        checks = []
-        for where, obj in self.spec_deps:
-            if where[0] == "global":
-                checks.append((where[1], where[2], obj))
-            elif where[0] == "closure":
-                checks.append((where[1], "cell_contents", obj))
-            elif where[0] == "attr":
-                checks.append((where[1], where[2], obj))
-            else:
-                return None
-        globals_ = [(d, k, o) for d, k, o in checks if isinstance(d, dict)]
-        attrs = [(d, k, o) for d, k, o in checks if not isinstance(d, dict)]
-        frees = []
-        for where, av in zip(self.free, self.free_avals):
-            if where[0] not in ("global", "closure") or not av.shape or av.weak:
-                return None
-            frees.append((where, av.shape, av.dtype))
-        fn, finish = self.fn, self.fast_finish()
-        missing = object()
-        c = self
-
-        def run(args):
-            for d, k, o in globals_:
-                if d.get(k, missing) is not o:
-                    return on_stale(args)
-            for d, k, o in attrs:
-                if getattr(d, k, missing) is not o:
-                    return on_stale(args)
-            leaves = args if dynamic is None else [args[i] for i in dynamic]
-            if frees:
-                free = [read_binding(w) for w, _, _ in frees]
-                for v, (_, shape, dtype) in zip(free, frees):
-                    if type(v) is not np.ndarray or v.shape != shape or v.dtype != dtype:
-                        return on_stale(args)
-                try:
-                    return finish(fn(*leaves, *free))
-                except Exception as e:
-                    return c.raised(e, list(leaves), free)
-            try:
-                return finish(fn(*leaves))
-            except Exception as e:
-                return c.raised(e, list(leaves), [])
-        return run
-
     def fast_finish(self):
         """out tuple -> the caller's result, as finish() does, specialized to this output."""
         if getattr(self.core.out_tree, "kind", None) == "leaf" and len(self.out_avals) == 1:
