@@ -51,7 +51,7 @@ def make(fw, name, size=None):
     if fw == "jax":
         import jax
         import jax.numpy as np
-        jax.config.update("jax_enable_x64", False)
+        jax.config.update("jax_enable_x64", name == "euler")
     else:
         import numpy as np
     import numpy as onp
@@ -96,7 +96,7 @@ def make(fw, name, size=None):
                 return np.sum(traj ** 2)
 
         def args(n):
-            return (rng.standard_normal(n).astype("float32"), onp.float32(0.5))
+            return (rng.standard_normal(n), 0.5)
         return ("grad", euler), args, 1000, 1500
 
     if name == "selu":

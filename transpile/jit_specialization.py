@@ -125,6 +125,9 @@ class Compiled:
         second process loads what the first compiled."""
         if self.checked:
             return
+        if not _is_numba_dispatcher(self.fn):    # another backend's callable: nothing to do
+            self.checked = True
+            return
         if free is None:
             free = [read_binding(w) for w in self.free]
         args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
@@ -199,6 +202,14 @@ class Compiled:
                 o = av.dtype.type(o) if not av.weak else o
             flat.append(o)
         return tree_unflatten(self.core.out_tree, flat)
+
+
+def _is_numba_dispatcher(fn):
+    try:
+        from numba.core.dispatcher import Dispatcher
+    except ImportError:
+        return False
+    return isinstance(fn, Dispatcher)
 
 
 def _arg(v):
