@@ -332,3 +332,42 @@ def test_fast_path_tuple_outputs_and_value_and_grad():
         np.testing.assert_allclose(g["W"], x.T @ (2 * y), rtol=1e-12)
         np.testing.assert_allclose(g["b"], (2 * y).sum(0), rtol=1e-12)
     assert j.last_tier == "compiled"
+
+
+# -- parallel loops on a busy machine ----------------------------------------------------------
+
+def test_adaptive_threads_keeps_the_faster_thread_count(monkeypatch):
+    import time
+    import numba
+    from transpile.jit_specialization import AdaptiveThreads
+    calls = []
+
+    def fn(x):                        # slow with many threads, as on a busy machine
+        calls.append(numba.get_num_threads())
+        time.sleep(0.004 if numba.get_num_threads() > 1 else 0.0005)
+        return x + 1
+    monkeypatch.delenv("TRANSPILE_NUM_THREADS", raising=False)
+    monkeypatch.setattr(numba.config, "NUMBA_NUM_THREADS", max(2, numba.config.NUMBA_NUM_THREADS))
+    before = numba.get_num_threads()
+    try:
+        w = AdaptiveThreads(fn, 2)
+        for i in range(10):
+            assert w(i) == i + 1
+        assert w.best == 1 and calls[-1] == 1 and set(calls[:4]) == {1, 2}
+    finally:
+        numba.set_num_threads(before)
+
+
+def test_transpile_num_threads_one_makes_loops_serial(monkeypatch):
+    monkeypatch.setenv("TRANSPILE_NUM_THREADS", "1")
+
+    def f(x):
+        return np.tanh(x) * 2.0 + 1.0
+    x = np.linspace(-1, 1, 1 << 19)
+    j = jit(f, wait=True)
+    np.testing.assert_allclose(j(x), np.tanh(x) * 2.0 + 1.0, rtol=1e-12, atol=1e-14)
+    assert "parallel=True" not in j.source_for(x)
+    import numba
+    if numba.config.NUMBA_NUM_THREADS > 1:
+        monkeypatch.delenv("TRANSPILE_NUM_THREADS")
+        assert "parallel=True" in jit(f, wait=True).source_for(x)
