@@ -88,5 +88,58 @@ def main():
           "arguments; njit: numba.njit of the same function by hand)")
 
 
+def row_sum(x):
+    return np.sum(np.tanh(x) * 2.0, axis=1)
+
+
+def busy_core():
+    """The issue's one-core-busy test: a fused row sum of 600x600 with and without another
+    process spinning on one core, with the parallel loop's adaptive thread count
+    (transpile.jit_specialization.AdaptiveThreads) and with all threads forced."""
+    import subprocess
+    import numba
+    x = np.random.default_rng(0).standard_normal((600, 600))
+    j = jit(row_sum)
+    j(x)
+    c = next(iter(j._specs.values()))
+    fn = c.fn
+    raw = getattr(fn, "fn", fn)
+
+    def all_threads(*a):
+        numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+        return raw(*a)
+
+    def timed(call):
+        for _ in range(50):
+            call()
+        return per_call(call, (), n=200) / 1e3
+    res = {}
+    for label in ("quiet", "one core busy"):
+        spinner = None
+        if label != "quiet":
+            spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+            time.sleep(0.5)
+        try:
+            res[label, "adaptive"] = timed(lambda: j(x))
+            res[label, "all threads"] = timed(lambda: all_threads(x))
+            numba.set_num_threads(1)
+            res[label, "one thread"] = timed(lambda: raw(x))
+        finally:
+            if spinner is not None:
+                spinner.kill()
+                spinner.wait()
+    best_quiet = min(v for (lab, _), v in res.items() if lab == "quiet")
+    print(f"\nfused row sum 600x600 (parallel loop; {numba.config.NUMBA_NUM_THREADS} threads, "
+          f"loadavg {os.getloadavg()[0]:.1f} before the spinner)")
+    print(f"{'':16s} {'adaptive':>10s} {'all threads':>12s} {'one thread':>11s}")
+    for label in ("quiet", "one core busy"):
+        print(f"{label:16s} {res[label, 'adaptive']:9.3f}ms {res[label, 'all threads']:11.3f}ms "
+              f"{res[label, 'one thread']:10.3f}ms")
+    print(f"one core busy, adaptive / best quiet: {res['one core busy', 'adaptive'] / best_quiet:.2f}"
+          f" (target <= 1.5); all threads / best quiet: "
+          f"{res['one core busy', 'all threads'] / best_quiet:.2f}")
+
+
 if __name__ == "__main__":
     main()
+    busy_core()
