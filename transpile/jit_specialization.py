@@ -244,8 +244,11 @@ class AdaptiveThreads:
         if not self.plan and now >= self.next_probe:
             self.plan = [self.most, 1] * self.probes
             self.times = {}
-        if self.plan:
-            k = self.plan.pop()
+        try:
+            k = self.plan.pop() if self.plan else None
+        except IndexError:        # another thread (pmap shards) took the last probe
+            k = None
+        if k is not None:
             numba.set_num_threads(k)
             t0 = time.perf_counter()
             try:
@@ -253,7 +256,7 @@ class AdaptiveThreads:
             finally:
                 dt = time.perf_counter() - t0
                 self.times[k] = min(dt, self.times.get(k, dt))
-                if not self.plan:
+                if not self.plan and self.times:
                     best = min(self.times, key=self.times.get)
                     # the same answer again: probe less often (up to every 16 s)
                     self.wait = min(self.wait * 2, 16.0) if best == self.best else self.period
