@@ -371,3 +371,33 @@ def test_transpile_num_threads_one_makes_loops_serial(monkeypatch):
     if numba.config.NUMBA_NUM_THREADS > 1:
         monkeypatch.delenv("TRANSPILE_NUM_THREADS")
         assert "parallel=True" in jit(f, wait=True).source_for(x)
+
+
+# -- compile less ------------------------------------------------------------------------------
+
+def two_layers(x, W1, b1, W2, b2):
+    h = np.tanh(x @ W1 + b1)
+    return np.tanh(h @ W2 + b2)
+
+
+def test_the_same_fused_loop_twice_is_one_kernel():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((6, 4))
+    W1, W2 = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    b1, b2 = rng.standard_normal(4), rng.standard_normal(4)
+    j = jit(two_layers, wait=True)
+    np.testing.assert_allclose(j(x, W1, b1, W2, b2), two_layers(x, W1, b1, W2, b2),
+                               rtol=1e-12, atol=1e-14)
+    assert j.last_tier == "compiled"
+    text = j.source_for(x, W1, b1, W2, b2)
+    kernels = [l for l in text.splitlines() if l.startswith("def ") and "__fused" in l]
+    assert len(kernels) == 1, kernels
+    name = kernels[0][4:kernels[0].index("(")]
+    assert text.count(f"    {name}(") == 2
+    # a different loop (another scale) is not merged
+    W3 = rng.standard_normal((4, 3))
+    j2 = jit(lambda x, W1, b1, W3: np.tanh(np.tanh(x @ W1 + b1) @ W3 * 2.0), wait=True)
+    text2 = j2.source_for(x, W1, b1, W3)
+    assert sum(1 for l in text2.splitlines() if l.startswith("def ") and "__fused" in l) == 2
+    np.testing.assert_allclose(j2(x, W1, b1, W3), np.tanh(np.tanh(x @ W1 + b1) @ W3 * 2.0),
+                               rtol=1e-12, atol=1e-14)
