@@ -31,6 +31,7 @@ the user's own rights, which could run code anyway. The generated `.py` files ar
 `ensure_file`, which rewrites a file whose text differs from the text that runs (an edited or
 corrupted file), so tracebacks and the debugger always show the real code.
 """
+import contextlib
 import errno
 import hashlib
 import hmac
@@ -304,6 +305,30 @@ def verify(path):
     if not ok:
         drop(path)
     return ok
+
+
+@contextlib.contextmanager
+def entry_lock(path):
+    """Hold an exclusive lock on the entry of `path` across processes (fcntl.flock on
+    <name>__<sha>.lock): two processes compiling the same code at once take turns, so the
+    second loads what the first compiled and recorded. Best effort: where the lock file cannot
+    be made (the cache deleted meanwhile, no fcntl), the work runs unlocked, which is safe (a
+    manifest that does not match is dropped by `verify`) but may compile twice."""
+    fd = None
+    if path:
+        try:
+            import fcntl
+            fd = os.open(os.path.splitext(path)[0] + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except (OSError, ImportError):
+            if fd is not None:
+                os.close(fd)
+            fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)          # (closing releases the lock)
 
 
 def record(path):

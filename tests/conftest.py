@@ -3,4 +3,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
+# calls wait for the compiler here (tests inspect the compiled tier, count compiles);
+# tests/test_jit_tiers.py turns tiers on per function (jit(f, wait=False))
+os.environ.setdefault("TRANSPILE_TIERS", "0")
 os.environ.setdefault("TRANSPILE_CACHE_DIR", tempfile.mkdtemp(prefix="transpile-test-cache-"))

@@ -402,7 +402,7 @@ def how_it_works_blocks():
         blocks["vmap"] = "# vmap is not in this build yet (issue #4): regenerate with\n" \
                          "#   python -m transpile.doc_tables\n"
     if callable(jit) and not isinstance(jit, type(os)):
-        blocks["jit"] = _clean(transpile.show(jit(transpile.grad(snip.loss)), x))
+        blocks["jit"] = _clean(jit(transpile.grad(snip.loss)).source_for(x))
     else:
         blocks["jit"] = "# jit is not in this build yet (issue #5): regenerate with\n" \
                         "#   python -m transpile.doc_tables\n"

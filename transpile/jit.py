@@ -22,7 +22,10 @@ in jit_specialization.py, the backends' compile functions (Numba, GPU), the guar
 Numba's disk cache and `initialize_runtime` in jit_backends.py (Plan, Compiled and
 initialize_runtime are importable from here too).
 """
+import atexit
 import inspect
+import os
+import sys
 import threading
 
 import numpy as np
@@ -32,13 +35,15 @@ from transpile import codegen
 from transpile.api import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
 from transpile.callables import as_index, param_list
 from transpile.transform_registry import example_avals
-from transpile.dynamic_ints import StaticIntsNeeded, int_params, ints_stay_dynamic
+from transpile.dynamic_ints import (StaticIntsNeeded, int_params, ints_stay_dynamic,
+                                    is_dynamic_int)
 from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
+from transpile.jit_dispatch import MISS, generated_entry
 from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
-from transpile.pytree import TreeDef
+from transpile.pytree import TreeDef, tree_unflatten
 from transpile.shape_folding import shape_folder
 from transpile.transforms.accumulate import reads_before_writes, scatter_adds
 from transpile.transforms.dead_code import drop_dead_values
@@ -71,6 +76,124 @@ def _fast_aval(v):
 
 _AVALS = {}
 
+_ND = np.ndarray
+_PLAIN = frozenset([float, complex, np.float64, np.float32, np.float16, np.complex64,
+                    np.complex128, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32,
+                    np.uint16, np.uint8, np.bool_])
+
+
+def _leaf_key(a, dynamic_ints):
+    """One flat argument's part of the fast key (None: no fast path for it). Arrays key on
+    (shape, dtype), floats and NumPy scalars on their type, dynamic ints on int, static
+    values (bools, ints when they are static) on their value."""
+    t = type(a)
+    if t is _ND:
+        return (a.shape, a.dtype)
+    if t in _PLAIN:
+        return t
+    if t is int:
+        if dynamic_ints and is_dynamic_int(a):
+            return int
+        return ("static", int, a)
+    if t is bool:
+        return ("static", bool, a)
+    return None
+
+
+_NO_TIER = object()
+_INTS_STATIC = object()
+_TLS = threading.local()
+_PIPELINE_LOCK = threading.RLock()   # transpile's own passes run one thread at a time
+_BACKGROUND = set()                  # background compile threads still running
+
+
+def tiers_enabled():
+    """Tiered execution by default: a call never waits for the compiler (the NumPy version
+    runs until the compiled code is ready). TRANSPILE_TIERS=0 makes every call wait (the
+    test suite sets it; jit(f, wait=True|False) decides per function)."""
+    return os.environ.get("TRANSPILE_TIERS", "1").strip().lower() not in ("0", "false", "no",
+                                                                           "off")
+
+
+class Pending:
+    """A signature whose compiled code is being built in the background: its calls run the
+    generated NumPy code (the same numbers and argument writes as the compiled code)."""
+
+    def __init__(self, jit, core, origin):
+        from transpile.transforms.inplace import for_printing   # O(1) writes, del
+        fn, _, _ = codegen.load(for_printing(core), origin)
+        self.core = core
+        self.fn = fn
+        self.n = len(core.outs)
+        self.free = [where for _, where, _ in core.free]
+        self.deps = list(getattr(core, "deps", []))
+        self.thread = None
+        self.started = False
+        self.done = False
+        self.failed = False
+
+    def fresh(self):
+        for where, obj in self.deps:
+            try:
+                now = read_binding(where)
+            except Exception:
+                return False
+            if now is not obj:
+                try:
+                    if not (type(now) is type(obj) and bool(now == obj)):
+                        return False
+                except Exception:
+                    return False
+        return True
+
+    def run(self, leaves):
+        args = [*leaves, *[read_binding(w) for w in self.free]]
+        out = self.fn(*args[:len(self.core.params)])
+        flat = (out,) if self.n == 1 else tuple(out)
+        return tree_unflatten(self.core.out_tree, list(flat))
+
+
+_SWITCH = {"threads": 0, "saved": None}
+_SWITCH_LOCK = threading.Lock()
+SWITCH_INTERVAL = 1e-4
+
+
+def _start_compile_thread(t):
+    """Start a background compile. While one runs, the interpreter switches threads every
+    0.1 ms instead of 5 ms: Numba's compiler holds the GIL most of the time, and the caller's
+    NumPy code gives the GIL up in every large operation (BLAS, ufunc loops), then waits a
+    whole switch interval to get it back (measured: 100 NumPy-tier calls of an MLP step took
+    14.3 s with 5 ms, 2.2 s with 0.1 ms, 2.7 s with no compile running)."""
+    with _SWITCH_LOCK:
+        if _SWITCH["threads"] == 0:
+            _SWITCH["saved"] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_SWITCH["saved"], SWITCH_INTERVAL))
+        _SWITCH["threads"] += 1
+    _BACKGROUND.add(t)
+    try:
+        t.start()
+    except BaseException:
+        _BACKGROUND.discard(t)
+        _switch_back()
+        raise
+
+
+def _switch_back():
+    with _SWITCH_LOCK:
+        _SWITCH["threads"] -= 1
+        if _SWITCH["threads"] == 0 and _SWITCH["saved"] is not None:
+            sys.setswitchinterval(_SWITCH["saved"])
+
+
+def _wait_for_background():
+    """At exit, let running background compiles finish (they fill the disk cache, and a
+    thread killed inside LLVM at interpreter shutdown may crash it)."""
+    for t in list(_BACKGROUND):
+        t.join(120)
+
+
+atexit.register(_wait_for_background)
+
 
 class Jit(Transform):
     """The callable jit returns; a Transform, so it composes with grad/vmap/..."""
@@ -79,7 +202,7 @@ class Jit(Transform):
 
     suffix = "__jit"
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="cpu"):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="cpu", wait=None):
         super().__init__(fun)
         from transpile.lowering import backends
         names = [p.name for p in self._params]
@@ -100,6 +223,7 @@ class Jit(Transform):
                                  f"of {self.__name__} ({', '.join(names)})")
             static.add(names.index(n))
         self.static = frozenset(static)
+        self._static_order = tuple(sorted(static))
         if backend not in backends.BACKENDS and backend not in backends._BUILTIN:
             backends.get(backend)      # raises the clear error
         self.backend = backend
@@ -107,6 +231,14 @@ class Jit(Transform):
         self._compile_lock = threading.RLock()
         self._warned = set()
         self.compile_count = 0          # specializations built (for tests and curiosity)
+        self.wait_mode = wait           # None: the TRANSPILE_TIERS default; True: calls wait
+        #                                 for the compiler; False: tiered (see tiers_enabled)
+        self._entry = self._entry_default   # a generated entry for the latest signature
+        self._entries = {}              # signature -> its generated entry
+        self._fast = {}                 # fast key (types of flat args) -> runner (see __call__)
+        self._pending = {}              # signature -> Pending (NumPy tier while compiling)
+        self._deferred = []             # warnings from background compiles, for the next call
+        self.last_tier = None           # "numpy" or "compiled": what the last call ran
         self.dynamic_ints = True        # Python int arguments as dynamic scalars, until one
         #                                 call shows the code needs their values (dynamic_ints.py)
 
@@ -137,6 +269,39 @@ class Jit(Transform):
 
     @api_boundary     # tracebacks without transpile\'s frames (tracebacks.py)
     def __call__(self, *args, **kwargs):
+        if not kwargs:
+            return self._entry(*args)      # the generated fast path (jit_dispatch.py)
+        return self._call(args, kwargs)
+
+    def _entry_default(self, *args):
+        return self._dict_call(args)
+
+    def _dict_call(self, args):
+        """The fast path's second level: flat arrays and scalars keyed on their types."""
+        try:
+            key = tuple([(a.shape, a.dtype) if type(a) is _ND else
+                         (type(a) if type(a) in _PLAIN else _leaf_key(a, self.dynamic_ints))
+                         for a in args])
+            if self.static:
+                key += tuple([("static", args[i]) for i in self._static_order])
+            run = self._fast.get(key)
+        except (TypeError, IndexError):
+            run = None
+        if run is not None:
+            out = run.run(args)
+            if out is not MISS:
+                return out
+        return self._call(args, {})
+
+    def _forget_fast(self):
+        self._fast.clear()
+        self._entries.clear()
+        self._entry = self._entry_default
+
+    def _call(self, args, kwargs):
+        """The full path: bind, flatten pytrees, look up the abstract signature, build."""
+        if self._deferred:
+            self._flush_warnings()
         values = self.bind(args, kwargs)
         leaves, trees = self.flatten_args(values)
         key = (trees, tuple([_fast_aval(v) for v in leaves]))
@@ -144,13 +309,169 @@ class Jit(Transform):
         if c is not None and c.fresh():
             out = c.run(leaves)
             if out is not FREE_CHANGED:
+                self.last_tier = c.tier
+                if not kwargs and len(args) == len(self._params):
+                    self._install_fast(c, args, key, trees)
+                return out
+        if self._tiered():
+            out = self._call_tiered(key, trees, leaves)
+            if out is _INTS_STATIC:     # an int argument's value is needed: key on it
+                self.dynamic_ints = False
+                self._forget_fast()
+                leaves, trees = self.flatten_args(values)
+                key = (trees, tuple([_fast_aval(v) for v in leaves]))
+                c = self._specs.get(key)
+                out = _NO_TIER if c is not None else self._call_tiered(key, trees, leaves)
+            if out is not _NO_TIER and out is not _INTS_STATIC:
                 return out
         c, leaves = self.compiled_for_values(values)
         out = c.run(leaves)
         if out is FREE_CHANGED:   # free variables changed shape while we compiled: run eagerly
             out = c.finish(c.plan.eager_callable()(*leaves, *[read_binding(w) for w in c.free]),
                            convert=False)
+        self.last_tier = c.tier
         return out
+
+    def _install_fast(self, c, args, key, trees):
+        """Make calls with arguments like these take the fast path to `c`: the generated entry
+        (jit_dispatch.py; flat arguments and pytrees of them) and, for flat arguments, the
+        dictionary keyed on their types."""
+        entry = self._entries.get(key)
+        if entry is None or entry.compiled is not c:
+            entry = generated_entry(c, args, trees, self.dynamic_ints, self._dict_call)
+            if entry is None:
+                return
+            if len(self._entries) > 64:
+                self._entries.clear()
+            self._entries[key] = entry
+        self._entry = entry
+        try:
+            fkey = tuple(_leaf_key(a, self.dynamic_ints) for a in args)
+            if self.static:
+                fkey += tuple([("static", args[i]) for i in self._static_order])
+            hash(fkey)
+        except (TypeError, IndexError):
+            return
+        if any((k is None and i not in self.static) or type(k) is tuple and k[0] == ()
+               for i, k in enumerate(fkey[:len(args)])):
+            return       # a pytree, an unknown type, a 0-d array (passed as a scalar)
+        if len(self._fast) > 64:
+            self._fast.clear()
+        self._fast[fkey] = entry
+
+    # -- tiers -----------------------------------------------------------------------------------
+
+    def _tiered(self):
+        if self.backend not in ("cpu", "numba"):
+            return False
+        if self.wait_mode is not None:
+            return not self.wait_mode
+        return tiers_enabled()
+
+    def _call_tiered(self, key, trees, leaves):
+        """Run the NumPy tier for a signature whose compiled code is being built in the
+        background (starting that build on the first call). _NO_TIER where this signature
+        must be built here (its core needs int values, a build failed in a way the blocking
+        path reports better)."""
+        with self._compile_lock:
+            p = self._pending.get(key)
+            if p is not None and not p.fresh():
+                del self._pending[key]
+                p = None
+            if p is None:
+                try:
+                    p = self._start_background(key, trees, leaves)
+                except StaticIntsNeeded:
+                    return _INTS_STATIC
+                except Exception:        # noqa: BLE001 (the blocking path raises it clearly)
+                    return _NO_TIER
+                if p is None:
+                    return _NO_TIER
+            start = None
+            if not p.started:
+                p.started = True
+                start = p.thread
+        self.last_tier = "numpy"
+        try:
+            return p.run(leaves)
+        finally:     # the compile starts once the first call is done (it needs the GIL)
+            if start is not None:
+                _start_compile_thread(start)
+
+    def _start_background(self, key, trees, leaves):
+        in_avals = list(key[1])
+        dyn = self.dynamic_ints and any(a.weak and a.dtype.kind in "iu" for a in in_avals)
+        try:
+            core, ranked, folded = self._core_for(trees, in_avals, False)
+        except Exception as e:
+            if dyn:
+                raise StaticIntsNeeded(str(e)) from e
+            raise
+        if dyn and not ints_stay_dynamic(core, int_params(core, in_avals)):
+            raise StaticIntsNeeded("an int argument's value is needed when generating code")
+        p = Pending(self, core, _origin(self))
+        self._pending[key] = p
+        self.compile_count += 1
+        t = threading.Thread(target=self._background, name=f"transpile-jit-{self.__name__}",
+                             args=(key, trees, in_avals, list(leaves), core, ranked, dyn, p),
+                             daemon=True)
+        p.thread = t
+        return p
+
+    def _background(self, key, trees, in_avals, leaves, core, ranked, dyn, p):
+        """Build and compile one specialization off the caller's thread; on success the next
+        call of that signature runs the compiled code. Warnings wait for the next call."""
+        _TLS.defer = self._deferred
+        try:
+            try:
+                c = self._finish_build(trees, in_avals, core, ranked,
+                                       int_params if dyn else None, False)
+                c.precompile(leaves)
+            except StaticIntsNeeded:
+                self.dynamic_ints = False     # the next call keys on int values, builds again
+                self._forget_fast()
+                p.failed = True
+                return
+            except Exception as e:        # noqa: BLE001 (reported once; NumPy keeps running)
+                p.failed = True
+                self._warn(f"jit({self.__name__}): compiling in the background failed "
+                           f"({type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}); "
+                           "this signature keeps running the NumPy version.")
+                return
+            with self._compile_lock:
+                if self._pending.get(key) is p:
+                    if c.fresh():
+                        self._specs[key] = c
+                    del self._pending[key]
+            p.done = True
+        finally:
+            _TLS.defer = None
+            _BACKGROUND.discard(threading.current_thread())
+            _switch_back()
+
+    def _flush_warnings(self):
+        while self._deferred:
+            self._warn(self._deferred.pop(0))
+
+    def compile(self, *args, **kwargs):
+        """Compile for these example arguments now (blocking) without running the function:
+        ahead-of-time warm-up, as JAX's jit(f).lower(*args).compile(). Returns self."""
+        values = self.bind(args, kwargs)
+        c, leaves = self.compiled_for_values(values)
+        if not c.checked:
+            with c.lock:
+                if not c.checked:
+                    c.precompile(leaves)
+        self._flush_warnings()
+        return self
+
+    def wait(self, timeout=None):
+        """Block until every background compile of this function has finished."""
+        for p in list(self._pending.values()):
+            if p.thread is not None and p.started and p.thread.ident is not None:
+                p.thread.join(timeout)
+        self._flush_warnings()
+        return self
 
     def compiled_for_values(self, values):
         """(compiled specialization, flat leaves) for bound argument values."""
@@ -160,6 +481,7 @@ class Jit(Transform):
             return self.compiled_for(key, trees, leaves), leaves
         except StaticIntsNeeded:
             self.dynamic_ints = False         # specialize on int values from now on
+            self._forget_fast()
             return self.compiled_for_values(values)
 
     def compiled_for(self, key, trees, leaves):
@@ -185,22 +507,35 @@ class Jit(Transform):
             raise StaticIntsNeeded(str(e)) from e
 
     def _build_core(self, trees, in_avals, dynamic_int_params, per_example=False):
+        core, ranked, _ = self._core_for(trees, in_avals, per_example)
+        return self._finish_build(trees, in_avals, core, ranked, dynamic_int_params, per_example)
+
+    def _core_for(self, trees, in_avals, per_example):
+        """(core, ranked, folded): the core Python to specialize for these avals."""
         from transpile.vmap import Vmap
         ranked = getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
             p.default is inspect.Parameter.empty for p in self.fun._params)
         folded = in_avals if self._chain_preserves_shapes() else None
-        try:
-            core = self._core_with(trees, in_avals, ranked, per_example, folded)
-        except ShapesNeeded:
-            # a comprehension over an array under vmap: one example's shapes, then
-            inner = example_avals(self.fun, trees, in_avals) if folded is None else None
-            if inner is None:
-                raise
-            core = self._core_with(trees, in_avals, ranked, per_example, inner)
+        with _PIPELINE_LOCK:
+            try:
+                core = self._core_with(trees, in_avals, ranked, per_example, folded)
+            except ShapesNeeded:
+                # a comprehension over an array under vmap: one example's shapes, then
+                inner = example_avals(self.fun, trees, in_avals) if folded is None else None
+                if inner is None:
+                    raise
+                core = self._core_with(trees, in_avals, ranked, per_example, inner)
+        return core, ranked, folded
+
+    def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example):
+        """Specialize, fuse, lower and load `core` (Numba compiles on the first call or in
+        Compiled.precompile)."""
+        from transpile.vmap import Vmap
         if dynamic_int_params is not None and not ints_stay_dynamic(
                 core, dynamic_int_params(core, in_avals)):
             raise StaticIntsNeeded("an int argument's value is needed when generating code")
-        plan = self._plan(core, in_avals)
+        with _PIPELINE_LOCK:
+            plan = self._plan(core, in_avals)
         plan.retry = None
         if ranked and isinstance(self.fun, Vmap) and not per_example:
             # the batched code may have a step Numba cannot lower: then one compiled loop over
@@ -211,7 +546,8 @@ class Jit(Transform):
         fn = None
         try:
             compile_fn = backends.get(self.backend)
-            fn = compile_fn(plan)
+            with _PIPELINE_LOCK:
+                fn = compile_fn(plan)
         except Unlowerable as e:
             if dynamic_int_params is not None:
                 raise StaticIntsNeeded(str(e)) from e
@@ -301,6 +637,11 @@ class Jit(Transform):
         return True
 
     def _warn(self, message):
+        deferred = getattr(_TLS, "defer", None)
+        if deferred is not None:        # a background compile: the next call warns
+            if message not in self._warned and message not in deferred:
+                deferred.append(message)
+            return
         key = message
         if key in self._warned:
             return
@@ -313,7 +654,27 @@ class Jit(Transform):
     # -- inspection ------------------------------------------------------------------------------
 
     def show_source(self, *args, **kwargs):
-        """The lowered source Numba compiles for these example arguments."""
+        """The lowered source Numba compiles for these example arguments, after a comment
+        saying which tier this signature runs and which one the last call ran."""
+        text = self._lowered_text(args, kwargs)
+        key = self._key_of(args, kwargs)
+        c = self._specs.get(key) if key is not None else None
+        tier = (c.delegate or c).tier if c is not None else "not built"
+        pending = c is None and key is not None and key in self._pending
+        head = (f"# jit tier of this signature: {tier}"
+                + (" (a background compile is running; calls run NumPy meanwhile)"
+                   if pending else "")
+                + f"; the last call ran: {self.last_tier or 'none yet'}\n")
+        return head + text
+
+    def _key_of(self, args, kwargs):
+        try:
+            leaves, trees = self.flatten_args(self.bind(args, kwargs))
+            return (trees, tuple([_fast_aval(v) for v in leaves]))
+        except Exception:      # noqa: BLE001 (only for the comment)
+            return None
+
+    def _lowered_text(self, args, kwargs):
         if not args and not kwargs:
             c = self._latest()
             if c is None:
@@ -331,7 +692,8 @@ class Jit(Transform):
 
     @api_boundary
     def source_for(self, *args, **kwargs):
-        return self.show_source(*args, **kwargs)
+        """The lowered module's text for these example arguments (as in its file)."""
+        return self._lowered_text(args, kwargs)
 
     def _latest(self):
         """The specialization of the last call (what `.source` shows), or None."""
@@ -355,16 +717,23 @@ class Jit(Transform):
         return codegen.write_source(codegen.module_text(c.core, c.plan.origin), c.core.name)
 
 
-def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu"):
+def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu", wait=None):
     """Compile `fun` per abstract signature (shapes, dtypes, static values) with Numba.
 
     Usable bare (@jit), with arguments (@jit(static_argnames="normal")) or as jit(f, ...).
     backend: "cpu" (Numba, default), "numpy" (no compilation), or one registered in
     transpile.lowering.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
+
+    Tiers: by default a call never waits for the compiler. The first call of a new signature
+    runs the generated NumPy code while Numba compiles in a background thread; later calls
+    run the compiled code once it is ready (`jit(f).last_tier` says which ran). wait=True
+    makes calls compile first (the old behaviour; also TRANSPILE_TIERS=0 for every function);
+    `jit(f).compile(*example_args)` compiles ahead of time, `jit(f).wait()` waits for the
+    background compiles.
     """
     if fun is None:
-        return lambda f: Jit(f, static_argnums, static_argnames, backend)
-    return Jit(fun, static_argnums, static_argnames, backend)
+        return lambda f: Jit(f, static_argnums, static_argnames, backend, wait)
+    return Jit(fun, static_argnums, static_argnames, backend, wait)
 
 
 def _shard_compiler(fun, static_argnums=(), backend=None):

@@ -34,6 +34,9 @@ def _numba_compile(plan):
     try:
         import numba
         threads = numba.config.NUMBA_NUM_THREADS
+        # TRANSPILE_NUM_THREADS=1: serial loops only (a busy machine), n: parallel loops
+        # where the work pays for n threads (Numba's NUMBA_NUM_THREADS sets its pool)
+        threads = int(os.environ.get("TRANSPILE_NUM_THREADS") or threads)
     except ImportError as e:
         raise numba_cpu.Unlowerable(None, f"numba is not installed ({e})")
     name, text, breaks = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals,

@@ -7,6 +7,8 @@ accumulators for the reductions (a local per outer index when the reduced axes a
 innermost ones), and only the values needed later written out. `kernel(lw, g)` appends the
 kernel's source to `lw.kernels` and returns the lines that call it in the main function.
 """
+import re
+
 import numpy as np
 
 from transpile.ir import Const, Var
@@ -161,7 +163,7 @@ def kernel(lw, g: FusedGroup):
     if rets:
         L_body.append(f"return ({', '.join(rets)},)")
     L += ["    " + b for b in L_body]
-    lw.kernels.append("\n".join(L) + "\n")
+    kname = _shared(lw, kname, "\n".join(L) + "\n")
     # the call in the main function
     lines = []
     for o in g.outputs:
@@ -232,3 +234,33 @@ def _accumulate(kind, acc, v):
         return f"{acc} *= {v}"
     op = ">" if kind == "max" else "<"
     return f"{acc} = {v} if ({v} {op} {acc} or {v} != {v}) else {acc}"
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_ASSIGNED = re.compile(r"^\s*(?:for\s+)?([A-Za-z_]\w*)\s*(?:=|\+=|-=|\*=|/=|in\b)", re.M)
+
+
+def _shared(lw, kname, text):
+    """Add a kernel's text to the module, unless an earlier kernel is the same loop with other
+    names for its parameters and locals (two layers of an MLP, say): then the module keeps
+    one and both call sites call it (one Numba compilation instead of two). Only parameters
+    and names the kernel assigns are renamed for the comparison; every other name (np, math,
+    helpers) must match as written. Returns the name to call."""
+    head, _, body = text.partition("\n")
+    params = re.search(r"def \w+\((.*)\):", body.split("\n", 1)[0])
+    if params is None:
+        lw.kernels.append(text)
+        return kname
+    local = [p.strip() for p in params.group(1).split(",") if p.strip()]
+    local += _ASSIGNED.findall(body)
+    rename = {}
+    for n in local:
+        rename.setdefault(n, f"v{len(rename)}")
+    canon = head + "\n" + _NAME.sub(lambda m: rename.get(m.group(0), m.group(0)),
+                                    body.replace(f"def {kname}(", "def KERNEL(", 1))
+    seen = lw.__dict__.setdefault("shared_kernels", {})
+    if canon in seen:
+        return seen[canon]
+    seen[canon] = kname
+    lw.kernels.append(text)
+    return kname
