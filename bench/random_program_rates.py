@@ -1,6 +1,6 @@
 """How often each transform is right, wrong, refused or falls back on random NumPy programs.
 
-    python bench/random_program_rates.py [count] [kinds]     (kinds: a,b,c or "mutation")
+    python bench/random_program_rates.py [count] [kinds]     (kinds: a,b,c, "mutation" or "foreign")
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
 calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad), grad(vmap), jit(vmap) and
@@ -94,6 +94,8 @@ def main():
     kinds = tuple(sys.argv[2].split(",")) if len(sys.argv) > 2 else tuple(rp.ALL_KINDS)
     if kinds == ("mutation",):
         kinds = tuple(rp.MUTATION_KINDS)
+    elif kinds == ("foreign",):
+        kinds = tuple(rp.FOREIGN_KINDS)
     results = collections.defaultdict(collections.Counter)
     errors = collections.defaultdict(collections.Counter)
     rng = np.random.default_rng(0)

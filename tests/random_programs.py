@@ -4,7 +4,8 @@ A program is a module-level function `f(x)` of a float64 vector of length 4 retu
 Its body is drawn from the statements users write: straight-line arithmetic, branches on data,
 `for`/`while` loops with carried values, subscript writes (elements, slices, augmented), aliases
 and views, and calls of a helper function; MUTATION_KINDS adds writes through views, second
-names, into the function's argument, and element recurrences in loops. `make_program(draw)` returns the source text; the
+names, into the function's argument, and element recurrences in loops; FOREIGN_KINDS adds the
+constructs of code written by others (issue 22). `make_program(draw)` returns the source text; the
 source is written to a real file and imported, so transforms can read it like user code.
 
 The same program is also printed with `jnp` for JAX when it has no in-place write (JAX has
@@ -167,6 +168,75 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"r{t} = s{t}")
         prog.emit(f"s{t} += np.sum({b} * {b})")
         prog.emit(f"{t} = {a} * s{t} + r{t}")
+    elif kind == "view_loop":     # a view of a local, its base written after, updated in a loop
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        n = draw(st.integers(1, 3))
+        prog.emit(f"w{t} = {a} * 1.0")
+        prog.emit(f"v{t} = w{t}[1:3]")
+        prog.emit(f"w{t}[0:2] = np.sin({b}[2:4])")
+        prog.emit(f"for i in range({n}):")
+        prog.emit(f"v{t} += {b}[0:2] * 0.5", 2)
+        if draw(st.booleans()):
+            prog.emit(f"w{t}[3] = w{t}[3] * 0.5 + v{t}[0]", 2)
+        prog.emit(f"{t} = w{t} * 1.0")
+    elif kind == "arg_slice_write":   # slice-writes into the function's argument
+        b = _pick(draw, prog)
+        prog.writes = True
+        form = draw(st.integers(0, 3))
+        if form == 0:
+            prog.emit(f"x[1:] += np.sin({b}[:-1]) * 0.5")
+        elif form == 1:
+            prog.emit(f"x[...] = x * 0.5 + np.cos({b})")
+        elif form == 2:
+            n = draw(st.integers(1, 3))
+            prog.emit(f"for i in range({n}):")
+            prog.emit(f"x[1:] += 0.25 * x[:-1] * {b}[1:]", 2)
+        else:
+            n = draw(st.integers(1, 3))
+            prog.emit(f"for i in range({n}):")
+            prog.emit(f"x[:] = np.tanh(x + {b})", 2)
+        prog.emit(f"{t} = x * 1.0")
+    elif kind == "newaxis":       # broadcasting through [:, None] / np.newaxis, reduced back
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        form = draw(st.integers(0, 2))
+        if form == 0:
+            prog.emit(f"{t} = np.sum(np.sin({a}[:, None] * {b}[None, :]), axis=0)")
+        elif form == 1:
+            prog.emit(f"{t} = np.mean(({a}[:, np.newaxis] - {b}[np.newaxis, :]) ** 2, axis=1)")
+        else:
+            prog.emit(f"{t} = ({a}[:, None] * np.cos({b})[None, :]).sum(axis=1) * 0.25 + {a}")
+    elif kind == "int_index":     # subscripts by constant integer arrays
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        idx = draw(st.lists(st.integers(0, N - 1), min_size=N, max_size=N))
+        form = draw(st.integers(0, 2))
+        if form == 0:
+            prog.emit(f"{t} = {a}[np.array({idx})] * {b}")
+        elif form == 1:
+            prog.emit(f"i{t} = np.array({idx})")
+            prog.emit(f"{t} = {a}[i{t}] + np.sin({b}[i{t}[::-1]])")
+        else:                     # a write through an index array without repeats
+            perm = draw(st.permutations(list(range(N))))
+            prog.writes = True
+            prog.emit(f"{t} = {a} * 1.0")
+            prog.emit(f"{t}[np.array({list(perm[:2])})] = {b}[0:2] * 2.0")
+    elif kind == "int_acc":       # an accumulator that starts as the int 0 and becomes a float
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.emit(f"acc{t} = 0")
+        if draw(st.booleans()):
+            prog.emit(f"for i in range({N}):")
+            prog.emit(f"acc{t} = acc{t} + {a}[i] * {b}[i]", 2)
+        else:
+            prog.emit(f"if np.sum({a}) > 0.0:")
+            prog.emit(f"acc{t} = np.sum({b} * 0.5)", 2)
+        prog.emit(f"{t} = {a} * acc{t} + {b}")
+    elif kind == "bitmask":       # np.where on masks combined with &, |, ^, ~
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        cond = draw(st.sampled_from([f"({a} > 0) & ({b} < 1)", f"({a} < -0.5) | ({b} > 0.5)",
+                                     f"({a} > 0) ^ ({b} > 0)", f"~({a} > {b})",
+                                     f"np.bitwise_and({a} > 0, ~({b} < -1))"]))
+        prog.emit(f"m{t} = {cond}")
+        prog.emit(f"{t} = np.where(m{t}, {a} * {b}, np.sin({b}))")
     elif kind == "call":
         prog.helper = True
         prog.emit(f"{t} = helper({_pick(draw, prog)}, {_pick(draw, prog)})")
@@ -177,6 +247,13 @@ ALL_KINDS = ["assign", "if", "for", "while", "break", "early_return", "write", "
 # in-place writes through views, aliases, arguments and loops (tests/test_mutation_random.py)
 MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write", "base_write",
                   "recurrence", "arg_write", "scalar_acc"]
+
+# the constructs of foreign code (issue 22): views of locals written through their base in
+# loops, slice-writes into the argument, newaxis broadcasting, integer-array subscripts,
+# int-to-float accumulators, bitwise masks; opt-in, so the lists above keep their meaning
+FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "int_acc",
+                     "bitmask"]
+FOREIGN_KINDS = ["assign", "if", "for", "write", "view"] + FOREIGN_NEW_KINDS
 
 
 @st.composite

@@ -14,7 +14,8 @@ Until it lands, jit runs these programs as NumPy code with one TranspileWarning 
 import warnings
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import random_programs as rp
@@ -116,3 +117,61 @@ def test_vmap_matches_a_loop_over_examples(prog, x):
     X_vmap = X.copy()
     np.testing.assert_allclose(vmap(f)(X_vmap), want, rtol=1e-12, atol=1e-12, err_msg=src)
     np.testing.assert_allclose(X_vmap, X_numpy, rtol=1e-12, atol=1e-12, err_msg=src)
+
+
+# ---- the constructs of foreign code (issue 22): rp.FOREIGN_KINDS ---------------------------
+# views of locals written through their base in loops, slice-writes into the argument,
+# [:, None] / np.newaxis, constant integer-array subscripts, int -> float accumulators, bitwise
+# masks. Here a jit fallback (TranspileWarning) is an error, as in tests/test_foreign_kernels.py.
+
+FOREIGN_SETTINGS = dict(SETTINGS, phases=[Phase.explicit, Phase.generate])   # no shrinking:
+# every shrink step would compile again; the failing program is printed as it was drawn
+
+
+def _strict(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        return fn(*args)
+
+
+@settings(**FOREIGN_SETTINGS)
+@given(rp.programs(kinds=tuple(rp.FOREIGN_KINDS)), inputs)
+def test_foreign_constructs_jit_matches_numpy_without_fallback(prog, x):
+    f, src, _ = _load(prog)
+    x_numpy = x.copy()
+    want = f(x_numpy)
+    x_jit = x.copy()
+    np.testing.assert_allclose(_strict(jit(f), x_jit), want, rtol=1e-10, atol=1e-10,
+                               err_msg=src)
+    np.testing.assert_allclose(x_jit, x_numpy, rtol=1e-12, atol=1e-12, err_msg=src)
+
+
+@settings(**FOREIGN_SETTINGS)
+@given(rp.programs(kinds=tuple(rp.FOREIGN_KINDS)), inputs)
+def test_foreign_constructs_grad_and_vmap(prog, x):
+    f, src, _ = _load(prog)
+    X = np.stack([x, 0.5 * x - 0.1, -x + 0.3])
+    X_numpy = X.copy()
+    want = np.array([f(row) for row in X_numpy])
+    X_vmap = X.copy()
+    np.testing.assert_allclose(vmap(f)(X_vmap), want, rtol=1e-12, atol=1e-12, err_msg=src)
+    np.testing.assert_allclose(X_vmap, X_numpy, rtol=1e-12, atol=1e-12, err_msg=src)
+    fd = _smooth_grad(f, x)
+    if fd is None:
+        return
+    np.testing.assert_allclose(grad(f)(x.copy()), fd, rtol=1e-5, atol=1e-5, err_msg=src)
+
+
+@pytest.mark.xfail(strict=True, raises=(TranspileWarning, NotImplementedError), reason=(
+    "jit(grad) of these programs falls back (written_part(...) has no Numba lowering; gradient "
+    "of a subscript with np.newaxis) or crashes in Numba (NotImplementedError: No definition for "
+    "lowering <built-in function getitem>(Array(float64, 1, 'C', ...), ...))"))
+@settings(**FOREIGN_SETTINGS)
+@given(rp.programs(kinds=tuple(rp.FOREIGN_KINDS)), inputs)
+def test_foreign_constructs_jit_grad_without_fallback(prog, x):
+    f, src, _ = _load(prog)
+    fd = _smooth_grad(f, x)
+    if fd is None:
+        return
+    np.testing.assert_allclose(_strict(jit(grad(f)), x.copy()), fd, rtol=1e-5, atol=1e-5,
+                               err_msg=src)
