@@ -58,9 +58,9 @@ def _numba_compile(plan):
         try:
             return numba_cpu.compile_module(text, path, name)
         except Exception as e:
-            if _is_numba_error(e):      # a part split at collectives did not compile
+            if _is_numba_error(e):      # a part (split at collectives or graph breaks) failed
                 raise numba_cpu.Unlowerable(None, _refused_construct(e, text),
-                                            construct="a function with collectives") from e
+                                            construct="a function compiled in parts") from e
             if not isinstance(e, (OSError, RuntimeError)):
                 raise
             if attempt == 9 or not _cache_vanished(e, path):

@@ -47,6 +47,7 @@ class Lowerer:
         self.avals = avals
         self.core = core
         self.kernels = []
+        self.shared_kernels = {}    # a kernel's text with canonical names -> its name
         self.parallel_min = parallel_min
         self.threads = max(1, threads)
         self.last_loc = None
@@ -409,7 +410,7 @@ class Lowerer:
             if self.pushed_tapes or not self.allow_breaks:   # (a tape lives in compiled code)
                 raise
             # compiled parts with the statements Numba cannot compile run in NumPy between
-            self.kernels, self.last_loc = [], None
+            self.kernels, self.shared_kernels, self.last_loc = [], {}, None
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', "
                                   "boundscheck=True)", self.breaks)

@@ -258,7 +258,7 @@ def _shared(lw, kname, text):
         rename.setdefault(n, f"v{len(rename)}")
     canon = head + "\n" + _NAME.sub(lambda m: rename.get(m.group(0), m.group(0)),
                                     body.replace(f"def {kname}(", "def KERNEL(", 1))
-    seen = lw.__dict__.setdefault("shared_kernels", {})
+    seen = lw.shared_kernels
     if canon in seen:
         return seen[canon]
     seen[canon] = kname

@@ -83,13 +83,14 @@ def segmented_main(lw, body, outs, signature, header, decorator, breaks=None):
             text = f"{st.out} = {fmt_expr(st)}"
             lowered.append(("collective", note + [text], st.vars_read(), [st.out]))
             continue
-        lines, kernels = [], len(lw.kernels)
+        lines, kernels, shared = [], len(lw.kernels), dict(lw.shared_kernels)
         try:
             lw._block([st], "    ", lines)
         except Unlowerable as e:
             if breaks is None:
                 raise
             del lw.kernels[kernels:]
+            lw.shared_kernels = shared
             close_code()
             python = numpy_lines(lw, st)
             loads, stores = _names(python)
