@@ -661,7 +661,8 @@ class Jit(Transform):
         c = self._specs.get(key) if key is not None else None
         tier = (c.delegate or c).tier if c is not None else "not built"
         pending = c is None and key is not None and key in self._pending
-        head = (f"# jit tier of this signature: {tier}"
+        mark = "//" if self.backend == "cupy" else "#"      # (CUDA C source for cupy)
+        head = (f"{mark} jit tier of this signature: {tier}"
                 + (" (a background compile is running; calls run NumPy meanwhile)"
                    if pending else "")
                 + f"; the last call ran: {self.last_tier or 'none yet'}\n")

@@ -166,6 +166,13 @@ class Compiled:
         """A call of the compiled code raised `e` (the arguments were `leaves`)."""
         if isinstance(e, IndexError) and str(e).startswith(WINDOW_MARK):
             return self.window_miss(e, leaves, free)
+        if _is_numba_error(e) and not self.eager:
+            # a part of a function compiled in parts, compiled when first called, refused:
+            # nothing was written into the arguments yet (writes come last), so this call
+            # and the next ones run the NumPy version
+            self.fall_back(e)
+            self.jit._forget_fast()
+            return self.finish(self.fn(*leaves, *free), convert=False)
         raise located(self, e, leaves, free)    # at the user's line (runtime_errors.py)
 
     def fast_finish(self):

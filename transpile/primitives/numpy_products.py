@@ -174,7 +174,7 @@ def _at_solution(body):
 _W = "rt.residual_weights(g, y[0])"           # the cotangent per column of y
 lstsq_residuals = defprim(
     "lstsq_residuals", SA.lstsq_residuals, "rt.lstsq_residuals", "x, y, rcond=None",
-    batch=per_example,
+    batch=per_example, data_shape=True,     # empty unless a has full column rank (m > n)
     vjp={"x": _at_solution(f"-2 * {_col(f'(r * {_W})')} @ rt.mT({_col('sol')})"),
          "y": _at_solution(f"2 * r * {_W}")},
     jvp={"x": _at_solution("rt.residual_weights_t(-2 * np.sum(r * (x_dot @ sol), axis=0), ans)"),

@@ -438,7 +438,11 @@ _IMPL_BY_NAME = {}
 
 
 def _masked(sp, eqn):
-    """x[mask] with a boolean array: as many elements as the mask has True values."""
+    """x[mask] with a boolean array: as many elements as the mask has True values; and
+    np.repeat(x, counts) with an array of counts: as many as they add up to."""
+    counts = eqn.args.get("repeats") if eqn.prim.path == "np.repeat" else None
+    if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
+        return True
     index = eqn.args.get("index") if eqn.prim.op == "getitem" else None
     if not isinstance(index, IndexArg):
         return False
