@@ -166,12 +166,6 @@ def eig_vectors(x):
     return np.linalg.eig(x)[1]
 
 
-def refuse_eig(t, x):
-    raise NotImplementedError(
-        "derivatives of the eigenvectors of np.linalg.eig are not supported (the eigenvalues "
-        "are); for a symmetric matrix use np.linalg.eigh")
-
-
 def refuse_norm_second(g, ord):
     raise NotImplementedError(f"second derivatives of np.linalg.norm with ord={ord!r} are not "
                               "supported")

@@ -542,7 +542,7 @@ def eig_values_loss(a):
 
 def test_eig_eigenvalues():
     a = RNG.normal(size=(3, 3))
-    check_all_modes(eig_values_loss, [a], second=False)
+    check_all_modes(eig_values_loss, [a])
     z = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
 
     def fxy(x, y):
@@ -786,3 +786,22 @@ def test_scipy_signal(f, jf):
     for n in (0, 1):
         g = check_all_modes(f, [a, b], argnum=n)
         close(g, jax.grad(jf, argnums=n)(a, b), 1e-8)
+
+
+def eig_vectors_loss(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(v) * _W44) + np.sum(np.abs(w))
+
+
+_W44 = RNG.normal(size=(4, 4))
+
+
+def test_eig_eigenvectors():
+    a = RNG.normal(size=(4, 4))           # real, with (generically) a complex pair
+    check_all_modes(eig_vectors_loss, [a], tol=1e-5)
+    z = a + 1j * RNG.normal(size=(4, 4))
+
+    def fxy(x, y):
+        return eig_vectors_loss(x + 1j * y)
+    fd = numerical_grad(fxy, [z.real, z.imag], 0) - 1j * numerical_grad(fxy, [z.real, z.imag], 1)
+    close(tp.grad(eig_vectors_loss)(z), fd, 1e-5)

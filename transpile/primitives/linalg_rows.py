@@ -245,33 +245,30 @@ svd_vh = defprim(
 defprim("check_svd_vectors", LA.check_svd_vectors, "rt.check_svd_vectors",
         "t, x, full_matrices", linear=("t",), shape_args=("x",), batch=per_example,
         vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"})
-# eig: A = V diag(w) V^-1 (distinct eigenvalues). dw = diag(V^-1 dA V); the cotangent of A is
-# (V diag(g) V^-1)^T (JAX's convention; its real part for a real A). The eigenvectors (defined
-# up to a complex scale) have no rule: refused by name.
+# eig: A = V diag(w) V^-1 (distinct eigenvalues), columns of V of unit norm (their phase is
+# arbitrary: only phase-invariant functions of V, such as |V|, have derivatives, as in JAX and
+# autograd). With C = V^-1 dA V and F_ij = 1 / (w_j - w_i) off the diagonal:
+#   dw = diag(C),   dV = dV0 - V diag(Re(diag(V^H dV0))),   dV0 = V (F o C)
+# and, transposed (JAX's convention; the real part for a real A), with G' = G - conj(V)
+# diag(Re(diag(V^T G))): the cotangent of A is V^-T (diag(g_w) + F o (V^T G')) V^T.
 eig = defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example)
 eig.multi = lambda bound, const: [("eig_values", {}), ("eig_vectors", {})]
 eigvals = defprim("eigvals", np.linalg.eigvals, "np.linalg.eigvals", "x", batch=per_example)
 eigvals.multi = lambda bound, const: "eig_values"
-
-
-def _refuse_eig(eqn, k):
-    """Refused while generating code, naming the user's line."""
-    file, line = (eqn.loc[0], eqn.loc[1]) if eqn.loc else (None, None)
-    raise TranspileError("derivatives of the eigenvectors of np.linalg.eig are not supported",
-                         file, line, construct="np.linalg.eig(...)[1]",
-                         hint="the eigenvalues are differentiable; for a symmetric matrix use "
-                              "np.linalg.eigh (eigenvectors too)")
-
-
-_EV = "rt.eig_vectors(x)"
+_EV, _EW = "rt.eig_vectors(x)", "rt.eig_values(x)"
+_GP = f"(g - np.conj({_EV}) * np.expand_dims(np.real(np.sum(g * {_EV}, axis=-2)), -2))"
+_DV0 = f"({_EV} @ (rt.gap_inverse({_EW}) * (np.linalg.solve({_EV}, x_dot) @ {_EV})))"
 eig_values = defprim(
     "eig_values", LA.eig_values, "rt.eig_values", "x", batch=per_example,
     vjp={"x": f"rt.match_complex(rt.mT(({_EV} * np.expand_dims(g, -2)) @ "
               f"np.linalg.inv({_EV})), x)"},
     jvp={"x": f"np.diagonal(np.linalg.solve({_EV}, x_dot) @ {_EV}, axis1=-2, axis2=-1)"})
-defprim("eig_vectors", LA.eig_vectors, "rt.eig_vectors", "x", batch=per_example,
-        vjp={"x": _refuse_eig}, jvp={"x": "rt.refuse_eig(x_dot, x)"})   # (run only if used)
-defprim("refuse_eig", LA.refuse_eig, "rt.refuse_eig", "t, x", nondiff=True, batch=per_example)
+eig_vectors = defprim(
+    "eig_vectors", LA.eig_vectors, "rt.eig_vectors", "x", batch=per_example,
+    vjp={"x": f"rt.match_complex(np.linalg.solve(rt.mT({_EV}), rt.gap_inverse({_EW}) * "
+              f"(rt.mT({_EV}) @ {_GP})) @ rt.mT({_EV}), x)"},
+    jvp={"x": f"{_DV0} - {_EV} * np.expand_dims(np.real(np.sum(np.conj({_EV}) * {_DV0}, "
+              f"axis=-2)), -2)"})
 
 
 # second derivatives of the norms whose factor is elementwise (vector norms, matrix 'fro', 1,
