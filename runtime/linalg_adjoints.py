@@ -144,17 +144,13 @@ def svd_vh(x, full_matrices=True, hermitian=False):
 
 
 def check_svd_vectors(t, x, full_matrices=True):
-    """t, once x's singular vectors have derivative rules: real x, and reduced vectors (or a
-    square x)."""
+    """t, once x's singular vectors have derivative rules: reduced vectors (or a square x)."""
     m, n = np.shape(x)[-2:]
     if full_matrices and m != n:
         raise NotImplementedError(
             "derivatives of the singular vectors of np.linalg.svd(x, full_matrices=True) of a "
             f"non-square ({m}x{n}) matrix are not supported (the extra columns are not "
             "unique); use full_matrices=False")
-    if np.iscomplexobj(x) or np.iscomplexobj(t):
-        raise NotImplementedError("derivatives of the singular vectors of np.linalg.svd of a "
-                                  "complex matrix are not supported; real input only")
     return t
 
 

@@ -805,3 +805,29 @@ def test_eig_eigenvectors():
         return eig_vectors_loss(x + 1j * y)
     fd = numerical_grad(fxy, [z.real, z.imag], 0) - 1j * numerical_grad(fxy, [z.real, z.imag], 1)
     close(tp.grad(eig_vectors_loss)(z), fd, 1e-5)
+
+
+def svd_u_abs_c(a):
+    return np.sum(np.abs(np.linalg.svd(a, full_matrices=False)[0]) * _W33[:3, :2])
+
+
+def svd_vh_abs_c(a):
+    return np.sum(np.abs(np.linalg.svd(a, full_matrices=False)[2]) * _W33[:2, :2])
+
+
+@pytest.mark.parametrize("f,jf", [
+    (svd_u_abs_c, lambda a: jnp.sum(jnp.abs(jnp.linalg.svd(a, full_matrices=False)[0])
+                                    * _W33[:3, :2])),
+    (svd_vh_abs_c, lambda a: jnp.sum(jnp.abs(jnp.linalg.svd(a, full_matrices=False)[2])
+                                     * _W33[:2, :2]))])
+def test_complex_singular_vectors(f, jf):
+    z = RNG.normal(size=(3, 2)) + 1j * RNG.normal(size=(3, 2))
+
+    def fxy(x, y):
+        return f(x + 1j * y)
+    fd = numerical_grad(fxy, [z.real, z.imag], 0) - 1j * numerical_grad(fxy, [z.real, z.imag], 1)
+    g = tp.grad(f)(z)
+    close(g, fd)
+    close(g, jax.grad(jf)(z), 1e-8)
+    t = RNG.normal(size=(3, 2)) + 1j * RNG.normal(size=(3, 2))
+    close(tp.jvp(f, (z,), (t,))[1], fd_jvp(f, [z], [t]))

@@ -207,7 +207,9 @@ def _herm_vjp(text):
     of x is then rt.tri_read_t of the symmetrized one (0 above the diagonal)."""
     def rule(eqn, k):
         h = eqn.args.get("hermitian")
-        return f"rt.tri_read_t(rt.sym({text}))" if getattr(h, "value", False) else text
+        if getattr(h, "value", False):
+            return f"rt.check_real_linalg(rt.tri_read_t(rt.sym({text})), 'svd(hermitian=True)')"
+        return text
     return rule
 
 
@@ -226,22 +228,33 @@ svd_values = defprim(
                         f"np.conj(rt.mT({_VH}))), axis=-2))")})
 _G = "rt.check_svd_vectors(g, x, full_matrices)"      # g, once what has no rule is refused
 _T = "rt.check_svd_vectors(x_dot, x, full_matrices)"
-_DS = f"(rt.mT({_U}) @ {_T} @ rt.mT({_VH}))"
-_MU = f"(rt.gap_inverse({_S} * {_S}) * (rt.mT({_U}) @ {_G}))"
-_MV = f"(rt.gap_inverse({_S} * {_S}) * ({_VH} @ rt.mT({_G})))"
+
+
+def _H(a):
+    """Conjugate transpose (of the last two axes)."""
+    return f"np.conj(rt.mT({a}))"
+
+
+# complex matrices (JAX's formulas): dS = U^H dA V; dU gains diag(i Im(dS_ii) / s_i)
+_DS = f"({_H(_U)} @ {_T} @ {_H(_VH)})"
+_FB = f"(rt.gap_inverse({_S} * {_S}) * (rt.mT({_U}) @ {_G}))"
+_FBV = f"(rt.gap_inverse({_S} * {_S}) * np.conj({_VH} @ rt.mT({_G})))"
+_BU = f"(rt.mT({_U}) @ {_G})"
 svd_u = defprim(
     "svd_u", LA.svd_u, "rt.svd_u", "x, full_matrices=True, hermitian=False", batch=stacked,
-    vjp={"x": _herm_vjp(f"{_U} @ (({_MU} + rt.mT({_MU})) * {_ROW}) @ {_VH} + "
-                        f"(({_G} - {_U} @ (rt.mT({_U}) @ {_G})) / {_ROW}) @ {_VH}")},
-    jvp={"x": _herm_jvp(f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * rt.mT({_DS}))) + "
-                        f"({_T} @ rt.mT({_VH}) - {_U} @ {_DS}) / {_ROW}")})
+    vjp={"x": _herm_vjp(f"np.conj({_U}) @ (({_FB} + {_H(_FB)}) * {_ROW} + rt.eye_like({_S}) * "
+                        f"({_BU} - np.conj({_BU})) / (2 * {_ROW})) @ np.conj({_VH}) + "
+                        f"(({_G} - np.conj({_U}) @ {_BU}) / {_ROW}) @ np.conj({_VH})")},
+    jvp={"x": _herm_jvp(f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * {_H(_DS)}) + "
+                        f"rt.eye_like({_S}) * ({_DS} - np.conj({_DS})) / (2 * {_ROW})) + "
+                        f"({_T} @ {_H(_VH)} - {_U} @ {_DS}) / {_ROW}")})
 svd_vh = defprim(
     "svd_vh", LA.svd_vh, "rt.svd_vh", "x, full_matrices=True, hermitian=False", batch=stacked,
-    vjp={"x": _herm_vjp(f"{_U} @ ({_COL} * ({_MV} + rt.mT({_MV}))) @ {_VH} + "
-                        f"{_U} @ (({_G} - {_G} @ rt.mT({_VH}) @ {_VH}) / {_COL})")},
-    jvp={"x": _herm_jvp(f"rt.mT(rt.mT({_VH}) @ ({_F} * ({_COL} * {_DS} + rt.mT({_DS}) * "
-                        f"{_ROW})) + (rt.mT({_T}) @ {_U} - rt.mT({_VH}) @ rt.mT({_DS})) / "
-                        f"{_ROW})")})
+    vjp={"x": _herm_vjp(f"np.conj({_U}) @ ({_COL} * ({_FBV} + {_H(_FBV)})) @ np.conj({_VH}) + "
+                        f"np.conj({_U}) @ (({_G} - {_G} @ rt.mT({_VH}) @ np.conj({_VH})) / "
+                        f"{_COL})")},
+    jvp={"x": _herm_jvp(_H(f"{_H(_VH)} @ ({_F} * ({_COL} * {_DS} + {_H(_DS)} * {_ROW})) + "
+                           f"({_H(_T)} @ {_U} - {_H(_VH)} @ {_H(_DS)}) / {_ROW}"))})
 defprim("check_svd_vectors", LA.check_svd_vectors, "rt.check_svd_vectors",
         "t, x, full_matrices", linear=("t",), shape_args=("x",), batch=per_example,
         vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"})
