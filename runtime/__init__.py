@@ -47,7 +47,7 @@ from .linalg_adjoints import (check_real_eigh, check_real_linalg, check_svd_vect
                                                gap_inverse_jvp, gap_inverse_vjp, norm_jvp,
                                                norm_second,
                                                norm_vjp, phi, qr_q, qr_q_jvp, qr_r, qr_r_jvp,
-                                               refuse_eig, refuse_norm_second, refuse_norm_third,
+                                               refuse_norm_second, refuse_norm_third,
                                                slogdet_logabs, slogdet_sign,
                                                svd_u, svd_values, svd_vh, sym, tri_read,
                                                tri_read_t)

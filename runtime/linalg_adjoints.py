@@ -144,17 +144,13 @@ def svd_vh(x, full_matrices=True, hermitian=False):
 
 
 def check_svd_vectors(t, x, full_matrices=True):
-    """t, once x's singular vectors have derivative rules: real x, and reduced vectors (or a
-    square x)."""
+    """t, once x's singular vectors have derivative rules: reduced vectors (or a square x)."""
     m, n = np.shape(x)[-2:]
     if full_matrices and m != n:
         raise NotImplementedError(
             "derivatives of the singular vectors of np.linalg.svd(x, full_matrices=True) of a "
             f"non-square ({m}x{n}) matrix are not supported (the extra columns are not "
             "unique); use full_matrices=False")
-    if np.iscomplexobj(x) or np.iscomplexobj(t):
-        raise NotImplementedError("derivatives of the singular vectors of np.linalg.svd of a "
-                                  "complex matrix are not supported; real input only")
     return t
 
 
@@ -164,12 +160,6 @@ def eig_values(x):
 
 def eig_vectors(x):
     return np.linalg.eig(x)[1]
-
-
-def refuse_eig(t, x):
-    raise NotImplementedError(
-        "derivatives of the eigenvectors of np.linalg.eig are not supported (the eigenvalues "
-        "are); for a symmetric matrix use np.linalg.eigh")
 
 
 def refuse_norm_second(g, ord):

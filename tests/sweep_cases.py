@@ -255,20 +255,22 @@ for _up in ("'L'", "'U'"):
     case("eigh", f"np.abs(np.linalg.eigh(x, UPLO={_up})[1])", [(3, 3)], domain="distinct")
     case("eigvalsh", f"np.linalg.eigvalsh(x, UPLO={_up})", [(3, 3)], domain="distinct")
 case("eigh", "np.linalg.eigh(x)[0]", [(3, 3)], domain="distinct")
-# eig: the eigenvalues (complex for a real matrix); their second derivatives go through the
-# eigenvectors, whose derivatives are refused (tests/test_primitive_sweep.py checks it)
-_EIG2 = {"second": "second derivatives of eigenvalues need the eigenvectors' (refused)"}
+# eig: eigenvalues (complex for a real matrix) and eigenvectors (phase-invariant: |V|)
 case("eig", "np.abs(np.linalg.eig(x)[0]) + np.real(np.linalg.eig(x)[0] ** 2)", [(3, 3)],
-     domain="distinct", dtypes=("float64", "complex128"), skip=_EIG2)
+     domain="distinct", dtypes=("float64", "complex128"))
+case("eig", "np.abs(np.linalg.eig(x)[1])", [(3, 3)], domain="distinct",
+     dtypes=("float64", "complex128"))
 case("eigvals", "np.real(np.linalg.eigvals(x)) * 2.0 + np.imag(np.linalg.eigvals(x))",
-     [(3, 3)], domain="distinct", dtypes=("float64", "complex128"), skip=_EIG2)
+     [(3, 3)], domain="distinct", dtypes=("float64", "complex128"))
 case("qr", "np.linalg.qr(x)[1]", [(3, 2)])
 case("qr", "np.linalg.qr(x)[0]", [(3, 2)])
 case("svd", "np.linalg.svd(x, compute_uv=False)", [(3, 2)], domain="distinct")
 # singular vectors (up to sign: |U|, |Vh|, or products that do not see the signs)
 for _s in ((3, 2), (2, 3)):
-    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[0])", [_s], domain="distinct")
-    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[2])", [_s], domain="distinct")
+    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[0])", [_s], domain="distinct",
+         dtypes=("float64", "complex128"))
+    case("svd", "np.abs(np.linalg.svd(x, full_matrices=False)[2])", [_s], domain="distinct",
+         dtypes=("float64", "complex128"))
 case("svd", "np.abs(np.linalg.svd(x)[0]) + np.abs(np.linalg.svd(x)[2])", [(3, 3)],
      domain="distinct")
 # hermitian=True: NumPy's eigh-based factors read the lower triangle of x
@@ -435,8 +437,4 @@ for _p in ('signal_convolve signal_correlate special_beta special_betainc specia
     JIT_FALLBACK[_p] = 'no Numba kernel for the function or one of its derivatives'
 
 # (row, mode) pairs that no case can check, with the reason
-MODE_EXEMPT = {
-    ("eig", "second"): "second derivatives of eigenvalues go through the eigenvectors, whose "
-                       "derivatives are refused (tests/test_primitive_sweep.py)",
-    ("eigvals", "second"): "as eig",
-}
+MODE_EXEMPT = {}

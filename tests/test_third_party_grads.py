@@ -542,7 +542,7 @@ def eig_values_loss(a):
 
 def test_eig_eigenvalues():
     a = RNG.normal(size=(3, 3))
-    check_all_modes(eig_values_loss, [a], second=False)
+    check_all_modes(eig_values_loss, [a])
     z = RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))
 
     def fxy(x, y):
@@ -786,3 +786,48 @@ def test_scipy_signal(f, jf):
     for n in (0, 1):
         g = check_all_modes(f, [a, b], argnum=n)
         close(g, jax.grad(jf, argnums=n)(a, b), 1e-8)
+
+
+def eig_vectors_loss(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.abs(v) * _W44) + np.sum(np.abs(w))
+
+
+_W44 = RNG.normal(size=(4, 4))
+
+
+def test_eig_eigenvectors():
+    a = RNG.normal(size=(4, 4))           # real, with (generically) a complex pair
+    check_all_modes(eig_vectors_loss, [a], tol=1e-5)
+    z = a + 1j * RNG.normal(size=(4, 4))
+
+    def fxy(x, y):
+        return eig_vectors_loss(x + 1j * y)
+    fd = numerical_grad(fxy, [z.real, z.imag], 0) - 1j * numerical_grad(fxy, [z.real, z.imag], 1)
+    close(tp.grad(eig_vectors_loss)(z), fd, 1e-5)
+
+
+def svd_u_abs_c(a):
+    return np.sum(np.abs(np.linalg.svd(a, full_matrices=False)[0]) * _W33[:3, :2])
+
+
+def svd_vh_abs_c(a):
+    return np.sum(np.abs(np.linalg.svd(a, full_matrices=False)[2]) * _W33[:2, :2])
+
+
+@pytest.mark.parametrize("f,jf", [
+    (svd_u_abs_c, lambda a: jnp.sum(jnp.abs(jnp.linalg.svd(a, full_matrices=False)[0])
+                                    * _W33[:3, :2])),
+    (svd_vh_abs_c, lambda a: jnp.sum(jnp.abs(jnp.linalg.svd(a, full_matrices=False)[2])
+                                     * _W33[:2, :2]))])
+def test_complex_singular_vectors(f, jf):
+    z = RNG.normal(size=(3, 2)) + 1j * RNG.normal(size=(3, 2))
+
+    def fxy(x, y):
+        return f(x + 1j * y)
+    fd = numerical_grad(fxy, [z.real, z.imag], 0) - 1j * numerical_grad(fxy, [z.real, z.imag], 1)
+    g = tp.grad(f)(z)
+    close(g, fd)
+    close(g, jax.grad(jf)(z), 1e-8)
+    t = RNG.normal(size=(3, 2)) + 1j * RNG.normal(size=(3, 2))
+    close(tp.jvp(f, (z,), (t,))[1], fd_jvp(f, [z], [t]))

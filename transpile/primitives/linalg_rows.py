@@ -211,7 +211,9 @@ def _herm_vjp(text):
     of x is then rt.tri_read_t of the symmetrized one (0 above the diagonal)."""
     def rule(eqn, k):
         h = eqn.args.get("hermitian")
-        return f"rt.tri_read_t(rt.sym({text}))" if getattr(h, "value", False) else text
+        if getattr(h, "value", False):
+            return f"rt.check_real_linalg(rt.tri_read_t(rt.sym({text})), 'svd(hermitian=True)')"
+        return text
     return rule
 
 
@@ -230,52 +232,60 @@ svd_values = defprim(
                         f"np.conj(rt.mT({_VH}))), axis=-2))")})
 _G = "rt.check_svd_vectors(g, x, full_matrices)"      # g, once what has no rule is refused
 _T = "rt.check_svd_vectors(x_dot, x, full_matrices)"
-_DS = f"(rt.mT({_U}) @ {_T} @ rt.mT({_VH}))"
-_MU = f"(rt.gap_inverse({_S} * {_S}) * (rt.mT({_U}) @ {_G}))"
-_MV = f"(rt.gap_inverse({_S} * {_S}) * ({_VH} @ rt.mT({_G})))"
+
+
+def _H(a):
+    """Conjugate transpose (of the last two axes)."""
+    return f"np.conj(rt.mT({a}))"
+
+
+# complex matrices (JAX's formulas): dS = U^H dA V; dU gains diag(i Im(dS_ii) / s_i)
+_DS = f"({_H(_U)} @ {_T} @ {_H(_VH)})"
+_FB = f"(rt.gap_inverse({_S} * {_S}) * (rt.mT({_U}) @ {_G}))"
+_FBV = f"(rt.gap_inverse({_S} * {_S}) * np.conj({_VH} @ rt.mT({_G})))"
+_BU = f"(rt.mT({_U}) @ {_G})"
 svd_u = defprim(
     "svd_u", LA.svd_u, "rt.svd_u", "x, full_matrices=True, hermitian=False", batch=stacked,
-    vjp={"x": _herm_vjp(f"{_U} @ (({_MU} + rt.mT({_MU})) * {_ROW}) @ {_VH} + "
-                        f"(({_G} - {_U} @ (rt.mT({_U}) @ {_G})) / {_ROW}) @ {_VH}")},
-    jvp={"x": _herm_jvp(f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * rt.mT({_DS}))) + "
-                        f"({_T} @ rt.mT({_VH}) - {_U} @ {_DS}) / {_ROW}")})
+    vjp={"x": _herm_vjp(f"np.conj({_U}) @ (({_FB} + {_H(_FB)}) * {_ROW} + rt.eye_like({_S}) * "
+                        f"({_BU} - np.conj({_BU})) / (2 * {_ROW})) @ np.conj({_VH}) + "
+                        f"(({_G} - np.conj({_U}) @ {_BU}) / {_ROW}) @ np.conj({_VH})")},
+    jvp={"x": _herm_jvp(f"{_U} @ ({_F} * ({_DS} * {_ROW} + {_COL} * {_H(_DS)}) + "
+                        f"rt.eye_like({_S}) * ({_DS} - np.conj({_DS})) / (2 * {_ROW})) + "
+                        f"({_T} @ {_H(_VH)} - {_U} @ {_DS}) / {_ROW}")})
 svd_vh = defprim(
     "svd_vh", LA.svd_vh, "rt.svd_vh", "x, full_matrices=True, hermitian=False", batch=stacked,
-    vjp={"x": _herm_vjp(f"{_U} @ ({_COL} * ({_MV} + rt.mT({_MV}))) @ {_VH} + "
-                        f"{_U} @ (({_G} - {_G} @ rt.mT({_VH}) @ {_VH}) / {_COL})")},
-    jvp={"x": _herm_jvp(f"rt.mT(rt.mT({_VH}) @ ({_F} * ({_COL} * {_DS} + rt.mT({_DS}) * "
-                        f"{_ROW})) + (rt.mT({_T}) @ {_U} - rt.mT({_VH}) @ rt.mT({_DS})) / "
-                        f"{_ROW})")})
+    vjp={"x": _herm_vjp(f"np.conj({_U}) @ ({_COL} * ({_FBV} + {_H(_FBV)})) @ np.conj({_VH}) + "
+                        f"np.conj({_U}) @ (({_G} - {_G} @ rt.mT({_VH}) @ np.conj({_VH})) / "
+                        f"{_COL})")},
+    jvp={"x": _herm_jvp(_H(f"{_H(_VH)} @ ({_F} * ({_COL} * {_DS} + {_H(_DS)} * {_ROW})) + "
+                           f"({_H(_T)} @ {_U} - {_H(_VH)} @ {_H(_DS)}) / {_ROW}"))})
 defprim("check_svd_vectors", LA.check_svd_vectors, "rt.check_svd_vectors",
         "t, x, full_matrices", linear=("t",), shape_args=("x",), batch=per_example,
         vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"})
-# eig: A = V diag(w) V^-1 (distinct eigenvalues). dw = diag(V^-1 dA V); the cotangent of A is
-# (V diag(g) V^-1)^T (JAX's convention; its real part for a real A). The eigenvectors (defined
-# up to a complex scale) have no rule: refused by name.
+# eig: A = V diag(w) V^-1 (distinct eigenvalues), columns of V of unit norm (their phase is
+# arbitrary: only phase-invariant functions of V, such as |V|, have derivatives, as in JAX and
+# autograd). With C = V^-1 dA V and F_ij = 1 / (w_j - w_i) off the diagonal:
+#   dw = diag(C),   dV = dV0 - V diag(Re(diag(V^H dV0))),   dV0 = V (F o C)
+# and, transposed (JAX's convention; the real part for a real A), with G' = G - conj(V)
+# diag(Re(diag(V^T G))): the cotangent of A is V^-T (diag(g_w) + F o (V^T G')) V^T.
 eig = defprim("eig", np.linalg.eig, "np.linalg.eig", "x", batch=per_example)
 eig.multi = lambda bound, const: [("eig_values", {}), ("eig_vectors", {})]
 eigvals = defprim("eigvals", np.linalg.eigvals, "np.linalg.eigvals", "x", batch=per_example)
 eigvals.multi = lambda bound, const: "eig_values"
-
-
-def _refuse_eig(eqn, k):
-    """Refused while generating code, naming the user's line."""
-    file, line = (eqn.loc[0], eqn.loc[1]) if eqn.loc else (None, None)
-    raise TranspileError("derivatives of the eigenvectors of np.linalg.eig are not supported",
-                         file, line, construct="np.linalg.eig(...)[1]",
-                         hint="the eigenvalues are differentiable; for a symmetric matrix use "
-                              "np.linalg.eigh (eigenvectors too)")
-
-
-_EV = "rt.eig_vectors(x)"
+_EV, _EW = "rt.eig_vectors(x)", "rt.eig_values(x)"
+_GP = f"(g - np.conj({_EV}) * np.expand_dims(np.real(np.sum(g * {_EV}, axis=-2)), -2))"
+_DV0 = f"({_EV} @ (rt.gap_inverse({_EW}) * (np.linalg.solve({_EV}, x_dot) @ {_EV})))"
 eig_values = defprim(
     "eig_values", LA.eig_values, "rt.eig_values", "x", batch=per_example,
     vjp={"x": f"rt.match_complex(rt.mT(({_EV} * np.expand_dims(g, -2)) @ "
               f"np.linalg.inv({_EV})), x)"},
     jvp={"x": f"np.diagonal(np.linalg.solve({_EV}, x_dot) @ {_EV}, axis1=-2, axis2=-1)"})
-defprim("eig_vectors", LA.eig_vectors, "rt.eig_vectors", "x", batch=per_example,
-        vjp={"x": _refuse_eig}, jvp={"x": "rt.refuse_eig(x_dot, x)"})   # (run only if used)
-defprim("refuse_eig", LA.refuse_eig, "rt.refuse_eig", "t, x", nondiff=True, batch=per_example)
+eig_vectors = defprim(
+    "eig_vectors", LA.eig_vectors, "rt.eig_vectors", "x", batch=per_example,
+    vjp={"x": f"rt.match_complex(np.linalg.solve(rt.mT({_EV}), rt.gap_inverse({_EW}) * "
+              f"(rt.mT({_EV}) @ {_GP})) @ rt.mT({_EV}), x)"},
+    jvp={"x": f"{_DV0} - {_EV} * np.expand_dims(np.real(np.sum(np.conj({_EV}) * {_DV0}, "
+              f"axis=-2)), -2)"})
 
 
 # second derivatives of the norms whose factor is elementwise (vector norms, matrix 'fro', 1,

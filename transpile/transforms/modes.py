@@ -46,8 +46,9 @@ def forward_core(core, wrt):
 
 
 def _drop_unread_refusals(body, outs):
-    """A tangent that has no rule is a run-time refusal (rt.refuse_eig: the eigenvectors of
-    np.linalg.eig); when nothing reads it (the function uses only the eigenvalues), it goes."""
+    """A tangent that has no rule may be a run-time refusal (rt.refuse_norm_third, ...); when
+    nothing reads it (an output of a multi-output row that the function does not use), it
+    goes, so only the derivatives actually needed are refused."""
     from transpile.transforms.specialize import reads
     live = {o.name for o in outs if isinstance(o, _ir.Var)}
     kept = []
