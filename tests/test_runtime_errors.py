@@ -429,3 +429,18 @@ def test_every_entry_point_filters(entry):
     assert isinstance(e, tp.UnsupportedSyntax)
     assert len(_package_frames(e)) <= 2, _formatted(e)
     assert f'File "{THIS}", line {_line_of(uses_try, "try:")}' in _formatted(e)
+
+
+def appends_through_a_nested_list(x):
+    rows = [[], []]
+    for r, v in zip(rows, [x, 2 * x]):
+        r.append(v)
+    return np.sum(x) + len(rows[0]) + len(rows[1])
+
+
+def test_append_to_a_list_held_inside_another_is_refused_not_lost():
+    # the append rebinds r; rows would keep the empty lists (a silently wrong 3.0 for 5.0)
+    assert appends_through_a_nested_list(np.ones(3)) == 5.0
+    e = _raised(jit(appends_through_a_nested_list), np.ones(3))
+    assert isinstance(e, tp.UnsupportedSyntax)
+    assert "r.append(...) on a list another name (or a list holding it) also holds" in str(e)

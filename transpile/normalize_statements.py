@@ -64,9 +64,11 @@ def list_method(norm, call):
         return False
     if call.keywords or len(call.args) != 1:
         raise norm.error(call, f"list.{call.func.attr} takes one argument")
-    if any(v is lst for k, v in norm.frame.env.items() if k != name):
-        raise norm.error(call, f"{name}.{call.func.attr}(...) on a list another name also "
-                         "holds is not supported", hint="build the list under one name")
+    if any(_holds(v, lst) for k, v in norm.frame.env.items() if k != name):
+        raise norm.error(call, f"{name}.{call.func.attr}(...) on a list another name (or a "
+                         "list holding it) also holds is not supported",
+                         hint="build the list under one name, e.g. rows = [[...] for ...] "
+                         "from the finished parts")
     value = norm.expr(call.args[0], name)
     if call.func.attr == "append":
         new = lst.items + [value]
@@ -79,6 +81,15 @@ def list_method(norm, call):
         new = lst.items + list(more)
     norm.bind_name(name, Struct("list", new))
     return True
+
+
+def _holds(value, lst, depth=0):
+    """Is list `lst` this value or inside it (a list of lists)?"""
+    if value is lst:
+        return True
+    if isinstance(value, Struct) and depth < 16:
+        return any(_holds(v, lst, depth + 1) for v in value.items)
+    return False
 
 
 def writing_call(norm, call):
