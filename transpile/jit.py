@@ -192,6 +192,10 @@ def _wait_for_background():
 
 
 atexit.register(_wait_for_background)
+if hasattr(os, "register_at_fork"):
+    # a child forked while Numba compiles would inherit its compiler lock held by a thread
+    # that does not exist there (its first compile would hang): finish compiling first
+    os.register_at_fork(before=_wait_for_background)
 
 
 class Jit(Transform):
@@ -708,7 +712,9 @@ def _shard_compiler(fun, static_argnums=(), backend=None):
     """pmap's per-shard compiler: each shard calls the jitted function (Numba code is nogil)."""
     gpu = (backend or "").lower() in ("gpu", "cuda")
     try:                                # GPU shards: generated CUDA kernels on the shard's stream
-        j = Jit(fun, static_argnums=static_argnums, backend="cupy" if gpu else "cpu")
+        # (shards wait for the compiler: every shard of a step runs the same tier)
+        j = Jit(fun, static_argnums=static_argnums, backend="cupy" if gpu else "cpu",
+                wait=True)
     except (TranspileError, TypeError, ValueError):
         return fun
     state = {"ok": True}
