@@ -14,6 +14,14 @@ against a manifest (runtime/diskcache.py), so another process loads it instead o
 If Numba refuses the lowered code, the call runs the generated NumPy code instead and warns
 once (TranspileWarning) naming the construct: the numbers are the same.
 
+Tiers: by default a call never waits for the compiler. A new signature's first calls run the
+generated NumPy code (`Pending`) while a background thread specializes, lowers and compiles
+it (`Compiled.precompile`: by argument types, without running it); the next call after that
+runs the compiled code. jit(f, wait=True), TRANSPILE_TIERS=0 (the test suite) or
+jit(f).compile(*args) compile first. Per call, a generated entry for the latest signature
+(jit_dispatch.py) checks the arguments and the globals the code was generated from and calls
+the compiled dispatcher directly; everything else takes the full path below it.
+
 jit is a Transform: grad(jit(f)) differentiates f's code, jit(grad(f)) compiles the gradient.
 
 Here: `jit` / `Jit` (the compile cache by abstract signature, building and planning a
