@@ -401,3 +401,36 @@ def test_the_same_fused_loop_twice_is_one_kernel():
     assert sum(1 for l in text2.splitlines() if l.startswith("def ") and "__fused" in l) == 2
     np.testing.assert_allclose(j2(x, W1, b1, W3), np.tanh(np.tanh(x @ W1 + b1) @ W3 * 2.0),
                                rtol=1e-12, atol=1e-14)
+
+
+FORK_SCRIPT = textwrap.dedent("""
+    import os
+    import numpy as np
+    from transpile import jit
+
+    def f(x):
+        return np.tanh(x) * 2.0 + np.sum(x)
+
+    j = jit(f, wait=False)
+    x = np.ones(5)
+    j(x)                                  # a background compile runs now
+    pid = os.fork()
+    if pid == 0:                          # the child compiles something else, then calls j
+        g = jit(lambda y: y * 3.0, wait=True)
+        ok = np.allclose(g(x), 3.0) and np.allclose(j(x), f(x))
+        os._exit(0 if ok else 3)
+    _, status = os.waitpid(pid, 0)
+    print(os.waitstatus_to_exitcode(status))
+""")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_fork_while_compiling_in_the_background_does_not_hang_the_child(tmp_path):
+    script = tmp_path / "fork.py"
+    script.write_text(FORK_SCRIPT)
+    env = dict(os.environ, TRANSPILE_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip().splitlines()[-1] == "0"

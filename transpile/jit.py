@@ -14,6 +14,14 @@ against a manifest (runtime/diskcache.py), so another process loads it instead o
 If Numba refuses the lowered code, the call runs the generated NumPy code instead and warns
 once (TranspileWarning) naming the construct: the numbers are the same.
 
+Tiers: by default a call never waits for the compiler. A new signature's first calls run the
+generated NumPy code (`Pending`) while a background thread specializes, lowers and compiles
+it (`Compiled.precompile`: by argument types, without running it); the next call after that
+runs the compiled code. jit(f, wait=True), TRANSPILE_TIERS=0 (the test suite) or
+jit(f).compile(*args) compile first. Per call, a generated entry for the latest signature
+(jit_dispatch.py) checks the arguments and the globals the code was generated from and calls
+the compiled dispatcher directly; everything else takes the full path below it.
+
 jit is a Transform: grad(jit(f)) differentiates f's code, jit(grad(f)) compiles the gradient.
 
 Here: `jit` / `Jit` (the compile cache by abstract signature, building and planning a
@@ -193,6 +201,10 @@ def _wait_for_background():
 
 
 atexit.register(_wait_for_background)
+if hasattr(os, "register_at_fork"):
+    # a child forked while Numba compiles would inherit its compiler lock held by a thread
+    # that does not exist there (its first compile would hang): finish compiling first
+    os.register_at_fork(before=_wait_for_background)
 
 
 class Jit(Transform):
@@ -741,7 +753,9 @@ def _shard_compiler(fun, static_argnums=(), backend=None):
     """pmap's per-shard compiler: each shard calls the jitted function (Numba code is nogil)."""
     gpu = (backend or "").lower() in ("gpu", "cuda")
     try:                                # GPU shards: generated CUDA kernels on the shard's stream
-        j = Jit(fun, static_argnums=static_argnums, backend="cupy" if gpu else "cpu")
+        # (shards wait for the compiler: every shard of a step runs the same tier)
+        j = Jit(fun, static_argnums=static_argnums, backend="cupy" if gpu else "cpu",
+                wait=True)
     except (TranspileError, TypeError, ValueError):
         return fun
     state = {"ok": True}
