@@ -5,8 +5,8 @@
 Every kernel of tests/foreign_kernels.py runs at its `bench_size` (times `scale` where the size
 is a length): plain NumPy (the function itself), `transpile.jit` after a warm-up call, and
 `numba.njit` of the same unmodified function after a warm-up call ("n/a" where Numba does not
-compile it). Each time is the best of a few runs on fresh arguments (argument construction not
-timed). Columns:
+compile it). Each time is the best of 3 to 20 runs (about 0.15 s of runs) on fresh arguments
+(argument construction not timed). On a shared machine, rerun before trusting a single ratio. Columns:
 
     jit/np    < 1: jit faster than NumPy       jit/nb   < 1: jit faster than numba.njit
     status    ok / FALLBACK (a TranspileWarning: jit ran NumPy) / WRONG (differs from NumPy)
@@ -76,7 +76,7 @@ def _same_run(fn, k, n, want, want_args):
 def _best(fn, k, n):
     times = []
     spent = 0.0
-    while not times or (spent < BUDGET and len(times) < 20):
+    while len(times) < 3 or (spent < BUDGET and len(times) < 20):
         args = k.args(n)
         t0 = time.perf_counter()
         fn(*args)
