@@ -97,6 +97,7 @@ class MemoryModel:
         self.int_vars = set()   # core names known to hold Python/NumPy integers (loop indices)
         self.scalar_vars = set()
         self.outside = set()    # roots that are globals/closure arrays/static arrays
+        self.carried_from = {}  # a loop's join variable -> the name it held on entry
         self.events = None      # while reading a loop body ahead: the entries each write rebinds
 
     # -- recording -----------------------------------------------------------------------------
@@ -421,6 +422,8 @@ class MemoryModel:
     def loop_entry(self, j, leaf, joined):
         """The loop variable j starts as `leaf`: it keeps leaf's view relation (its parent
         replaced by the parent's own loop variable), checked again at the end of the body."""
+        if isinstance(leaf, Var):
+            self.carried_from[j] = leaf.name
         if not isinstance(leaf, Var):
             self.rel[j] = None
             return

@@ -24,7 +24,12 @@ _ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "e
 
 def known_array(model, name, depth=0):
     """Is core variable `name` certainly an ndarray (never a NumPy or Python scalar)?"""
+    avals = model.norm.b.avals       # an argument's, where its shape is known (jit, retries)
+    if avals is not None and avals.get(name) is not None:
+        return bool(avals[name].shape)
     eqn = model.defs.get(name)
+    if eqn is None and name in model.carried_from and depth <= 30:
+        return known_array(model, model.carried_from[name], depth + 1)   # a loop's variable
     if eqn is None or depth > 30:
         return False
     p = eqn.prim.name

@@ -81,6 +81,7 @@ class Builder:
     on_emit = None   # optional hook: Eqn -> replacement atom or None (set by jit)
     on_note = None   # optional hook: Eqn -> None, told of every equation (the alias model)
     fresh_results = False   # user code: an operation never returns its argument's buffer
+    avals = None     # name -> AVal where shapes are known while normalizing (shape_folding.py)
 
     def __init__(self, namer):
         self.namer = namer

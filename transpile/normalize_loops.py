@@ -96,11 +96,13 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                              construct="for/while loop", cls=TranspileError,
                              hint="make the copy explicit (np.copy(...)) before the loop")
         entries += plan.changed
-    carried, joined, seen = {}, {}, set()
+    carried, joined, seen = Carried(), {}, set()
     entered = []        # (join variable, its value on entry): view facts once all are joined
     # arguments whose buffer the loop writes: their own name stays the caller's array (it is
     # written back after the function), so the loop carries the new versions under a new name
     written_args = {n[len(PARAM_PREFIX):] for _, n in entries if n.startswith(PARAM_PREFIX)}
+    at_entry = {}       # leaf name on entry -> the join variables it went to (argument buffers)
+    by_leaf = {}        # leaf name on entry -> [(entry name, join variable)]
     for env, n in entries:
         if (id(env), n) in seen or n not in env:
             continue
@@ -128,13 +130,57 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                 entered.append((j, leaf))
             if gkey is not None:
                 joined[gkey] = j
+            if isinstance(leaf, Var) and leaf.name in written_args:
+                at_entry.setdefault(leaf.name, set()).add(j)
+            if isinstance(leaf, Var):
+                by_leaf.setdefault(leaf.name, []).append((n, j))
+                carried.entry_leaf[j] = leaf.name
             names.append(Var(j))
         env[n] = rebuild_value(tree, iter(names))
         carried[(id(env), n)] = (env, n, tree, names)
+    for leaf, held in by_leaf.items():
+        if len({j for _, j in held}) > 1:      # one array on entry, several names for it after
+            for n, j in held:
+                carried.split[j] = n.replace(PARAM_PREFIX, "")
+    for arg, js in at_entry.items():
+        if len(js) > 1:
+            # `x += v` on an argument in the loop: an array is written in place (the caller
+            # sees it), a number is rebound; which one x is must be known to follow it
+            raise norm.error(node, f"{arg!r} is written in a loop by an augmented assignment, "
+                             "and whether it is an array (written in place) or a number "
+                             "(rebound) is not known when the code is generated",
+                             cls=ShapesNeeded)
     # a view's parent may be joined after the view itself (`v = V[1:-1]` carried before `V`)
     for j, leaf in entered:
         norm.mem.loop_entry(j, leaf, joined)
     return carried
+
+
+def _held_apart(norm, carried, j):
+    """Is the array loop variable j took on entry also held by a name the loop does not carry
+    (the caller's argument, an alias made before the loop)?"""
+    entry = carried.entry_leaf.get(j)
+    if entry is None:
+        return False
+    keys = {(id(env), n) for env, n, _, _ in carried.values()}
+    for env, name, value in norm.mem.entries():
+        if (id(env), name) in keys:
+            continue
+        if any(isinstance(l, Var) and (l.name == entry or entry in norm.mem.ancestors(l.name))
+               for l in value_leaves(value, None)[0]):
+            return True
+    return False
+
+
+class Carried(dict):
+    """carried_setup's result: (id(env), name) -> (env, name, tree, join variables), and in
+    `split` the join variables of names that held one array on entry but are carried apart
+    (the name each stands for)."""
+
+    def __init__(self):
+        super().__init__()
+        self.split = {}
+        self.entry_leaf = {}    # join variable -> the name of the value it took on entry
 
 
 def held_elsewhere(norm, j, plan, gkey, env0, n0):
@@ -151,6 +197,22 @@ def held_elsewhere(norm, j, plan, gkey, env0, n0):
 
 def carried_finish(norm, carried, node):
     done = {}
+    written = _written_names(getattr(node, "body", []))
+    joins = {j.name: n for _, n, _, names in carried.values() for j in names}
+    for env, n, tree, names in carried.values():
+        for leaf in value_leaves(env.get(n), None)[0] if n in written else ():
+            if isinstance(leaf, Var) and leaf.name in joins and joins[leaf.name] != n and (
+                    leaf.name in carried.split or norm.mem.view(leaf.name) is not None
+                    or _held_apart(norm, carried, leaf.name)):
+                # `u, un = un, u` where u is also held by another name (the caller's array):
+                # from the next iteration on, a write through `un` must change both
+                raise norm.error(node, f"{n!r} is written into in this loop and ends the body "
+                                 f"holding the array {joins[leaf.name]!r} held at its "
+                                 "start, which another name (or the caller) also holds: the "
+                                 "transforms cannot follow which buffer each name holds from "
+                                 "one iteration to the next", cls=TranspileError,
+                                 hint="copy instead of swapping names (un[...] = u), or write "
+                                      "the result into a new array each step")
     for env, n, tree, names in carried.values():
         value = env.get(n)
         leaves, t = value_leaves(value, node) if value is not None else ([], None)
@@ -171,6 +233,23 @@ def carried_finish(norm, carried, node):
                 protect(norm, env, j.name, n)
                 emit_copy(norm, j.name, leaf)
         env[n] = rebuild_value(tree, iter(names))
+
+
+def _written_names(stmts):
+    """Names written through in these statements (`y[i] = v`, `y += v`, `y[...] += v`)."""
+    out = set()
+    for st in stmts:
+        for n in gast.walk(st):
+            target = None
+            if isinstance(n, gast.AugAssign):
+                target = n.target
+            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+                target = n
+            while isinstance(target, (gast.Subscript, gast.Attribute)):
+                target = target.value
+            if isinstance(target, gast.Name):
+                out.add(target.id)
+    return out
 
 
 def run_loop_body(norm, stmts, node):
