@@ -657,11 +657,11 @@ class Jit(Transform):
         key = message
         if key in self._warned:
             return
-        self._warned.add(key)
         from transpile_runtime.diagnostics import warn
         code = getattr(_innermost(self), "__code__", None)
         where = (code.co_filename, code.co_firstlineno) if code is not None else None
         warn(message, TranspileWarning, where)   # at the user's call (or function), not here
+        self._warned.add(key)      # (once shown: a warning raised as an error is raised again)
 
     # -- inspection ------------------------------------------------------------------------------
 

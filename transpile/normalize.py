@@ -283,6 +283,11 @@ class Normalizer:
         last = self.b.body[-1]
         self.namer.taken.discard(last.out)
         self.mem.renamed(last.out, new)
+        avals = self.b.avals        # (shapes known while normalizing: under the new name)
+        if avals is not None and last.out in avals:
+            av = avals[last.out]
+            if avals.setdefault(new, av) != av:
+                del avals[new]      # bound before with another shape: not known
         last.out = new
 
 

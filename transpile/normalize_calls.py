@@ -151,7 +151,10 @@ def nonzero_parts(norm, args, node, base):
     if len(args) != 1:
         raise norm.error(node, "np.nonzero takes one argument")
     x = norm.to_arg(args[0], node)
-    ndim = norm.b.emit(by_name("attr_ndim"), {"x": x}, base="ndim")
+    known = norm.b.avals.get(x.name) if norm.b.avals is not None and isinstance(x, Var) \
+        else None
+    ndim = Const(len(known.shape)) if known is not None else \
+        norm.b.emit(by_name("attr_ndim"), {"x": x}, base="ndim")
     if not isinstance(ndim, Const):
         raise norm.error(node, "np.nonzero/np.where(condition) needs the number of axes of "
                          "its argument when the code is generated", cls=ShapesNeeded)

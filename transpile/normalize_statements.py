@@ -107,8 +107,10 @@ def stmt_Assign(norm, node):
     # `a = b = value`: the value is computed once and bound to each target from left to right,
     # so every name holds the same object (one buffer for an array, as in Python)
     value = norm.expr(node.value, _target_base(node.targets[0]))
-    for target in node.targets:
+    for k, target in enumerate(node.targets):
         assign(norm, target, value, node)
+        if k == 0 and isinstance(target, gast.Name):
+            value = norm.frame.env[target.id]      # (the value may have taken its name)
 
 
 def stmt_AnnAssign(norm, node):
