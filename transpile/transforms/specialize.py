@@ -165,7 +165,10 @@ class Specializer:
                 self.avals[eqn.out] = av
             return av
         if dynamic_slice(eqn):      # x[i:i + 3]: a fixed-length window, or shape unknown
-            av = window_aval(self, eqn)
+            try:
+                av = window_aval(self, eqn)
+            except _Unknown:        # a bound of no known type yet
+                av = None
             if av is not None:
                 self.avals[eqn.out] = av
             return av
