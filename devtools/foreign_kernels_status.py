@@ -12,6 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "tests")))
 os.environ.setdefault("TRANSPILE_CACHE_DIR", "/tmp/tp-foreign-status")
+os.environ.setdefault("TRANSPILE_TIERS", "0")      # as tests/conftest.py: calls compile first
 
 import foreign_kernels as fk  # noqa: E402
 import test_foreign_kernels as T  # noqa: E402

@@ -286,6 +286,10 @@ class Lowerer:
             raise Unlowerable(e)
         if name == "getitem":
             index = a["index"]
+            if isinstance(index, IndexArg) and index.items == (Ellipsis,) and \
+                    self.av(x) is not None:         # x[...]: Numba reads x[:, :] instead
+                nd = self.av(x).ndim
+                return f"{self.fmt(x)}[{', '.join([':'] * nd)}]" if nd else self.fmt(x)
             if isinstance(index, IndexArg) and any(it is None for it in index.items):
                 # x[:, None]: Numba has no np.newaxis; the axes without it, then a reshape
                 # (of a view, where the parts read are contiguous)
