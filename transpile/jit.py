@@ -48,7 +48,7 @@ from transpile.dynamic_ints import (StaticIntsNeeded, int_params, ints_stay_dyna
 from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, TranspileWarning
 from transpile.jit_backends import initialize_runtime
 from transpile.jit_dispatch import MISS, generated_entry
-from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan
+from transpile.jit_specialization import FREE_CHANGED, Compiled, Plan, deps_fresh
 from transpile.normalize import SPECIALIZE
 from transpile.parse import read_binding
 from transpile.pytree import TreeDef, tree_unflatten
@@ -141,18 +141,7 @@ class Pending:
         self.failed = False
 
     def fresh(self):
-        for where, obj in self.deps:
-            try:
-                now = read_binding(where)
-            except Exception:
-                return False
-            if now is not obj:
-                try:
-                    if not (type(now) is type(obj) and bool(now == obj)):
-                        return False
-                except Exception:
-                    return False
-        return True
+        return deps_fresh(self.deps)
 
     def run(self, leaves):
         args = [*leaves, *[read_binding(w) for w in self.free]]

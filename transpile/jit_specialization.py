@@ -16,6 +16,23 @@ from transpile.transforms.specialize import aval_of
 from transpile.transforms.specialize_windows import MARK as WINDOW_MARK
 
 
+def deps_fresh(deps):
+    """Is every (where, object) the code was generated from still bound to that object (or an
+    equal value of the same type)?"""
+    for where, obj in deps:
+        try:
+            now = read_binding(where)
+        except Exception:
+            return False
+        if now is not obj:
+            try:
+                if not (type(now) is type(obj) and bool(now == obj)):
+                    return False
+            except Exception:
+                return False
+    return True
+
+
 FREE_CHANGED = object()    # Compiled.run's answer when a free variable changed shape (not run)
 
 
@@ -78,18 +95,7 @@ class Compiled:
         self.delegate = None      # the per-example loop that replaced code Numba refused
 
     def fresh(self):
-        for where, obj in self.spec_deps:
-            try:
-                now = read_binding(where)
-            except Exception:
-                return False
-            if now is not obj:
-                try:
-                    if not (type(now) is type(obj) and bool(now == obj)):
-                        return False
-                except Exception:
-                    return False
-        return True
+        return deps_fresh(self.spec_deps)
 
     def run(self, leaves):
         self.jit._last_run = self         # what jit(f).source shows
