@@ -95,7 +95,7 @@ def row_sum(x):
 def busy_core():
     """The issue's one-core-busy test: a fused row sum of 600x600 with and without another
     process spinning on one core, with the parallel loop's adaptive thread count
-    (transpile.jit_specialization.AdaptiveThreads) and with all threads forced."""
+    (transpile.compile.specialization.AdaptiveThreads) and with all threads forced."""
     import subprocess
     import numba
     x = np.random.default_rng(0).standard_normal((600, 600))

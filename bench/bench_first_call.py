@@ -239,7 +239,7 @@ import os, sys, time, tempfile, json
 os.environ["TRANSPILE_CACHE_DIR"] = tempfile.mkdtemp()
 sys.path.insert(0, sys.argv[1])
 from bench_first_call import make, transformed
-import transpile.jit as J
+import transpile.api.jit as J
 from numba.core import event
 (kind, f), args, n0, _ = make("ours", "mlp")
 a = args(n0)
@@ -255,10 +255,10 @@ def timed(name, fn):
     return w
 j._core_for = timed("core (parse, normalize, grad)", j._core_for)
 j._plan = timed("specialize + fuse", j._plan)
-from transpile.lowering import numba_cpu
+from transpile.lowering.cpu import module as numba_cpu
 numba_cpu.lower = timed("lower to Numba text", numba_cpu.lower)
 numba_cpu.compile_module = timed("exec module", numba_cpu.compile_module)
-from transpile.jit_specialization import Compiled
+from transpile.compile.specialization import Compiled
 Compiled.precompile = timed("Numba compile (total)", Compiled.precompile)
 from numba.core.registry import cpu_target
 t0 = time.perf_counter(); cpu_target.target_context.refresh(); import scipy.linalg.cython_blas

@@ -101,13 +101,13 @@ def workloads(small):
 def main():
     small = "--small" in sys.argv
     try:
-        from transpile.lowering.cupy_backend import GPUUnavailable, require_device
+        from transpile.lowering.gpu.cupy_backend import GPUUnavailable, require_device
         cupy = require_device()
     except Exception as e:
         print(f"no GPU: {e}")
         print("bench_gpu: nothing to measure without a CUDA device (show() still prints kernels)")
         return 0
-    from transpile.lowering.gpu import flat_example_args, gpu_program
+    from transpile.compile.gpu_programs import flat_example_args, gpu_program
     name, peak, how = peak_bandwidth(cupy)
     print(f"device: {name}; nominal HBM bandwidth {peak:.0f} GB/s ({how})")
     jax = jax_gpu()

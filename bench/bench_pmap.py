@@ -22,7 +22,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from transpile_runtime.devices import reset_cpu_devices  # noqa: E402
-from transpile.pmap import pmap  # noqa: E402
+from transpile.api.pmap import pmap  # noqa: E402
 
 
 @numba.njit(nogil=True, cache=False)

@@ -48,12 +48,12 @@ def timed(fn, reps=20):
 
 def main():
     try:
-        from transpile.lowering.cupy_backend import require_device
+        from transpile.lowering.gpu.cupy_backend import require_device
         cupy = require_device()
     except Exception as e:
         print(f"no GPU: {e}; bench_pmap_gpu has nothing to measure")
         return 0
-    from transpile.pmap import pmap
+    from transpile.api.pmap import pmap
     from transpile_runtime import devices as rd
     n_gpus = cupy.cuda.runtime.getDeviceCount()
     name = cupy.cuda.runtime.getDeviceProperties(0)["name"]

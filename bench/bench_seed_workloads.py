@@ -279,7 +279,7 @@ FIRST_OURS = textwrap.dedent("""
     from transpile import jit, grad
     import numba  # noqa: F401  (library import excluded, as jax's is)
     if {init!r}:   # Numba's one-time runtime setup done first (as jnp.linspace does for JAX)
-        from transpile.jit import initialize_runtime
+        from transpile.api.jit import initialize_runtime
         initialize_runtime()
     from bench_first_call_fn import sum_logistic
     x = np.linspace(-1, 1, 1000)

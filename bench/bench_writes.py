@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from transpile import grad, jit
-from transpile.api import Plain
+from transpile.api.autodiff import Plain
 from transpile.errors import TranspileWarning
 
 

@@ -218,7 +218,7 @@ def batch_sum_grad_vjp(g, ct, axis, keepdims, ct_batched):
     return out if ct_batched else np.sum(out, axis=0)
 
 
-# ---- Jacobians as one generated function (transpile/jacobian_transforms.py) ----------------
+# ---- Jacobians as one generated function (transpile/api/jacobian_composed.py) ----------------
 
 
 def basis_like(x):

@@ -16,7 +16,7 @@ backward loop's trip count); an `if` inside a loop pushes what its branch bound.
 
 Why this design (and not, say, recomputing each iteration from its inputs): the generated
 derivative must itself be transformable. The pushes and pops are ordinary statements in core
-Python (`transpile.ir.Push`, and the primitive `tape_pop`), so an outer transform treats them
+Python (`transpile.core.ir.Push`, and the primitive `tape_pop`), so an outer transform treats them
 like any other statement:
 
   * an outer reverse pass gives each active tape an adjoint tape: the adjoint of
@@ -126,7 +126,7 @@ def write_back(dest, value):
 
 def write_in_place(x, index, v):
     """`x[index] = v` in place, returning x: the generated code's O(1) form of setitem, used
-    where transforms/inplace.py proved that nothing reads the old value of x afterwards."""
+    where optimize/inplace.py proved that nothing reads the old value of x afterwards."""
     if type(x) is np.ndarray and x.flags.writeable:
         x[index] = v
         return x
@@ -200,7 +200,7 @@ def written_part(x, index):
 def added_to_zero(d):
     """`0.0 + d`, for an adjoint that is known to hold 0.0 (reverse mode's loops reset adjoints
     to 0.0): a floating array d itself, else `0.0 + d`. The generated code then refers to d's
-    buffer through the new name as well (transforms/inplace.py tracks that alias)."""
+    buffer through the new name as well (optimize/inplace.py tracks that alias)."""
     if type(d) is np.ndarray and d.ndim and np.issubdtype(d.dtype, np.inexact):
         return d
     return 0.0 + d
@@ -210,7 +210,7 @@ def add_at(acc, index, ct, like):
     """`acc + rt.getitem_vjp(ct, like, index)` (an adjoint accumulating the cotangent of a read
     `like[index]`) without the array of zeros: ct is added into acc's buffer at index, where
     acc is a writable array of like's shape whose dtype holds the sum. The generated code uses
-    it where transforms/inplace.py proved that nothing reads acc's old value afterwards."""
+    it where optimize/inplace.py proved that nothing reads acc's old value afterwards."""
     if type(acc) is np.ndarray and acc.flags.writeable and acc.shape == np.shape(like) \
             and np.result_type(acc, ct) == acc.dtype:
         if _basic_index(index):
@@ -232,7 +232,7 @@ def _basic_index(index):
 def if_array(probe, a, b):
     """a when probe is an ndarray, else b. `v op= e` writes in place into an array but only
     rebinds v when v is a scalar (`acc = x[0]; acc += ...`): the other names that held v take
-    `rt.if_array(v_old, v_new, v_old)` (transpile/aliasing_scalars.py)."""
+    `rt.if_array(v_old, v_new, v_old)` (transpile/frontend/normalize/aliasing_scalars.py)."""
     return a if isinstance(probe, np.ndarray) else b
 
 
@@ -246,7 +246,7 @@ def setitem_if_array(x, index, v, probe):
 
 
 def write_in_place_if_array(x, index, v, probe):
-    """rt.setitem_if_array, writing into x in place (where transforms/inplace.py proved that
+    """rt.setitem_if_array, writing into x in place (where optimize/inplace.py proved that
     nothing reads the old value of x afterwards)."""
     if isinstance(probe, np.ndarray):
         return write_in_place(x, index, v)

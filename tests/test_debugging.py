@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from transpile import debug_call, generated_path, grad, jit, vmap
-from transpile.debugging import first_line
+from transpile.api.debugging import first_line
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(REPO, "docs", "debugging.md")
@@ -71,7 +71,7 @@ def test_docs_pdb_recipe_stops_in_the_generated_file(tmp_path):
     stops = [l for l in lines if l.startswith("> ") or l.startswith("(Pdb) > ")]
     # the first stop is in the generated file, in the generated function
     assert stops and f"{path}(" in stops[0] and "loss__grad()" in stops[0], out
-    assert not any("transpile/api.py" in s for s in stops)
+    assert not any("transpile/api/autodiff.py" in s for s in stops)
     assert f"'{path}'" in out                        # p __file__ inside the generated frame
     w, x = np.full(3, 0.1), np.arange(6.0).reshape(2, 3)
     assert repr(x @ w)[len("array("):-1].split(",")[0] in out      # p y_1 after one `n`

@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
-from transpile.pmap import psum  # noqa: E402
-from transpile.lowering.gpu import flat_example_args, gpu_program, kernel_source
+from transpile.api.pmap import psum  # noqa: E402
+from transpile.compile.gpu_programs import flat_example_args, gpu_program, kernel_source
 
 sys.path.insert(0, os.path.dirname(__file__))
 from gpu_cases import cases, grad_sum_logistic, mlp_grad, mlp_args, poly, selu  # noqa: E402
@@ -21,7 +21,7 @@ try:
     HAVE_NVRTC = True
 except ImportError:
     try:
-        from transpile.lowering.cuda_c import _nvrtc_library
+        from transpile.lowering.gpu.cuda_c import _nvrtc_library
         _nvrtc_library()
         HAVE_NVRTC = True
     except ImportError:
@@ -36,7 +36,7 @@ IDS = [f"{label}-{np.dtype(dt).name}" for dt, label, _, _ in ALL]
 
 
 def lowered(fn, args):
-    from transpile.lowering.cuda_c import lower_to_cuda_c
+    from transpile.lowering.gpu.cuda_c import lower_to_cuda_c
     core, flat = flat_example_args(fn, *args)
     return lower_to_cuda_c(core, flat)
 
@@ -47,7 +47,7 @@ F64_OP = re.compile(r"^\s*[a-z][a-z0-9.]*\.f64\b", re.M)
 @needs_nvrtc
 @pytest.mark.parametrize("dt,label,fn,args", ALL, ids=IDS)
 def test_every_kernel_compiles_to_ptx(dt, label, fn, args):
-    from transpile.lowering.cuda_c import compile_to_ptx
+    from transpile.lowering.gpu.cuda_c import compile_to_ptx
     sources, plan = lowered(fn, args)
     assert sources, f"{label}: no fused region"
     for name, src in sources.items():
@@ -63,7 +63,7 @@ def test_every_kernel_compiles_to_ptx(dt, label, fn, args):
 
 @needs_nvrtc
 def test_float32_transcendentals_use_f32_hardware_paths():
-    from transpile.lowering.cuda_c import compile_to_ptx
+    from transpile.lowering.gpu.cuda_c import compile_to_ptx
     sources, _ = lowered(selu, [np.ones(10, np.float32)])
     ptx = compile_to_ptx(next(iter(sources.values())))
     assert "ex2.approx" in ptx and ".f32" in ptx and not F64_OP.findall(ptx)
@@ -71,7 +71,7 @@ def test_float32_transcendentals_use_f32_hardware_paths():
 
 @needs_nvrtc
 def test_ctypes_nvrtc_path_matches():
-    from transpile.lowering.cuda_c import _nvrtc_library, _ptx_ctypes
+    from transpile.lowering.gpu.cuda_c import _nvrtc_library, _ptx_ctypes
     try:
         _nvrtc_library()
     except ImportError:
@@ -120,7 +120,7 @@ def test_mlp_plan_uses_matmul_ops_and_fused_elementwise():
 
 
 def test_broadcast_indexing_of_bias():
-    from transpile.lowering.kernel_info import index_expr
+    from transpile.lowering.gpu.kernel_info import index_expr
     assert index_expr((3,), (5, 3)) == "i % 3"
     assert index_expr((5, 1), (5, 3)) == "i / 3"
     assert index_expr((), (5, 3)) == "0"
@@ -145,8 +145,8 @@ import json, os, sys, warnings
 import numpy as np
 sys.path.insert(0, sys.argv[1])
 from gpu_cases import cases
-from transpile.api import Plain, Transform
-from transpile.lowering.gpu import flat_example_args, gpu_program
+from transpile.api.autodiff import Plain, Transform
+from transpile.compile.gpu_programs import flat_example_args, gpu_program
 res = []
 for dt in (np.float32, np.float64):
     for label, fn, args in cases(dt):
@@ -205,7 +205,7 @@ def test_unlowered_construct_falls_back_with_one_warning(sim_results):
 
 def test_cupy_backend_without_device_says_so():
     pytest.importorskip("cupy")
-    from transpile.lowering.cupy_backend import GPUUnavailable, device_available
+    from transpile.lowering.gpu.cupy_backend import GPUUnavailable, device_available
     if device_available():
         pytest.skip("a GPU is visible here; tests/test_gpu_device.py covers it")
     core, flat = flat_example_args(poly, np.ones(4, np.float32))
@@ -215,7 +215,7 @@ def test_cupy_backend_without_device_says_so():
 
 
 def test_cupy_missing_says_what_to_install(monkeypatch):
-    from transpile.lowering.cupy_backend import GPUUnavailable, import_cupy
+    from transpile.lowering.gpu.cupy_backend import GPUUnavailable, import_cupy
     monkeypatch.setitem(sys.modules, "cupy", None)
     with pytest.raises(GPUUnavailable, match=r'pip install "transpile\[cuda\]"'):
         import_cupy()
@@ -237,7 +237,7 @@ def rebinds(x):
 def test_rebinding_a_name_gives_distinct_kernel_variables():
     """`y = f(y)` several times: one output parameter, no redeclared C variable (NVRTC would
     refuse the kernel with 'duplicate parameter name')."""
-    from transpile.lowering.cuda_c import compile_to_ptx
+    from transpile.lowering.gpu.cuda_c import compile_to_ptx
     x = np.linspace(-1, 1, 11, dtype=np.float32)
     sources, plan = lowered(rebinds, [x])
     (src,) = sources.values()
@@ -253,7 +253,7 @@ def test_rebinding_runs_right_under_the_simulator():
     import sys
     code = ("import numpy as np, sys; sys.path.insert(0, 'tests');"
             "from test_gpu_codegen import rebinds;"
-            "from transpile.lowering.gpu import flat_example_args, gpu_program;"
+            "from transpile.compile.gpu_programs import flat_example_args, gpu_program;"
             "x = np.linspace(-1, 1, 37);"
             "core, flat = flat_example_args(rebinds, x);"
             "out = gpu_program(core, flat, 'cuda')(*flat)[0];"

@@ -9,13 +9,13 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from gpu_cases import cases, mlp_args, mlp_grad  # noqa: E402
 
-from transpile.api import Plain, Transform  # noqa: E402
-from transpile.lowering.gpu import flat_example_args, gpu_program  # noqa: E402
+from transpile.api.autodiff import Plain, Transform  # noqa: E402
+from transpile.compile.gpu_programs import flat_example_args, gpu_program  # noqa: E402
 
 
 def _device():
     try:
-        from transpile.lowering.cupy_backend import device_available
+        from transpile.lowering.gpu.cupy_backend import device_available
         return device_available()
     except Exception:
         return False

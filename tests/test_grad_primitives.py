@@ -144,7 +144,7 @@ def test_every_differentiable_primitive_is_covered():
     """A new differentiable primitive must get a finite-difference case above."""
     from transpile.primitives import all_primitives
     exercised = set()
-    import transpile.transforms.reverse as rev
+    import transpile.ad.reverse as rev
     original = rev.ReverseSweep.contribution
 
     def spy(self, eqn, *a, **k):

@@ -12,7 +12,7 @@ import pytest
 
 from transpile import grad, jit, show, value_and_grad
 from transpile.errors import TranspileWarning
-from transpile.jit import Jit
+from transpile.api.jit import Jit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -305,7 +305,7 @@ def test_fallback_warns_once_and_matches():
 
 
 def test_pmap_runs_jitted_shards():
-    from transpile.pmap import pmap
+    from transpile.api.pmap import pmap
     f = pmap(f_elementwise)
     x = np.linspace(-1, 1, 2 * 4 * 5).reshape(2, 4, 5)
     np.testing.assert_allclose(f(x), f_elementwise(x), rtol=1e-12)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from transpile import grad, jit, show
-from transpile.lowering.cupy_backend import device_available
+from transpile.lowering.gpu.cupy_backend import device_available
 
 
 def selu(x, alpha=1.67, lmbda=1.05):
@@ -18,7 +18,7 @@ def sum_logistic(x):
 
 
 def test_show_cupy_prints_float32_cuda_c_that_compiles_to_ptx():
-    from transpile.lowering.cuda_c import compile_to_ptx
+    from transpile.lowering.gpu.cuda_c import compile_to_ptx
     src = show(jit(selu, backend="cupy"), np.arange(5.0, dtype=np.float32))
     assert "__global__" in src and "expf(" in src
     body = [l for l in src.splitlines() if l.strip().startswith("const") and "=" in l]

@@ -1,4 +1,4 @@
-"""Tiered execution (jit.py): the first calls of a signature run the generated NumPy code
+"""Tiered execution (api/jit.py): the first calls of a signature run the generated NumPy code
 while Numba compiles in a background thread; later calls run the compiled code. And the
 dispatch fast path (flat arrays and scalars), which must never serve stale code.
 
@@ -16,7 +16,7 @@ import pytest
 
 from transpile import jit
 from transpile.errors import TranspileWarning
-from transpile.jit_specialization import Compiled
+from transpile.compile.specialization import Compiled
 
 
 def writes_and_prints(x, n):
@@ -28,7 +28,7 @@ def writes_and_prints(x, n):
 
 def test_tiers_default_is_off_in_the_test_suite():
     assert os.environ.get("TRANSPILE_TIERS") == "0"
-    from transpile.jit import tiers_enabled
+    from transpile.api.jit import tiers_enabled
     assert not tiers_enabled()
 
 
@@ -113,7 +113,7 @@ def test_failing_background_compile_warns_once_and_numpy_keeps_running(monkeypat
 
 
 def test_refused_construct_in_the_background_warns_once(monkeypatch):
-    from transpile.lowering import numba_cpu
+    from transpile.lowering.cpu import module as numba_cpu
 
     def refuse(text, path, name):
         raise numba_cpu.Unlowerable(None, "a simulated construct")
@@ -339,7 +339,7 @@ def test_fast_path_tuple_outputs_and_value_and_grad():
 def test_adaptive_threads_keeps_the_faster_thread_count(monkeypatch):
     import time
     import numba
-    from transpile.jit_specialization import AdaptiveThreads
+    from transpile.compile.specialization import AdaptiveThreads
     calls = []
 
     def fn(x):                        # slow with many threads, as on a busy machine

@@ -13,7 +13,7 @@ import pytest
 import mutation_programs as P
 from fd import numerical_grad
 from transpile import TranspileError, grad, jit, jvp, vmap
-from transpile.api import Plain
+from transpile.api.autodiff import Plain
 from transpile.errors import TranspileWarning
 
 X0 = np.random.default_rng(0).standard_normal(6)
@@ -339,7 +339,7 @@ def test_grad_of_loop_writes_saves_no_array_per_iteration_and_writes_in_place():
     src = grad(P.rnn).source_for(X0)
     assert "rt.add_at(" in src and "rt.getitem_vjp(" not in src
     # forward mode: the tangent passed in is copied once before the loop, then written in place
-    from transpile.api import JVP
+    from transpile.api.autodiff import JVP
     t = JVP(scale_rows, argnums=(0,))
     src = t.specialize(t.flatten_args(t.bind((A, 4), {}))[1]).text
     assert "np.copy(A_dot)" in src and "rt.setitem(" not in src

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import random_programs as rp
 from transpile import grad, jit, jvp, vmap
-from transpile.api import Plain
+from transpile.api.autodiff import Plain
 from transpile.errors import TranspileWarning
 
 JIT_FALLBACK = "no Numba lowering"      # known, explicit: see the module docstring

@@ -1,4 +1,4 @@
-"""A transform of a function defined inside the transformed code (transpile/normalize_lift.py):
+"""A transform of a function defined inside the transformed code (transpile/frontend/normalize/lift.py):
 `grad(lambda p: loss(p, x))(params)` in a jitted step, a nested def closing over the outer
 arguments, vmap of a closure with in_axes written as a literal, grad of grad of a lambda; and
 `(n,) + x.shape`. Oracles: central finite differences in float64 and JAX (x64)."""

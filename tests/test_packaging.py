@@ -53,4 +53,4 @@ def test_users_own_runtime_py_does_not_break_transpile(tmp_path):
              "assert runtime.MINE and transpile_runtime.__file__ != runtime.__file__\n"
              "print(transpile.grad.__module__)", str(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "transpile.api"
+    assert r.stdout.strip() == "transpile.api.autodiff"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from transpile_runtime import devices as rd
-from transpile.pmap import (all_gather, axis_index, axis_size, device_count, devices,
+from transpile.api.pmap import (all_gather, axis_index, axis_size, device_count, devices,
                             local_device_count, pmap, pmax, pmean, pmin, psum,
                             set_shard_compiler)
 from transpile_runtime.collectives import CollectiveError
@@ -390,7 +390,7 @@ MPI_SCRIPT = textwrap.dedent("""
     import numpy as np
     from transpile_runtime import mpi
     from transpile_runtime.devices import device_count, local_device_count
-    from transpile.pmap import pmap, psum, pmean, pmax, all_gather, axis_index
+    from transpile.api.pmap import pmap, psum, pmean, pmax, all_gather, axis_index
 
     comm = mpi.initialize()
     rank = comm.Get_rank()

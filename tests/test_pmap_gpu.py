@@ -4,12 +4,12 @@ without a device. NCCL (several GPUs) is exercised as far as one GPU allows."""
 import numpy as np
 import pytest
 
-from transpile.pmap import all_gather, pmap, pmean, psum
+from transpile.api.pmap import all_gather, pmap, pmean, psum
 
 
 def _device():
     try:
-        from transpile.lowering.cupy_backend import device_available
+        from transpile.lowering.gpu.cupy_backend import device_available
         return device_available()
     except Exception:
         return False

@@ -76,7 +76,7 @@ def _first_partial_of_grad(z):
 
 # grad of a function that calls grad(f) of an early return before a loop: inlining the
 # first-order code copied the backward loop's index (bound only on the path where the loop
-# ran) before its `if` (UnboundLocalError; transpile/transforms/rename.py)
+# ran) before its `if` (UnboundLocalError; transpile/core/rename.py)
 def test_grad_of_inlined_grad_with_an_early_return_before_a_loop():
     for x in XS:
         want = numerical_grad(_first_partial_of_grad, [x.copy()])

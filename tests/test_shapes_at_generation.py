@@ -1,6 +1,6 @@
 """Code that needs an argument's shape when it is generated (a comprehension over an array,
 sorted(x), reversed(x), np.stack of a comprehension): every transform generates it for the
-shapes of the call (transpile/shape_folding.py, api.Transform.specialize_for), vmap for one
+shapes of the call (transpile/api/shape_folding.py, api.Transform.specialize_for), vmap for one
 example's shapes. Oracles: NumPy per example, central finite differences in float64."""
 import warnings
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from transpile import TranspileError, grad
-from transpile.parse import parse_function
+from transpile.frontend.parse import parse_function
 
 MODULE = '''\
 import functools

@@ -263,12 +263,12 @@ def test_grad_of_vmapped_matrix_product():
 
 
 def test_branch_on_batched_data_becomes_select():
-    from transpile import ir
+    from transpile.core import ir
     from transpile.primitives import by_name
-    from transpile.transforms.batching import BatchSweep
-    from transpile.ir import Const, CoreFn, Eqn, Var
+    from transpile.batching.vectorize import BatchSweep
+    from transpile.core.ir import Const, CoreFn, Eqn, Var
     from transpile.pytree import LEAF
-    from transpile import codegen
+    from transpile.core import codegen
     # def f(x): c = x > 0; if c: y = x * 2 else: y = -x; return y      (x a scalar per example)
     body = [Eqn("c", by_name("greater"), {"x": Var("x"), "y": Const(0.0)}),
             ir.If(Var("c"), [Eqn("y", by_name("multiply"), {"x": Var("x"), "y": Const(2.0)})],
@@ -285,11 +285,11 @@ def test_branch_on_batched_data_becomes_select():
 
 
 def test_loop_on_unbatched_trip_count_stays_a_loop():
-    from transpile import codegen
-    from transpile.ir import Const, CoreFn, Eqn, ForRange, Var
+    from transpile.core import codegen
+    from transpile.core.ir import Const, CoreFn, Eqn, ForRange, Var
     from transpile.primitives import by_name
     from transpile.pytree import LEAF
-    from transpile.transforms.batching import BatchSweep
+    from transpile.batching.vectorize import BatchSweep
     # def f(x, n): acc = 0.0; for k in range(n): acc = acc * x + 1.0; return acc
     body = [Eqn("acc", by_name("astype"), {"x": Const(0.0), "dtype": Const(np.float64)}),
             ForRange("k", Const(0), Var("n"), Const(1),

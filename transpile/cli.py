@@ -91,7 +91,7 @@ def _innermost(obj):
 
 def is_transformed(obj):
     """Made by one of our transforms (grad, jit, vmap, pmap, ...)?"""
-    from transpile.api import Transform
+    from transpile.api.autodiff import Transform
     if isinstance(obj, Transform) or hasattr(obj, "__transpile_core__") or hasattr(obj, "show_source"):
         return True
     return type(obj).__module__.split(".")[0] == "transpile" and callable(obj) and \
@@ -175,7 +175,7 @@ def _public(name, issue):
 
 def apply_transform(name, fun, backend=None):
     """One CLI transform name -> a transformed object whose generated source `show` prints."""
-    from transpile import api
+    from transpile.api import autodiff as api
     if name == "grad":
         return api.grad(fun)
     if name == "value_and_grad":

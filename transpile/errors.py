@@ -35,7 +35,7 @@ class UnsupportedSyntax(TranspileError):
 class ShapesNeeded(UnsupportedSyntax):
     """The code needs an argument's shape when it is generated (the length of an array a
     comprehension runs over): transforms that keep their arguments' shapes retry with the
-    shapes known (transpile/api.py), others refuse with this message."""
+    shapes known (transpile/api/autodiff.py), others refuse with this message."""
 
 
 class NoRuleError(TranspileError):

@@ -1,10 +1,10 @@
 """Execution backends for generated code: name -> compile function (Numba CPU here; CuPy
-RawKernels and numba.cuda kernels in cupy_backend.py / cuda_backend.py).
+RawKernels and numba.cuda kernels in lowering/gpu/cupy_backend.py / lowering/gpu/cuda_backend.py).
 
 A backend's compile function is called as `compile(plan) -> callable or None`, where `plan`
-is a transpile.jit.Plan (the specialized, fused core and everything needed to print and load
+is a transpile.api.jit.Plan (the specialized, fused core and everything needed to print and load
 it). It returns a callable taking the flat arguments and returning the flat outputs, or raises
-`BackendUnavailable` / `transpile.lowering.numba_cpu.Unlowerable` (jit then falls back to NumPy).
+`BackendUnavailable` / `transpile.lowering.cpu.module.Unlowerable` (jit then falls back to NumPy).
 Other backends (CuPy, Numba CUDA) register themselves here with `register(name, fn)`.
 """
 
@@ -29,10 +29,10 @@ def get(name):
                          f"{', '.join(sorted(set(BACKENDS) | set(_BUILTIN)))}") from None
 
 
-_BUILTIN = {"cpu": "transpile.lowering.numba_cpu",
-            "numba": "transpile.lowering.numba_cpu",
+_BUILTIN = {"cpu": "transpile.lowering.cpu.module",
+            "numba": "transpile.lowering.cpu.module",
             "numpy": "transpile.lowering.numpy_eager",
-            "cupy": "transpile.lowering.cupy_backend", "cuda": "transpile.lowering.cuda_backend"}
+            "cupy": "transpile.lowering.gpu.cupy_backend", "cuda": "transpile.lowering.gpu.cuda_backend"}
 
 
 def _load_builtin(name):

@@ -3,7 +3,7 @@ reverse rules so that batched code can be differentiated again (grad of vmap).""
 from transpile_runtime import batching as RB
 from transpile.primitives import batching_rules as BR
 from transpile.primitives import jacobian_batching as JB
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives.batching_rules import NoRule, Rule
 from transpile.primitives.registry import by_name, defprim
 

@@ -1,7 +1,7 @@
 """Batching rules for the runtime helpers that derivative code calls (unbroadcast, sum_grad,
 getitem_vjp, the product vjps, ...), and the rule of the rt.batch_* helpers' own rows (no rule
 inside a nested vmap)."""
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives.batching_array_rules import elementwise_batch, structure_batch
 from transpile.primitives.batching_base import (NoRule, Rule, _const, _max_rank, _only_batched,
                                                 _shift, args_with)

@@ -1,7 +1,7 @@
 """Batching rules for array operations: elementwise, reductions (and cumulative ones), shape
 and structure (reshape, transpose, concatenate, ...), indexing, array creation and shape
 queries. The rule protocol is described in batching_base.py."""
-from transpile.ir import Const, IndexArg, SliceArg, TupleArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile.primitives.batching_base import (NON_ARRAY, NoRule, Rule, _const, _max_rank,
                                                 _only_batched, _shift, args_with)
 

@@ -9,13 +9,13 @@ working. A rule has two parts:
   rank(s, eqn)   the per-example rank (ndim) of the result, or None when unknown
   batch(s, eqn)  emit the batched computation through `s` (a transforms.batching.BatchSweep)
 
-Conventions (see transforms/batching.py for the design): the batch axis is axis 0 of every
+Conventions (see batching/vectorize.py for the design): the batch axis is axis 0 of every
 batched value; `s.r(atom)` is the per-example rank of an atom (None if unknown), `s.b(atom)` says
 whether it is batched; a rule ends with `s.final(prim, args)`, which binds the equation's own
 output name. A rule that cannot handle a case raises `NoRule`; the transform then writes an
 explicit loop over the batch for that statement.
 """
-from transpile.ir import Const, IndexArg, SliceArg, TupleArg
+from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg
 
 
 class NoRule(Exception):

@@ -8,7 +8,7 @@
   pointwise(p)    the row acts on each entry of argument p (np.interp, np.polyval in x): a
                   batched p passes through; any other batched argument: loop fallback
 """
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives.batching_rules import NoRule, Rule, _const, _only_batched, _shift
 
 

@@ -2,7 +2,7 @@
 (written as one einsum with a batch letter where needed), solve, det and inv."""
 import string
 
-from transpile.ir import Const, IndexArg, TupleArg
+from transpile.core.ir import Const, IndexArg, TupleArg
 from transpile.primitives.batching_array_rules import elementwise_batch
 from transpile.primitives.batching_base import NoRule, Rule, _const, _only_batched
 

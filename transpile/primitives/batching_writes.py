@@ -9,7 +9,7 @@
     `rows = arange(B)`. Other cases (array or boolean indices, a batched slice bound) raise
     NoRule: vmap then writes an explicit loop over the batch (correct, slower).
 """
-from transpile.ir import Const, IndexArg, SliceArg
+from transpile.core.ir import Const, IndexArg, SliceArg
 from transpile.primitives.batching_rules import NoRule, Rule, index_rank
 
 
@@ -99,7 +99,7 @@ def if_array_batch(s, eqn):
 
 
 def setitem_if_array_batch(s, eqn):
-    from transpile.ir import Eqn
+    from transpile.core.ir import Eqn
     from transpile.primitives.registry import by_name
     a = eqn.args
     if _per_example_array(s, a["probe"]):

@@ -2,7 +2,7 @@
 tape that reverse mode uses through loops (runtime/tape.py explains the design).
 
 `tape_new` and `tape_pop` carry no rules here: the transforms treat a tape's pushes and pops
-as a pair (transforms/reverse.py gives an active tape an adjoint tape, transforms/forward.py a
+as a pair (ad/reverse.py gives an active tape an adjoint tape, ad/forward.py a
 tangent tape)."""
 from transpile_runtime import tape as T
 from transpile.primitives import batching_rules as BR
@@ -18,9 +18,9 @@ setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.se
                        "x": "rt.setitem(g, index, 0)"},
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"})
-# forward mode: one write of v's tangent into x's tangent (transforms/forward.py, jvp_joint)
+# forward mode: one write of v's tangent into x's tangent (ad/forward.py, jvp_joint)
 setitem.jvp_joint = (("x", "v"), "rt.setitem(x_dot, index, rt.float_part(v_dot, ans))")
-# `v op= e` where v may be a scalar (transpile/aliasing_scalars.py): decided when it runs
+# `v op= e` where v may be a scalar (transpile/frontend/normalize/aliasing_scalars.py): decided when it runs
 if_array = defprim("if_array", T.if_array, "rt.if_array", "probe, a, b", batch=BW.if_array,
                    linear=("a", "b"), shape_args=("probe",),
                    vjp={"a": "rt.if_array(probe, g, rt.shape_like(g))",
@@ -38,7 +38,7 @@ setitem_if_array.jvp_joint = (("x", "v"), "rt.setitem_if_array(x_dot, index, "
 write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if_array,
                                   "rt.write_in_place_if_array", "x, index, v, probe",
                                   batch="helper", nondiff=True)
-# `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
+# `like op= v` on an array: the result keeps like's dtype (transpile/frontend/normalize/aliasing.py)
 float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
 cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=BW.cast_into,
@@ -55,24 +55,24 @@ tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop
 trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, step",
                      batch="helper", nondiff=True)
 # what a tape saves for a value the backward sweep reads only for its shape/dtype
-# (transforms/tape_slim.py)
+# (ad/tape_slim.py)
 shape_like = defprim("shape_like", T.shape_like, "rt.shape_like", "x", batch=BW.assign,
                      nondiff=True)
-# the same helper where the tape saves it (transforms/tape_slim.py): only the shape/dtype of the
-# saved value is ever read, so a compiled scalar may keep its value (specialize_control.py)
+# the same helper where the tape saves it (ad/tape_slim.py): only the shape/dtype of the
+# saved value is ever read, so a compiled scalar may keep its value (optimize/specialize_control.py)
 shape_only = defprim("shape_only", T.shape_only, "rt.shape_only", "x", batch=BW.assign,
                      nondiff=True)
 # what of g reaches v in `y[index] = v` (duplicate integer indices: the last one written)
 written_part = defprim("written_part", T.written_part, "rt.written_part", "x, index",
                        batch=BR.index, linear=("x",),
                        vjp={"x": "rt.setitem(np.zeros_like(x), index, g)"})
-# `d = d + c` where the adjoint d holds 0.0 (transforms/inplace.py): d becomes c's buffer
+# `d = d + c` where the adjoint d holds 0.0 (optimize/inplace.py): d becomes c's buffer
 added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d",
                         batch=BW.added_to_zero, linear=("d",), vjp={"d": "g"})
 # `acc = acc + rt.getitem_vjp(ct, like, index)` where acc is owned and dead afterwards
-# (transforms/inplace.py): ct added into acc's buffer
+# (optimize/inplace.py): ct added into acc's buffer
 add_at = defprim("add_at", T.add_at, "rt.add_at", "acc, index, ct, like", batch="helper",
                  nondiff=True)
-# `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (transforms/inplace.py)
+# `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (optimize/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
                          batch="helper", nondiff=True)

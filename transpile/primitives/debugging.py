@@ -15,7 +15,7 @@ debug_breakpoint = defprim("debug_breakpoint", D.debug_breakpoint, "rt.debug_bre
                            "names, *values", batch="helper", nondiff=True, pure=False)
 
 
-# ---- assert and raise in transformed code (transpile/normalize_checks.py) ------------------
+# ---- assert and raise in transformed code (transpile/frontend/normalize/checks.py) ------------------
 # raise ValueError(f"..."): the built-in exception class by name, a str.format template (None:
 # no message) and its values; effects, never evaluated while generating, never dropped
 def _raise_batch(s, eqn):

@@ -5,7 +5,7 @@ rt.fft_adjoint are each other's transposes, so higher derivatives stay in these 
 import numpy as np
 
 import transpile_runtime as rt
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defprim
 

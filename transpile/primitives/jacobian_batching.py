@@ -1,7 +1,7 @@
 """Batching rules for the helpers of Jacobians built as one generated function
 (rt.basis_like, rt.jac_columns, rt.jac_rows): vmap(jacfwd(f)), vmap(jacrev(f)) and a Jacobian
 inside a vmapped function stay array code instead of a loop over the batch."""
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives.batching_rules import NoRule, Rule
 
 

@@ -89,6 +89,6 @@ defprim("float", float, "float", "x", batch=BR.query, linear=("x",), vjp={"x": "
 
 
 # np.random.RandomState(seed).randn(...) / default_rng(seed).normal(...) inside transformed code:
-# a value that is not differentiated (transpile/normalize_random.py)
+# a value that is not differentiated (transpile/frontend/normalize/random.py)
 defprim("random_draw", _helpers.random_draw, "rt.random_draw",
         "factory, seed, history, method, args", nondiff=True, pure=False, batch=per_example)

@@ -2,14 +2,14 @@
 rows' `numba=` field: `form(lw, eqn)` returns the expression for the result, or a list of
 statements that bind `eqn.out`, or None when these arguments have no form (jit then says so).
 
-`lw` is the lowerer (transpile/lowering/numba_cpu.py): `lw.fmt(arg)` prints an argument,
+`lw` is the lowerer (transpile/lowering/cpu/module.py): `lw.fmt(arg)` prints an argument,
 `lw.av(arg)` is its abstract value (shape and dtype, every shape known when this runs) and
 `lw.avals[eqn.out]` the result's. The text is plain Numba-supported Python: shapes are
 constants, loops are written out.
 """
 import numpy as np
 
-from transpile.ir import Const, TupleArg, Var
+from transpile.core.ir import Const, TupleArg, Var
 
 
 def _const(eqn, name, default=None):

@@ -12,7 +12,7 @@ np.meshgrid returns one row per output, each a broadcast of one input.
 """
 import numpy as np
 
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives import batching_rules as BR
 from transpile.primitives.batching_more import per_example, pointwise
 from transpile.primitives.batching_rules import NoRule, Rule, _const, _shift

@@ -15,7 +15,7 @@ derivatives 2 r (in b) and -2 r x^T (in a) at the optimum (r = b - a x); rank is
 """
 import numpy as np
 
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives.batching_more import axis_rule, per_example, pointwise
 from transpile.primitives.batching_rules import NoRule, Rule, _const, elementwise_batch
 from transpile.primitives.linalg_rows import pinv_jvp, pinv_vjp

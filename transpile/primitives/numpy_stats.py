@@ -18,7 +18,7 @@ C / sqrt(diag C diag C^T) for C = np.cov(x, y), and its rules go through np.cov'
 import numpy as np
 
 from transpile.errors import TranspileError
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives import batching_rules as BR
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching_more import per_example

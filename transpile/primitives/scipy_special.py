@@ -7,7 +7,7 @@ import numpy as np
 
 import transpile_runtime as rt
 from transpile.errors import TranspileError
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives import batching_rules as BR
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defalias, defprim

@@ -5,7 +5,7 @@ functions of runtime/distributions.py. Univariate rows are elementwise (`deriv` 
 broadcasting like NumPy); parameters without a rule (t.cdf's df, gamma.cdf's a, beta.cdf's
 a and b, poisson's k) refuse to be differentiated with an error naming the user's line."""
 import transpile_runtime as rt
-from transpile.ir import Const
+from transpile.core.ir import Const
 from transpile.primitives import batching_rules as BR
 from transpile.primitives.batching_more import per_example
 from transpile.primitives.registry import defalias, defprim

@@ -1,0 +1,1 @@
+"""Automatic differentiation over core Python: forward mode, reverse mode, the tape."""

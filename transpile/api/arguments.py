@@ -1,0 +1,141 @@
+"""How the transforms read their arguments: which leaves are static (Python bool/int/str/None,
+fixed when the code is generated) and which are dynamic, argnums and the leaf ranges they pick,
+the dtype checks of grad (float, or complex with holomorphic=True), tangents cast to their
+primal's dtype, and copies of array arguments (for functions that write into them)."""
+import numpy as np
+
+from transpile.frontend.callables import as_index
+from transpile.api.dynamic_ints import is_dynamic_int
+from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
+
+STATIC_TYPES = (bool, int, str, type(None))
+
+
+def spec_flatten(value, dynamic_ints=False):
+    """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves).
+    With dynamic_ints, Python ints are dynamic leaves too (jit; see transpile/api/dynamic_ints.py)."""
+    if type(value) is np.ndarray:      # the common case, without the pytree walk
+        return [value], LEAF
+    if dynamic_ints and is_dynamic_int(value):
+        return [value], LEAF
+    leaves, tree = tree_flatten(value)
+    dyn = []
+    statics = iter(leaves)
+
+    def mark(t):
+        if t.kind == "leaf":
+            v = next(statics)
+            if isinstance(v, STATIC_TYPES) and not isinstance(v, np.generic) and not (
+                    dynamic_ints and is_dynamic_int(v)):
+                return TreeDef("static", (), (v,))
+            dyn.append(v)
+            return LEAF
+        return TreeDef(t.kind, tuple(mark(c) for c in t.children), t.keys)
+    return dyn, mark(tree)
+
+
+def norm_argnums(argnums, nparams, fname):
+    argnums = as_index(argnums)         # np.int64(1) is an int argnum
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    if not nums:
+        raise ValueError(f"argnums must name at least one argument of {fname}")
+    for a in nums:
+        if not isinstance(a, int):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if nparams is None:         # f(*args): checked against each call's arguments
+            if a < 0:
+                raise ValueError(f"argnums={argnums!r}: {fname} takes *args, so argnums "
+                                 "must be non-negative")
+            continue
+        if not -nparams <= a < nparams:
+            raise ValueError(f"argnums={argnums!r} is out of range: {fname} takes {nparams} "
+                             f"argument{'s' if nparams != 1 else ''}")
+    return single, tuple(a if nparams is None else a % nparams for a in nums)
+
+
+def leaf_ranges(in_trees):
+    ranges, start = [], 0
+    for t in in_trees:
+        n = t.num_leaves
+        ranges.append(range(start, start + n))
+        start += n
+    return ranges
+
+
+def check_float(values, argnums, what):
+    for a in argnums:
+        for leaf in tree_flatten(values[a])[0]:
+            dtype = np.result_type(leaf)
+            if isinstance(leaf, (bool, int)) or not np.issubdtype(dtype, np.inexact):
+                raise TypeError(
+                    f"{what} requires float inputs for the differentiated arguments, but argument "
+                    f"{a} has a leaf of type {type(leaf).__name__} (dtype {dtype}). "
+                    "Pass floats, e.g. 2.0 instead of 2, or x.astype(float).")
+
+
+def check_complex(values, argnums):
+    """grad(..., holomorphic=True) differentiates complex arguments only (as JAX)."""
+    for a in argnums:
+        for leaf in tree_flatten(values[a])[0]:
+            dtype = np.result_type(leaf)
+            if not np.issubdtype(dtype, np.complexfloating):
+                raise TypeError(
+                    f"grad(..., holomorphic=True) requires complex inputs, but argument {a} has "
+                    f"dtype {dtype}; pass e.g. x.astype(complex)")
+
+
+def walk_tree(tree):
+    yield tree
+    for c in tree.children:
+        yield from walk_tree(c)
+
+
+def tangent_like(t, p):
+    dtype = np.result_type(p)
+    if np.issubdtype(dtype, np.inexact):
+        return np.asarray(t, dtype=dtype) if np.ndim(p) or isinstance(p, np.ndarray) else \
+            dtype.type(t)
+    return t
+
+
+def tree_map_zeros(tree):
+    leaves, t = tree_flatten(tree)
+    return tree_unflatten(t, [np.zeros_like(l) for l in leaves])
+
+
+def copy_arrays(args):
+    """args with every array leaf copied (pytrees kept)."""
+    return [tree_map(lambda v: np.array(v, copy=True) if isinstance(v, np.ndarray) else v, a)
+            for a in args]
+
+
+def write_back_arrays(args, after):
+    """Copy into the caller's writable arrays what a call left in their copies `after`."""
+    for a, b in zip(args, after):
+        for x, y in zip(tree_flatten(a)[0], tree_flatten(b)[0]):
+            if type(x) is np.ndarray and x.flags.writeable and x.shape == np.shape(y) \
+                    and not np.array_equal(x, y, equal_nan=True):
+                x[...] = y
+
+
+def has_star(sig):
+    """f(*args) or f(**kwargs)."""
+    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in sig.parameters.values())
+
+
+def bind_call(sig, args, kwargs):
+    """One value per parameter (defaults applied); for f(*args, **kwargs), one value per
+    positional argument of the call (argnums count them, as in JAX), then the keyword-only
+    ones, then one dict of the extra keywords."""
+    ba = sig.bind(*args, **kwargs)
+    ba.apply_defaults()
+    values = []
+    for p in sig.parameters.values():
+        if p.kind == p.VAR_POSITIONAL:
+            values += list(ba.arguments[p.name])
+        elif p.kind == p.VAR_KEYWORD:
+            values.append(dict(ba.arguments[p.name]))
+        else:
+            values.append(ba.arguments[p.name])
+    return values

@@ -1,0 +1,767 @@
+"""jit: compile a function's generated code for its argument signature (Numba on the CPU).
+
+    @jit                                  # or jit(f, static_argnames=("normal",))
+    def f(x, normal=True): ...
+
+A call looks up the *abstract signature* of its arguments (pytree structure, shapes, dtypes,
+values of static arguments). A new signature builds the function's core Python (through any
+inner transforms: jit(grad(f)) compiles the gradient), specializes it to those shapes
+(`x.ndim` is a constant; runtime helpers such as unbroadcast disappear), fuses elementwise
+chains and reductions into loops, lowers that to a Numba module and compiles it. The module
+is a real file (see `show(jit(f), *args)`), and Numba's cache of it is kept on disk, checked
+against a manifest (runtime/diskcache.py), so another process loads it instead of compiling.
+
+If Numba refuses the lowered code, the call runs the generated NumPy code instead and warns
+once (TranspileWarning) naming the construct: the numbers are the same.
+
+Tiers: by default a call never waits for the compiler. A new signature's first calls run the
+generated NumPy code (`Pending`) while a background thread specializes, lowers and compiles
+it (`Compiled.precompile`: by argument types, without running it); the next call after that
+runs the compiled code. jit(f, wait=True), TRANSPILE_TIERS=0 (the test suite) or
+jit(f).compile(*args) compile first. Per call, a generated entry for the latest signature
+(compile/dispatch.py) checks the arguments and the globals the code was generated from and calls
+the compiled dispatcher directly; everything else takes the full path below it.
+
+jit is a Transform: grad(jit(f)) differentiates f's code, jit(grad(f)) compiles the gradient.
+
+Here: `jit` / `Jit` (the compile cache by abstract signature, building and planning a
+specialization) and pmap's per-shard compiler. A specialization's `Plan` and `Compiled` are
+in compile/specialization.py, the backends' compile functions (Numba, GPU), the guards around
+Numba's disk cache and `initialize_runtime` in compile/backends.py (Plan, Compiled and
+initialize_runtime are importable from here too).
+"""
+import atexit
+import inspect
+import os
+import sys
+import threading
+
+import numpy as np
+
+from transpile.core.tracebacks import api_boundary
+from transpile.core import codegen
+from transpile.api.autodiff import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
+from transpile.frontend.callables import as_index, param_list
+from transpile.frontend.transform_registry import example_avals
+from transpile.api.dynamic_ints import (StaticIntsNeeded, int_params, ints_stay_dynamic,
+                                    is_dynamic_int)
+from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, TranspileWarning
+from transpile.compile.backends import initialize_runtime
+from transpile.compile.dispatch import MISS, generated_entry
+from transpile.compile.specialization import FREE_CHANGED, Compiled, Plan, deps_fresh
+from transpile.frontend.normalize.normalizer import SPECIALIZE
+from transpile.frontend.parse import read_binding
+from transpile.pytree import TreeDef, tree_unflatten
+from transpile.api.shape_folding import shape_folder
+from transpile.ad.accumulate import reads_before_writes, scatter_adds
+from transpile.optimize.dead_code import drop_dead_values
+from transpile.optimize.fusion import fuse
+from transpile.optimize.inplace import in_place_writes
+from transpile.ad.tape_split import drop_dead_tapes, split_tapes
+from transpile.optimize.specialize import AVal, aval_of, specialize
+
+__all__ = ["jit", "Jit", "initialize_runtime"]
+
+_SHAPE_PRESERVING = (Grad, JVP, VJP, Plain)
+
+
+def _innermost(fun):
+    while isinstance(fun, Transform):
+        fun = fun.fun
+    return fun
+
+
+def _fast_aval(v):
+    """aval_of, with NumPy arrays (the common case) interned by (shape, dtype)."""
+    if type(v) is np.ndarray:
+        k = (v.shape, v.dtype)
+        av = _AVALS.get(k)
+        if av is None:
+            av = _AVALS[k] = aval_of(v)
+        return av
+    return aval_of(v)
+
+
+_AVALS = {}
+
+_ND = np.ndarray
+_PLAIN = frozenset([float, complex, np.float64, np.float32, np.float16, np.complex64,
+                    np.complex128, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32,
+                    np.uint16, np.uint8, np.bool_])
+
+
+def _leaf_key(a, dynamic_ints):
+    """One flat argument's part of the fast key (None: no fast path for it). Arrays key on
+    (shape, dtype), floats and NumPy scalars on their type, dynamic ints on int, static
+    values (bools, ints when they are static) on their value."""
+    t = type(a)
+    if t is _ND:
+        return (a.shape, a.dtype)
+    if t in _PLAIN:
+        return t
+    if t is int:
+        if dynamic_ints and is_dynamic_int(a):
+            return int
+        return ("static", int, a)
+    if t is bool:
+        return ("static", bool, a)
+    return None
+
+
+_NO_TIER = object()
+_INTS_STATIC = object()
+_TLS = threading.local()
+_PIPELINE_LOCK = threading.RLock()   # transpile's own passes run one thread at a time
+_BACKGROUND = set()                  # background compile threads still running
+
+
+def tiers_enabled():
+    """Tiered execution by default: a call never waits for the compiler (the NumPy version
+    runs until the compiled code is ready). TRANSPILE_TIERS=0 makes every call wait (the
+    test suite sets it; jit(f, wait=True|False) decides per function)."""
+    return os.environ.get("TRANSPILE_TIERS", "1").strip().lower() not in ("0", "false", "no",
+                                                                           "off")
+
+
+class Pending:
+    """A signature whose compiled code is being built in the background: its calls run the
+    generated NumPy code (the same numbers and argument writes as the compiled code)."""
+
+    def __init__(self, jit, core, origin):
+        from transpile.optimize.inplace import for_printing   # O(1) writes, del
+        fn, _, _ = codegen.load(for_printing(core), origin)
+        self.core = core
+        self.fn = fn
+        self.n = len(core.outs)
+        self.free = [where for _, where, _ in core.free]
+        self.deps = list(getattr(core, "deps", []))
+        self.thread = None
+        self.started = False
+        self.done = False
+        self.failed = False
+
+    def fresh(self):
+        return deps_fresh(self.deps)
+
+    def run(self, leaves):
+        args = [*leaves, *[read_binding(w) for w in self.free]]
+        out = self.fn(*args[:len(self.core.params)])
+        flat = (out,) if self.n == 1 else tuple(out)
+        return tree_unflatten(self.core.out_tree, list(flat))
+
+
+_SWITCH = {"threads": 0, "saved": None}
+_SWITCH_LOCK = threading.Lock()
+SWITCH_INTERVAL = 1e-4
+
+
+def _start_compile_thread(t):
+    """Start a background compile. While one runs, the interpreter switches threads every
+    0.1 ms instead of 5 ms: Numba's compiler holds the GIL most of the time, and the caller's
+    NumPy code gives the GIL up in every large operation (BLAS, ufunc loops), then waits a
+    whole switch interval to get it back (measured: 100 NumPy-tier calls of an MLP step took
+    14.3 s with 5 ms, 2.2 s with 0.1 ms, 2.7 s with no compile running)."""
+    with _SWITCH_LOCK:
+        if _SWITCH["threads"] == 0:
+            _SWITCH["saved"] = sys.getswitchinterval()
+            sys.setswitchinterval(min(_SWITCH["saved"], SWITCH_INTERVAL))
+        _SWITCH["threads"] += 1
+    _BACKGROUND.add(t)
+    try:
+        t.start()
+    except BaseException:
+        _BACKGROUND.discard(t)
+        _switch_back()
+        raise
+
+
+def _switch_back():
+    with _SWITCH_LOCK:
+        _SWITCH["threads"] -= 1
+        if _SWITCH["threads"] == 0 and _SWITCH["saved"] is not None:
+            sys.setswitchinterval(_SWITCH["saved"])
+
+
+def _wait_for_background():
+    """At exit, let running background compiles finish (they fill the disk cache, and a
+    thread killed inside LLVM at interpreter shutdown may crash it)."""
+    for t in list(_BACKGROUND):
+        t.join(120)
+
+
+atexit.register(_wait_for_background)
+if hasattr(os, "register_at_fork"):
+    # a child forked while Numba compiles would inherit its compiler lock held by a thread
+    # that does not exist there (its first compile would hang): finish compiling first
+    os.register_at_fork(before=_wait_for_background)
+
+
+class Jit(Transform):
+    """The callable jit returns; a Transform, so it composes with grad/vmap/..."""
+
+    keeps_shapes = True
+
+    suffix = "__jit"
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend="cpu", wait=None):
+        super().__init__(fun)
+        from transpile.lowering import backends
+        names = [p.name for p in self._params]
+        static_argnums = as_index(static_argnums)      # np.int64(1) too
+        if isinstance(static_argnums, int):
+            static_argnums = (static_argnums,)
+        if isinstance(static_argnames, str):
+            static_argnames = (static_argnames,)
+        static = set()
+        for i in static_argnums:
+            if not -len(names) <= i < len(names):
+                raise ValueError(f"jit: static_argnums={static_argnums!r} out of range for "
+                                 f"{self.__name__} with {len(names)} parameters")
+            static.add(i % len(names))
+        for n in static_argnames:
+            if n not in names:
+                raise ValueError(f"jit: static_argnames names {n!r}, which is not a parameter "
+                                 f"of {self.__name__} ({', '.join(names)})")
+            static.add(names.index(n))
+        self.static = frozenset(static)
+        self._static_order = tuple(sorted(static))
+        if backend not in backends.BACKENDS and backend not in backends._BUILTIN:
+            backends.get(backend)      # raises the clear error
+        self.backend = backend
+        self._specs = {}
+        self._compile_lock = threading.RLock()
+        self._warned = set()
+        self.compile_count = 0          # specializations built (for tests and curiosity)
+        self.wait_mode = wait           # None: the TRANSPILE_TIERS default; True: calls wait
+        #                                 for the compiler; False: tiered (see tiers_enabled)
+        self._entry = self._entry_default   # a generated entry for the latest signature
+        self._entries = {}              # signature -> its generated entry
+        self._fast = {}                 # fast key (types of flat args) -> runner (see __call__)
+        self._pending = {}              # signature -> Pending (NumPy tier while compiling)
+        self._deferred = []             # warnings from background compiles, for the next call
+        self.last_tier = None           # "numpy" or "compiled": what the last call ran
+        self.dynamic_ints = True        # Python int arguments as dynamic scalars, until one
+        #                                 call shows the code needs their values (api/dynamic_ints.py)
+
+    # -- Transform interface ---------------------------------------------------------------------
+
+    def __transpile_core__(self, in_trees):
+        return core_of(self.fun, in_trees)
+
+    def flatten_args(self, values):
+        leaves, trees = [], []
+        for i, v in enumerate(values):
+            if i in self.static:
+                try:
+                    hash(v)
+                except TypeError:
+                    raise TypeError(
+                        f"jit({self.__name__}): static argument {self._params[i].name!r} must be "
+                        f"hashable (it keys the compile cache), got {type(v).__name__}; pass a "
+                        "tuple instead of a list, or make it a regular argument") from None
+                trees.append(TreeDef("static", (), (v,)))
+                continue
+            dyn, tree = spec_flatten(v, dynamic_ints=self.dynamic_ints)
+            leaves += dyn
+            trees.append(tree)
+        return leaves, tuple(trees)
+
+    # -- calling ---------------------------------------------------------------------------------
+
+    @api_boundary     # tracebacks without transpile\'s frames (core/tracebacks.py)
+    def __call__(self, *args, **kwargs):
+        if not kwargs:
+            return self._entry(*args)      # the generated fast path (compile/dispatch.py)
+        return self._call(args, kwargs)
+
+    def _entry_default(self, *args):
+        return self._dict_call(args)
+
+    def _dict_call(self, args):
+        """The fast path's second level: flat arrays and scalars keyed on their types."""
+        try:
+            key = tuple([(a.shape, a.dtype) if type(a) is _ND else
+                         (type(a) if type(a) in _PLAIN else _leaf_key(a, self.dynamic_ints))
+                         for a in args])
+            if self.static:
+                key += tuple([("static", args[i]) for i in self._static_order])
+            run = self._fast.get(key)
+        except (TypeError, IndexError):
+            run = None
+        if run is not None:
+            out = run.run(args)
+            if out is not MISS:
+                return out
+        return self._call(args, {})
+
+    def _forget_fast(self):
+        self._fast.clear()
+        self._entries.clear()
+        self._entry = self._entry_default
+
+    def _call(self, args, kwargs):
+        """The full path: bind, flatten pytrees, look up the abstract signature, build."""
+        if self._deferred:
+            self._flush_warnings()
+        values = self.bind(args, kwargs)
+        leaves, trees = self.flatten_args(values)
+        key = (trees, tuple([_fast_aval(v) for v in leaves]))
+        c = self._specs.get(key)
+        if c is not None and c.fresh():
+            out = c.run(leaves)
+            if out is not FREE_CHANGED:
+                self.last_tier = c.tier
+                if not kwargs and len(args) == len(self._params):
+                    self._install_fast(c, args, key, trees)
+                return out
+        if self._tiered():
+            out = self._call_tiered(key, trees, leaves)
+            if out is _INTS_STATIC:     # an int argument's value is needed: key on it
+                self.dynamic_ints = False
+                self._forget_fast()
+                leaves, trees = self.flatten_args(values)
+                key = (trees, tuple([_fast_aval(v) for v in leaves]))
+                c = self._specs.get(key)
+                out = _NO_TIER if c is not None else self._call_tiered(key, trees, leaves)
+            if out is not _NO_TIER and out is not _INTS_STATIC:
+                return out
+        c, leaves = self.compiled_for_values(values)
+        out = c.run(leaves)
+        if out is FREE_CHANGED:   # free variables changed shape while we compiled: run eagerly
+            out = c.finish(c.plan.eager_callable()(*leaves, *[read_binding(w) for w in c.free]),
+                           convert=False)
+        self.last_tier = c.tier
+        return out
+
+    def _install_fast(self, c, args, key, trees):
+        """Make calls with arguments like these take the fast path to `c`: the generated entry
+        (compile/dispatch.py; flat arguments and pytrees of them) and, for flat arguments, the
+        dictionary keyed on their types."""
+        entry = self._entries.get(key)
+        if entry is None or entry.compiled is not c:
+            entry = generated_entry(c, args, trees, self.dynamic_ints, self._dict_call)
+            if entry is None:
+                return
+            if len(self._entries) > 64:
+                self._entries.clear()
+            self._entries[key] = entry
+        self._entry = entry
+        try:
+            fkey = tuple(_leaf_key(a, self.dynamic_ints) for a in args)
+            if self.static:
+                fkey += tuple([("static", args[i]) for i in self._static_order])
+            hash(fkey)
+        except (TypeError, IndexError):
+            return
+        if any((k is None and i not in self.static) or type(k) is tuple and k[0] == ()
+               for i, k in enumerate(fkey[:len(args)])):
+            return       # a pytree, an unknown type, a 0-d array (passed as a scalar)
+        if len(self._fast) > 64:
+            self._fast.clear()
+        self._fast[fkey] = entry
+
+    # -- tiers -----------------------------------------------------------------------------------
+
+    def _tiered(self):
+        if self.backend not in ("cpu", "numba"):
+            return False
+        if self.wait_mode is not None:
+            return not self.wait_mode
+        return tiers_enabled()
+
+    def _call_tiered(self, key, trees, leaves):
+        """Run the NumPy tier for a signature whose compiled code is being built in the
+        background (starting that build on the first call). _NO_TIER where this signature
+        must be built here (its core needs int values, a build failed in a way the blocking
+        path reports better)."""
+        with self._compile_lock:
+            p = self._pending.get(key)
+            if p is not None and not p.fresh():
+                del self._pending[key]
+                p = None
+            if p is None:
+                try:
+                    p = self._start_background(key, trees, leaves)
+                except StaticIntsNeeded:
+                    return _INTS_STATIC
+                except Exception:        # noqa: BLE001 (the blocking path raises it clearly)
+                    return _NO_TIER
+                if p is None:
+                    return _NO_TIER
+            start = None
+            if not p.started:
+                p.started = True
+                start = p.thread
+        self.last_tier = "numpy"
+        try:
+            return p.run(leaves)
+        finally:     # the compile starts once the first call is done (it needs the GIL)
+            if start is not None:
+                _start_compile_thread(start)
+
+    def _start_background(self, key, trees, leaves):
+        in_avals = list(key[1])
+        dyn = self.dynamic_ints and any(a.weak and a.dtype.kind in "iu" for a in in_avals)
+        try:
+            core, ranked, folded = self._core_for(trees, in_avals, False)
+        except Exception as e:
+            if dyn:
+                raise StaticIntsNeeded(str(e)) from e
+            raise
+        if dyn and not ints_stay_dynamic(core, int_params(core, in_avals)):
+            raise StaticIntsNeeded("an int argument's value is needed when generating code")
+        p = Pending(self, core, _origin(self))
+        self._pending[key] = p
+        self.compile_count += 1
+        t = threading.Thread(target=self._background, name=f"transpile-jit-{self.__name__}",
+                             args=(key, trees, in_avals, list(leaves), core, ranked, dyn, p),
+                             daemon=True)
+        p.thread = t
+        return p
+
+    def _background(self, key, trees, in_avals, leaves, core, ranked, dyn, p):
+        """Build and compile one specialization off the caller's thread; on success the next
+        call of that signature runs the compiled code. Warnings wait for the next call."""
+        _TLS.defer = self._deferred
+        try:
+            try:
+                c = self._finish_build(trees, in_avals, core, ranked,
+                                       int_params if dyn else None, False)
+                c.precompile(leaves)
+            except StaticIntsNeeded:
+                self.dynamic_ints = False     # the next call keys on int values, builds again
+                self._forget_fast()
+                p.failed = True
+                return
+            except Exception as e:        # noqa: BLE001 (reported once; NumPy keeps running)
+                p.failed = True
+                self._warn(f"jit({self.__name__}): compiling in the background failed "
+                           f"({type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}); "
+                           "this signature keeps running the NumPy version.")
+                return
+            with self._compile_lock:
+                if self._pending.get(key) is p:
+                    if c.fresh():
+                        self._specs[key] = c
+                    del self._pending[key]
+            p.done = True
+        finally:
+            _TLS.defer = None
+            _BACKGROUND.discard(threading.current_thread())
+            _switch_back()
+
+    def _flush_warnings(self):
+        while self._deferred:
+            self._warn(self._deferred.pop(0))
+
+    def compile(self, *args, **kwargs):
+        """Compile for these example arguments now (blocking) without running the function:
+        ahead-of-time warm-up, as JAX's jit(f).lower(*args).compile(). Returns self."""
+        values = self.bind(args, kwargs)
+        c, leaves = self.compiled_for_values(values)
+        if not c.checked:
+            with c.lock:
+                if not c.checked:
+                    c.precompile(leaves)
+        self._flush_warnings()
+        return self
+
+    def wait(self, timeout=None):
+        """Block until every background compile of this function has finished."""
+        for p in list(self._pending.values()):
+            if p.thread is not None and p.started and p.thread.ident is not None:
+                p.thread.join(timeout)
+        self._flush_warnings()
+        return self
+
+    def compiled_for_values(self, values):
+        """(compiled specialization, flat leaves) for bound argument values."""
+        leaves, trees = self.flatten_args(values)
+        key = (trees, tuple([_fast_aval(v) for v in leaves]))
+        try:
+            return self.compiled_for(key, trees, leaves), leaves
+        except StaticIntsNeeded:
+            self.dynamic_ints = False         # specialize on int values from now on
+            self._forget_fast()
+            return self.compiled_for_values(values)
+
+    def compiled_for(self, key, trees, leaves):
+        with self._compile_lock:
+            c = self._specs.get(key)
+            if c is not None and c.fresh():
+                free = [read_binding(w) for w in c.free]
+                if not c.free or tuple(aval_of(v) for v in free) == c.free_avals:
+                    return c
+            c = self._build(trees, list(key[1]))
+            self._specs[key] = c
+            self.compile_count += 1
+            return c
+
+    def _build(self, trees, in_avals):
+        if not self.dynamic_ints or not any(a.weak and a.dtype.kind in "iu" for a in in_avals):
+            return self._build_core(trees, in_avals, None)
+        try:
+            return self._build_core(trees, in_avals, int_params)
+        except (StaticIntsNeeded, ShapeMismatch):
+            raise
+        except Exception as e:         # an int argument's value is needed: specialize on it
+            raise StaticIntsNeeded(str(e)) from e
+
+    def _build_core(self, trees, in_avals, dynamic_int_params, per_example=False):
+        core, ranked, _ = self._core_for(trees, in_avals, per_example)
+        return self._finish_build(trees, in_avals, core, ranked, dynamic_int_params, per_example)
+
+    def _core_for(self, trees, in_avals, per_example):
+        """(core, ranked, folded): the core Python to specialize for these avals."""
+        from transpile.api.vmap import Vmap
+        ranked = getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
+            p.default is inspect.Parameter.empty for p in self.fun._params)
+        folded = in_avals if self._chain_preserves_shapes() else None
+        with _PIPELINE_LOCK:
+            try:
+                core = self._core_with(trees, in_avals, ranked, per_example, folded)
+            except ShapesNeeded:
+                # a comprehension over an array under vmap: one example's shapes, then
+                inner = example_avals(self.fun, trees, in_avals) if folded is None else None
+                if inner is None:
+                    raise
+                core = self._core_with(trees, in_avals, ranked, per_example, inner)
+        return core, ranked, folded
+
+    def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example):
+        """Specialize, fuse, lower and load `core` (Numba compiles on the first call or in
+        Compiled.precompile)."""
+        from transpile.api.vmap import Vmap
+        if dynamic_int_params is not None and not ints_stay_dynamic(
+                core, dynamic_int_params(core, in_avals)):
+            raise StaticIntsNeeded("an int argument's value is needed when generating code")
+        with _PIPELINE_LOCK:
+            plan = self._plan(core, in_avals)
+        plan.retry = None
+        if ranked and isinstance(self.fun, Vmap) and not per_example:
+            # the batched code may have a step Numba cannot lower: then one compiled loop over
+            # the batch around the function (each example runs the code jit(f) would)
+            plan.retry = lambda: self._build_core(trees, in_avals, dynamic_int_params, True)
+        from transpile.lowering import backends
+        from transpile.lowering.cpu.module import Unlowerable
+        fn = None
+        try:
+            compile_fn = backends.get(self.backend)
+            with _PIPELINE_LOCK:
+                fn = compile_fn(plan)
+        except Unlowerable as e:
+            if dynamic_int_params is not None:
+                raise StaticIntsNeeded(str(e)) from e
+            if per_example:
+                raise
+            alt = self._per_example(plan)
+            if alt is not None:
+                return alt
+            fn = self._compile_in_parts(compile_fn, plan)
+            if fn is None:
+                why = f" ({e.why})" if getattr(e, "why", "") else ""
+                self._warn(f"jit({self.__name__}): {getattr(e, 'where', '?')}: Numba cannot "
+                           f"compile {e.construct}{why}; running the NumPy version instead.")
+        except ImportError as e:
+            self._warn(f"jit({self.__name__}): backend {self.backend!r} unavailable ({e}); "
+                       "running the NumPy version instead.")
+        return Compiled(self, core, plan, fn, self.backend)
+
+    def _core_with(self, trees, in_avals, ranked, per_example, folded):
+        """The core to compile; `folded`: the avals the user function's parameters have, when
+        its shape queries are folded while it is normalized (transpile/api/shape_folding.py)."""
+        token = SPECIALIZE.set(shape_folder(folded)) if folded is not None else None
+        try:
+            from transpile.api.vmap import Ranked
+            if ranked:
+                # jit knows every leaf's rank: vmap can then pick its batching rules instead of
+                # falling back to a loop over the batch (every parameter is passed explicitly
+                # when none has a default, so all of them follow in_axes)
+                passed = tuple(True for _ in trees)
+                key = Ranked((trees, tuple(len(a.shape) for a in in_avals), passed))
+                if per_example:
+                    return self.fun.batched_core(*key, per_example=True)
+                return self.fun.__transpile_core__(key)
+            return self.__transpile_core__(trees)
+        finally:
+            if token is not None:
+                SPECIALIZE.reset(token)
+
+    def _compile_in_parts(self, compile_fn, plan):
+        """The function compiled in parts, with the statements Numba cannot compile run in
+        NumPy between them (None when no part compiles)."""
+        from transpile.lowering.cpu.module import Unlowerable
+        if self.backend not in ("cpu", "numba"):
+            return None
+        plan.allow_breaks = True
+        try:
+            return compile_fn(plan)
+        except Unlowerable:
+            plan.text = plan.path = None
+            return None
+
+    def _per_example(self, plan):
+        """The compiled loop over the batch for a vmap whose batched code did not lower (None
+        when there is none, or it did not lower either)."""
+        if plan.retry is None or self.backend not in ("cpu", "numba"):
+            return None
+        from transpile.lowering.cpu.module import Unlowerable
+        try:
+            return plan.retry()
+        except (Unlowerable, TranspileError):
+            return None
+
+    def _plan(self, core, in_avals):
+        free_vals = [read_binding(where) for _, where, _ in core.free]
+        avals = list(in_avals) + [aval_of(v) for v in free_vals]
+        static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
+        body, outs, av = specialize(split_tapes(core), avals)
+        body = drop_dead_values(body, outs)     # (dead copies hide single reads from scatter_adds)
+        body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
+        body = drop_dead_values(body, outs)
+        in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
+                                   scalars={n for n, a in av.items() if a is not None and not a.shape})
+        body = fuse(body, av, outs, in_place)
+        sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))
+        origin = _origin(self)
+        plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
+                    origin)
+        plan.in_place = in_place
+        return plan
+
+    def _chain_preserves_shapes(self):
+        f = self.fun
+        while isinstance(f, Transform):
+            if not isinstance(f, _SHAPE_PRESERVING + (Jit,)):
+                return False
+            f = f.fun
+        return True
+
+    def _warn(self, message):
+        deferred = getattr(_TLS, "defer", None)
+        if deferred is not None:        # a background compile: the next call warns
+            if message not in self._warned and message not in deferred:
+                deferred.append(message)
+            return
+        key = message
+        if key in self._warned:
+            return
+        from transpile_runtime.diagnostics import warn
+        code = getattr(_innermost(self), "__code__", None)
+        where = (code.co_filename, code.co_firstlineno) if code is not None else None
+        warn(message, TranspileWarning, where)   # at the user's call (or function), not here
+        self._warned.add(key)      # (once shown: a warning raised as an error is raised again)
+
+    # -- inspection ------------------------------------------------------------------------------
+
+    def show_source(self, *args, **kwargs):
+        """The lowered source Numba compiles for these example arguments, after a comment
+        saying which tier this signature runs and which one the last call ran."""
+        text = self._lowered_text(args, kwargs)
+        key = self._key_of(args, kwargs)
+        c = self._specs.get(key) if key is not None else None
+        tier = (c.delegate or c).tier if c is not None else "not built"
+        pending = c is None and key is not None and key in self._pending
+        mark = "//" if self.backend == "cupy" else "#"      # (CUDA C source for cupy)
+        head = (f"{mark} jit tier of this signature: {tier}"
+                + (" (a background compile is running; calls run NumPy meanwhile)"
+                   if pending else "")
+                + f"; the last call ran: {self.last_tier or 'none yet'}\n")
+        return head + text
+
+    def _key_of(self, args, kwargs):
+        try:
+            leaves, trees = self.flatten_args(self.bind(args, kwargs))
+            return (trees, tuple([_fast_aval(v) for v in leaves]))
+        except Exception:      # noqa: BLE001 (only for the comment)
+            return None
+
+    def _lowered_text(self, args, kwargs):
+        if not args and not kwargs:
+            c = self._latest()
+            if c is None:
+                raise TypeError(f"jit({self.__name__}).source: jit specializes on argument "
+                                "shapes and dtypes, so it shows the code of a call: call it "
+                                f"first, or ask for example arguments: jit({self.__name__})"
+                                f".source_for({param_list(self)})")
+        else:
+            c, _ = self.compiled_for_values(self.bind(args, kwargs))
+        c = c.delegate or c
+        if c.plan.text is None:
+            return f"# (no lowered code: this specialization runs the NumPy version)\n" + \
+                codegen.module_text(c.core, c.plan.origin)
+        return c.plan.text
+
+    @api_boundary
+    def source_for(self, *args, **kwargs):
+        """The lowered module's text for these example arguments (as in its file)."""
+        return self._lowered_text(args, kwargs)
+
+    def _latest(self):
+        """The specialization of the last call (what `.source` shows), or None."""
+        last = getattr(self, "_last_run", None)
+        if last is not None:
+            return last
+        with self._compile_lock:
+            specs = list(self._specs.values())
+        return specs[-1] if specs else None
+
+    def source_path(self, *args, **kwargs):
+        """Path of the lowered module Numba compiles for these example arguments (or of the
+        NumPy module, when this specialization runs the NumPy version)."""
+        if not args and not kwargs:
+            raise TypeError(f"jit({self.__name__}).source_path(*example_args): jit specializes "
+                            "on argument shapes, so it needs example arguments")
+        c, _ = self.compiled_for_values(self.bind(args, kwargs))
+        c = c.delegate or c
+        if c.plan.path:
+            return c.plan.path
+        return codegen.write_source(codegen.module_text(c.core, c.plan.origin), c.core.name)
+
+
+def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu", wait=None):
+    """Compile `fun` per abstract signature (shapes, dtypes, static values) with Numba.
+
+    Usable bare (@jit), with arguments (@jit(static_argnames="normal")) or as jit(f, ...).
+    backend: "cpu" (Numba, default), "numpy" (no compilation), or one registered in
+    transpile.lowering.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
+
+    Tiers: by default a call never waits for the compiler. The first call of a new signature
+    runs the generated NumPy code while Numba compiles in a background thread; later calls
+    run the compiled code once it is ready (`jit(f).last_tier` says which ran). wait=True
+    makes calls compile first (the old behaviour; also TRANSPILE_TIERS=0 for every function);
+    `jit(f).compile(*example_args)` compiles ahead of time, `jit(f).wait()` waits for the
+    background compiles.
+    """
+    if fun is None:
+        return lambda f: Jit(f, static_argnums, static_argnames, backend, wait)
+    return Jit(fun, static_argnums, static_argnames, backend, wait)
+
+
+def _shard_compiler(fun, static_argnums=(), backend=None):
+    """pmap's per-shard compiler: each shard calls the jitted function (Numba code is nogil)."""
+    gpu = (backend or "").lower() in ("gpu", "cuda")
+    try:                                # GPU shards: generated CUDA kernels on the shard's stream
+        # (shards wait for the compiler: every shard of a step runs the same tier)
+        j = Jit(fun, static_argnums=static_argnums, backend="cupy" if gpu else "cpu",
+                wait=True)
+    except (TranspileError, TypeError, ValueError):
+        return fun
+    state = {"ok": True}
+
+    def run(*args, **kwargs):
+        if state["ok"]:
+            try:
+                return j(*args, **kwargs)
+            except TranspileError:
+                state["ok"] = False      # not transformable (e.g. collectives): plain Python
+        return fun(*args, **kwargs)
+    return run
+
+
+def _install_pmap_hook():
+    from transpile.api.pmap import set_shard_compiler
+    set_shard_compiler(_shard_compiler)
+
+
+_install_pmap_hook()

@@ -1,0 +1,361 @@
+"""vmap: a function of one example -> a function of a batch, as generated source.
+
+    batched = vmap(f, in_axes=(0, None))      # map over axis 0 of the first argument
+    show(batched, xs, w)                      # the batched source
+
+The batched code is produced by batching/vectorize.py from the function's core form, so it
+composes with the other transforms both ways: vmap(grad(f)) gives per-example gradients,
+grad(lambda x: np.sum(vmap(f)(x))) differentiates batched code, vmap(vmap(f)) nests.
+"""
+import numpy as np
+
+from transpile.core.tracebacks import api_boundary
+from transpile.api.autodiff import Transform, _fname, core_of
+from transpile.errors import ShapesNeeded, TranspileError
+from transpile.core.ir import Const, Eqn, Var
+from transpile.frontend.parse import read_binding
+from transpile.pytree import LEAF, tree_unflatten
+from transpile.batching.vectorize import BatchSweep, RestartSweep, WholeFunctionLoop, reads
+from transpile.batching.branches import RaggedBranches
+from transpile.ad.reverse import make_core
+from transpile.frontend.transform_registry import Ranked  # noqa: F401  (vmap.Ranked: re-exported)
+
+
+def _check_axes_spec(spec, what):
+    if spec is None or isinstance(spec, int) and not isinstance(spec, bool):
+        return
+    if isinstance(spec, (tuple, list)):
+        for s in spec:
+            _check_axes_spec(s, what)
+        return
+    if isinstance(spec, dict):
+        for s in spec.values():
+            _check_axes_spec(s, what)
+        return
+    raise TypeError(f"vmap: {what} must be an int, None, or a tuple/list/dict of those, "
+                    f"got {spec!r}")
+
+
+def _broadcast_prefix(spec, tree, where, what):
+    """in_axes/out_axes prefix -> one axis (or None) per leaf of `tree`; with a description
+    of each leaf for error messages."""
+    if spec is None or isinstance(spec, int):
+        return [(spec, where)] * tree.num_leaves, \
+            [where] if tree.kind == "static" and spec is not None else []
+    kinds = {tuple: "tuple", list: "list", dict: "dict"}
+    if tree.kind not in ("tuple", "list", "dict"):
+        raise ValueError(f"vmap: {what} {spec!r} for {where} has a structure ({type(spec).__name__}) "
+                         f"but the value is a single array")
+    if kinds[type(spec)] != tree.kind and not (isinstance(spec, (tuple, list))
+                                               and tree.kind in ("tuple", "list")):
+        raise ValueError(f"vmap: {what} for {where} is a {type(spec).__name__} but the value is "
+                         f"a {tree.kind}")
+    if isinstance(spec, dict):
+        if set(spec) != set(tree.keys):
+            raise ValueError(f"vmap: {what} for {where} has keys {sorted(spec)} but the value "
+                             f"has keys {sorted(tree.keys)}")
+        children = [(spec[k], c, f"{where}[{k!r}]") for k, c in zip(tree.keys, tree.children)]
+    else:
+        if len(spec) != len(tree.children):
+            raise ValueError(f"vmap: {what} for {where} has {len(spec)} entries but the value "
+                             f"has {len(tree.children)}")
+        children = [(s, c, f"{where}[{i}]") for i, (s, c) in enumerate(zip(spec, tree.children))]
+    out, statics = [], []
+    for s, c, w in children:
+        o, st = _broadcast_prefix(s, c, w, what)
+        out += o
+        statics += st
+    return out, statics
+
+
+class Vmap(Transform):
+    suffix = "__vmap"
+
+    def __init__(self, fun, in_axes=0, out_axes=0, axis_size=None):
+        super().__init__(fun)
+        _check_axes_spec(in_axes, "in_axes")
+        _check_axes_spec(out_axes, "out_axes")
+        n = len(self._params)
+        if isinstance(in_axes, (tuple, list)) and len(in_axes) != n:
+            raise ValueError(f"vmap: in_axes {in_axes!r} has {len(in_axes)} entries but "
+                             f"{_fname(fun)} takes {n} argument{'s' if n != 1 else ''}")
+        if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
+            raise ValueError(f"vmap: axis_size must be a non-negative int, got {axis_size!r}")
+        self.in_axes, self.out_axes, self.axis_size = in_axes, out_axes, axis_size
+        self._axes_cache = {}
+
+    # -- axes -----------------------------------------------------------------------------------
+
+    def leaf_axes(self, in_trees, passed=None):
+        """One (axis or None, description) per argument leaf. Parameters left to their
+        defaults are not mapped (in_axes speaks about the arguments the caller passes)."""
+        spec = self.in_axes
+        per_arg = list(spec) if isinstance(spec, (tuple, list)) else [spec] * len(in_trees)
+        if passed is not None:
+            per_arg = [s if ok else None for s, ok in zip(per_arg, passed)]
+        axes, statics = [], []
+        names = [p.name for p in self._params]
+        if self._star:          # f(*args): one tree per argument of the call
+            names = [f"argument {i}" for i in range(len(in_trees))]
+        for name, s, t in zip(names, per_arg, in_trees):
+            a, st = _broadcast_prefix(s, t, name, "in_axes")
+            axes += a
+            statics += st
+        return axes, statics
+
+    def maps_every_parameter(self):
+        """No parameter has a default: every one is passed and follows in_axes (then the
+        ranks of the arguments pick the batching rules)."""
+        return all(p.default is p.empty for p in self._params)
+
+    def inner_avals(self, trees, avals):
+        """One example's avals: each mapped leaf without its batch axis."""
+        passed = None
+        if isinstance(trees, Ranked):
+            trees, _, passed = trees
+        axes, _ = self.leaf_axes(trees, passed)
+        if len(axes) != len(avals):
+            return None
+        out = []
+        for av, (ax, _) in zip(avals, axes):
+            if ax is None:
+                out.append(av)
+                continue
+            shape = list(av.shape)
+            del shape[ax]
+            out.append(type(av)(tuple(shape), av.dtype, av.weak))
+        return out
+
+    def check_call(self, leaves, trees, passed=None):
+        hit = self._axes_cache.get((trees, passed))
+        if hit is None:
+            hit = self._axes_cache[(trees, passed)] = self.leaf_axes(trees, passed)
+        axes, statics = hit
+        if statics and self.in_axes != 0:
+            raise ValueError(f"vmap: in_axes maps {statics[0]}, which is a Python "
+                             "bool/int/str (a static value); give it in_axes None")
+        sizes = []
+        for leaf, (ax, where) in zip(leaves, axes):
+            if ax is None:
+                continue
+            shape = np.shape(leaf)
+            nd = len(shape)
+            if not -nd <= ax < nd:
+                raise ValueError(f"vmap: in_axes={ax} is out of range for {where}, which has "
+                                 f"rank {nd} (shape {np.shape(leaf)})")
+            sizes.append((shape[ax], where, ax))
+        if not sizes and self.axis_size is None:
+            raise ValueError(f"vmap of {_fname(self.fun)}: no argument is mapped (in_axes="
+                             f"{self.in_axes!r}) and axis_size is not given, so the batch size "
+                             "is unknown")
+        want = self.axis_size if self.axis_size is not None else (sizes[0][0] if sizes else None)
+        if any(n != want for n, _, _ in sizes):
+            detail = ", ".join(f"{w} axis {a} has size {n}" for n, w, a in sizes)
+            if self.axis_size is not None:
+                detail = f"axis_size={self.axis_size}; " + detail
+            raise ValueError(f"vmap of {_fname(self.fun)}: mapped axes have different sizes: "
+                             f"{detail}")
+
+    # -- specialization -------------------------------------------------------------------------
+
+    def key_for(self, args, kwargs):
+        if not kwargs and len(args) == len(self._params):
+            passed, values = (True,) * len(args), list(args)
+        else:
+            try:
+                ba = self.signature.bind(*args, **kwargs)
+            except TypeError as e:
+                raise TypeError(f"{self.__name__}(): {e}") from None
+            passed = tuple(p.name in ba.arguments for p in self._params)
+            values = self.bind(args, kwargs)
+            if self._star:          # f(*args): one value per argument of the call
+                passed = (True,) * len(values)
+        leaves, trees = self.flatten_args(values)
+        key = Ranked((trees, tuple(int(np.ndim(l)) for l in leaves), passed))
+        self.check_call(leaves, trees, passed)
+        return leaves, key
+
+    @api_boundary     # tracebacks without transpile\'s frames (core/tracebacks.py)
+    def __call__(self, *args, **kwargs):
+        leaves, key = self.key_for(args, kwargs)
+        spec = self.specialize_for(key, leaves)
+        free = spec.free_values()
+        if tuple(int(np.ndim(v)) for v in free) != spec.core.free_ranks:
+            self._cache.pop(key, None)            # a global array changed rank: regenerate
+            spec = self.specialize(key)
+            free = spec.free_values()
+        out = spec.fn(*leaves, *free)
+        flat = list(out) if len(spec.core.outs) != 1 else [out]
+        return tree_unflatten(spec.core.out_tree, flat)
+
+    @api_boundary
+    def source_for(self, *args, **kwargs):
+        if not args and not kwargs:
+            try:
+                return super().source_for()
+            except ShapesNeeded as e:
+                from transpile.frontend.callables import param_list
+                raise ShapesNeeded(
+                    f"vmap({self.__name__}).source needs example arguments: the generated "
+                    "code depends on their shapes here", filename=e.filename, lineno=e.lineno,
+                    construct=e.construct,
+                    hint=f"vmap({self.__name__}).source_for({param_list(self)}) with batched "
+                    "example arrays (or transpile.show(f, *args))") from None
+        leaves, key = self.key_for(args, kwargs)
+        return self.specialize_for(key, leaves).text     # (the arguments' shapes if needed)
+
+    def __transpile_core__(self, in_trees):
+        if isinstance(in_trees, Ranked):
+            return self.batched_core(*in_trees)
+        return self.batched_core(in_trees, None)
+
+    # -- the transform --------------------------------------------------------------------------
+
+    def batched_core(self, in_trees, ranks, passed=None, per_example=False):
+        """The batched core. per_example: one loop over the batch around the whole function
+        (what jit compiles when the batched code has a step Numba cannot lower)."""
+        axes, _ = self.leaf_axes(in_trees, passed)
+        fun = self.fun
+        if isinstance(fun, Vmap) and ranks is not None:
+            inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
+            inner = fun.batched_core(in_trees, inner_ranks, passed)
+        elif getattr(fun, "accepts_ranks", False) and ranks is not None and (
+                passed is None or all(passed)):
+            inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
+            inner = fun.__transpile_core__(Ranked((in_trees, inner_ranks,
+                                                   tuple(True for _ in in_trees))))
+        elif len(in_trees) < len(self._params) and not isinstance(fun, Transform):
+            # called inside another transform with some parameters left to their defaults
+            missing = self._params[len(in_trees):]
+            inner = core_of(fun, tuple(in_trees) + (LEAF,) * len(missing),
+                            {p.name: p.default for p in missing})
+        else:
+            inner = core_of(fun, in_trees)
+        n_user = len(inner.params) - len(inner.free)
+        if n_user != len(axes):
+            raise TranspileError(f"vmap: internal mismatch of argument leaves for {_fname(fun)}")
+        free_ranks = []
+        for _, where, _ in inner.free:
+            try:
+                free_ranks.append(int(np.ndim(read_binding(where))))
+            except Exception:
+                free_ranks.append(None)
+        mapped = [a is not None for a, _ in axes]
+        ex_ranks = [None if ranks is None else ranks[i] - mapped[i] for i in range(n_user)]
+        forced, whole = set(), None
+        if per_example:
+            whole = WholeFunctionLoop("one compiled loop over the batch, each example running "
+                                      "the function's own code (a step of the batched code "
+                                      "has no Numba lowering)", None)
+            whole.plain = True
+        while True:
+            try:
+                sweep = self._sweep(inner, axes, mapped, ex_ranks + free_ranks, forced, whole,
+                                    ranks is None)
+                break
+            except RestartSweep as why:
+                if str(why) in forced:
+                    raise TranspileError(f"vmap of {_fname(fun)}: internal error batching the "
+                                         f"tape {why}") from None
+                forced.add(str(why))
+            except (WholeFunctionLoop, RaggedBranches) as why:
+                if whole is not None:
+                    raise
+                whole = why
+        outs = self.place_outputs(sweep, inner)
+        body = sweep.bld.body
+        if isinstance(sweep.B, Var) and sweep.B.name not in reads(body[1:]) | \
+                {o.name for o in outs if isinstance(o, Var)}:
+            body = [st for st in body if not (isinstance(st, Eqn) and st.out == sweep.B.name)]
+        sweep.bld.body = body
+        core = make_core(inner, self.suffix, sweep.bld.body, inner.params, outs, inner.out_tree)
+        core.notes = list(inner.notes) + [
+            f"vmap of {_fname(fun)}: in_axes={self.in_axes!r}, out_axes={self.out_axes!r}; "
+            "batch axis first inside"]
+        core.deps = getattr(inner, "deps", [])
+        core.free_ranks = tuple(free_ranks)
+        core.out_ranks = [None if not isinstance(o, Var) else sweep.rk.get(o.name) for o in outs]
+        return core
+
+    def _sweep(self, inner, axes, mapped, ranks, forced, whole, ranks_unknown=False):
+        """One batching sweep over the inner core; `whole`: loop over the batch around all of it."""
+        fun = self.fun
+        sweep = BatchSweep(inner, mapped + [False] * len(inner.free), ranks, size=None)
+        sweep.batched_tapes = set(forced)
+        # ranks are known when vmap is called directly or under jit; without them it is being
+        # inlined by another transform (grad of vmap), which may differentiate the result
+        sweep.differentiated = ranks_unknown
+        # move each mapped axis to the front
+        sweep.bld.loc = None
+        first = None
+        for p, (ax, _), m in zip(inner.params, axes, mapped):
+            if not m:
+                continue
+            if ax != 0:
+                r = sweep.rk.get(p)
+                sweep.cur, sweep.cur_rank = Eqn(p, None, {}), r
+                sweep.final("moveaxis", {"x": Var(p), "source": Const(ax),
+                                         "destination": Const(0)})
+            first = first or p
+        if first is None:
+            if self.axis_size is None:
+                raise TranspileError(f"vmap of {_fname(fun)}: no argument is mapped and "
+                                     "axis_size is not given")
+            sweep.B = Const(self.axis_size)
+        else:
+            sweep.start(first)
+            if self.axis_size is not None:
+                sweep.B = Const(self.axis_size)
+        live_out = {o.name for o in inner.outs if isinstance(o, Var)}
+        if whole is None:
+            sweep.run(inner.body, live_out)
+        else:
+            sweep.loop_fallback_whole(inner.body, live_out, whole)
+        return sweep
+
+    def place_outputs(self, sweep, inner):
+        spec = self.out_axes
+        tree = inner.out_tree
+        if isinstance(spec, (tuple, list, dict)) and tree.kind in ("tuple", "list", "dict"):
+            axes, _ = _broadcast_prefix(spec, tree, "output", "out_axes")
+        elif isinstance(spec, (tuple, list, dict)):
+            raise ValueError(f"vmap: out_axes {spec!r} has a structure but {_fname(self.fun)} "
+                             "returns a single value")
+        else:
+            axes = [(spec, "output")] * tree.num_leaves
+        outs = []
+        sweep.bld.loc = None
+        for o, (ax, where) in zip(inner.outs, axes):
+            batched = sweep.b(o)
+            if ax is None:
+                if batched:
+                    raise TranspileError(
+                        f"vmap of {_fname(self.fun)}: out_axes=None for {where}, but it depends "
+                        "on the mapped axis", hint="give that output an out_axes int")
+                outs.append(o)
+                continue
+            if not batched:
+                o = sweep.emit("batch_broadcast", {"x": o, "size": sweep.B},
+                               base=(o.name if isinstance(o, Var) else "out") + "_b",
+                               rank=sweep.r(o))
+                o = sweep.emit("copy", {"x": o}, base=o.name, rank=sweep.r(o))
+            if ax != 0:
+                o = sweep.emit("moveaxis", {"x": o, "source": Const(0), "destination": Const(ax)},
+                               base=o.name + "_out", rank=sweep.r(o))
+            outs.append(o)
+        return outs
+
+
+def vmap(fun=None, in_axes=0, out_axes=0, axis_size=None):
+    """Vectorizing map: vmap(f)(xs) == np.stack([f(x) for x in xs]), as generated batched
+    source (batching rules per primitive; an explicit loop where none fits).
+
+    in_axes: int, None, or a tuple/list with one entry per argument (pytree prefixes for
+    pytree arguments); out_axes likewise for the outputs; axis_size: the batch size when no
+    argument is mapped. Usable as @vmap, @vmap(in_axes=...) or vmap(f, ...).
+    """
+    if fun is None:
+        return lambda f: Vmap(f, in_axes, out_axes, axis_size)
+    return Vmap(fun, in_axes, out_axes, axis_size)
+
+vmap.__transpile_static__ = True   # vmap(f, ...) inside a transformed function runs while generating code

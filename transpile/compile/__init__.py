@@ -1,0 +1,1 @@
+"""jit's driver: specializations, backends, the per-call dispatch and GPU programs."""

@@ -1,0 +1,159 @@
+"""jit's backend compile functions and the guards around Numba's disk cache.
+
+    cpu / numba   lower the Plan to a Numba module (lowering/cpu/module.py), write it under the
+                  cache folder (content-hashed name, checked by runtime/diskcache.py), load it
+    numpy         the generated NumPy code, not compiled
+    cupy / cuda   kernel source now (`show` works without a device), the program on first call
+
+They are registered in transpile.lowering.backends when this module is imported (api/jit.py
+imports it). Also here: recognizing Numba's errors and the line of lowered source it refused
+(for the fallback warning), retrying when the cache folder vanished under Numba, and
+`initialize_runtime` (Numba's one-time setup, up front).
+"""
+import os
+
+import numpy as np
+
+from transpile.core import codegen
+
+
+def _versions():
+    import numpy
+    try:
+        import numba
+        nb = numba.__version__
+    except ImportError:
+        nb = "none"
+    from transpile.version import __version__
+    return f"transpile {__version__}, numba {nb}, numpy {numpy.__version__}"
+
+
+def _numba_compile(plan):
+    from transpile_runtime import diskcache
+    from transpile.lowering.cpu import module as numba_cpu
+    try:
+        import numba
+        threads = numba.config.NUMBA_NUM_THREADS
+        # TRANSPILE_NUM_THREADS=1: serial loops only (a busy machine), n: parallel loops
+        # where the work pays for n threads (Numba's NUMBA_NUM_THREADS sets its pool)
+        threads = int(os.environ.get("TRANSPILE_NUM_THREADS") or threads)
+    except ImportError as e:
+        raise numba_cpu.Unlowerable(None, f"numba is not installed ({e})")
+    name, text, breaks = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals,
+                                         plan.params, plan.origin, plan.signature, _versions(),
+                                         threads=threads, in_place=plan.in_place,
+                                         allow_breaks=plan.allow_breaks)
+    plan.text = text
+    if breaks:      # statements run in NumPy between compiled parts
+        e = breaks[0]
+        n = f"{len(breaks)} statements run" if len(breaks) > 1 else "that statement runs"
+        plan.jit._warn(f"jit({plan.jit.__name__}): {e.where}: Numba cannot compile "
+                       f"{e.construct}{' (' + e.why + ')' if e.why else ''}; {n} in NumPy "
+                       "between compiled parts of the function (show(jit(f), *args) marks "
+                       "them)")
+    for attempt in range(10):
+        path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
+        plan.path = path
+        diskcache.verify(path)
+        try:
+            return numba_cpu.compile_module(text, path, name)
+        except Exception as e:
+            if _is_numba_error(e):      # a part (split at collectives or graph breaks) failed
+                raise numba_cpu.Unlowerable(None, _refused_construct(e, text),
+                                            construct="a function compiled in parts") from e
+            if not isinstance(e, (OSError, RuntimeError)):
+                raise
+            if attempt == 9 or not _cache_vanished(e, path):
+                raise                 # the cache was deleted under Numba: write it again
+
+
+def _cache_vanished(e, path):
+    """Numba failed because the cache folder (or the module file in it) disappeared."""
+    if isinstance(e, RuntimeError):
+        return "no locator available" in str(e)
+    where = str(getattr(e, "filename", "") or "")
+    if where:
+        return where.startswith(os.path.dirname(path))
+    return isinstance(e, FileNotFoundError) and not os.path.exists(path)
+
+
+def _gpu_compile(backend):
+    """jit(f, backend="cupy"|"cuda"): kernel source is generated here without a device (so
+    `show` works anywhere); the program is built on first call, which is where a missing CuPy
+    or GPU is reported."""
+    def compile_fn(plan):
+        from transpile.compile.gpu_programs import gpu_program, kernel_source
+        # weak avals are Python scalars (NumPy 2 promotion: float32 * 1.67 stays float32)
+        example = [a.dtype.type(0).item() if a.weak else np.zeros(a.shape, a.dtype)
+                   for a in plan.in_avals]
+        plan.text = kernel_source(plan.core, example, backend)
+        state = {}
+
+        def run(*args):
+            prog = state.get("prog")
+            if prog is None:
+                prog = state["prog"] = gpu_program(plan.core, example, backend)
+            return prog(*args)
+        return run
+    return compile_fn
+
+
+def _register_builtin():
+    from transpile.lowering import backends
+    backends.register("cpu", _numba_compile)
+    backends.register("numba", _numba_compile)
+    backends.register("numpy", lambda plan: plan.eager_callable())
+    backends.register("cupy", _gpu_compile("cupy"))
+    backends.register("cuda", _gpu_compile("cuda"))
+
+
+_register_builtin()
+
+
+def _is_numba_error(e):
+    try:
+        from numba.core import errors
+    except ImportError:
+        return False
+    return isinstance(e, (errors.NumbaError, errors.LoweringError)) or \
+        type(e).__module__.startswith("numba")
+
+
+def _refused_construct(e, text):
+    """The line of lowered source Numba refused (from its error message), for the warning."""
+    msg = str(e)
+    import re
+    m = re.findall(r'File "[^"]*", line (\d+):', msg)
+    lines = text.splitlines() if text else []
+    for ln in reversed(m):
+        k = int(ln) - 1
+        if 0 <= k < len(lines):
+            return lines[k].strip()
+    first = msg.strip().splitlines()[0] if msg.strip() else type(e).__name__
+    return first
+
+
+def _call_guarding_cache(fn, args, path):
+    """The first call of a Numba dispatcher compiles and saves to the disk cache: if the cache
+    was deleted meanwhile, saving fails although the code compiled. Recreate the folders and
+    call again (the compiled code is already in the dispatcher)."""
+    for attempt in range(3):
+        try:
+            return fn(*args)
+        except OSError as e:
+            if attempt == 2 or not path or not _cache_vanished(e, path):
+                raise
+            codegen.cache_dir()
+            from transpile_runtime.diskcache import makedirs_private
+            makedirs_private(os.path.dirname(path))
+
+
+def initialize_runtime():
+    """Do Numba's one-time per-process setup now (its NumPy lowering registries, SciPy's BLAS:
+    about 0.3 s) instead of in the first jitted call, e.g. at program start or in a thread."""
+    from numba.core.registry import cpu_target
+    cpu_target.target_context.refresh()
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (Numba's np.dot needs it)
+    except ImportError:
+        pass

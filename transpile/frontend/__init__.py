@@ -1,0 +1,1 @@
+"""User source -> core Python: parsing, the source check, and the normalizer."""

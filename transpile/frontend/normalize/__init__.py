@@ -1,0 +1,1 @@
+"""The normalizer: gast -> core Python, one primitive per statement."""

@@ -1,0 +1,589 @@
+"""The normalizer's model of array memory: which names share a buffer, and what a write does.
+
+Core Python is functional: `y[i] = v` becomes `y_1 = rt.setitem(y, i, v)`, a new value. NumPy
+is not: the write is seen through every name that shares `y`'s buffer. This module keeps the
+two in step while the normalizer reads user code:
+
+  * names that hold the same core variable share a buffer (`c = b`, arguments passed to an
+    inlined function, items of tuples/lists/dicts);
+  * a *view* is a core variable made from another by an operation that NumPy answers with a
+    view: basic indexing (`y[:2]`, `y[i]` with an integer `i`, `y[::2]`), `.T`/`np.transpose`,
+    `np.asarray`, and `reshape`/`ravel`/`squeeze`/`expand_dims` of a contiguous array;
+  * a write `v[idx] = value` (or `v += value`) makes a new version of `v`, writes it back into
+    every buffer `v` is a view of (`y_1 = rt.setitem(y, np.s_[:2], v_1)`), re-derives the
+    other views of that base from its new version, and rebinds every name (in every inlined
+    frame) that held an old version, so all of them see the write exactly as in NumPy;
+  * the user's array arguments are tracked under a hidden name; the generated function copies
+    their final version back into the caller's arrays (`rt.write_back`), as NumPy would have
+    mutated them;
+  * where the aliasing is not known when the code is generated (a value that is a view on one
+    path of an `if` and not on the other, an index that may be an integer array, `np.diagonal`
+    and other read-only views, arrays from globals), a write through it, or a read of a view
+    whose base was written, raises a clear error instead of giving a wrong number.
+
+Control flow: `transpile.frontend.normalize.branches` joins the alias facts of both paths of an `if`
+and `transpile.frontend.normalize.loops` those of a loop's entry and back edge (`join_relation`); the
+loops find the names a loop body changes through aliases by reading the body once ahead
+(`loop_changes`).
+"""
+import gast
+
+from transpile.frontend.normalize import aliasing_scalars as S
+from transpile.frontend.normalize.aliasing_scalars import _stem, leaves  # noqa: F401 (shared with aliasing_scalars)
+from transpile.errors import TranspileError, UnsupportedSyntax
+from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+
+PARAM_PREFIX = ".param."     # hidden env entries: the current version of an argument's buffer
+
+# prims whose result is a view of argument x (when written through, write back into x)
+_RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims"}
+_VIEWS = {"getitem", "transpose", "array", "assign"} | _RESHAPES
+# prims that NumPy answers with a view we do not write back through (read-only or rare)
+_OPAQUE_VIEWS = {"diagonal", "broadcast_to", "atleast_1d", "atleast_2d", "swapaxes",
+                 "moveaxis", "real", "imag"}
+# prims whose result is known to be an integer scalar (an index `y[i]` with it is basic)
+_INT_SCALARS = {"int", "len", "trip_count", "argmax", "argmin", "attr_ndim", "attr_size"}
+_INT_ARITH = {"add", "subtract", "multiply", "floor_divide", "mod", "negative", "minimum",
+              "maximum"}
+# prims whose result is a scalar, never a buffer (`s += 1` rebinds s only)
+_SCALARS = {"float", "int", "bool", "len", "trip_count", "item"}
+
+
+class Stale:
+    """A name whose value may have changed through a write the normalizer cannot follow."""
+
+    def __init__(self, why):
+        self.why = why
+
+
+class Opaque:
+    """A view whose relation to its base is not one we can write back through."""
+
+    def __init__(self, what):
+        self.what = what
+
+    def __eq__(self, other):
+        return isinstance(other, Opaque) and other.what == self.what
+
+    def __hash__(self):
+        return hash(self.what)
+
+
+def _by_name(name):
+    from transpile.primitives import by_name
+    return by_name(name)
+
+
+
+
+def replace_leaves(value, fn):
+    from transpile.frontend.normalize.values import Struct
+    if isinstance(value, Var):
+        return fn(value)
+    if isinstance(value, Struct):
+        items = [replace_leaves(v, fn) for v in value.items]
+        if all(a is b for a, b in zip(items, value.items)):
+            return value
+        return Struct(value.kind, items, value.keys)
+    return value
+
+
+class MemoryModel:
+    def __init__(self, norm):
+        self.norm = norm
+        self.defs = {}          # core name -> the Eqn that bound it last
+        self.rel = {}           # core name -> (parent Var, op) set by writes and joins
+        self.maybe = {}         # core name -> set of root names it may alias (unknown view)
+        self.int_vars = set()   # core names known to hold Python/NumPy integers (loop indices)
+        self.scalar_vars = set()
+        self.outside = set()    # roots that are globals/closure arrays/static arrays
+        self.carried_from = {}  # a loop's join variable -> the name it held on entry
+        self.events = None      # while reading a loop body ahead: the entries each write rebinds
+
+    # -- recording -----------------------------------------------------------------------------
+
+    def note(self, eqn):
+        self.defs[eqn.out] = eqn
+        self.rel.pop(eqn.out, None)
+        self.maybe.pop(eqn.out, None)
+
+    def renamed(self, old, new):
+        eqn = self.defs.pop(old, None)
+        if eqn is not None:
+            self.defs[new] = eqn
+        self.rel.pop(new, None)
+        self.maybe.pop(new, None)
+        if old in self.rel:
+            self.rel[new] = self.rel.pop(old)
+        if old in self.maybe:
+            self.maybe[new] = self.maybe.pop(old)
+
+    def mark_fresh(self, atom):
+        """np.array(y), y.flatten(), y.copy(): the result owns a new buffer."""
+        if isinstance(atom, Var):
+            self.rel[atom.name] = None
+
+    def is_int(self, atom):
+        if isinstance(atom, Const):
+            return isinstance(atom.value, (int,)) and not isinstance(atom.value, bool)
+        if not isinstance(atom, Var):
+            return False
+        if atom.name in self.int_vars:
+            return True
+        eqn = self.defs.get(atom.name)
+        if eqn is None:
+            return False
+        name = eqn.prim.name
+        if name in _INT_SCALARS:
+            return True
+        if name in _INT_ARITH:
+            return all(self.is_int(a) for a in eqn.args.values() if isinstance(a, (Var, Const)))
+        if name == "getitem" and isinstance(eqn.args.get("x"), Var):
+            src = self.defs.get(eqn.args["x"].name)
+            return src is not None and src.prim.name == "attr_shape"
+        return False
+
+    # -- what a name is a view of --------------------------------------------------------------
+
+    def view(self, name, _seen=None):
+        """(parent Var, op) if `name` is a view; op is a tuple describing the view, or an
+        Opaque when NumPy returns a view we cannot write back through; None for a root."""
+        if name in self.rel:
+            return self.rel[name]
+        eqn = self.defs.get(name)
+        if eqn is None or eqn.prim.name not in _VIEWS | _OPAQUE_VIEWS:
+            return None
+        x = eqn.args.get("x")
+        if not isinstance(x, Var) or x.name == name:
+            return None
+        pname = eqn.prim.name
+        if pname in _OPAQUE_VIEWS:
+            return x, Opaque(pname)
+        if pname == "assign":
+            return x, ("identity",)
+        if pname == "array":
+            dtype = eqn.args.get("dtype")
+            if dtype is None or (isinstance(dtype, Const) and dtype.value is None):
+                return x, ("identity",)
+            return x, Opaque("np.asarray(..., dtype)")
+        if pname == "getitem":
+            index = eqn.args["index"]
+            for it in index.items:
+                if isinstance(it, (SliceArg, type(None))) or it is Ellipsis:
+                    continue
+                if isinstance(it, Const) and isinstance(it.value, int):
+                    continue
+                if isinstance(it, Var) and self.is_int(it):
+                    continue
+                if isinstance(it, Const) and isinstance(it.value, bool):
+                    return None
+                # an array (or unknown) index: NumPy copies, unless it is an integer scalar
+                return x, Opaque("y[index] with an index that may be an integer array")
+            return x, ("index", index)
+        if pname == "transpose":
+            axes = eqn.args.get("axes", Const(None))
+            if not isinstance(axes, Const):
+                return x, Opaque("np.transpose with computed axes")
+            return x, ("transpose", axes.value)
+        # reshape-like: a view when the base is contiguous
+        if not self.contiguous(x.name):
+            return x, Opaque(f"{pname} of an array that may not be contiguous")
+        return x, (pname, tuple(sorted((k, v) for k, v in eqn.args.items() if k != "x")))
+
+    def contiguous(self, name):
+        v = self.view(name)
+        if v is None:
+            return True
+        parent, op = v
+        if isinstance(op, Opaque):
+            return False
+        if op[0] == "identity" or op[0] in _RESHAPES:
+            return self.contiguous(parent.name)
+        if op[0] == "index":
+            seen_slice = False
+            for it in op[1].items:
+                if isinstance(it, SliceArg):
+                    if it.step is not None or it.lower is not None or it.upper is not None:
+                        if seen_slice:
+                            return False
+                    seen_slice = True
+                elif it is None or it is Ellipsis:
+                    return False
+                elif seen_slice:
+                    return False
+            return self.contiguous(parent.name)
+        return False
+
+    def chain(self, name):
+        """[(child name, parent Var, op)] from `name` up to its root buffer, and the root name."""
+        out, seen = [], {name}
+        while True:
+            v = self.view(name)
+            if v is None:
+                return out, name
+            parent, op = v
+            if parent.name in seen:
+                return out, name
+            seen.add(parent.name)
+            out.append((name, parent, op))
+            name = parent.name
+
+    def root(self, name):
+        return self.chain(name)[1]
+
+    # -- the env of every frame ----------------------------------------------------------------
+
+    def entries(self):
+        """(env, name, value) for every name of every frame being read."""
+        seen = set()
+        for frame in self.norm.frames:
+            if id(frame.env) in seen:
+                continue
+            seen.add(id(frame.env))
+            for name, value in list(frame.env.items()):
+                yield frame.env, name, value
+
+    def referenced(self, core, exclude=None):
+        """Does any name (but `exclude`, an (env, name) pair) hold `core`, or a view of it?"""
+        for env, name, value in self.entries():
+            if exclude is not None and env is exclude[0] and name == exclude[1]:
+                continue
+            for leaf in leaves(value):
+                if leaf.name == core or core in self.ancestors(leaf.name):
+                    return True
+        return False
+
+    def ancestors(self, name):
+        chain, root = self.chain(name)
+        return {p.name for _, p, _ in chain}
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def error(self, node, message, hint=None, cls=TranspileError):
+        return self.norm.error(node, message, cls=cls, hint=hint)
+
+    def write(self, target, index, value, node, user):
+        """NumPy's `target[index] = value` (index None: `target[...] = value` with the
+        destination's dtype, as an augmented assignment). Rebinds every alias."""
+        N = self.norm
+        if not isinstance(target, Var):
+            raise self.error(node, f"cannot write into {user!r}: it is not an array")
+        chain, root = self.chain(target.name)
+        for child, parent, op in chain:
+            if isinstance(op, Opaque):
+                raise self.error(node, f"writing into {user!r}, which is a view made by "
+                                 f"{op.what}: the transforms cannot tell which elements of its "
+                                 "base this write changes",
+                                 hint="make the copy explicit (np.copy(...)) or write into the "
+                                      "base array with an index")
+        if root in self.maybe or any(c in self.maybe for c, _, _ in chain) \
+                or target.name in self.maybe:
+            raise self.error(node, f"writing into {user!r}, which may or may not share memory "
+                             "with another array depending on the path taken (an if/loop binds "
+                             "it to a view or an alias on one path only)",
+                             hint="make the copy explicit (np.copy(...)) on every path, or write "
+                                  "into the base array")
+        if root in self.outside:
+            raise self.error(node, f"writing into {user!r}, an array that comes from outside "
+                             "the function (a global, closure or static value): mutating "
+                             "global state is not supported",
+                             hint=f"copy it first ({user} = np.copy(...)) or pass it in as an "
+                                  "argument")
+        b = N.b
+        if index is None:
+            new = b.emit(_by_name("cast_into"), {"x": value, "like": target}, base=user)
+        else:
+            new = b.emit(_by_name("setitem"), {"x": target, "index": index, "v": value},
+                         base=user)
+        mapping = {target.name: new}
+        # `v op= e` with v perhaps a scalar: only v is rebound then (transpile/aliasing_scalars)
+        maybe_scalar = index is None and not S.known_array(self, target.name)
+        cur = new
+        for child, parent, op in chain:
+            if maybe_scalar and child == target.name:
+                if op[0] == "index":
+                    pnew = S.write_back_element(self, parent, op[1], cur, target,
+                                                _stem(parent.name))
+                else:
+                    pnew = S.select(self, target, self._write_back(op, parent, cur), parent,
+                                    _stem(parent.name))
+            else:
+                pnew = self._write_back(op, parent, cur)
+            mapping[parent.name] = pnew
+            self.rel[cur.name] = (pnew, op) if pnew != cur else None
+            cur = pnew
+        root_new = cur
+        if chain:
+            # the root's new version is a root, although it may be computed from the view
+            # (a reshape or transpose back): no view relation through its definition
+            self.rel[root_new.name] = None
+        # other views of the same root: derive them again from its new version
+        memo = dict(mapping)
+
+        def rederive(name):
+            if name in memo:
+                return memo[name]
+            v = self.view(name)
+            if v is None or isinstance(v[1], Opaque):
+                return None
+            pnew = rederive(v[0].name)
+            if pnew is None:
+                return None
+            new = self._derive(v[1], pnew, name)
+            self.rel[new.name] = (pnew, v[1]) if new != pnew else None
+            memo[name] = new
+            return new
+
+        stale = set()
+        for _, _, value in list(self.entries()):
+            for leaf in leaves(value):
+                if leaf.name in memo:
+                    continue
+                r = self.root(leaf.name)
+                if r == root:
+                    if rederive(leaf.name) is None:
+                        stale.add(leaf.name)
+                elif root in self.maybe.get(leaf.name, ()) or root in self.maybe.get(r, ()):
+                    stale.add(leaf.name)
+        own = None
+        if maybe_scalar:
+            own = (self.norm.frame.env, user, memo)
+            memo = S.guard_others(self, target, memo, own, {p.name for _, p, _ in chain})
+        self.rebind(memo, stale, user, node, own)
+        return root_new
+
+    def rebind(self, mapping, stale, user, node, own=None):
+        """Rebind every name holding an old version (`own`: (env, name, mapping) for the name
+        written, when it is rebound differently from its aliases)."""
+        loc = self.norm.frame.loc(node) if node is not None else None
+        where = f" at line {loc[1]}" if loc and loc[1] else ""
+        touched = []
+        for env, name, value in list(self.entries()):
+            if any(l.name in stale for l in leaves(value)):
+                env[name] = Stale(f"{name!r} may share memory with {user!r}, which was written"
+                                  f"{where} in a way the transforms cannot follow")
+                continue
+            m = own[2] if own is not None and env is own[0] and name == own[1] else mapping
+            new = replace_leaves(value, lambda v: m.get(v.name, v))
+            if new is not value:
+                env[name] = new
+                touched.append((id(env), name, tuple(l.name for l in leaves(new))))
+        if self.events is not None:
+            self.events.append(touched)
+
+    def _write_back(self, op, parent, child_new):
+        b = self.norm.b
+        base = _stem(parent.name)
+        kind = op[0]
+        if kind == "identity":
+            return child_new
+        if kind == "index":
+            return b.emit(_by_name("setitem"), {"x": parent, "index": op[1], "v": child_new},
+                          base=base)
+        if kind == "transpose":
+            axes = op[1]
+            inv = None if axes is None else tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
+            return b.emit(_by_name("transpose"), {"x": child_new, "axes": Const(inv)}, base=base)
+        shape = b.emit(_by_name("attr_shape"), {"x": parent}, base=base + "_shape")
+        return b.emit(_by_name("reshape"), {"x": child_new, "shape": shape}, base=base)
+
+    def _derive(self, op, parent_new, name):
+        b = self.norm.b
+        base = _stem(name)
+        kind = op[0]
+        if kind == "identity":
+            return parent_new
+        if kind == "index":
+            return b.emit(_by_name("getitem"), {"x": parent_new, "index": op[1]}, base=base)
+        if kind == "transpose":
+            return b.emit(_by_name("transpose"), {"x": parent_new, "axes": Const(op[1])},
+                          base=base)
+        return b.emit(_by_name(kind), dict([("x", parent_new)] + list(op[1])), base=base)
+
+    # -- augmented assignment on a name --------------------------------------------------------
+
+    def in_place(self, current):
+        """Is `name op= v` on this value an in-place write (an array), not a rebinding?"""
+        if not isinstance(current, Var):
+            return False
+        if current.name in self.int_vars or current.name in self.scalar_vars:
+            return False
+        eqn = self.defs.get(current.name)
+        if eqn is not None and (eqn.prim.name in _SCALARS or self.is_int(current)):
+            return False
+        if eqn is not None and eqn.prim.name in ("sum", "mean", "max", "min", "prod",
+                                                 "std", "var") \
+                and _const_none(eqn.args.get("axis")):
+            return False
+        return True
+
+    # -- joins ---------------------------------------------------------------------------------
+
+    def loop_entry(self, j, leaf, joined):
+        """The loop variable j starts as `leaf`: it keeps leaf's view relation (its parent
+        replaced by the parent's own loop variable), checked again at the end of the body."""
+        if isinstance(leaf, Var):
+            self.carried_from[j] = leaf.name
+        if not isinstance(leaf, Var):
+            self.rel[j] = None
+            return
+        if leaf.name in self.maybe:
+            self.maybe[j] = set(self.maybe[leaf.name])
+        v = self.view(leaf.name)
+        if v is None:
+            self.rel[j] = None
+            return
+        parent, op = v
+        for (pre, _), pj in joined.items():
+            if pre == parent.name:
+                parent = Var(pj)
+                break
+        self.rel[j] = (parent, op)
+
+    def join_relation(self, j, incoming, partners):
+        """Alias facts of the join variable `j` that takes the value of `incoming[k]` on path k.
+        `partners` maps a tuple of incoming names to the join variable that took it (other
+        names joined at the same place)."""
+        names = [a.name for a in incoming if isinstance(a, Var)]
+        if len(names) != len(incoming):
+            self.rel[j] = None
+            return
+        views = [self.view(n) for n in names]
+        if all(v is None for v in views):
+            roots = set(names)
+            if any(n in self.maybe for n in names):
+                self.maybe[j] = set().union(*[self.maybe.get(n, {n}) for n in names])
+            else:
+                self.rel[j] = None
+            return
+        if all(v is not None and not isinstance(v[1], Opaque) for v in views):
+            parents = tuple(v[0].name for v in views)
+            ops = [v[1] for v in views]
+            pj = partners.get(parents)
+            if pj is None and len(set(parents)) == 1:
+                pj = parents[0]
+            if pj is not None and all(op == ops[0] for op in ops[1:]):
+                self.rel[j] = (Var(pj), ops[0])
+                return
+        roots = set()
+        for n in names:
+            roots |= self.maybe.get(n, set()) | {self.root(n)}
+        self.maybe[j] = roots
+        self.rel[j] = None
+
+
+def _const_none(a):
+    return a is None or (isinstance(a, Const) and a.value is None)
+
+
+
+
+def param_entry(name):
+    return PARAM_PREFIX + name
+
+
+def stale_error(norm, node, value):
+    return norm.error(node, f"reading a stale value: {value.why}", cls=TranspileError,
+                      hint="make the copy explicit (np.copy(...)) before the write, or read the "
+                           "array again after it")
+
+
+def writes_in(stmts):
+    """Could these statements write into an array (subscript stores, augmented assignments,
+    or calls that may write into their arguments)?"""
+    for st in stmts:
+        for n in gast.walk(st):
+            if isinstance(n, gast.AugAssign):
+                return True
+            if isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+                return True
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
+                return True
+    return False
+
+
+__all__ = ["MemoryModel", "Stale", "Opaque", "PARAM_PREFIX", "param_entry", "stale_error",
+           "writes_in", "leaves", "replace_leaves", "UnsupportedSyntax", "Eqn", "TupleArg",
+           "IndexArg"]
+
+
+def write_back_arguments(norm, frame, params):
+    """At the end of the user's function: every argument it wrote into receives its final
+    value (`rt.write_back(x, x_2)`), as NumPy's in-place writes would have left it."""
+    norm.b.loc = frame.loc(frame.parsed.node) if frame.parsed is not None else None
+    for p in params:
+        final = frame.env.get(param_entry(p))
+        if isinstance(final, Stale):
+            raise TranspileError(f"the argument {p!r} was written through a view the transforms "
+                                 f"cannot follow: {final.why}")
+        if isinstance(final, Var) and final.name != p:
+            norm.b.emit(_by_name("write_back"), {"dest": Var(p), "value": final},
+                        base=f"{p}_written")
+
+
+class LoopPlan:
+    """What reading a loop body ahead found: the names (in every frame) whose value changes,
+    how their values end (entries that end holding the same variable stay one buffer), and
+    whether a write split names that shared a buffer."""
+
+    def __init__(self):
+        self.changed = []       # (env, name) in order
+        self.post = {}          # (id(env), name) -> tuple of leaf names at the end of the body
+        self.events = []
+        self.split = None       # a message if a write was seen by names that end differently
+
+    def key(self, env, name, k):
+        post = self.post.get((id(env), name))
+        return post[k] if post is not None and k < len(post) else None
+
+
+def read_ahead(norm, run):
+    """Run `run` (which reads a loop body) and undo everything it did to the environments
+    and the statement list; returns a LoopPlan."""
+    mem = norm.mem
+    frames = []
+    for f in norm.frames:
+        if all(f is not g for g in frames):
+            frames.append(f)
+    snap = [(f, dict(f.env), dict(f.core_names), f.returned) for f in frames]
+    saved_body, saved_loc = norm.b.body, norm.b.loc
+    saved_events, saved_rel, saved_maybe = mem.events, dict(mem.rel), dict(mem.maybe)
+    norm.b.body = []
+    mem.events = []
+    plan = LoopPlan()
+    try:
+        run()
+    except TranspileError:
+        pass        # reported when the body is read for real
+    finally:
+        posts = [(f, dict(f.env)) for f in frames]
+        plan.events = mem.events
+        for f, env, core_names, returned in snap:
+            f.env.clear()
+            f.env.update(env)
+            f.core_names.clear()
+            f.core_names.update(core_names)
+            f.returned = returned
+        norm.b.body, norm.b.loc = saved_body, saved_loc
+        mem.events = saved_events
+        mem.rel.clear()
+        mem.rel.update(saved_rel)
+        mem.maybe.clear()
+        mem.maybe.update(saved_maybe)
+    for (f, pre, _, _), (_, post) in zip(snap, posts):
+        for name, value in pre.items():
+            after = post.get(name)
+            if after is value:
+                continue
+            plan.changed.append((f.env, name))
+            plan.post[(id(f.env), name)] = tuple(l.name for l in leaves(after)) \
+                if after is not None else ()
+    for touched in plan.events:
+        by_new = {}
+        for env_id, name, new in touched:
+            end = plan.post.get((env_id, name))
+            if end is None:
+                continue
+            if by_new.setdefault(new, end) != end:
+                plan.split = name
+    return plan

@@ -1,0 +1,113 @@
+"""Python lists inside array code: `np.array([[x, y], [y, x]])`, `np.sum([1.0, a * a])`,
+`np.r_[x, c]`, `np.c_[u, v]`.
+
+A list (or nested list) of traced values that reaches a NumPy function's array argument is
+turned into explicit `np.stack` equations, so its derivative flows like any other array's;
+`np.r_` / `np.c_` become `np.concatenate` / `np.column_stack`. The normalizer calls these
+helpers; they only emit equations through it.
+"""
+import numpy as np
+
+from transpile.errors import TranspileError
+from transpile.core.ir import Const, Var
+
+# parameters that hold a sequence of arrays (each item is one array)
+_SEQUENCE_PARAMS = ("arrays", "tup", "condlist", "choicelist")
+# parameters that are arrays even when the primitive has no derivative rule for them
+_ARRAY_PARAMS = ("x", "y", "condition", "a", "b", "start", "stop")
+
+
+def _has_traced(value, Struct):
+    if isinstance(value, Var):
+        return True
+    if isinstance(value, Struct):
+        return any(_has_traced(v, Struct) for v in value.items)
+    return False
+
+
+def stack_struct(norm, value, node, base):
+    """A (nested) list/tuple holding traced values -> one stacked array atom; else unchanged."""
+    from transpile.frontend.normalize.values import Struct
+    from transpile.primitives import by_name
+    if not isinstance(value, Struct) or value.kind == "dict" or not _has_traced(value, Struct):
+        return value
+    items = [stack_struct(norm, v, node, base) for v in value.items]
+    args = {"arrays": norm.to_arg(Struct("tuple", items), node), "axis": Const(0)}
+    return norm.b.emit(by_name("stack"), args, base=base)
+
+
+def array_arguments(norm, prim, bound, node, base):
+    """Stack lists of traced values passed where `prim` expects an array (in place)."""
+    from transpile.frontend.normalize.values import Struct
+    rules = set(prim.vjp) | set(prim.deriv) | set(prim.jvp) | set(prim.linear)
+    for name, value in list(bound.items()):
+        p = prim.param(name)
+        if p is None or name in prim.shape_args:
+            continue
+        if p.kind == "var" or name in _SEQUENCE_PARAMS:
+            if isinstance(value, Struct) and value.kind != "dict":
+                bound[name] = Struct(value.kind, [stack_struct(norm, v, node, base)
+                                                  for v in value.items])
+            elif isinstance(value, tuple):
+                bound[name] = tuple(stack_struct(norm, v, node, base) for v in value)
+        elif name in rules or name in _ARRAY_PARAMS:
+            bound[name] = stack_struct(norm, value, node, base)
+    return bound
+
+
+def is_concatenator(obj):
+    return obj is np.r_ or obj is np.c_
+
+
+def index_concat(norm, obj, node, base):
+    """np.r_[a, b, ...] -> np.concatenate of 1-D pieces; np.c_[a, b, ...] -> np.column_stack.
+    Slices and string directives (np.r_['0,2', ...], np.r_[0:3]) are evaluated only when every
+    piece is a constant."""
+    import gast
+    from transpile.frontend.normalize.values import Static, Struct
+    from transpile.primitives import by_name
+    elts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+    if any(isinstance(e, gast.Slice) for e in elts):
+        raise norm.error(node, f"{'np.r_' if obj is np.r_ else 'np.c_'}[...] with a slice is "
+                         "not supported inside a transformed function", cls=TranspileError,
+                         hint="use np.arange / np.linspace and np.concatenate")
+    pieces = [norm.expr(e, base) for e in elts]
+    if all(isinstance(p, (Const, Static)) for p in pieces):
+        vals = tuple(norm.static_value(p, node) for p in pieces)
+        return norm.classify(obj[vals if len(vals) > 1 else vals[0]], None)
+    if any(isinstance(p, Const) and isinstance(p.value, str) for p in pieces):
+        raise norm.error(node, "np.r_/np.c_ with a string directive is not supported inside a "
+                         "transformed function", cls=TranspileError,
+                         hint="use np.concatenate / np.stack with an explicit axis")
+    pieces = [stack_struct(norm, p, node, base) for p in pieces]
+    if obj is np.r_:
+        parts = [norm.apply(by_name("atleast_1d"), [p], {}, node, base) for p in pieces]
+        return norm.apply(by_name("concatenate"), [Struct("tuple", parts)], {}, node, base)
+    return norm.apply(by_name("column_stack"), [Struct("tuple", pieces)], {}, node, base)
+
+
+def multi_output(norm, prim, bound, node, base):
+    """A function returning several arrays (np.split, np.linalg.eigh, ...) -> a tuple of one
+    primitive call per output; `prim.multi(bound, const)` lists (part name, extra args)."""
+    from transpile.frontend.normalize.values import Struct
+    from transpile.primitives import by_name
+
+    def const(v):
+        if isinstance(v, Struct):
+            return tuple(const(i) for i in v.items)
+        return None if v is None else norm.static_value(v, node, f"this argument of {prim.path}")
+    parts = prim.multi(bound, const)
+    if isinstance(parts, str):       # a single array (e.g. svd with compute_uv=False)
+        parts = [(parts, {})]
+        single = True
+    else:
+        single = False
+    outs = []
+    for name, extra in parts:
+        part = by_name(name)
+        args = {k: v for k, v in bound.items() if part.param(k) is not None}
+        args.update({k: Const(v) for k, v in extra.items()})
+        var = [p.name for p in part.params if p.kind == "var"]    # *xi: passed positionally
+        outs.append(norm.apply(part, list(args.pop(var[0], ())) if var else [], args, node,
+                               base))
+    return outs[0] if single else Struct("tuple", outs)

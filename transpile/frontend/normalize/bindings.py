@@ -1,0 +1,108 @@
+"""What the control-flow parts of the normalizer share: a value's leaves (the Var/Const atoms
+inside a Struct) and its structure, running code into a separate statement list, copies into
+the one name a variable has after an `if` or across a loop iteration, and copies that protect
+other names aliasing that name before it is overwritten."""
+import gast
+
+from transpile.core import ir
+from transpile.frontend.normalize.aliasing import PARAM_PREFIX
+from transpile.core.ir import Const, Eqn, Var
+from transpile.frontend.normalize.values import Static, Struct
+from transpile.primitives import by_name
+
+
+def store_names(stmts):
+    out = []
+    for st in stmts:
+        for n in gast.walk(st):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
+                out.append(n.id)
+    return list(dict.fromkeys(out))
+
+
+def sub_body(norm, fn):
+    saved = norm.b.body
+    norm.b.body = []
+    norm.sub_depth = getattr(norm, "sub_depth", 0) + 1   # inside a run-time loop or branch
+    try:
+        result = fn()
+    finally:
+        body, norm.b.body = norm.b.body, saved
+        norm.sub_depth -= 1
+    return body, result
+
+
+def emit_copy(norm, out, atom):
+    norm.b.body.append(Eqn(out, by_name("assign"), {"x": atom}, norm.b.loc))
+    return Var(out)
+
+
+def value_leaves(value, node):
+    if isinstance(value, Struct):
+        leaves, tree = [], []
+        for item in value.items:
+            l, t = value_leaves(item, node)
+            leaves += l
+            tree.append(t)
+        return leaves, ("struct", value.kind, tuple(value.keys), tuple(tree))
+    if isinstance(value, (Var, Const)):
+        return [value], "leaf"
+    return [], ("static", id(value), value)
+
+
+def rebuild_value(tree, it):
+    if tree == "leaf":
+        return next(it)
+    if tree[0] == "struct":
+        return Struct(tree[1], [rebuild_value(t, it) for t in tree[3]], tree[2])
+    return tree[2]
+
+
+def join_name(norm, user, k, n):
+    base = user if n == 1 else f"{user}_{k}"
+    if n != 1:
+        return norm.namer.fresh(base)
+    name = norm.core_name(user)
+    if any(PARAM_PREFIX + name in f.env for f in norm.frames):
+        # the name of an argument stays the caller's array (written back at the end)
+        return norm.namer.fresh(name)
+    return name
+
+
+def aliased(env, target, keep):
+    for name, value in env.items():
+        if name != keep and any(isinstance(l, Var) and l.name == target
+                                for l in value_leaves(value, None)[0]):
+            return True
+    return False
+
+
+def protect(norm, env, target, keep):
+    """Before `target` is overwritten: values of other names that alias it get copies."""
+    for name, value in list(env.items()):
+        if name == keep:
+            continue
+        leaves, tree = value_leaves(value, None)
+        if any(isinstance(l, Var) and l.name == target for l in leaves):
+            new = []
+            for l in leaves:
+                if isinstance(l, Var) and l.name == target:
+                    l = emit_copy(norm, norm.namer.fresh(name), l)
+                new.append(l)
+            env[name] = rebuild_value(tree, iter(new))
+
+
+def tree_eq(a, b):
+    if a == "leaf" or b == "leaf":
+        return a == b
+    if a[0] != b[0]:
+        return False
+    if a[0] == "static":
+        x, y = a[2], b[2]
+        if x is y:
+            return True
+        S = Static
+        return isinstance(x, S) and isinstance(y, S) and (x.obj is y.obj or (
+            ir.is_literal(x.obj) and type(x.obj) is type(y.obj) and x.obj == y.obj))
+    return a[1:3] == b[1:3] and len(a[3]) == len(b[3]) and all(
+        tree_eq(x, y) for x, y in zip(a[3], b[3]))

@@ -1,0 +1,139 @@
+"""Data-dependent `if`/`elif`/`else` and `a if c else b` in the normalizer: both paths are read
+into their own statement lists and become one `If`; a variable bound differently on the two
+paths is copied into one name at the end of each branch (and what the paths may alias is
+joined in the alias model, transpile/frontend/normalize/aliasing.py). Conditions known when the code is generated
+pick a branch before this (frontend/normalize/statements.py, frontend/normalize/expressions.py)."""
+from transpile.core import ir
+from transpile.frontend.normalize.aliasing import Stale
+from transpile.errors import TranspileError
+from transpile.core.ir import Var
+from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value, sub_body,
+                                          tree_eq, value_leaves)
+
+
+def dynamic_if(norm, node, cond):
+    cond = norm.to_arg(cond, node)
+    frame = norm.frame
+    loc = norm.b.loc
+    frames = []
+    for f in norm.frames:
+        if all(f is not g for g in frames):
+            frames.append(f)
+    pres = [dict(f.env) for f in frames]
+    results = []
+    for stmts in (node.body, node.orelse):
+        for f, pre in zip(frames, pres):
+            f.env.clear()
+            f.env.update(pre)
+        frame.returned = None
+        norm.b.loc = loc
+        body, _ = sub_body(norm, lambda: norm.run_body(stmts))
+        results.append((body, [dict(f.env) for f in frames], frame.returned))
+    (b1, envs1, r1), (b2, envs2, r2) = results
+    for f, pre in zip(frames, pres):
+        f.env.clear()
+        f.env.update(pre)
+    if (r1 is None) != (r2 is None):
+        raise norm.error(node, "a return inside an if on array data needs a return on the "
+                         "other path too", construct="if ...: return ...",
+                         hint="assign the result to a variable in both branches and return "
+                         "it after the if (or use np.where)")
+    bodies = [b1, b2]
+    memo = {}
+    # the current frame first (its names get the user's names), then inlined callers
+    order = sorted(range(len(frames)), key=lambda i: frames[i] is not frame)
+    for i in order:
+        f, pre, e1, e2 = frames[i], pres[i], envs1[i], envs2[i]
+        names = [n for n in dict.fromkeys(list(e1) + list(e2))
+                 if e1.get(n) is not pre.get(n) or e2.get(n) is not pre.get(n)]
+        for n in names:
+            if n not in e1 or n not in e2:
+                f.env.pop(n, None)
+                continue
+            if isinstance(e1[n], Stale) or isinstance(e2[n], Stale):
+                f.env[n] = e1[n] if isinstance(e1[n], Stale) else e2[n]
+                continue
+            saved = norm.frames[-1]
+            f.env[n] = join_values(norm, n, [e1[n], e2[n]], bodies, [e1, e2], node,
+                                   memo=memo, own=f is frame)
+    join_aliasing(norm, memo, frames, [envs1, envs2])
+    if r1 is not None:
+        frame.returned = join_values(norm, "out", [r1, r2], bodies, [{}, {}], node)
+    norm.b.loc = loc
+    norm.b.body.append(ir.If(cond, b1, b2, loc))
+
+
+def join_aliasing(norm, memo, frames, branch_envs):
+    """What the variables that join the paths of an if may share (transpile/frontend/normalize/aliasing.py)."""
+    partners = {tuple(a.name for a in key if isinstance(a, Var)): j for key, j in memo.items()}
+    for key, j in memo.items():
+        norm.mem.join_relation(j, list(key), partners)
+        # a path's value also held by a name that does not join into j: j may alias it
+        for k, envs in enumerate(branch_envs):
+            leaf = key[k]
+            if not isinstance(leaf, Var):
+                continue
+            for f, env in zip(frames, envs):
+                for name, value in env.items():
+                    if name not in f.env:
+                        continue
+                    if any(l == leaf for l in value_leaves(value, None)[0]) and not any(
+                            l == Var(j) for l in value_leaves(f.env.get(name), None)[0]):
+                        norm.mem.maybe.setdefault(j, set()).add(norm.mem.root(leaf.name))
+
+
+def join_values(norm, user, values, bodies, envs, node, memo=None, own=True):
+    trees = []
+    leaf_lists = []
+    for v in values:
+        l, t = value_leaves(v, node)
+        leaf_lists.append(l)
+        trees.append(t)
+    if not all(tree_eq(trees[0], t) for t in trees[1:]):
+        raise norm.error(node, f"{user!r} has a different structure (or a different Python "
+                         "object) on the two paths of an if on array data",
+                         construct=f"if ...: {user} = ...", cls=TranspileError,
+                         hint="give it the same kind of value on both paths")
+    out = []
+    n = len(leaf_lists[0])
+    for k in range(n):
+        leaves = [l[k] for l in leaf_lists]
+        if all(l == leaves[0] for l in leaves[1:]):
+            out.append(leaves[0])
+            continue
+        key = tuple(leaves)
+        if memo is not None and key in memo:
+            out.append(Var(memo[key]))
+            continue
+        j = join_name(norm, user, k, n) if own else norm.namer.fresh(user.lstrip("."))
+        if Var(j) not in leaves and memo is not None and norm.mem.referenced(j):
+            j = norm.namer.fresh(j)     # the value before the if is still read in a branch
+        for body, env, leaf in zip(bodies, envs, leaves):
+            if leaf == Var(j):
+                continue
+            saved = norm.b.body
+            norm.b.body = body
+            try:
+                protect(norm, env, j, user)
+                emit_copy(norm, j, leaf)
+            finally:
+                norm.b.body = saved
+        if memo is not None:
+            memo[key] = j
+        out.append(Var(j))
+    return rebuild_value(trees[0], iter(out))
+
+
+def dynamic_ifexp(norm, node, cond, base):
+    cond = norm.to_arg(cond, node)
+    loc = norm.b.loc
+    out = norm.namer.fresh(base)
+    bodies = []
+    for e in (node.body, node.orelse):
+        body, value = sub_body(norm, lambda: norm.to_arg(norm.expr(e, base), e))
+        norm.b.body, saved = body, norm.b.body
+        emit_copy(norm, out, value)
+        norm.b.body = saved
+        bodies.append(body)
+    norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
+    return Var(out)

@@ -1,0 +1,340 @@
+"""Python builtins over lists and arrays inside transformed code: sum, min, max, sorted, zip,
+enumerate, list, tuple, reversed, isinstance.
+
+A list or tuple has a structure known when the code is generated, so these expand into
+primitives: `sum([a, b, c])` is `a + b + c`, `max(a, b)` is `np.maximum(a, b)`, `sorted` of a
+list of scalars is a sorting network of minimum/maximum (differentiable like the values it
+moves). Over an array they mean what Python means by iterating over its first axis:
+`sum(x)` is `np.sum(x, axis=0)`, `max(x)` is `np.max(x, axis=0)`; zip/enumerate over arrays
+unroll when the length is known (under jit); a `for` loop over them stays a loop.
+"""
+import builtins
+
+import numpy as np
+
+from transpile.errors import ShapesNeeded
+
+_HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
+            "isinstance")
+_BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
+
+
+# The normalizer's value classes (Struct, Static, Var, Const, ...) and helpers, handed over by
+# transpile/frontend/normalize/normalizer.py when it imports this module (no import of the normalizer back).
+_NORMALIZE = None
+
+
+def use_normalizer_names(module):
+    global _NORMALIZE
+    _NORMALIZE = module
+
+
+def _N():
+    return _NORMALIZE
+
+
+def call_builtin(norm, obj, args, kwargs, node, base):
+    name = _BY_ID.get(id(obj))
+    if name is None or getattr(builtins, name) is not obj:
+        return None
+    return globals()["_" + name](norm, args, kwargs, node, base)
+
+
+def _prim(name):
+    return _N().by_name(name)
+
+
+def _is_seq(v):
+    N = _N()
+    return isinstance(v, N.Struct) and v.kind in ("tuple", "list")
+
+
+def items_of(norm, value, node, what):
+    """The elements of a list/tuple, or of an array whose length is known now; None when an
+    array's length is known only at run time."""
+    N = _N()
+    if _is_seq(value):
+        return list(value.items)
+    if isinstance(value, N.Struct) and value.kind == "dict":      # a dict's keys
+        return [N.Const(k) for k in value.keys]
+    if isinstance(value, N.Static) and isinstance(value.obj, (tuple, list, range)):
+        return [norm.classify(v, None) for v in value.obj]
+    if isinstance(value, (N.Var, N.Const)):
+        n = norm.b.emit(_prim("len"), {"x": norm.to_arg(value, node)}, base="n")
+        if isinstance(n, N.Const):         # jit: the length is known from the argument's shape
+            return [norm.b.emit(_prim("getitem"), {"x": value, "index": N.IndexArg((N.Const(i),))},
+                                base="item") for i in range(n.value)]
+        if norm.b.body and getattr(norm.b.body[-1], "out", None) == getattr(n, "name", None):
+            norm.b.body.pop()
+            norm.namer.taken.discard(n.name)
+        return None
+    raise norm.error(node, f"{what} needs a list, tuple or array")
+
+
+def _no_kwargs(norm, kwargs, node, fname, allowed=()):
+    bad = [k for k in kwargs if k not in allowed]
+    if bad:
+        raise norm.error(node, f"{fname}(..., {bad[0]}=...) is not supported in transformed code",
+                         hint="compute it outside the transformed function, or write the loop")
+
+
+def _fold(norm, prim, values, node, base):
+    acc = values[0]
+    for v in values[1:]:
+        acc = norm.b.emit(_prim(prim), {"x": norm.to_arg(acc, node), "y": norm.to_arg(v, node)},
+                          base=base)
+    return acc
+
+
+def _sum(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "sum", ("start",))
+    if not 1 <= len(args) <= 2:
+        raise norm.error(node, "sum takes an iterable and an optional start")
+    start = args[1] if len(args) > 1 else kwargs.get("start", N.Const(0))
+    seq = args[0]
+    if _is_seq(seq) or isinstance(seq, N.Static):
+        values = items_of(norm, seq, node, "sum")
+        return _fold(norm, "add", [start] + values, node, base)
+    total = norm.apply(_prim("sum"), [seq], {"axis": N.Const(0)}, node, base)
+    return _fold(norm, "add", [start, total], node, base)
+
+
+def _extreme(kind):
+    def handle(norm, args, kwargs, node, base):
+        N = _N()
+        _no_kwargs(norm, kwargs, node, kind)
+        if not args:
+            raise norm.error(node, f"{kind} expects at least one argument")
+        ufunc = "maximum" if kind == "max" else "minimum"
+        if len(args) > 1:
+            return _fold(norm, ufunc, list(args), node, base)
+        seq = args[0]
+        if _is_seq(seq) or isinstance(seq, N.Static):
+            values = items_of(norm, seq, node, kind)
+            if not values:
+                raise norm.error(node, f"{kind}() of an empty sequence")
+            return _fold(norm, ufunc, values, node, base)
+        return norm.apply(_prim(kind), [seq], {"axis": N.Const(0)}, node, base)
+    return handle
+
+
+_max = _extreme("max")
+_min = _extreme("min")
+
+
+def _sorted(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "sorted", ("reverse",))
+    if len(args) != 1:
+        raise norm.error(node, "sorted takes one sequence")
+    reverse = norm.static_value(kwargs.get("reverse", N.Const(False)), node,
+                                "sorted's reverse flag")
+    values = items_of(norm, args[0], node, "sorted")
+    if values is None:
+        raise norm.error(node, "sorted over an array whose length is known only at run time is "
+                         "not supported", hint="call it under jit (shapes known) or pass a list",
+                         cls=ShapesNeeded)
+    if all(isinstance(v, N.Const) for v in values):
+        out = [N.Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
+        return N.Struct("list", out)
+    # a sorting network: every compare-exchange is a minimum/maximum pair
+    vals = list(values)
+    n = len(vals)
+    for i in range(n):
+        for j in range(n - 1 - i):
+            a, b = norm.to_arg(vals[j], node), norm.to_arg(vals[j + 1], node)
+            vals[j] = norm.b.emit(_prim("minimum"), {"x": a, "y": b}, base="lo")
+            vals[j + 1] = norm.b.emit(_prim("maximum"), {"x": a, "y": b}, base="hi")
+    if reverse:
+        vals.reverse()
+    return N.Struct("list", vals)
+
+
+def _sequences(norm, args, node, fname):
+    seqs = []
+    for a in args:
+        items = items_of(norm, a, node, fname)
+        if items is None:
+            raise norm.error(node, f"{fname} over an array whose length is known only at run "
+                             "time is only supported as the iterable of a for loop",
+                             hint="use it in `for ... in " + fname + "(...)`, or call under jit",
+                             cls=ShapesNeeded)
+        seqs.append(items)
+    return seqs
+
+
+def _zip(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "zip")
+    seqs = _sequences(norm, args, node, "zip")
+    return N.Struct("list", [N.Struct("tuple", list(t)) for t in zip(*seqs)])
+
+
+def _enumerate(norm, args, kwargs, node, base):
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "enumerate", ("start",))
+    if not 1 <= len(args) <= 2:
+        raise norm.error(node, "enumerate takes an iterable and an optional start")
+    start = args[1] if len(args) > 1 else kwargs.get("start", N.Const(0))
+    start = norm.static_value(start, node, "enumerate's start")
+    (items,) = _sequences(norm, args[:1], node, "enumerate")
+    return N.Struct("list", [N.Struct("tuple", [N.Const(start + i), v])
+                             for i, v in enumerate(items)])
+
+
+def _container(kind):
+    def handle(norm, args, kwargs, node, base):
+        N = _N()
+        _no_kwargs(norm, kwargs, node, kind)
+        if not args:
+            return N.Struct(kind, [])
+        (items,) = _sequences(norm, args[:1], node, kind)
+        return N.Struct(kind, items)
+    return handle
+
+
+_list = _container("list")
+_tuple = _container("tuple")
+
+
+def _reversed(norm, args, kwargs, node, base):
+    N = _N()
+    (items,) = _sequences(norm, args[:1], node, "reversed")
+    return N.Struct("list", items[::-1])
+
+
+# the Python types an array value may have at run time (a NumPy array, a NumPy or Python scalar)
+_DATA_TYPES = (np.ndarray, np.generic, float, int, bool, complex)
+
+
+def _isinstance(norm, args, kwargs, node, base):
+    """Decided when the code is generated: from the value for constants and Python objects,
+    from the structure for tuples/lists/dicts/NamedTuples; for array data only when the answer
+    does not depend on whether the argument is a NumPy array or a Python scalar."""
+    N = _N()
+    _no_kwargs(norm, kwargs, node, "isinstance")
+    if len(args) != 2:
+        raise norm.error(node, "isinstance takes a value and a class (or tuple of classes)")
+    value = args[0]
+    cls = norm.static_value(args[1], node, "the class of isinstance")
+    if isinstance(value, N.Const):
+        return N.Const(isinstance(value.value, cls))
+    if isinstance(value, N.Static):
+        return N.Const(isinstance(value.obj, cls))
+    if isinstance(value, N.Struct):
+        if value.kind == "node":
+            return N.Const(issubclass(value.keys[0], cls))
+        return N.Const(issubclass({"tuple": tuple, "list": list, "dict": dict}[value.kind], cls))
+    classes = cls if isinstance(cls, tuple) else (cls,)
+    hits = {issubclass(t, classes) for t in _DATA_TYPES}
+    if hits == {False}:
+        return N.Const(False)
+    if hits == {True} or all(issubclass(t, classes) for t in (np.ndarray, np.generic, float)):
+        return N.Const(True)
+    raise norm.error(node, "isinstance of array data against "
+                     f"{getattr(cls, '__name__', cls)} depends on whether the value is a NumPy "
+                     "array or a Python scalar, which the transformed code does not fix",
+                     hint="test the structure instead (np.ndim(x) == 0), or make it a static "
+                     "argument")
+
+
+# ---- effects: print(...) and breakpoint() as statements ---------------------------------------
+
+def effect_statement(norm, node):
+    """`print(...)` / `breakpoint()` as an expression statement: emitted as a debugging effect
+    that runs with the values of each call. False for other statements."""
+    import gast
+    N = _N()
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Name):
+        return False
+    try:
+        func = norm.expr(call.func, "f")
+    except Exception:
+        return False
+    if not isinstance(func, N.Static) or func.obj not in (builtins.print, builtins.breakpoint):
+        return False
+    if func.obj is builtins.breakpoint:
+        if call.args or call.keywords:
+            raise norm.error(node, "breakpoint() with arguments is not supported in transformed "
+                             "code")
+        names, values = [], []
+        for name, v in norm.frame.env.items():      # the user's variables at this line
+            if isinstance(v, (N.Var, N.Const)) and not (isinstance(v, N.Const) and
+                                                       v.value is None):
+                names.append(name)
+                values.append(v)
+        norm.apply(_prim("debug_breakpoint"), [N.Const(tuple(names))] + values, {}, node,
+                   "breakpoint")
+        return True
+    opts = {"sep": " ", "end": "\n"}
+    for kw in call.keywords:
+        if kw.arg not in opts:
+            raise norm.error(node, f"print(..., {kw.arg}=...) is not supported in transformed "
+                             "code", hint="print to standard output with sep= and end= only")
+        opts[kw.arg] = norm.static_value(norm.expr(kw.value, "t"), node, f"print's {kw.arg}")
+    if any(isinstance(a, gast.JoinedStr) for a in call.args):
+        return _print_formatted(norm, node, call.args, opts)
+    values = []
+    for a in call.args:
+        if isinstance(a, gast.Starred):
+            raise norm.error(node, "print(*values) is not supported in transformed code")
+        v = norm.expr(a, "t")
+        if isinstance(v, N.Static):
+            v = N.Const(str(v.obj))
+        if isinstance(v, N.Struct):
+            leaves, _ = N.flatten_value(v)      # a tuple/list/dict of arrays: its leaves
+            values += leaves
+        else:
+            values.append(v)
+    norm.apply(_prim("debug_print"), [N.Const(opts["sep"]), N.Const(opts["end"])] + values, {},
+               node, "printed")
+    return True
+
+
+_CONVERSIONS = {-1: "", 115: "!s", 114: "!r", 97: "!a"}
+
+
+def _print_formatted(norm, node, args, opts):
+    """print(f"x0={x[0]:.3f}", y): one format template ("x0={:.3f} {}") and its values, printed
+    with str.format at run time (rt.debug_printf)."""
+    import gast
+    N = _N()
+    parts, values = [], []
+
+    def literal(text):
+        parts.append(str(text).replace("{", "{{").replace("}", "}}"))
+
+    def field(expr, conversion=-1, spec=""):
+        v = norm.expr(expr, "t")
+        if isinstance(v, N.Static):
+            v = N.Const(v.obj if isinstance(v.obj, str) else str(v.obj))
+        if isinstance(v, N.Struct):
+            raise norm.error(node, "a tuple/list/dict inside an f-string in print is not "
+                             "supported", hint="print its elements")
+        parts.append("{" + _CONVERSIONS.get(conversion, "") + (":" + spec if spec else "") + "}")
+        values.append(v)
+
+    for k, a in enumerate(args):
+        if k:
+            literal(opts["sep"])
+        if isinstance(a, gast.Starred):
+            raise norm.error(node, "print(*values) is not supported in transformed code")
+        if not isinstance(a, gast.JoinedStr):
+            field(a)
+            continue
+        for piece in a.values:
+            if isinstance(piece, gast.Constant):
+                literal(piece.value)
+                continue
+            spec = ""
+            if piece.format_spec is not None:
+                if not all(isinstance(p, gast.Constant) for p in piece.format_spec.values):
+                    raise norm.error(node, "a computed format spec in an f-string is not "
+                                     "supported in transformed code")
+                spec = "".join(str(p.value) for p in piece.format_spec.values)
+            field(piece.value, piece.conversion, spec)
+    norm.apply(_prim("debug_printf"), [N.Const("".join(parts)), N.Const(opts["end"])] + values,
+               {}, node, "printed")
+    return True

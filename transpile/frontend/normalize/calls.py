@@ -1,0 +1,416 @@
+"""Calls in the normalizer, and the inlining they lead to.
+
+`f(*args, **kwargs)` has its arguments expanded, then is dispatched on what `f` is: a nested
+def or lambda, an array method, a partial or bound method, a pytree helper or constructor, a
+Python builtin, a transform constructor (run now), a NumPy function with a rule (one
+primitive), a transformed function (its core form is copied in with fresh names) or one of the
+user's functions (its body is read in a new frame, parameters bound to the argument values).
+Anything else has no rule. A nested `def` or lambda bound to a name is read where it is called
+(closures read the enclosing variables' values at the call).
+"""
+import types
+
+import gast
+import numpy as np
+
+from transpile.frontend import library_calls
+from transpile.frontend import transform_registry
+from transpile.errors import NoRuleError, ShapesNeeded, TranspileError
+from transpile.core.ir import Const, IndexArg, SliceArg, Var
+from transpile.frontend.normalize.builtins import call_builtin
+from transpile.frontend.normalize.callables import call_bound
+from transpile.frontend.normalize.pytree import call_tree_util, construct_node
+from transpile.frontend.normalize.lift import (LiftedTransform, call_jvp, call_lifted, refuse_api_call,
+                                      transform_local)
+from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Static,
+                                        Struct, flatten_value, unflatten_value)
+from transpile.frontend.normalize import random as random_streams
+from transpile.frontend.parse import Resolver, parse_function
+from transpile.primitives import METHODS, by_name, lookup
+
+
+def expr_Call(norm, node, base):
+    func = norm.expr(node.func, base)
+    args = []
+    for a in node.args:
+        if isinstance(a, gast.Starred):
+            v = norm.expr(a.value, base)
+            if isinstance(v, Struct):
+                args += v.items
+            elif isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
+                args += [norm.classify(x, None) for x in v.obj]
+            else:
+                raise norm.error(a, "*args needs a tuple/list of known length")
+        else:
+            args.append(norm.expr(a, base))
+    kwargs = {}
+    for k in node.keywords:
+        if k.arg is None:
+            v = norm.expr(k.value, base)
+            if not isinstance(v, Struct) or v.kind != "dict":
+                raise norm.error(node, "**kwargs needs a dict of known keys")
+            kwargs.update(zip(v.keys, v.items))
+        else:
+            kwargs[k.arg] = norm.expr(k.value, base)
+    return call(norm, func, args, kwargs, node, base)
+
+
+def call(norm, func, args, kwargs, node, base):
+    if isinstance(func, LocalFunction):
+        return call_local(norm, func, args, kwargs, node)
+    if isinstance(func, LiftedTransform):       # grad(<nested function>)(...)
+        return call_lifted(norm, func, args, kwargs, node, base, inline_transformed)
+    if isinstance(func, Static) and id(func.obj) in random_streams.FACTORIES:
+        return random_streams.make_stream(norm, func.obj, args, kwargs, node)
+    if isinstance(func, random_streams.RandomDraw):
+        return random_streams.draw(norm, func, args, kwargs, node, base)
+    if isinstance(func, DictMethod):
+        try:
+            return func.call(args, kwargs)
+        except TypeError as e:
+            raise norm.error(node, str(e), cls=TranspileError) from None
+    if isinstance(func, BoundMethod):
+        prim, receiver = METHODS[func.name]
+        if func.name in ("reshape", "transpose") and len(args) > 1:
+            args = [Struct("tuple", args)]
+        if func.name == "transpose" and not args and not kwargs:
+            pass
+        result = norm.apply(prim, [func.receiver] + args, kwargs, node, base)
+        if func.name == "flatten":
+            norm.mem.mark_fresh(result)     # a copy, unlike ravel
+        return result
+    bound = call_bound(norm, func, args, kwargs, node, base)
+    if bound is not None:              # functools.partial, bound method, classmethod
+        return bound
+    if not isinstance(func, Static):
+        raise norm.error(node, "calling a value that is not a known function",
+                         hint="functions passed in as arguments must be static arguments")
+    obj = func.obj
+    expanded = call_tree_util(norm, obj, args, kwargs, node, base)
+    if expanded is None:
+        expanded = construct_node(norm, obj, args, kwargs, node)
+    if expanded is None:
+        expanded = call_builtin(norm, obj, args, kwargs, node, base)
+    if expanded is not None:         # tree_map(...), Params(w, b), sum(list_of_arrays)...
+        return expanded
+    api_call = transform_registry.value_function_name(obj)
+    if api_call == "jvp":
+        return call_jvp(norm, args, kwargs, node, inline_core)
+    if api_call is not None:
+        refuse_api_call(norm, obj, node)
+    if getattr(obj, "__transpile_static__", False):
+        # A transform constructor (grad(f), vmap(f, ...)): evaluated while generating code.
+        lifted = transform_local(norm, obj, args, kwargs, node)
+        if lifted is not None:      # of a function defined in the transformed code
+            return lifted
+        try:
+            values = [norm.static_value(a, node, "an argument of a transform") for a in args]
+            kw = {k: norm.static_value(v, node, "an argument of a transform")
+                  for k, v in kwargs.items()}
+        except TranspileError:
+            raise
+        return Static(obj(*values, **kw))
+    if (obj is np.nonzero or obj is np.where and len(args) == 1) and not kwargs:
+        return nonzero_parts(norm, args, node, base)
+    prim = lookup(obj)
+    if prim is not None:
+        result = norm.apply(prim, args, kwargs, node, base)
+        if obj is np.array:
+            norm.mem.mark_fresh(result)     # np.array copies; np.asarray does not
+        return result
+    if isinstance(obj, type) and issubclass(obj, np.generic):
+        if len(args) != 1:
+            raise norm.error(node, f"{obj.__name__}(...) takes one argument")
+        return norm.apply(by_name("astype"), [args[0]], {"dtype": Const(obj)}, node, base)
+    if is_transform_factory(obj) and all(isinstance(a, (Static, Const)) for a in
+                                         list(args) + list(kwargs.values())):
+        # grad(f) written inside a transformed function: build the transform now
+        vals = [a.obj if isinstance(a, Static) else a.value for a in args]
+        kw = {k: v.obj if isinstance(v, Static) else v.value for k, v in kwargs.items()}
+        return Static(obj(*vals, **kw))
+    if hasattr(obj, "__transpile_core__"):
+        return inline_transformed(norm, obj, args, kwargs, node, base)
+    if isinstance(obj, types.FunctionType):
+        return inline_function(norm, obj, args, kwargs, node)
+    if isinstance(obj, (types.BuiltinFunctionType, np.ufunc, types.MethodType, type)) \
+            or callable(obj):
+        name = getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj)))
+        module = getattr(obj, "__module__", None)
+        full = f"{module}.{name}" if module and module != "builtins" else name
+        raise norm.error(node, f"no rule for {full}: it has no Python source to read and is "
+                         "not in transpile's table of functions (docs/supported.md)",
+                         cls=NoRuleError,
+                         hint="register it with transpile.defrule(...) (a derivative is only "
+                         "needed where one is taken), or compute it outside the transformed "
+                         "function")
+    raise norm.error(node, f"{obj!r} is not callable", cls=TranspileError)
+
+
+def nonzero_parts(norm, args, node, base):
+    """np.nonzero(x) and np.where(x): the columns of np.argwhere(x), one index array per axis
+    (the number of axes must be known when the code is generated)."""
+    if len(args) != 1:
+        raise norm.error(node, "np.nonzero takes one argument")
+    x = norm.to_arg(args[0], node)
+    known = norm.b.avals.get(x.name) if norm.b.avals is not None and isinstance(x, Var) \
+        else None
+    ndim = Const(len(known.shape)) if known is not None else \
+        norm.b.emit(by_name("attr_ndim"), {"x": x}, base="ndim")
+    if not isinstance(ndim, Const):
+        raise norm.error(node, "np.nonzero/np.where(condition) needs the number of axes of "
+                         "its argument when the code is generated", cls=ShapesNeeded)
+    found = norm.b.emit(by_name("argwhere"), {"x": x}, base=base)
+    return Struct("tuple", [norm.b.emit(by_name("getitem"), {
+        "x": found, "index": IndexArg((SliceArg(None, None, None), Const(k)))}, base=base)
+        for k in range(int(ndim.value))])
+
+
+def is_transform_factory(obj):
+    """transpile.grad / value_and_grad and the Transform classes (applied to static values);
+    api/autodiff.py registers them in transform_registry (the normalizer does not import the API)."""
+    return transform_registry.is_transform_factory(obj)
+
+
+# -- inlining --------------------------------------------------------------------------------
+
+
+def inline_function(norm, fn, args, kwargs, node):
+    try:
+        return _inline_function(norm, fn, args, kwargs, node)
+    except TranspileError as e:
+        err = library_calls.call_error(norm, fn, node, e)    # at the user's call of a library
+        if err is e:
+            raise
+        raise err from None
+
+
+def _inline_function(norm, fn, args, kwargs, node):
+    if fn.__code__ in norm.inline_stack:
+        raise norm.error(node, f"recursive call to {fn.__name__} is not supported",
+                         construct=f"{fn.__name__}(...)",
+                         hint="rewrite the recursion as a loop")
+    if len(norm.inline_stack) > norm.MAX_INLINE_DEPTH:
+        raise norm.error(node, "calls nested too deeply")
+    parsed = parse_function(fn)
+    frame = Frame(parsed, Resolver(fn))
+    try:
+        bind_params(norm, frame, parsed, fn, args, kwargs)
+    except TypeError as e:
+        raise norm.error(node, f"{fn.__name__}(): {e}", cls=TranspileError) from None
+    norm.frames.append(frame)
+    norm.inline_stack.append(fn.__code__)
+    saved_loc = norm.b.loc
+    try:
+        if isinstance(parsed.node, gast.Lambda):
+            norm.set_loc(parsed.node)
+            result = norm.expr(parsed.node.body, fn.__name__.strip("<>"))
+        else:
+            norm.run_body(parsed.node.body)
+            result = frame.returned if frame.returned is not None else Const(None)
+    finally:
+        norm.frames.pop()
+        norm.inline_stack.pop()
+        norm.b.loc = saved_loc
+    return result
+
+
+def bind_params(norm, frame, parsed, fn, args, kwargs):
+    a = parsed.node.args
+    names = [p.id for p in a.posonlyargs + a.args]
+    kwonly = [p.id for p in a.kwonlyargs]
+    defaults = dict(zip(names[len(names) - len(fn.__defaults__ or ()):], fn.__defaults__ or ()))
+    defaults.update(fn.__kwdefaults__ or {})
+    values = bind_star_params(a, names, kwonly, args, kwargs, defaults,
+                              lambda n, d: norm.classify(d, None, n))
+    frame.env.update(values)
+
+
+def bind_star_params(a, names, kwonly, args, kwargs, defaults, default_value):
+    """Python's argument binding with the values known while generating code: *args binds a
+    tuple Struct of the extra positional values, **kwargs a dict Struct of the extra keywords."""
+    if len(args) > len(names) and a.vararg is None:
+        raise TypeError(f"takes {len(names)} positional arguments but {len(args)} were given")
+    values = dict(zip(names, args))
+    extra_kw = {}
+    for k, v in kwargs.items():
+        if k not in names + kwonly or k in [p.id for p in a.posonlyargs]:
+            if a.kwarg is None:
+                raise TypeError(f"unexpected keyword argument {k!r}")
+            extra_kw[k] = v
+            continue
+        if k in values:
+            raise TypeError(f"multiple values for argument {k!r}")
+        values[k] = v
+    for n in names + kwonly:
+        if n not in values:
+            if n not in defaults:
+                raise TypeError(f"missing argument {n!r}")
+            values[n] = default_value(n, defaults[n])
+    if a.vararg is not None:
+        values[a.vararg.id] = Struct("tuple", list(args[len(names):]))
+    if a.kwarg is not None:
+        values[a.kwarg.id] = Struct("dict", list(extra_kw.values()), list(extra_kw))
+    return values
+
+
+def inline_transformed(norm, obj, args, kwargs, node, base):
+    if kwargs:
+        raise norm.error(node, "keyword arguments to a transformed function called inside "
+                         "another transform are not supported")
+    trees, atoms = [], []
+    for a in args:
+        leaves, tree = flatten_value(a)
+        trees.append(tree)
+        atoms += [norm.to_arg(l, node) for l in leaves]
+    ranks = known_ranks(norm, atoms) if takes_ranks(obj) else None
+    key = tuple(trees)
+    if ranks is not None:
+        key = transform_registry.Ranked((tuple(trees), ranks, tuple(True for _ in trees)))
+    try:
+        core = obj.__transpile_core__(key)
+    except ShapesNeeded:
+        core = with_shapes(norm, obj, key, atoms)      # (a comprehension over an array)
+    outs = inline_core(norm, core, atoms)
+    return unflatten_value(core.out_tree, outs)
+
+
+def with_shapes(norm, obj, key, atoms):
+    """obj's core built with its function's shape queries folded, when the shapes of the
+    atoms are known here (under jit, or an eager transform retrying with shapes). Called
+    while a ShapesNeeded is handled: re-raises it when the shapes are not known."""
+    from transpile.frontend.normalize.builder import SPECIALIZE
+    from transpile.core.avals import aval_of
+    avals = getattr(norm.b, "avals", None)
+    shape_folder = getattr(norm.b, "shape_folder", None)
+    if avals is None or shape_folder is None:
+        raise
+    mine = []
+    for a in atoms:
+        av = aval_of(a.value) if isinstance(a, Const) else avals.get(getattr(a, "name", None))
+        if av is None:
+            raise
+        mine.append(av)
+    inner = transform_registry.example_avals(obj, key, mine)
+    if inner is None:
+        raise
+    token = SPECIALIZE.set(shape_folder(inner))
+    try:
+        return obj.__transpile_core__(key)
+    finally:
+        SPECIALIZE.reset(token)
+
+
+def takes_ranks(obj):
+    """A vmap (every parameter passed, none defaulted) or a Jacobian picks its batching
+    rules by the ranks of its arguments when they are known."""
+    if getattr(obj, "accepts_ranks", False):
+        return True
+    return getattr(obj, "maps_every_parameter", lambda: False)()
+
+
+def known_ranks(norm, atoms):
+    """The ranks of the atoms when every one is known while generating code (under jit, whose
+    argument shapes are known: transpile/api/jit.py _BuildFolder), else None."""
+    avals = getattr(norm.b, "avals", None)
+    if avals is None:
+        return None
+    ranks = []
+    for a in atoms:
+        if isinstance(a, Const):
+            ranks.append(int(np.ndim(a.value)))
+        elif isinstance(a, Var) and avals.get(a.name) is not None:
+            ranks.append(len(avals[a.name].shape))
+        else:
+            return None
+    return tuple(ranks)
+
+
+def inline_core(norm, core, atoms):
+    """Copy a CoreFn's body into the builder with fresh names; returns its output atoms."""
+    from transpile.core.rename import rename_body
+    mapping = {}
+    n_args = len(core.params) - len(core.free)
+    for p, a in zip(core.params[:n_args], atoms):
+        mapping[p] = a
+    for (pname, where, desc) in core.free:
+        mapping[pname] = norm.classify(read_where(where), where, desc)
+    for sname, obj in core.statics.items():
+        mapping[sname] = norm.to_arg(Static(obj), None)
+    body = rename_body(core.body, mapping, norm.namer, core.outs)
+    norm.b.body += body
+    norm.source_lines.update(core.source_lines)
+
+    def sub(a):
+        return mapping.get(a.name, a) if isinstance(a, Var) else a
+    return [sub(o) for o in core.outs]
+
+
+def read_where(where):
+    from transpile.frontend.parse import read_binding
+    return read_binding(where)
+
+
+# -- local functions -----------------------------------------------------------------------
+
+
+def stmt_FunctionDef(norm, node):
+    if node.decorator_list:
+        raise norm.error(node, "decorators on a nested function are not supported",
+                         construct=f"@... def {node.name}",
+                         hint="define the decorated function at module level")
+    for n in gast.walk(node):
+        if isinstance(n, (gast.Yield, gast.YieldFrom)):
+            raise norm.error(n, "unsupported: generator (yield)",
+                             hint="return the values instead (a list or tuple)")
+    defaults = [norm.expr(d, "default") for d in node.args.defaults]
+    norm.frame.env[node.name] = _with_kw_defaults(norm, LocalFunction(node, norm.frame,
+                                                                      defaults))
+
+
+def expr_Lambda(norm, node, base):
+    defaults = [norm.expr(d, "default") for d in node.args.defaults]
+    return _with_kw_defaults(norm, LocalFunction(node, norm.frame, defaults))
+
+
+def _with_kw_defaults(norm, fn):
+    fn.kw_defaults = [None if d is None else norm.expr(d, "default")
+                      for d in fn.node.args.kw_defaults]
+    return fn
+
+
+def call_local(norm, fn, args, kwargs, node):
+    depth = sum(1 for f in norm.frames if getattr(f, "local_fn", None) is fn.node)
+    if depth:
+        raise norm.error(node, f"recursive call to {fn.name} is not supported",
+                         construct=f"{fn.name}(...)", hint="rewrite the recursion as a loop")
+    a = fn.node.args
+    names = [p.id for p in a.posonlyargs + a.args]
+    kwonly = [p.id for p in a.kwonlyargs]
+    defaults = dict(zip(names[len(names) - len(fn.defaults):], fn.defaults))
+    defaults.update({p.id: d for p, d in zip(a.kwonlyargs, getattr(fn, "kw_defaults", ()))
+                     if d is not None})
+    try:
+        values = bind_star_params(a, names, kwonly, args, kwargs, defaults, lambda n, d: d)
+    except TypeError as e:
+        raise norm.error(node, f"{fn.name}(): {e}", cls=TranspileError) from None
+    parent = norm.frame if fn.frame in norm.frames else fn.frame
+    frame = Frame(parent.parsed, parent.resolver)
+    frame.env = dict(parent.env)
+    frame.env.update(values)
+    frame.local_fn = fn.node
+    norm.frames.append(frame)
+    saved_loc = norm.b.loc
+    try:
+        if isinstance(fn.node, gast.Lambda):
+            result = norm.expr(fn.node.body, "lam")
+        else:
+            norm.run_body(fn.node.body)
+            result = frame.returned if frame.returned is not None else Const(None)
+    finally:
+        norm.frames.pop()
+        norm.b.loc = saved_loc
+    return result
+
+
+STATEMENTS = {"FunctionDef": stmt_FunctionDef}
+EXPRESSIONS = {"Call": expr_Call, "Lambda": expr_Lambda}

@@ -1,0 +1,448 @@
+"""Expressions in the normalizer (calls and lambdas are in frontend/normalize/calls.py): names
+(resolved by object identity to a primitive, a static value, or data read at every call),
+attributes, operators and comparisons (one primitive each), `and`/`or`/`not` and
+`a if c else b` (decided now when the condition is known), tuple/list/dict literals (tracked
+as `Struct`s), subscripts (into a Struct now, into an array as `getitem`), and list
+comprehensions over sequences of known length (unrolled into a Struct)."""
+import operator
+
+import gast
+import numpy as np
+
+from transpile.frontend.normalize import array_literals
+from transpile.frontend.normalize.aliasing import Stale, stale_error
+from transpile.core import ir
+from transpile.errors import ShapesNeeded, TranspileError
+from transpile.core.ir import Const, IndexArg, SliceArg, Var
+from transpile.frontend.normalize.bindings import emit_copy, sub_body
+from transpile.frontend.normalize.branches import dynamic_ifexp
+from transpile.frontend.normalize.callables import instance_attribute
+from transpile.frontend.normalize.pytree import node_attribute
+from transpile.frontend.normalize.random import RandomDraw, RandomStream
+from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
+from transpile.primitives import METHODS, by_name
+
+
+_BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
+           gast.Pow: "power", gast.MatMult: "matmul", gast.FloorDiv: "floor_divide",
+           gast.Mod: "mod", gast.BitAnd: "bitwise_and", gast.BitOr: "bitwise_or",
+           gast.BitXor: "bitwise_xor", gast.LShift: "left_shift", gast.RShift: "right_shift"}
+_CMPOPS = {gast.Gt: "greater", gast.GtE: "greater_equal", gast.Lt: "less",
+           gast.LtE: "less_equal", gast.Eq: "equal", gast.NotEq: "not_equal"}
+_UNARY = {gast.USub: "negative", gast.UAdd: "positive", gast.Not: "logical_not",
+          gast.Invert: "invert"}
+_ATTRIBUTES = {"T": "transpose", "shape": "attr_shape", "ndim": "attr_ndim", "size": "attr_size",
+               "dtype": "attr_dtype", "real": "real", "imag": "imag"}
+
+
+def expr_Constant(norm, node, base):
+    return Const(node.value)
+
+
+def expr_Name(norm, node, base):
+    name = node.id
+    for frame in [norm.frame]:
+        if name in frame.env:
+            value = frame.env[name]
+            if isinstance(value, Stale):
+                raise stale_error(norm, node, value)
+            return value
+    resolver = norm.frame.resolver
+    if resolver is None:
+        raise norm.error(node, f"unknown name {name!r} in a rule template")
+    try:
+        obj, where = resolver.lookup(name)
+    except NameError:
+        raise norm.error(node, f"name {name!r} is not defined", cls=TranspileError) from None
+    return norm.classify(obj, where, name)
+
+
+def expr_Attribute(norm, node, base):
+    value = norm.expr(node.value, base)
+    attr = node.attr
+    if isinstance(value, Static):
+        found = instance_attribute(norm, value.obj, attr, node)
+        if found is not None:
+            return found
+        try:
+            obj = getattr(value.obj, attr)
+        except AttributeError:
+            raise norm.error(node, f"{value.obj!r} has no attribute {attr!r}",
+                             cls=TranspileError) from None
+        return norm.classify(obj, None, attr) if not isinstance(obj, (np.ndarray,)) \
+            else norm.classify(obj, None, attr)
+    if isinstance(value, (Var, Const)):
+        if attr in _ATTRIBUTES:
+            return norm.b.emit(by_name(_ATTRIBUTES[attr]), {"x": value}, base=base)
+        if attr == "at":
+            raise norm.error(node, "x.at[...] (JAX's functional update) is not supported",
+                             hint="write NumPy: y = x.copy(); y[i] = v  (or np.where)")
+        if attr in METHODS:
+            return BoundMethod(value, attr)
+    if isinstance(value, RandomStream):
+        return RandomDraw(value, attr)
+    if isinstance(value, Struct) and value.kind == "dict" and attr in DICT_METHODS:
+        return DictMethod(value, attr)
+    if isinstance(value, Struct) and value.kind == "node":     # NamedTuple, dataclass, ...
+        return node_attribute(norm, value, attr, node)
+    raise norm.error(node, f"unsupported attribute access .{attr}")
+
+
+def expr_BinOp(norm, node, base):
+    op = _BINOPS.get(type(node.op))
+    if op is None:
+        raise norm.error(node, f"unsupported operator {type(node.op).__name__}")
+    left = norm.expr(node.left, base)
+    right = norm.expr(node.right, base)
+    if isinstance(left, Struct) or isinstance(right, Struct):
+        left, right = _as_struct(left, right), _as_struct(right, left)
+        if op == "add" and isinstance(left, Struct) and isinstance(right, Struct) and \
+                left.kind == right.kind:
+            return Struct(left.kind, left.items + right.items)
+        if op == "add" and all(isinstance(v, Var) or isinstance(v, Struct) and v.kind == "tuple"
+                               for v in (left, right)):      # a shape known at run time
+            return norm.b.emit(by_name("tuple_concat"), {"a": norm.to_arg(left, node),
+                                                         "b": norm.to_arg(right, node)},
+                               base=base)
+        raise norm.error(node, "arithmetic on a tuple/list/dict is not supported",
+                         hint="use np.array(...) or operate on the elements")
+    return norm.b.emit(by_name(op), {"x": norm.to_arg(left, node), "y": norm.to_arg(right, node)},
+                       base=base)
+
+
+def _as_struct(value, other):
+    """A constant tuple/list (a shape known when the code is generated) as the Struct it
+    meets in `(n,) + x.shape`."""
+    if isinstance(value, Const) and isinstance(value.value, (tuple, list)) and \
+            isinstance(other, Struct):
+        return Struct("list" if isinstance(value.value, list) else "tuple",
+                      [Const(v) for v in value.value])
+    return value
+
+
+def expr_UnaryOp(norm, node, base):
+    prim = by_name(_UNARY[type(node.op)]) if type(node.op) in _UNARY else None
+    if prim is None:
+        raise norm.error(node, f"unsupported operator {type(node.op).__name__}")
+    x = norm.expr(node.operand, base)
+    if prim.name == "logical_not":
+        known, truth = norm.static_truth(x)
+        if known:
+            return Const(not truth)
+    return norm.b.emit(prim, {"x": norm.to_arg(x, node)}, base=base)
+
+
+def expr_Compare(norm, node, base):
+    left = norm.expr(node.left, base)
+    result = None
+    for op, comp in zip(node.ops, node.comparators):
+        right = norm.expr(comp, base)
+        if isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)):
+            value = static_compare(norm, op, left, right, node)
+        elif _known_objects(left, right):       # treedefs, dtypes, strings: Python compares
+            value = Const(bool(_PYCMP[type(op)](_obj(left), _obj(right))))
+        else:
+            name = _CMPOPS[type(op)]
+            value = norm.b.emit(by_name(name), {"x": norm.to_arg(left, node),
+                                                "y": norm.to_arg(right, node)}, base=base)
+        result = value if result is None else norm.b.emit(
+            by_name("logical_and"), {"x": result, "y": value}, base=base)
+        left = right
+    return result
+
+
+_PYCMP = {gast.Eq: operator.eq, gast.NotEq: operator.ne, gast.Lt: operator.lt,
+          gast.LtE: operator.le, gast.Gt: operator.gt, gast.GtE: operator.ge}
+
+
+def _obj(v):
+    return v.obj if isinstance(v, Static) else v.value
+
+
+def _known_objects(left, right):
+    """Two objects known now, one of them not a number: compared in Python (a TreeDef with a
+    TreeDef, a dtype with a dtype), not as arrays."""
+    return isinstance(left, (Static, Const)) and isinstance(right, (Static, Const)) and \
+        (isinstance(left, Static) or isinstance(right, Static)) and \
+        not any(isinstance(_obj(v), np.ndarray) for v in (left, right))
+
+
+def static_compare(norm, op, left, right, node):
+    def py(v):
+        if isinstance(v, Const):
+            return v.value
+        if isinstance(v, Static):
+            return v.obj
+        if isinstance(v, Struct) and isinstance(op, (gast.In, gast.NotIn)) and v.kind == "dict":
+            return v.keys
+        raise norm.error(node, "`is` / `in` need values known when the code is generated",
+                         hint="compare arrays with == or np.isin")
+    a, b = py(left), py(right)
+    result = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
+              gast.In: lambda x, y: x in y, gast.NotIn: lambda x, y: x not in y}[type(op)](a, b)
+    return Const(bool(result))
+
+
+def expr_BoolOp(norm, node, base):
+    is_and = isinstance(node.op, gast.And)
+    values = []
+    for v in node.values:
+        if values:
+            body, value = sub_body(norm, lambda v=v: norm.expr(v, base))
+            if _may_raise(body) and not norm.static_truth(value)[0]:
+                left = values[0]
+                for w in values[1:]:
+                    left = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
+                                       {"x": norm.to_arg(left, node), "y": norm.to_arg(w, node)},
+                                       base=base)
+                values = [short_circuit(norm, node, base, is_and, left, body, value)]
+                continue
+            norm.b.body += body
+        else:
+            value = norm.expr(v, base)
+        known, truth = norm.static_truth(value)
+        if known:
+            if is_and and not truth:
+                return value
+            if not is_and and truth:
+                return value
+            continue
+        values.append(value)
+    if not values:
+        return Const(is_and)
+    result = values[0]
+    for v in values[1:]:
+        result = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
+                             {"x": norm.to_arg(result, node), "y": norm.to_arg(v, node)}, base=base)
+    return result
+
+
+def _may_raise(body):
+    """Does this code index with a value computed at run time (x[i] past the end raises)?"""
+    for st in body:
+        if isinstance(st, ir.If) and (_may_raise(st.body) or _may_raise(st.orelse)):
+            return True
+        if isinstance(st, ir.Eqn) and st.prim.name == "getitem" and any(
+                isinstance(a, Var) for a in ir.iter_atoms([st.args["index"]])):
+            return True
+    return False
+
+
+def short_circuit(norm, node, base, is_and, left, right_body, right):
+    """`left and right` where right's code may raise (`i < n and x[i] > 0`): right runs only
+    where Python would evaluate it (`out = left and right` as an if)."""
+    cond = norm.to_arg(left, node)
+    out = norm.namer.fresh(base)
+    saved = norm.b.body
+    norm.b.body = right_body
+    value = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
+                        {"x": cond, "y": norm.to_arg(right, node)}, base=base)
+    emit_copy(norm, out, value)
+    norm.b.body = decided = []
+    emit_copy(norm, out, Const(not is_and))
+    norm.b.body = saved
+    then, orelse = (right_body, decided) if is_and else (decided, right_body)
+    norm.b.body.append(ir.If(cond, then, orelse, norm.b.loc))
+    return Var(out)
+
+
+def expr_IfExp(norm, node, base):
+    cond = norm.expr(node.test, base)
+    known, truth = norm.static_truth(cond)
+    if known:
+        return norm.expr(node.body if truth else node.orelse, base)
+    return dynamic_ifexp(norm, node, cond, base)
+
+
+def expr_Tuple(norm, node, base):
+    return Struct("tuple", elements(norm, node.elts, base))
+
+
+def expr_List(norm, node, base):
+    return Struct("list", elements(norm, node.elts, base))
+
+
+def elements(norm, elts, base):
+    out = []
+    for e in elts:
+        if isinstance(e, gast.Starred):
+            v = norm.expr(e.value, base)
+            if not isinstance(v, Struct):
+                raise norm.error(e, "*expansion needs a tuple/list of known length")
+            out += v.items
+        else:
+            out.append(norm.expr(e, base))
+    return out
+
+
+def expr_Dict(norm, node, base):
+    keys, items = [], []
+    for k, v in zip(node.keys, node.values):
+        if k is None:
+            raise norm.error(node, "**expansion in a dict literal is not supported")
+        key = norm.expr(k, base)
+        if not isinstance(key, Const):
+            raise norm.error(k, "dict keys must be constants")
+        keys.append(key.value)
+        items.append(norm.expr(v, f"{base}_{key.value}"))
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    return Struct("dict", [items[i] for i in order], [keys[i] for i in order])
+
+
+def expr_Subscript(norm, node, base):
+    value = norm.expr(node.value, base)
+    if isinstance(value, Static) and array_literals.is_concatenator(value.obj):
+        return array_literals.index_concat(norm, value.obj, node, base)
+    if isinstance(value, (Struct, Static)):
+        key = norm.expr(node.slice, base) if not isinstance(node.slice, gast.Slice) else None
+        if isinstance(node.slice, gast.Slice):
+            lo, hi, st = [None if e is None else norm.static_value(norm.expr(e, base), e)
+                          for e in (node.slice.lower, node.slice.upper, node.slice.step)]
+            if isinstance(value, Struct):
+                return Struct(value.kind, value.items[slice(lo, hi, st)])
+            return norm.classify(value.obj[slice(lo, hi, st)], None)
+        k = norm.static_value(key, node.slice, "an index into a tuple/list/dict")
+        try:
+            if isinstance(value, Struct):
+                return value.get(k)
+            return norm.classify(value.obj[k], None)
+        except (KeyError, IndexError):
+            raise norm.error(node, f"index {k!r} not found", cls=TranspileError) from None
+    x = norm.to_arg(value, node)
+    index = subscript_index(norm, node.slice, base)
+    if any(isinstance(i, Const) and isinstance(i.value, str) for i in index.items):
+        raise norm.error(node, "indexing with a string key needs a dict whose structure is "
+                         "known, but this value is an array leaf", cls=TranspileError,
+                         hint="call the function with the dict (or pass example arguments "
+                              "to show / `transpile show --args ...`)")
+    return norm.b.emit(by_name("getitem"), {"x": x, "index": index}, base=base)
+
+
+def subscript_index(norm, node, base):
+    elts = node.elts if isinstance(node, gast.Tuple) else [node]
+    items = []
+    for e in elts:
+        if isinstance(e, gast.Slice):
+            items.append(SliceArg(*[None if p is None else norm.atom(p, base)
+                                    for p in (e.lower, e.upper, e.step)]))
+        elif isinstance(e, gast.Constant) and e.value is None:
+            items.append(None)
+        elif isinstance(e, gast.Constant) and e.value is Ellipsis:
+            items.append(Ellipsis)
+        else:
+            v = norm.expr(e, base)
+            if isinstance(v, Const) and v.value is None:
+                items.append(None)
+            elif isinstance(v, Static) and v.obj is None:
+                items.append(None)
+            elif isinstance(v, IndexArg):
+                items += list(v.items)
+            else:
+                items.append(norm.to_arg(v, e))
+    return IndexArg(tuple(items))
+
+
+def expr_GeneratorExp(norm, node, base):
+    return expr_ListComp(norm, node, base)     # consumed at once: sum(x * x for x in xs)
+
+
+def expr_Starred(norm, node, base):
+    raise norm.error(node, "*expansion is only supported in calls and literals")
+
+
+def expr_JoinedStr(norm, node, base):
+    raise norm.error(node, "f-strings are not supported in transformed functions")
+
+
+# -- comprehensions ------------------------------------------------------------------------
+
+
+def expr_DictComp(norm, node, base):
+    """{k: v for ...}: the keys must be known when the code is generated (strings, ints)."""
+    pairs = expr_ListComp(norm, node, base, pair=True).items
+    keys, values = [], []
+    for k, v in pairs:
+        key = norm.static_value(k, node, "a key of a dict comprehension")
+        if key in keys:
+            values[keys.index(key)] = v
+        else:
+            keys.append(key)
+            values.append(v)
+    return Struct("dict", values, keys)
+
+
+def expr_ListComp(norm, node, base, pair=False):
+    frame = norm.frame
+    saved_env = dict(frame.env)
+    out = []
+
+    def gen(k):
+        if k == len(node.generators):
+            if pair:
+                out.append((norm.expr(node.key, "key"), norm.expr(node.value, base)))
+            else:
+                out.append(norm.expr(node.elt, base))
+            return
+        g = node.generators[k]
+        if g.is_async:
+            raise norm.error(node, "async comprehensions are not supported")
+        items = static_items(norm, g.iter, node)
+        for item in items:
+            norm.assign(g.target, item, node)
+            ok = True
+            for cond in g.ifs:
+                known, truth = norm.static_truth(norm.expr(cond, "cond"))
+                if not known:
+                    raise norm.error(cond, "a filter on array data in a list comprehension "
+                                     "is not supported", hint="use np.where or a mask")
+                ok = ok and truth
+            if ok:
+                gen(k + 1)
+    try:
+        gen(0)
+    finally:
+        frame.env = saved_env
+    return Struct("list", out)
+
+
+def static_items(norm, it, node):
+    if isinstance(it, gast.Call):
+        func = norm.expr(it.func, "f")
+        obj = func.obj if isinstance(func, Static) else None
+        if obj in (range, np.arange):
+            args = [norm.static_value(norm.expr(a, "n"), a, "the length of a list "
+                                      "comprehension") for a in it.args]
+            return [Const(i) for i in range(*args)]
+        if obj in (zip, enumerate):
+            parts = [static_items(norm, a, node) if obj is zip or i == 0 else
+                     norm.static_value(norm.expr(a, "n"), a) for i, a in enumerate(it.args)]
+            if obj is zip:
+                return [Struct("tuple", list(t)) for t in zip(*parts)]
+            start = parts[1] if len(parts) > 1 else 0
+            return [Struct("tuple", [Const(start + i), v]) for i, v in enumerate(parts[0])]
+    value = norm.expr(it, "seq")
+    if isinstance(value, Struct):
+        return value.items
+    if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range)):
+        return [norm.classify(v, None) for v in value.obj]
+    if isinstance(value, (Var, Const)):       # an array: its length is known under jit
+        from transpile.frontend.normalize.builtins import items_of
+        items = items_of(norm, value, it, "a list comprehension")
+        if items is not None:
+            return items
+    raise norm.error(it, "a list comprehension needs a sequence whose length is known when "
+                     "the code is generated (a tuple/list, or range(n) with a static n)",
+                     cls=ShapesNeeded,
+                     construct="[... for ... in <array>]",
+                     hint="pass the length as a static int argument, or use a for loop "
+                     "writing into an array: y = np.zeros(n); for i in range(n): y[i] = ...")
+
+
+EXPRESSIONS = {
+    "Constant": expr_Constant, "Name": expr_Name, "Attribute": expr_Attribute,
+    "BinOp": expr_BinOp, "UnaryOp": expr_UnaryOp, "Compare": expr_Compare,
+    "BoolOp": expr_BoolOp, "IfExp": expr_IfExp, "Tuple": expr_Tuple, "List": expr_List,
+    "Dict": expr_Dict, "Subscript": expr_Subscript, "GeneratorExp": expr_GeneratorExp,
+    "Starred": expr_Starred, "JoinedStr": expr_JoinedStr, "ListComp": expr_ListComp,
+    "DictComp": expr_DictComp,
+}

@@ -1,0 +1,587 @@
+"""Loops in the normalizer.
+
+  * `for` over `range(...)`/`np.arange(...)`, over an array's first axis, over `zip`/`enumerate`
+    becomes a `ForRange` index loop; `for` over a tuple/list of known structure (`for W, b in
+    params:`) is unrolled while generating code,
+  * `while` becomes `While`,
+  * `break`/`continue` become flags (`_break_1 = True`, the rest of the body under
+    `if not (_break_1 or _continue_1)`), so the transforms never see a jump.
+
+Loop-carried variables keep one name through the loop (copied into it before the loop when the
+value came from elsewhere); the transforms' SSA pass (core/rename.py) gives each binding
+its own name where a transform needs it.
+"""
+import gast
+import numpy as np
+
+from transpile.core import ir
+from transpile.frontend.normalize.aliasing import PARAM_PREFIX, read_ahead, writes_in
+from transpile.errors import ShapesNeeded, TranspileError
+from transpile.core.ir import Const, IndexArg, Var
+from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
+                                          store_names, sub_body, tree_eq, value_leaves)
+from transpile.frontend.normalize.values import Static, Struct, iteration_items
+from transpile.primitives import by_name
+
+
+def _name(id_, store=False):
+    return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                     type_comment=None)
+
+
+def _set_flag(flag, value, like):
+    node = gast.Assign(targets=[_name(flag, True)], value=gast.Constant(value=value, kind=None),
+                       type_comment=None)
+    return gast.copy_location(node, like)
+
+
+def _has_jump(stmts):
+    """break/continue belonging to this loop (not to a nested one)."""
+    for st in stmts:
+        if isinstance(st, (gast.Break, gast.Continue)):
+            return True
+        if isinstance(st, gast.If) and (_has_jump(st.body) or _has_jump(st.orelse)):
+            return True
+        if isinstance(st, (gast.With,)) and _has_jump(st.body):
+            return True
+    return False
+
+
+def lower_jumps(norm, node):
+    """Rewrite break/continue of this loop into flags. Returns the flag to test (or None)."""
+    if not _has_jump(node.body):
+        return None, None
+    brk = norm.namer.fresh("_break")
+    cont = norm.namer.fresh("_continue")
+
+    def lower(stmts):
+        out = []
+        for k, st in enumerate(stmts):
+            if isinstance(st, gast.Break):
+                out.append(_set_flag(brk, True, st))
+                return out
+            if isinstance(st, gast.Continue):
+                out.append(_set_flag(cont, True, st))
+                return out
+            if isinstance(st, gast.If) and (_has_jump(st.body) or _has_jump(st.orelse)):
+                new = gast.If(test=st.test, body=lower(st.body) or [gast.Pass()],
+                              orelse=lower(st.orelse))
+                out.append(gast.copy_location(new, st))
+                rest = stmts[k + 1:]
+                if rest:
+                    test = gast.UnaryOp(op=gast.Not(), operand=gast.BoolOp(
+                        op=gast.Or(), values=[_name(brk), _name(cont)]))
+                    guard = gast.If(test=gast.copy_location(test, st), body=lower(rest),
+                                    orelse=[])
+                    out.append(gast.copy_location(guard, rest[0]))
+                return out
+            out.append(st)
+        return out
+    body = [_set_flag(cont, False, node.body[0])] + lower(node.body)
+    return brk, body
+
+
+def carried_setup(norm, stmts, extra=(), plan=None, node=None):
+    """Before a loop: every value the body changes gets one name that holds it at the top
+    of each iteration (copied in here, copied back at the end of the body). Names that
+    share a buffer and change together (a write seen through aliases) share that name."""
+    frame = norm.frame
+    entries = [(frame.env, n) for n in store_names(stmts) + list(extra)]
+    if plan is not None:
+        if plan.split:
+            raise norm.error(node, f"{plan.split!r} shares an array with another name when "
+                             "a loop body writes into it, but the two are bound to different "
+                             "values by the end of the body: the transforms cannot follow "
+                             "which buffer each one holds on the next iteration",
+                             construct="for/while loop", cls=TranspileError,
+                             hint="make the copy explicit (np.copy(...)) before the loop")
+        entries += plan.changed
+    carried, joined, seen = Carried(), {}, set()
+    entered = []        # (join variable, its value on entry): view facts once all are joined
+    # arguments whose buffer the loop writes: their own name stays the caller's array (it is
+    # written back after the function), so the loop carries the new versions under a new name
+    written_args = {n[len(PARAM_PREFIX):] for _, n in entries if n.startswith(PARAM_PREFIX)}
+    at_entry = {}       # leaf name on entry -> the join variables it went to (argument buffers)
+    by_leaf = {}        # leaf name on entry -> [(entry name, join variable)]
+    for env, n in entries:
+        if (id(env), n) in seen or n not in env:
+            continue
+        seen.add((id(env), n))
+        value = env[n]
+        leaves, tree = value_leaves(value, None)
+        if not leaves:
+            continue
+        names = []
+        for k, leaf in enumerate(leaves):
+            gkey = None
+            if plan is not None and isinstance(leaf, Var):
+                gkey = (leaf.name, plan.key(env, n, k))
+            if gkey in joined:
+                names.append(Var(joined[gkey]))
+                continue
+            j = join_name(norm, n, k, len(leaves)) if env is frame.env else \
+                norm.namer.fresh(n.lstrip("."))
+            if leaf == Var(j) and (j in written_args
+                                   or held_elsewhere(norm, j, plan, gkey, env, n)):
+                j = norm.namer.fresh(j)
+            if leaf != Var(j):
+                protect(norm, env, j, n)
+                emit_copy(norm, j, leaf)
+                entered.append((j, leaf))
+            if gkey is not None:
+                joined[gkey] = j
+            if isinstance(leaf, Var) and leaf.name in written_args:
+                at_entry.setdefault(leaf.name, set()).add(j)
+            if isinstance(leaf, Var):
+                by_leaf.setdefault(leaf.name, []).append((n, j))
+                carried.entry_leaf[j] = leaf.name
+            names.append(Var(j))
+        env[n] = rebuild_value(tree, iter(names))
+        carried[(id(env), n)] = (env, n, tree, names)
+    for leaf, held in by_leaf.items():
+        if len({j for _, j in held}) > 1:      # one array on entry, several names for it after
+            for n, j in held:
+                carried.split[j] = n.replace(PARAM_PREFIX, "")
+    for arg, js in at_entry.items():
+        if len(js) > 1:
+            # `x += v` on an argument in the loop: an array is written in place (the caller
+            # sees it), a number is rebound; which one x is must be known to follow it
+            raise norm.error(node, f"{arg!r} is written in a loop by an augmented assignment, "
+                             "and whether it is an array (written in place) or a number "
+                             "(rebound) is not known when the code is generated",
+                             cls=ShapesNeeded)
+    # a view's parent may be joined after the view itself (`v = V[1:-1]` carried before `V`)
+    for j, leaf in entered:
+        norm.mem.loop_entry(j, leaf, joined)
+    return carried
+
+
+def _held_apart(norm, carried, j):
+    """Is the array loop variable j took on entry also held by a name the loop does not carry
+    (the caller's argument, an alias made before the loop)?"""
+    entry = carried.entry_leaf.get(j)
+    if entry is None:
+        return False
+    keys = {(id(env), n) for env, n, _, _ in carried.values()}
+    for env, name, value in norm.mem.entries():
+        if (id(env), name) in keys:
+            continue
+        if any(isinstance(l, Var) and (l.name == entry or entry in norm.mem.ancestors(l.name))
+               for l in value_leaves(value, None)[0]):
+            return True
+    return False
+
+
+class Carried(dict):
+    """carried_setup's result: (id(env), name) -> (env, name, tree, join variables), and in
+    `split` the join variables of names that held one array on entry but are carried apart
+    (the name each stands for)."""
+
+    def __init__(self):
+        super().__init__()
+        self.split = {}
+        self.entry_leaf = {}    # join variable -> the name of the value it took on entry
+
+
+def held_elsewhere(norm, j, plan, gkey, env0, n0):
+    """Is variable j held by a name that does not change with it in the loop?"""
+    for env, name, value in norm.mem.entries():
+        if env is env0 and name == n0:
+            continue
+        ls = value_leaves(value, None)[0]
+        if any(isinstance(l, Var) and l.name == j for l in ls):
+            if plan is None or gkey not in [(j, plan.key(env, name, k)) for k in range(len(ls))]:
+                return True
+    return False
+
+
+def carried_finish(norm, carried, node):
+    done = {}
+    written = _written_names(getattr(node, "body", []))
+    joins = {j.name: n for _, n, _, names in carried.values() for j in names}
+    for env, n, tree, names in carried.values():
+        for leaf in value_leaves(env.get(n), None)[0] if n in written else ():
+            if isinstance(leaf, Var) and leaf.name in joins and joins[leaf.name] != n and (
+                    leaf.name in carried.split or norm.mem.view(leaf.name) is not None
+                    or _held_apart(norm, carried, leaf.name)):
+                # `u, un = un, u` where u is also held by another name (the caller's array):
+                # from the next iteration on, a write through `un` must change both
+                raise norm.error(node, f"{n!r} is written into in this loop and ends the body "
+                                 f"holding the array {joins[leaf.name]!r} held at its "
+                                 "start, which another name (or the caller) also holds: the "
+                                 "transforms cannot follow which buffer each name holds from "
+                                 "one iteration to the next", cls=TranspileError,
+                                 hint="copy instead of swapping names (un[...] = u), or write "
+                                      "the result into a new array each step")
+    for env, n, tree, names in carried.values():
+        value = env.get(n)
+        leaves, t = value_leaves(value, node) if value is not None else ([], None)
+        if value is None or not tree_eq(t, tree):
+            raise norm.error(node, f"{n!r} changes structure (or Python object) inside a loop",
+                             cls=TranspileError,
+                             hint="keep loop variables arrays/numbers of one structure")
+        for leaf, j in zip(leaves, names):
+            if j.name in done:
+                if done[j.name] != leaf:
+                    raise norm.error(node, f"{n!r} shared an array with another name at "
+                                     "the start of the loop body but not at its end",
+                                     cls=TranspileError,
+                                     hint="make the copy explicit (np.copy(...))")
+                continue
+            done[j.name] = leaf
+            if leaf != j:
+                protect(norm, env, j.name, n)
+                emit_copy(norm, j.name, leaf)
+        env[n] = rebuild_value(tree, iter(names))
+
+
+def _written_names(stmts):
+    """Names written through in these statements (`y[i] = v`, `y += v`, `y[...] += v`)."""
+    out = set()
+    for st in stmts:
+        for n in gast.walk(st):
+            target = None
+            if isinstance(n, gast.AugAssign):
+                target = n.target
+            elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
+                target = n
+            while isinstance(target, (gast.Subscript, gast.Attribute)):
+                target = target.value
+            if isinstance(target, gast.Name):
+                out.add(target.id)
+    return out
+
+
+def run_loop_body(norm, stmts, node):
+    norm.run_body(stmts)
+    if norm.frame.returned is not None:
+        raise norm.error(node, "return inside a loop is not supported",
+                         construct="return (inside a loop)",
+                         hint="store the value, break, and return after the loop")
+
+
+def _breaks_into(stmts, flag):
+    """The loop body with `flag = False` before each of this loop's own breaks."""
+    out = []
+    for st in stmts:
+        if isinstance(st, gast.Break):
+            out += [_set_flag(flag, False, st), st]
+        elif isinstance(st, gast.If):
+            st = gast.copy_location(gast.If(test=st.test, body=_breaks_into(st.body, flag),
+                                            orelse=_breaks_into(st.orelse, flag)), st)
+            out.append(st)
+        else:
+            out.append(st)
+    return out
+
+
+def loop_with_else(norm, node, run):
+    """for/while ... else: the else block runs when the loop ended without a break (a flag
+    cleared before each break of this loop, tested after it)."""
+    import copy
+    loop = copy.copy(node)
+    loop.orelse = []
+    if not _has_jump(node.body):
+        run(norm, loop)
+        norm.run_body(node.orelse)
+        return
+    flag = norm.namer.fresh("_no_break")
+    norm.run_body([_set_flag(flag, True, node)])
+    loop.body = _breaks_into(node.body, flag)
+    run(norm, loop)
+    test = gast.copy_location(_name(flag), node)
+    norm.run_body([gast.copy_location(gast.If(test=test, body=node.orelse, orelse=[]), node)])
+
+
+def stmt_For(norm, node):
+    if node.orelse:
+        return loop_with_else(norm, node, stmt_For)
+    brk, body_stmts = lower_jumps(norm, node)
+    stmts = body_stmts if brk else node.body
+    if brk:
+        norm.frame.env[brk] = Const(False)
+        test = gast.UnaryOp(op=gast.Not(), operand=_name(brk))
+        stmts = [gast.copy_location(gast.If(test=gast.copy_location(test, node), body=stmts,
+                                            orelse=[]), node)]
+    it = node.iter
+    func = None
+    if isinstance(it, gast.Call):
+        func = norm.expr(it.func, "f")
+    obj = func.obj if isinstance(func, Static) else None
+    # sequences of known structure: unroll
+    if obj is zip or obj is enumerate or func is None or not isinstance(func, Static):
+        value = None if obj in (zip, enumerate) else norm.expr(it, "seq")
+        if obj is enumerate and _is_call_of(norm, it.args[0] if it.args else None, zip):
+            inner = [norm.expr(a, "seq") for a in it.args[0].args]
+            from transpile.frontend.normalize.builtins import items_of
+            if len(it.args) == 1 and any(items_of(norm, p, it, "zip") is None for p in inner):
+                # enumerate(zip(x, y)) over arrays of lengths known at run time: one loop
+                return index_loop(norm, node, stmts, inner, "enumerate_zip")
+        if obj in (zip, enumerate):
+            parts = [norm.expr(a, "seq") for a in it.args]
+            if all(isinstance(p, (Struct, Static)) for p in parts):
+                seqs = [iteration_items(p) if isinstance(p, Struct) else
+                        [norm.classify(v, None) for v in p.obj] for p in parts]
+                if obj is zip:
+                    items = [Struct("tuple", list(t)) for t in zip(*seqs)]
+                else:
+                    start = norm.static_value(parts[1], it) if len(parts) > 1 else 0
+                    items = [Struct("tuple", [Const(start + i), v])
+                             for i, v in enumerate(seqs[0])]
+                return unroll(norm, node, stmts, items)
+            return index_loop(norm, node, stmts, parts, obj)
+        if isinstance(value, Struct):
+            return unroll(norm, node, stmts, iteration_items(value))
+        if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
+            return unroll(norm, node, stmts, [norm.classify(v, None) for v in value.obj])
+        if isinstance(value, Static) and isinstance(value.obj, dict):
+            return unroll(norm, node, stmts, [norm.classify(v, None) for v in value.obj])
+        if isinstance(value, (Var, Const)):
+            return array_loop(norm, node, stmts, value)
+        raise norm.error(node, "cannot loop over this value", construct="for")
+    if obj is np.ndindex:
+        return ndindex_loop(norm, node, it)
+    if obj is range or obj is np.arange:
+        if it.keywords:
+            raise norm.error(it, "keyword arguments to range/np.arange in a for loop are "
+                             "not supported")
+        args = [norm.atom(a, "n") for a in it.args]
+        if obj is np.arange:
+            for a in args:
+                if isinstance(a, Const) and not isinstance(a.value, int):
+                    raise norm.error(it, "np.arange with non-integer bounds in a for loop "
+                                     "is not supported", hint="use integer bounds")
+        if len(args) == 1:
+            start, stop, step = Const(0), args[0], Const(1)
+        elif len(args) == 2:
+            start, stop, step = args[0], args[1], Const(1)
+        elif len(args) == 3:
+            start, stop, step = args
+        else:
+            raise norm.error(it, "range takes 1 to 3 arguments")
+        if appends_to_list(norm, node.body):
+            bounds = [start, stop, step]
+            if not all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
+                       for b in bounds):
+                raise norm.error(it, "a loop that appends to a list needs its trip count when "
+                                 "the code is generated", cls=ShapesNeeded,
+                                 hint="write into an array instead: y = np.zeros(n); y[i] = ...")
+            items = [Const(i) for i in range(*(int(b.value) for b in bounds))]
+            return unroll(norm, node, stmts, items)
+        return range_loop(norm, node, stmts, start, stop, step, target=node.target)
+    value = norm.expr(it, "seq")
+    if isinstance(value, Struct):
+        return unroll(norm, node, stmts, iteration_items(value))
+    if isinstance(value, (Var, Const)):
+        return array_loop(norm, node, stmts, value)
+    raise norm.error(node, "cannot loop over this value", construct="for")
+
+
+def ndindex_loop(norm, node, it):
+    """`for i, j in np.ndindex(a.shape)`: one range loop per axis, nested, the target bound
+    to the tuple of indices in the innermost body (the number of axes must be known when the
+    code is generated; the lengths may be run-time values)."""
+    from transpile.frontend.normalize.builtins import items_of
+    if it.keywords:
+        raise norm.error(it, "np.ndindex takes no keyword arguments")
+    if _breaks_here(node.body) or node.orelse:
+        raise norm.error(node, "break (or else) in a loop over np.ndindex is not supported",
+                         construct="for ... in np.ndindex(...)",
+                         hint="loop over each axis with range(...) instead")
+    if len(it.args) == 1:
+        dims = items_of(norm, norm.expr(it.args[0], "shape"), node, "np.ndindex")
+        if dims is None:
+            raise norm.error(it, "np.ndindex needs the number of axes when the code is "
+                             "generated", cls=ShapesNeeded)
+    else:
+        dims = [norm.expr(a, "n") for a in it.args]
+    names = [norm.namer.fresh(f"_axis{k}") for k in range(len(dims))]
+    for n, d in zip(names, dims):
+        norm.frame.env[n] = d
+    index = [norm.namer.fresh(f"_i{k}") for k in range(len(dims))]
+    target = gast.Tuple(elts=[_name(i) for i in index], ctx=gast.Load())
+    inner = [gast.copy_location(gast.Assign(targets=[node.target], value=target), node)] + \
+        list(node.body)
+    loop = inner
+    for i, n in reversed(list(zip(index, names))):
+        rng = gast.Call(func=gast.Name(id="range", ctx=gast.Load(), annotation=None,
+                                       type_comment=None), args=[_name(n)], keywords=[])
+        loop = [gast.copy_location(gast.For(target=gast.Name(id=i, ctx=gast.Store(),
+                                                             annotation=None, type_comment=None),
+                                            iter=gast.copy_location(rng, it), body=loop,
+                                            orelse=[], type_comment=None), node)]
+    for st in loop:
+        gast.fix_missing_locations(st)
+    norm.run_body(loop)
+
+
+def _breaks_here(stmts):
+    """A break of this loop (not of a loop nested in it)."""
+    for st in stmts:
+        if isinstance(st, gast.Break):
+            return True
+        if isinstance(st, gast.If) and (_breaks_here(st.body) or _breaks_here(st.orelse)):
+            return True
+    return False
+
+
+def array_loop(norm, node, stmts, value):
+    """`for v in x` over an array: a loop over its rows, unrolled when the body appends to a
+    list (its length must then be known when the code is generated)."""
+    if appends_to_list(norm, node.body):
+        from transpile.frontend.normalize.builtins import items_of
+        items = items_of(norm, value, node, "a loop that appends to a list")
+        if items is None:
+            raise norm.error(node, "a loop that appends to a list needs the length of the "
+                             "array when the code is generated", cls=ShapesNeeded)
+        return unroll(norm, node, stmts, items)
+    return index_loop(norm, node, stmts, [value], None)
+
+
+def appends_to_list(norm, stmts):
+    """Does the loop body call .append/.extend on a list the function built (a list whose
+    length grows per iteration: the loop is unrolled)?"""
+    for st in stmts:
+        for n in gast.walk(st):
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    n.func.attr in ("append", "extend") and isinstance(n.func.value, gast.Name):
+                v = norm.frame.env.get(n.func.value.id)
+                if isinstance(v, Struct) and v.kind == "list":
+                    return True
+    return False
+
+
+def unroll(norm, node, stmts, items):
+    for item in items:
+        norm.assign(node.target, item, node)
+        norm.run_body(stmts)
+        if norm.frame.returned is not None:
+            raise norm.error(node, "return inside a loop is not supported",
+                             hint="store the value and return after the loop")
+
+
+def index_loop(norm, node, stmts, arrays, kind):
+    lens = [norm.b.emit(by_name("len"), {"x": norm.to_arg(a, node)}, base="n")
+            for a in (arrays[:1] if kind is enumerate else arrays)]
+    n = lens[0]
+    for m in lens[1:]:
+        n = norm.b.emit(by_name("minimum"), {"x": n, "y": m}, base="n")
+    start = Const(0)
+    if kind is enumerate and len(arrays) > 1:
+        start = norm.to_arg(arrays[1], node)
+
+    def bind(k):
+        elems = [norm.b.emit(by_name("getitem"), {"x": norm.to_arg(a, node),
+                                                  "index": IndexArg((k,))},
+                             base=_target_base(node.target, i))
+                 for i, a in enumerate(arrays[:1] if kind is enumerate else arrays)]
+        if kind is zip:
+            value = Struct("tuple", elems)
+        elif kind == "enumerate_zip":
+            value = Struct("tuple", [k, Struct("tuple", elems)])
+        elif kind is enumerate:
+            i = k if start == Const(0) else norm.b.emit(by_name("add"), {"x": k, "y": start},
+                                                        base="i")
+            value = Struct("tuple", [i, elems[0]])
+        else:
+            value = elems[0]
+        norm.assign(node.target, value, node)
+    return range_loop(norm, node, stmts, Const(0), n, Const(1), bind=bind)
+
+
+def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
+    frame = norm.frame
+    loc = norm.b.loc
+    plan = None
+    if writes_in(stmts):
+        def ahead():
+            tmp = norm.namer.fresh("i")
+            norm.mem.int_vars.add(tmp)
+            if isinstance(target, gast.Name):
+                frame.env[target.id] = Var(tmp)
+            elif bind is not None:
+                bind(Var(tmp))
+            elif target is not None:
+                norm.assign(target, Var(tmp), node)
+            run_loop_body(norm, stmts, node)
+        plan = read_ahead(norm, ahead)
+    carried = carried_setup(norm, stmts + ([node.target] if bind else []), plan=plan,
+                            node=node)
+    if isinstance(target, gast.Name):
+        var = norm.core_name(target.id) if target.id not in carried else \
+            norm.namer.fresh(target.id)
+    else:
+        var = norm.namer.fresh("k" if bind else "i")
+    norm.mem.int_vars.add(var)
+
+    def body():
+        if isinstance(target, gast.Name):
+            frame.env[target.id] = Var(var)
+        elif bind is not None:
+            bind(Var(var))
+        elif target is not None:
+            norm.assign(target, Var(var), node)
+        run_loop_body(norm, stmts, node)
+        carried_finish(norm, carried, node)
+    body_stmts, _ = sub_body(norm, body)
+    norm.b.loc = loc
+    norm.b.body.append(ir.ForRange(var, start, stop, step, body_stmts, loc))
+
+
+def stmt_While(norm, node):
+    if node.orelse:
+        return loop_with_else(norm, node, stmt_While)
+    brk, body_stmts = lower_jumps(norm, node)
+    stmts = body_stmts if brk else node.body
+    test = node.test
+    if brk:
+        norm.frame.env[brk] = Const(False)
+        test = gast.copy_location(gast.BoolOp(op=gast.And(), values=[
+            test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
+    loc = norm.b.loc
+    plan = None
+    if writes_in(stmts):
+        def ahead():
+            norm.expr(test, "cond")
+            run_loop_body(norm, stmts, node)
+        plan = read_ahead(norm, ahead)
+    carried = carried_setup(norm, stmts, plan=plan, node=node)
+    cond_body, cond = sub_body(norm, lambda: norm.expr(test, "cond"))
+    known, truth = norm.static_truth(cond)
+    if known and not truth:
+        norm.b.body += cond_body
+        return
+    if known:
+        raise norm.error(node, "while True without a data-dependent break would never end",
+                         construct="while True")
+    cond = norm.to_arg(cond, node)
+
+    def body():
+        run_loop_body(norm, stmts, node)
+        carried_finish(norm, carried, node)
+    body_stmts2, _ = sub_body(norm, body)
+    norm.b.loc = loc
+    norm.b.body.append(ir.While(cond_body, cond, body_stmts2, loc))
+
+
+def _target_base(target, i):
+    if isinstance(target, gast.Name):
+        return target.id
+    if isinstance(target, gast.Tuple) and i < len(target.elts) and \
+            isinstance(target.elts[i], gast.Name):
+        return target.elts[i].id
+    return "item"
+
+
+def _is_call_of(norm, node, fn):
+    """Is `node` a call of the Python function `fn` (zip, enumerate...)?"""
+    if not isinstance(node, gast.Call):
+        return False
+    try:
+        f = norm.expr(node.func, "f")
+    except Exception:
+        return False
+    return isinstance(f, Static) and f.obj is fn
+
+
+STATEMENTS = {"For": stmt_For, "While": stmt_While}

@@ -1,0 +1,443 @@
+"""normalize: gast (user code or a rule template) -> core Python (transpile.core.ir).
+
+A-normal form: one primitive per statement, every intermediate named after the user's
+variable it helps compute (`y_1`, `y_2`, ..., then `y`). Names are resolved by object identity
+(np.exp, numpy.exp and `from numpy import exp` are the same primitive). Tuples, lists and dicts
+of known structure are tracked statically (`Struct`), so `params['W']` is just a variable.
+Calls to the user's own functions are inlined; calls to transformed functions inline their
+core form. Conditions known when the code is generated (static arguments, constants) pick a
+branch here; data-dependent control flow becomes `If`/`ForRange`/`While` statements.
+
+This module holds the `Normalizer` (its state and the methods its parts share) and
+`build_core`, the entry point for a user function. The parts, each a module of plain
+functions of the normalizer that does not import this one:
+
+  frontend/normalize/statements.py   assignments, expression statements, return, if
+  frontend/normalize/expressions.py  names, attributes, operators, literals, subscripts, comprehensions
+  frontend/normalize/calls.py        calls (what is called, and how), inlining, nested defs, lambdas
+  frontend/normalize/branches.py     `if` / `a if c else b` on array data
+  frontend/normalize/loops.py        for / while loops, break / continue
+  frontend/normalize/bindings.py     what branches and loops share (join names, copies)
+  frontend/normalize/builder.py      Namer and Builder (where the equations go)
+  frontend/normalize/values.py       Struct, Static, Frame, ... (the values the normalizer tracks)
+  frontend/normalize/builtins.py, frontend/normalize/callables.py, frontend/normalize/pytree.py, frontend/normalize/returns.py,
+  frontend/normalize/array_literals.py, frontend/normalize/aliasing.py
+"""
+import sys
+import types
+
+
+import gast
+import numpy as np
+
+from transpile.core import ir
+from transpile.errors import TranspileError, UnsupportedSyntax
+from transpile.core.ir import Const, IndexArg, TupleArg, Var
+from transpile.frontend.normalize import array_literals
+from transpile.frontend.parse import Resolver, parse_function
+from transpile.primitives import by_name
+from transpile.frontend.normalize.values import (  # noqa: F401  (normalize.Struct, ...: re-exported)
+    BoundMethod, Frame, Static, Struct, flatten_value, unflatten_value)
+from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: re-exported)
+    SPECIALIZE, Builder, Namer, identifier, names_in)
+from transpile.frontend.normalize.bindings import aliased
+from transpile.frontend.callables import is_data
+from transpile.frontend.normalize.returns import NestedLoopReturn, fold_early_returns
+from transpile.frontend.normalize import builtins as normalize_builtins
+from transpile.frontend.normalize import callables as normalize_callables
+from transpile.frontend.normalize import pytree as normalize_pytree
+from transpile.frontend.normalize import calls
+from transpile.frontend.normalize import expressions
+from transpile.frontend.normalize import loops
+from transpile.frontend.normalize import statements
+from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
+from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
+
+# normalize_builtins/_callables/_pytree read the value classes (Struct, Static, Var, Const,
+# IndexArg, by_name, flatten_value, ...) from this module, handed over here
+for _m in (normalize_builtins, normalize_callables, normalize_pytree):
+    _m.use_normalizer_names(sys.modules[__name__])
+
+_STATEMENTS = {**statements.STATEMENTS, **loops.STATEMENTS, **calls.STATEMENTS}
+_EXPRESSIONS = {**expressions.EXPRESSIONS, **calls.EXPRESSIONS}
+
+
+class Normalizer:
+    """Reads functions and templates into one Builder.
+
+    The statements and expressions it meets go to the handlers in `_STATEMENTS` and
+    `_EXPRESSIONS` (plain functions of the normalizer, in the normalize_*.py modules); the
+    methods here are what those handlers, the templates and the alias model call back."""
+
+    MAX_INLINE_DEPTH = 32
+
+    def __init__(self, namer, builder=None):
+        self.namer = namer
+        self.b = builder or Builder(namer)
+        self.frames = []
+        self.free = []          # [(param name, where, description)]
+        self.statics = {}       # name -> object
+        self.deps = []          # [(where, value)] read when generating; checked at call time
+        self.source_lines = {}
+        self.inline_stack = []
+        self.mem = MemoryModel(self)
+        if self.b.on_note is None:
+            self.b.on_note = self.mem.note
+
+    # -- entry points --------------------------------------------------------------------------
+
+    @property
+    def frame(self):
+        return self.frames[-1]
+
+    def error(self, node, message, construct=None, hint=None, cls=UnsupportedSyntax):
+        frame = self.frames[-1] if self.frames else None
+        filename, lineno = (frame.loc(node) if frame and node is not None else (None, None)) or (None, None)
+        if construct is None and node is not None:
+            try:
+                construct = gast.unparse(node).strip().splitlines()[0] if hasattr(gast, "unparse") \
+                    else _unparse(node)
+            except Exception:
+                construct = type(node).__name__
+        return cls(message, filename=filename, lineno=lineno, construct=construct, hint=hint)
+
+    def run_body(self, stmts):
+        try:
+            stmts = fold_early_returns(stmts)
+        except NestedLoopReturn as e:
+            raise self.error(e.node, "return inside a loop nested in another loop is not "
+                             "supported", construct="return (inside nested loops)",
+                             hint="store the value, break, and return after the loops") from None
+        for st in stmts:
+            if self.frame.returned is not None:
+                break
+            self.set_loc(st)
+            self.stmt(st)
+
+    def set_loc(self, node):
+        loc = self.frame.loc(node)
+        if loc is not None and loc[1] is not None:
+            self.b.loc = loc
+            if loc not in self.source_lines and self.frame.parsed is not None:
+                self.source_lines[loc] = self.frame.parsed.source_line(loc[1]).strip()
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def stmt(self, node):
+        handler = _STATEMENTS.get(type(node).__name__)
+        if handler is None:
+            label, hint = UNSUPPORTED_STMTS.get(type(node), (type(node).__name__, None))
+            raise self.error(node, f"unsupported statement: {label}", hint=hint)
+        handler(self, node)
+
+    def expr(self, node, base="t"):
+        handler = _EXPRESSIONS.get(type(node).__name__)
+        if handler is None:
+            raise self.error(node, f"unsupported expression: {type(node).__name__}")
+        return handler(self, node, base)
+
+    def assign(self, target, value, node):
+        """Bind `target` (a name, a tuple/list of targets, a subscript) to `value`."""
+        statements.assign(self, target, value, node)
+
+    def call(self, func, args, kwargs, node, base):
+        """Call a normalizer value (a function, method, transform...) on normalizer values."""
+        return calls.call(self, func, args, kwargs, node, base)
+
+    # -- values --------------------------------------------------------------------------------
+
+    def atom(self, node, base="t"):
+        return self.to_arg(self.expr(node, base), node)
+
+    def classify(self, obj, where, name="value"):
+        """Decide how a free variable's value enters generated code."""
+        if array_literals.is_concatenator(obj):
+            return Static(obj)
+        if isinstance(obj, (types.ModuleType, type)) or callable(obj):
+            if where is not None and where[0] != "builtin":
+                self.deps.append((where, obj))
+            return Static(obj)
+        if ir.is_literal(obj) and not isinstance(obj, np.generic):
+            if where is not None and where[0] != "builtin":
+                self.deps.append((where, obj))
+            return Const(obj)
+        if isinstance(obj, (tuple, list, dict)) and where is None:
+            return Static(obj)
+        if not is_data(obj) and obj is not None:       # a model object, a config instance...
+            return Static(obj)
+        # Data (arrays, NumPy scalars, containers of arrays): a parameter read at every call.
+        if where is None:
+            pname = self.namer.fresh(name)
+            self.statics[pname] = obj
+            self.mem.outside.add(pname)
+            return Var(pname)
+        for pname, w, _ in self.free:
+            if _same_where(w, where):
+                return Var(pname)
+        pname = self.namer.fresh(name)
+        self.free.append((pname, where, name))
+        self.mem.outside.add(pname)
+        return Var(pname)
+
+    def to_arg(self, value, node):
+        """A normalizer value -> something an Eqn can hold."""
+        if isinstance(value, (Var, Const, IndexArg, TupleArg)):
+            return value
+        if isinstance(value, Struct):
+            if value.kind == "dict":
+                raise self.error(node, "a dict cannot be passed to a NumPy function")
+            items = tuple(self.to_arg(v, node) for v in value.items)
+            if all(isinstance(i, Const) for i in items):
+                return Const(tuple(i.value for i in items))
+            return TupleArg(items, value.kind)
+        if isinstance(value, Static):
+            obj = value.obj
+            if ir.is_literal(obj):
+                return Const(obj)
+            if isinstance(obj, (tuple, list)) and all(ir.is_literal(o) for o in obj):
+                return Const(tuple(obj))
+            if isinstance(obj, str):
+                return Const(obj)
+            for name, o in self.statics.items():
+                if o is obj:
+                    return Var(name)
+            name = self.namer.fresh(getattr(obj, "__name__", "static"))
+            self.statics[name] = obj
+            return Var(name)
+        if isinstance(value, BoundMethod):
+            raise self.error(node, f"method .{value.name} must be called")
+        raise self.error(node, f"cannot use {value!r} here")
+
+    def static_value(self, value, node, what="this value"):
+        if isinstance(value, Const):
+            return value.value
+        if isinstance(value, Static):
+            return value.obj
+        if isinstance(value, Struct) and value.kind in ("tuple", "list"):   # in_axes=(None, 0)
+            items = [self.static_value(v, node, what) for v in value.items]
+            return tuple(items) if value.kind == "tuple" else items
+        raise self.error(node, f"{what} must be known when the code is generated (a constant "
+                         "or static argument)", cls=TranspileError)
+
+    def static_truth(self, value):
+        if isinstance(value, Const):
+            return True, bool(value.value)
+        if isinstance(value, Static):
+            return True, bool(value.obj)
+        if isinstance(value, Struct):
+            return True, bool(value.items)
+        return False, None
+
+    def apply(self, prim, args, kwargs, node, base):
+        if getattr(prim, "canonical_args", None) is not None:   # np.einsum's sublist form
+            args, kwargs = prim.canonical_args(args, kwargs)
+        try:
+            bound = prim.bind(args, kwargs)
+        except TypeError as e:
+            raise self.error(node, str(e), cls=TranspileError) from None
+        if prim.name == "array" and "dtype" in bound and isinstance(bound["x"], Struct):
+            stacked = array_literals.stack_struct(self, bound["x"], node, base)
+            if isinstance(stacked, Var):
+                return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
+        if prim.name in ("len",) and isinstance(bound["x"], Struct):
+            return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
+        bound = array_literals.array_arguments(self, prim, bound, node, base)
+        if getattr(prim, "multi", None) is not None:
+            return array_literals.multi_output(self, prim, bound, node, base)
+        if prim.name in ("float", "int", "bool") and isinstance(bound["x"], Const):
+            return Const(prim.impl(bound["x"].value))
+        out = {}
+        for name, value in bound.items():
+            p = prim.param(name)
+            if p.kind == "var":
+                out[name] = TupleArg(tuple(self.to_arg(v, node) for v in value))
+            else:
+                out[name] = self.to_arg(value, node)
+        return self.b.emit(prim, out, base=base)
+
+    # -- names ---------------------------------------------------------------------------------
+
+    def bind_name(self, name, value):
+        frame = self.frame
+        if isinstance(value, Var) and self.b.body and getattr(self.b.body[-1], "out", None) == value.name \
+                and _is_temp(value.name, name):
+            # Give the last temporary the user's name: `y = np.exp(x)`, not `y_1 = ...; y = y_1`.
+            core = self.core_name(name)
+            if self.mem.referenced(value.name) or self.mem.referenced(core, (frame.env, name)) \
+                    or aliased(frame.env, core, name) \
+                    or core in getattr(self, "pending_reads", ()):   # (a, b = f(b), a)
+                frame.env[name] = value    # another name still holds the old value of `core`
+                return
+            self.rename_last(core)
+            frame.env[name] = Var(core)
+            return
+        frame.env[name] = value
+
+    def core_name(self, name):
+        frame = self.frame
+        if name in frame.core_names:
+            return frame.core_names[name]
+        core = name if frame.owned and name.isidentifier() else self.namer.fresh(name)
+        if frame.owned:
+            self.namer.taken.add(name)
+        frame.core_names[name] = core
+        return core
+
+    def rename_last(self, new):
+        last = self.b.body[-1]
+        self.namer.taken.discard(last.out)
+        self.mem.renamed(last.out, new)
+        avals = self.b.avals        # (shapes known while normalizing: under the new name)
+        if avals is not None and last.out in avals:
+            av = avals[last.out]
+            if avals.setdefault(new, av) != av:
+                del avals[new]      # bound before with another shape: not known
+        last.out = new
+
+
+def _same_where(a, b):
+    if a[0] != b[0]:
+        return False
+    if a[0] == "closure":
+        return a[1] is b[1]
+    if a[0] == "global":
+        return a[1] is b[1] and a[2] == b[2]
+    if a[0] == "attr":
+        return a[1] is b[1] and a[2] == b[2]
+    return a == b
+
+
+def _is_temp(core_name, user_name):
+    return True
+
+
+def _unparse(node):
+    import ast
+    return ast.unparse(gast.gast_to_ast(node))
+
+
+# ---------------------------------------------------------------------------------------------
+# building a CoreFn for a user function
+
+
+
+
+# A long expression (a sum of 300 terms) nests as deeply in the syntax tree; parsing and
+# normalizing it recurse once per level (a few frames each)
+_DEEP_RECURSION = 20000
+
+
+def build_core(fn, in_trees, static_args=None, name_suffix=""):
+    """Normalize `fn` for arguments whose pytree structures are `in_trees` (one per parameter
+    after binding). `static_args` maps parameter names to values fixed at generation time."""
+    limit = sys.getrecursionlimit()
+    if limit >= _DEEP_RECURSION:
+        return _build_core(fn, in_trees, static_args, name_suffix)
+    sys.setrecursionlimit(_DEEP_RECURSION)
+    try:
+        return _build_core(fn, in_trees, static_args, name_suffix)
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _build_core(fn, in_trees, static_args, name_suffix):
+    static_args = static_args or {}
+    parsed = parse_function(fn)
+    node = parsed.node
+    namer = Namer(names_in(node) | {"np", "rt"})
+    norm = Normalizer(namer)
+    norm.b.fresh_results = True
+    frame = Frame(parsed, Resolver(fn), owned=True)
+    a = node.args
+    params = []
+    for pname, tree, star in _param_slots(a, in_trees):
+        if pname in static_args:
+            frame.env[pname] = norm.classify(static_args[pname], None, pname) \
+                if not ir.is_literal(static_args[pname]) else Const(static_args[pname])
+            continue
+        if star is not None:     # *args: a tuple of the extra positional arguments
+            items = []
+            for i, t in enumerate(tree):
+                leaves = _leaf_names(pname, t, namer, f"{pname}_{i}")
+                params += leaves
+                items.append(unflatten_value(t, [Var(n) for n in leaves]))
+                for leaf in leaves:
+                    frame.env[param_entry(leaf)] = Var(leaf)
+            frame.env[pname] = Struct("tuple", items)
+            continue
+        leaves = _leaf_names(pname, tree, namer, pname)
+        params += leaves
+        frame.env[pname] = unflatten_value(tree, [Var(n) for n in leaves])
+        frame.core_names[pname] = pname
+        for leaf in leaves:     # the caller's buffers: see transpile/frontend/normalize/aliasing.py
+            frame.env[param_entry(leaf)] = Var(leaf)
+    hook = SPECIALIZE.get()
+    if hook is not None:      # jit: the outermost function's parameters have known shapes
+        SPECIALIZE.set(None)
+        hook(in_trees, params, norm.b)
+    norm.frames.append(frame)
+    if isinstance(node, gast.Lambda):
+        norm.set_loc(node)
+        result = norm.expr(node.body, "out")
+    else:
+        norm.run_body(node.body)
+        result = frame.returned if frame.returned is not None else Const(None)
+    try:
+        outs, out_tree = flatten_value(result)
+    except TypeError as e:
+        raise norm.error(node, str(e), cls=TranspileError) from None
+    outs = [norm.to_arg(o, node) for o in outs]
+    write_back_arguments(norm, frame, params)
+    core = ir.CoreFn(
+        name=identifier(parsed.name) + name_suffix,
+        params=params + [p for p, _, _ in norm.free],
+        body=norm.b.body,
+        outs=outs,
+        out_tree=out_tree,
+        free=list(norm.free),
+        statics=dict(norm.statics),
+        filename=parsed.filename,
+        source_lines=norm.source_lines,
+    )
+    core.deps = norm.deps
+    core.param_trees = in_trees
+    return core
+
+
+def _param_slots(a, in_trees):
+    """(parameter name, tree, star) per parameter. A function with *args is called with one
+    tree per positional argument of the call (as the transforms bind them: argnums count the
+    call's positional arguments, as in JAX): the extra ones form the *args tuple (star='*');
+    **kwargs comes last, one dict tree."""
+    pos = [p.id for p in a.posonlyargs + a.args]
+    kwonly = [p.id for p in a.kwonlyargs]
+    if a.vararg is None:
+        slots = [(n, t, None) for n, t in zip(pos + kwonly, in_trees)]
+        rest = list(in_trees[len(slots):])
+    else:
+        n_extra = max(0, len(in_trees) - len(pos) - len(kwonly) - (a.kwarg is not None))
+        trees = list(in_trees)
+        slots = [(n, t, None) for n, t in zip(pos, trees)]
+        slots.append((a.vararg.id, trees[len(pos):len(pos) + n_extra], "*"))
+        slots += [(n, t, None) for n, t in zip(kwonly, trees[len(pos) + n_extra:])]
+        rest = trees[len(pos) + n_extra + len(kwonly):]
+    if a.kwarg is not None and rest:
+        slots.append((a.kwarg.id, rest[0], None))
+    return slots
+
+
+def _leaf_names(pname, tree, namer, prefix):
+    if tree.kind in ("static", "none"):
+        return []
+    if tree.kind == "leaf":
+        return [namer.fresh(prefix) if prefix != pname else _take(namer, pname)]
+    names = []
+    for i, child in enumerate(tree.children):
+        key = tree.keys[i] if tree.kind == "dict" else i
+        names += _leaf_names(pname, child, namer, f"{prefix}_{key}")
+    return names
+
+
+def _take(namer, name):
+    namer.taken.add(name)
+    return name

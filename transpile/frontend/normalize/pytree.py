@@ -1,0 +1,143 @@
+"""Pytrees inside transformed code, expanded while the code is generated.
+
+The structure of every pytree is known when code is generated, so `tree_map(f, params, grads)`
+becomes one call of `f` per leaf, `tree_leaves(params)` a list of the leaf variables,
+`tree_flatten`/`tree_unflatten`/`tree_structure` move between the two with the TreeDef as a
+Python object. NamedTuples, dataclasses and registered classes are `Struct('node', children,
+(cls, aux))`: `p.w` rebuilds the object around the generated-code values and reads the field,
+and `Params(w, b)` written in the function builds one.
+"""
+from transpile_runtime import pytree as rt_pytree
+
+
+# The normalizer's value classes (Struct, Static, Var, Const, ...) and helpers, handed over by
+# transpile/frontend/normalize/normalizer.py when it imports this module (no import of the normalizer back).
+_NORMALIZE = None
+
+
+def use_normalizer_names(module):
+    global _NORMALIZE
+    _NORMALIZE = module
+
+
+def _norm():
+    return _NORMALIZE
+
+
+def _flat(norm, value, node):
+    try:
+        return _norm().flatten_value(value)
+    except TypeError as e:
+        raise norm.error(node, str(e)) from None
+
+
+def call_tree_util(norm, obj, args, kwargs, node, base):
+    """tree_map / tree_leaves / tree_flatten / tree_unflatten / tree_structure; None otherwise."""
+    N = _norm()
+    name = _TREE_UTILS.get(id(obj))
+    if name is None or _TREE_UTIL_OBJS[name] is not obj:
+        return None
+    if name == "tree_leaves":
+        leaves, _ = _flat(norm, _one(norm, args, kwargs, "tree", node), node)
+        return N.Struct("list", leaves)
+    if name == "tree_structure":
+        _, tree = _flat(norm, _one(norm, args, kwargs, "tree", node), node)
+        return N.Static(tree)
+    if name == "tree_flatten":
+        leaves, tree = _flat(norm, _one(norm, args, kwargs, "tree", node), node)
+        return N.Struct("tuple", [N.Struct("list", leaves), N.Static(tree)])
+    if name == "tree_unflatten":
+        if len(args) != 2 or kwargs:
+            raise norm.error(node, "tree_unflatten(treedef, leaves) takes two arguments")
+        tree = norm.static_value(args[0], node, "the treedef of tree_unflatten")
+        leaves = args[1]
+        if not isinstance(leaves, N.Struct):
+            raise norm.error(node, "tree_unflatten needs a list of leaves of known length")
+        if len(leaves.items) != tree.num_leaves:
+            raise norm.error(node, f"tree_unflatten: {len(leaves.items)} leaves for a structure "
+                             f"with {tree.num_leaves}")
+        return N.unflatten_value(tree, leaves.items)
+    # tree_map(f, tree, *rest)
+    if kwargs or len(args) < 2:
+        raise norm.error(node, "tree_map(f, tree, *rest) takes a function and one or more trees")
+    f, first, rest = args[0], args[1], args[2:]
+    leaves, tree = _flat(norm, first, node)
+    others = []
+    for r in rest:
+        r_leaves, r_tree = _flat(norm, r, node)
+        if r_tree != tree:
+            raise norm.error(node, f"tree_map: structures differ: {tree} vs {r_tree}")
+        others.append(r_leaves)
+    out = [norm.call(f, list(xs), {}, node, base) for xs in zip(leaves, *others)]
+    return N.unflatten_value(tree, out)
+
+
+def _one(norm, args, kwargs, what, node):
+    if len(args) == 1 and not kwargs:
+        return args[0]
+    if not args and list(kwargs) == [what]:
+        return kwargs[what]
+    raise norm.error(node, "expected one pytree argument")
+
+
+_TREE_UTIL_OBJS = {n: getattr(rt_pytree, n) for n in
+                   ("tree_map", "tree_leaves", "tree_flatten", "tree_unflatten", "tree_structure")}
+_TREE_UTILS = {id(o): n for n, o in _TREE_UTIL_OBJS.items()}
+
+
+def is_node_class(cls):
+    import dataclasses
+    return isinstance(cls, type) and (cls in rt_pytree._NODES or (
+        issubclass(cls, tuple) and hasattr(cls, "_fields")) or dataclasses.is_dataclass(cls))
+
+
+class NodeMethod:
+    """`p._replace` of a NamedTuple built around the function's values: called while the code
+    is generated, it gives a new node (its source, with **kwargs, is not inlined)."""
+    __transpile_node_method__ = True
+
+    def __init__(self, obj, name):
+        self.obj, self.name = obj, name
+
+    def call(self, norm, args, kwargs, node):
+        try:
+            return getattr(self.obj, self.name)(*args, **kwargs)
+        except Exception as e:
+            raise norm.error(node, f"{type(self.obj).__name__}.{self.name}: {e}") from None
+
+
+def construct_node(norm, cls, args, kwargs, node):
+    """`Params(w, b)` inside transformed code -> Struct('node', ...); None for other classes."""
+    N = _norm()
+    if isinstance(cls, NodeMethod):     # p._replace(b=...): a new node around the values
+        obj = cls.call(norm, args, kwargs, node)
+        cls_, children, aux = rt_pytree.node_parts(obj)
+        return N.Struct("node", children, (cls_, aux))
+    if not is_node_class(cls):
+        return None
+    try:
+        obj = cls(*args, **kwargs)
+    except Exception as e:
+        raise norm.error(node, f"cannot build {cls.__name__} from values computed in the "
+                         f"transformed function: {e}") from None
+    cls_, children, aux = rt_pytree.node_parts(obj)
+    return N.Struct("node", children, (cls_, aux))
+
+
+def node_attribute(norm, struct, attr, node):
+    """`p.attr` for a Struct('node', ...): rebuild the object around the values, read attr."""
+    N = _norm()
+    cls, aux = struct.keys
+    try:
+        obj = rt_pytree.node_build(cls, aux, struct.items)
+    except Exception as e:
+        raise norm.error(node, f"cannot rebuild {cls.__name__} to read .{attr}: {e}") from None
+    if attr == "_replace" and issubclass(cls, tuple):
+        return N.Static(NodeMethod(obj, attr))
+    try:
+        value = getattr(obj, attr)
+    except AttributeError:
+        raise norm.error(node, f"{cls.__name__} has no attribute {attr!r}") from None
+    if isinstance(value, (N.Var, N.Const, N.Struct, N.Static)):
+        return value
+    return norm.classify(value, None, attr) if not callable(value) else N.Static(value)

@@ -1,0 +1,367 @@
+"""Statements in the normalizer (loops are in frontend/normalize/loops.py, nested defs in
+frontend/normalize/calls.py): expression statements (calls that write into arrays, print), assignments
+to names, tuples and subscripts (`y[i] = v` becomes `y = rt.setitem(y, i, v)` through the alias
+model, transpile/frontend/normalize/aliasing.py), augmented assignments (in place on arrays, as NumPy), `return`,
+and `if` (a condition known now picks a branch; one on array data becomes an `If`)."""
+import importlib
+import sys
+import types
+
+import gast
+
+from transpile.frontend.normalize import checks
+from transpile.frontend.normalize.aliasing import Stale, stale_error
+from transpile.errors import TranspileError
+from transpile.core.ir import Const, IndexArg, Var
+from transpile.frontend.normalize.branches import dynamic_if
+from transpile.frontend.normalize.builtins import effect_statement
+from transpile.frontend.normalize.expressions import subscript_index
+from transpile.frontend.normalize.values import LocalFunction, Static, Struct
+from transpile.primitives import by_name, lookup
+
+
+UNSUPPORTED_STMTS = {
+    gast.Try: ("try/except", "move error handling outside the transformed function"),
+    gast.With: ("with", "move the context manager outside the transformed function"),
+    gast.Global: ("global", "pass the value in as an argument and return the new value"),
+    gast.Nonlocal: ("nonlocal", "pass the value in as an argument and return the new value"),
+    gast.ClassDef: ("class definition", "define the class outside the function"),
+    gast.AsyncFunctionDef: ("async def", "use a plain function"),
+}
+
+
+def stmt_Pass(norm, node):
+    pass
+
+
+def stmt_Expr(norm, node):
+    if isinstance(node.value, gast.Constant) and isinstance(node.value.value, str):
+        return  # docstring
+    if isinstance(node.value, gast.Call) and writing_call(norm, node.value):
+        norm.expr(node.value, "t")      # a function of the user's that writes into arrays
+        return
+    if effect_statement(norm, node):      # print(...), breakpoint()
+        return
+    if list_method(norm, node.value):     # parts.append(v), parts.extend(more)
+        return
+    if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
+        raise norm.error(node, "unsupported: generator (yield)",
+                         hint="return the values instead (a list or tuple)")
+    raise norm.error(node, "an expression statement has no effect in a transformed function "
+                     "(side effects such as print or in-place methods are not kept)",
+                     hint="assign the result to a variable, or move the call outside")
+
+
+def list_method(norm, call):
+    """`name.append(v)` / `name.extend(seq)` on a list the function built: the name is bound
+    to the longer list (refused when another name holds the same list: it would not see it)."""
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+            call.func.attr in ("append", "extend") and isinstance(call.func.value, gast.Name)):
+        return False
+    name = call.func.value.id
+    lst = norm.frame.env.get(name)
+    if not (isinstance(lst, Struct) and lst.kind == "list"):
+        return False
+    if call.keywords or len(call.args) != 1:
+        raise norm.error(call, f"list.{call.func.attr} takes one argument")
+    if any(_holds(v, lst) for k, v in norm.frame.env.items() if k != name):
+        raise norm.error(call, f"{name}.{call.func.attr}(...) on a list another name (or a "
+                         "list holding it) also holds is not supported",
+                         hint="build the list under one name, e.g. rows = [[...] for ...] "
+                         "from the finished parts")
+    value = norm.expr(call.args[0], name)
+    if call.func.attr == "append":
+        new = lst.items + [value]
+    else:
+        from transpile.frontend.normalize.builtins import items_of
+        more = items_of(norm, value, call, "list.extend")
+        if more is None:
+            raise norm.error(call, "list.extend of an array needs its length when the code is "
+                             "generated", cls=ShapesNeeded)
+        new = lst.items + list(more)
+    norm.bind_name(name, Struct("list", new))
+    return True
+
+
+def _holds(value, lst, depth=0):
+    """Is list `lst` this value or inside it (a list of lists)?"""
+    if value is lst:
+        return True
+    if isinstance(value, Struct) and depth < 16:
+        return any(_holds(v, lst, depth + 1) for v in value.items)
+    return False
+
+
+def writing_call(norm, call):
+    """Is this call (an expression statement) to a user function or local def?"""
+    try:
+        func = norm.expr(call.func, "f") if isinstance(call.func, gast.Name) else None
+    except TranspileError:
+        return False
+    return isinstance(func, LocalFunction) or (
+        isinstance(func, Static) and isinstance(func.obj, types.FunctionType)
+        and lookup(func.obj) is None)
+
+
+def stmt_Assign(norm, node):
+    # `a = b = value`: the value is computed once and bound to each target from left to right,
+    # so every name holds the same object (one buffer for an array, as in Python)
+    value = norm.expr(node.value, _target_base(node.targets[0]))
+    for k, target in enumerate(node.targets):
+        assign(norm, target, value, node)
+        if k == 0 and isinstance(target, gast.Name):
+            value = norm.frame.env[target.id]      # (the value may have taken its name)
+
+
+def stmt_AnnAssign(norm, node):
+    if node.value is None:
+        return
+    value = norm.expr(node.value, _target_base(node.target))
+    assign(norm, node.target, value, node)
+
+
+def stmt_AugAssign(norm, node):
+    binop = gast.BinOp(left=_as_load(node.target), op=node.op, right=node.value)
+    gast.copy_location(binop, node)
+    if isinstance(node.target, gast.Name):
+        current = norm.expr(node.target, node.target.id)
+    value = norm.expr(binop, _target_base(node.target))
+    if isinstance(node.target, gast.Name) and norm.mem.in_place(current) \
+            and isinstance(value, (Var, Const)):
+        # an array: NumPy writes in place (every alias sees it; the dtype is kept)
+        norm.mem.write(current, None, value, node, node.target.id)
+        return
+    assign(norm, node.target, value, node)
+
+
+def stmt_Return(norm, node):
+    value = Const(None) if node.value is None else norm.expr(node.value, "out")
+    if norm.frame.owned and isinstance(value, Var) and norm.b.body \
+            and getattr(norm.b.body[-1], "out", None) == value.name and value.name.startswith("out_"):
+        norm.rename_last(norm.namer.fresh("out"))
+        value = Var(norm.b.body[-1].out)
+    norm.frame.returned = value
+
+
+def stmt_If(norm, node):
+    cond = norm.expr(node.test, "cond")
+    known, truth = norm.static_truth(cond)
+    if known:
+        norm.run_body(node.body if truth else node.orelse)
+        return
+    dynamic_if(norm, node, cond)
+
+
+def assign(norm, target, value, node):
+    if isinstance(target, gast.Name):
+        norm.bind_name(target.id, value)
+    elif isinstance(target, (gast.Tuple, gast.List)):
+        n = len(target.elts)
+        if any(isinstance(e, gast.Starred) for e in target.elts):
+            return assign_starred(norm, target, value, node)
+        if isinstance(value, Struct):
+            if len(value) != n:
+                raise norm.error(node, f"cannot unpack {len(value)} values into {n} names")
+            parts = value.items
+        elif isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
+            parts = [norm.classify(v, None) for v in value.obj]
+        elif isinstance(value, (Var, Const)):
+            parts = []
+            for i, elt in enumerate(target.elts):
+                idx = IndexArg((Const(i),))
+                parts.append(norm.b.emit(by_name("getitem"), {"x": value, "index": idx},
+                                         base=_target_base(elt)))
+        else:
+            raise norm.error(node, "cannot unpack this value")
+        # `a, b, c = b * k, c, a` binds in parallel: while `a` is bound, the parts still to
+        # be bound read the old `a`, so its name may not be given to the new value
+        held = getattr(norm, "pending_reads", frozenset())
+        try:
+            for k, (elt, part) in enumerate(zip(target.elts, parts)):
+                norm.pending_reads = held | _vars_in(parts[k + 1:])
+                assign(norm, elt, part, node)
+        finally:
+            norm.pending_reads = held
+    elif isinstance(target, gast.Subscript):
+        assign_subscript(norm, target, value, node)
+    else:
+        raise norm.error(node, f"unsupported assignment target: {type(target).__name__}")
+
+
+def assign_starred(norm, target, value, node):
+    """`a, *rest = x`: rest is the list of the middle elements (x's length must be known when
+    the code is generated: a tuple/list, or an array under jit or a shape-specializing
+    transform)."""
+    from transpile.errors import ShapesNeeded
+    from transpile.frontend.normalize.builtins import items_of
+    elts = target.elts
+    star = [i for i, e in enumerate(elts) if isinstance(e, gast.Starred)]
+    if len(star) != 1:
+        raise norm.error(node, "multiple starred expressions in assignment")
+    items = items_of(norm, value, node, "a starred assignment")
+    if items is None:
+        raise norm.error(node, "a starred assignment from an array needs its length when the "
+                         "code is generated", cls=ShapesNeeded,
+                         hint="index it instead: a, rest = x[0], x[1:]")
+    i, after = star[0], len(elts) - star[0] - 1
+    if len(items) < len(elts) - 1:
+        raise norm.error(node, f"not enough values to unpack (expected at least "
+                         f"{len(elts) - 1}, got {len(items)})", cls=TranspileError)
+    for elt, part in zip(elts[:i], items[:i]):
+        assign(norm, elt, part, node)
+    assign(norm, elts[i].value, Struct("list", items[i:len(items) - after]), node)
+    for elt, part in zip(elts[i + 1:], items[len(items) - after:]):
+        assign(norm, elt, part, node)
+
+
+def assign_subscript(norm, target, value, node):
+    base = target.value
+    if not isinstance(base, gast.Name):
+        raise norm.error(node, "assignment into a nested subscript or attribute is not "
+                         "supported", hint="write into a named array: y = ...; y[i, j] = v")
+    name = base.id
+    if name not in norm.frame.env:
+        kind = _global_container(norm, base)
+        if kind is not None:          # a dict or list of the module: not an array to copy
+            raise norm.error(node, f"assignment into {name!r}, a global (or closure) {kind}: "
+                             "transformed code cannot change global state",
+                             construct=f"{name}[...] = ...",
+                             hint="return the value and store it outside the transformed "
+                             f"function ({name}[key] = f(...)), or build a local {kind} and "
+                             "return it")
+        raise norm.error(node, f"assignment into {name!r}, which is a global (or closure) "
+                         "array: mutating global state is not supported",
+                         construct=f"{name}[...] = ...",
+                         hint="copy it first (y = np.copy(" + name + ")) or pass it in as an "
+                         "argument and return the new value")
+    current = norm.frame.env[name]
+    if isinstance(current, Stale):
+        raise stale_error(norm, node, current)
+    if isinstance(current, Struct):
+        if isinstance(target.slice, gast.Slice):
+            raise norm.error(node, "slice assignment into a list is not supported")
+        key = norm.static_value(norm.expr(target.slice, name), target.slice,
+                                "an index into a list/dict")
+        items = list(current.items)
+        if current.kind == "dict":
+            keys = list(current.keys)
+            if key in keys:
+                items[keys.index(key)] = value
+            else:
+                keys.append(key)
+                items.append(value)
+            order = sorted(range(len(keys)), key=lambda i: keys[i])
+            norm.frame.env[name] = Struct("dict", [items[i] for i in order],
+                                          [keys[i] for i in order])
+        else:
+            items[key] = value
+            norm.frame.env[name] = Struct(current.kind, items)
+        return
+    x = norm.to_arg(current, node)
+    index = subscript_index(norm, target.slice, name)
+    v = norm.to_arg(value, node)
+    norm.mem.write(x, index, v, node, name)
+
+
+def _global_container(norm, name_node):
+    """'dict' / 'list' when a global name holds one, else None."""
+    try:
+        value = norm.expr(name_node, "t")
+    except Exception:       # noqa: BLE001  (only for the message)
+        return None
+    obj = value.obj if isinstance(value, Static) else None
+    if isinstance(value, Var):          # data read from a global at every call
+        from transpile.frontend.parse import read_binding
+        for pname, where, _ in norm.free:
+            if pname == value.name:
+                try:
+                    obj = read_binding(where)
+                except Exception:       # noqa: BLE001
+                    return None
+    if isinstance(value, Struct):
+        return "dict" if value.kind == "dict" else "list" if value.kind == "list" else None
+    return type(obj).__name__ if isinstance(obj, (dict, list, set)) else None
+
+
+def _vars_in(values):
+    names = set()
+    for v in values:
+        if isinstance(v, Var):
+            names.add(v.name)
+        elif isinstance(v, Struct):
+            names |= _vars_in(v.items)
+    return frozenset(names)
+
+
+def _target_base(target):
+    if isinstance(target, gast.Name):
+        return target.id
+    if isinstance(target, gast.Subscript):
+        return _target_base(target.value)
+    if isinstance(target, gast.Attribute):
+        return target.attr
+    return "t"
+
+
+def _as_load(target):
+    if isinstance(target, gast.Name):
+        return gast.Name(id=target.id, ctx=gast.Load(), annotation=None, type_comment=None)
+    if isinstance(target, gast.Subscript):
+        return gast.Subscript(value=_as_load(target.value), slice=target.slice, ctx=gast.Load())
+    return target
+
+
+def stmt_Import(norm, node):
+    """`import numpy as np` / `import scipy.special` in the body: the name is bound to the
+    module (the same object a module-level import gives), so calls through it resolve to the
+    same rows."""
+    for alias in node.names:
+        module = _import(norm, node, alias.name)
+        if alias.asname:
+            norm.frame.env[alias.asname] = norm.classify(module, None, alias.asname)
+        else:
+            top = alias.name.split(".")[0]
+            norm.frame.env[top] = norm.classify(sys.modules[top], None, top)
+
+
+def stmt_ImportFrom(norm, node):
+    """`from scipy.special import logsumexp` in the body."""
+    if node.level:
+        raise norm.error(node, "a relative import inside a transformed function is not "
+                         "supported", hint="import at module level")
+    module = _import(norm, node, node.module)
+    for alias in node.names:
+        if alias.name == "*":
+            raise norm.error(node, "`from ... import *` inside a function is not valid Python")
+        try:
+            obj = getattr(module, alias.name)
+        except AttributeError:
+            obj = _import(norm, node, f"{node.module}.{alias.name}")
+        name = alias.asname or alias.name
+        norm.frame.env[name] = norm.classify(obj, None, name)
+
+
+def _import(norm, node, name):
+    try:
+        return importlib.import_module(name)
+    except ImportError as e:
+        raise norm.error(node, f"import of {name!r} failed: {e}", cls=TranspileError) from None
+
+
+def stmt_Delete(norm, node):
+    """`del name`: the name is unbound (the value lives on in other names that hold it)."""
+    for target in node.targets:
+        if not isinstance(target, gast.Name):
+            raise norm.error(node, "del of a subscript or attribute is not supported",
+                             hint="write a new array instead (np.delete returns one)")
+        if target.id not in norm.frame.env:
+            raise norm.error(node, f"name {target.id!r} is not defined", cls=TranspileError)
+        del norm.frame.env[target.id]
+
+
+STATEMENTS = {
+    "Import": stmt_Import, "ImportFrom": stmt_ImportFrom, "Delete": stmt_Delete,
+    "Pass": stmt_Pass, "Expr": stmt_Expr, "Assign": stmt_Assign, "AnnAssign": stmt_AnnAssign,
+    "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If,
+    **checks.STATEMENTS,     # assert, raise
+}

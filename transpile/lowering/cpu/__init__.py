@@ -1,0 +1,1 @@
+"""Lowering to Numba on the CPU."""

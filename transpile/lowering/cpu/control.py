@@ -1,0 +1,358 @@
+"""Numba lowering of the statements control flow brings into core Python.
+
+Called by the Numba CPU code generator (lowering/cpu/module.py) for every statement before its generic
+equation lowering. After specialization (optimize/specialize.py, optimize/specialize_control.py)
+every name has one abstract value, joined over branches and loop iterations, so:
+
+* `x_3 = rt.assign(x_2)` (the copies SSA puts at branch joins and around loops) is a
+  rebinding, with the value converted to the joined type where a Python scalar met a NumPy
+  one (`np.float32(s)`), or zeros of the joined shape where the constant 0 met an array (an
+  accumulator's start, an adjoint's reset);
+* `y = rt.setitem(x, i, v)` is `y = x.copy(); y[i] = v`, and an in-place store `x[i] = v;
+  y = x` where optimize/inplace.py proved nothing reads the old value (O(1) per write);
+  the value is cast to the array's dtype as NumPy does (float into int truncates);
+* a tape (split per pushed name by ad/tape_split.py) is a preallocated array of its
+  values' shape and dtype plus a count: push stores and counts (the buffer doubles when
+  full), pop counts down and reads;
+* `rt.cast_into`, `rt.float_part`, `rt.adjoint_like`, `rt.trip_count` become casts, zeros and
+  `len(range(...))`.
+
+A name whose values cannot share one type (specialize_control.Conflict) raises `Unlowerable`
+naming the user's variable and line.
+"""
+import sys
+
+import numpy as np
+
+from transpile.core import ir
+from transpile.core.ir import Const, Eqn, Var
+
+TAPE_START = 16
+
+CONSTRUCTS = {
+    "assign": "assignment", "setitem": "subscript assignment",
+    "write_in_place": "subscript assignment", "getitem": "subscript",
+    "getitem_vjp": "gradient of a subscript", "tape_new": "reverse-mode tape of a loop",
+    "tape_pop": "reverse-mode tape of a loop", "cast_into": "augmented assignment",
+    "write_back": "write into an argument",
+}
+
+
+def construct_of(eqn):
+    """How the user would name the construct an equation comes from."""
+    if eqn is None:
+        return "a statement"
+    name = eqn.prim.name
+    if name in CONSTRUCTS:
+        return CONSTRUCTS[name]
+    path = eqn.prim.path
+    return f"{path}(...)" if not path.startswith("rt.") else f"{name}(...)"
+
+
+def _cpu(lw):
+    """The code generator's module (dtype/shape/constant text, Unlowerable)."""
+    return sys.modules[type(lw).__module__]
+
+
+def check_conflicts(lw, body):
+    """Refuse, naming the user's variable and line, a name with no single type (that is still
+    there: dead code dropped after specializing may have held the conflict)."""
+    conflicts = getattr(lw.avals, "conflicts", {})
+    alive = set(ir.bound_names(body))
+    for st in body:
+        alive.update(ir.names_read(st))
+    for name, c in conflicts.items():
+        if name not in alive:
+            continue
+        raise _cpu(lw).Unlowerable(None, c.describe(), loc=c.loc,
+                                   construct="a value changing type in a loop or branch")
+
+
+def lower_stmt(lw, st, indent, out):
+    """Append the lowering of `st` to `out` and return True, or return False (not ours)."""
+    _MOD["cpu"] = _cpu(lw)
+    if isinstance(st, ir.Push):
+        lw.comment(st.loc, indent, out)
+        out += [indent + line for line in push_lines(lw, st)]
+        return True
+    if not isinstance(st, Eqn):
+        return False
+    _MOD["cpu"] = _cpu(lw)
+    handler = _HANDLERS.get(st.prim.name)
+    if handler is None:
+        return False
+    lw.comment(st.loc, indent, out)
+    out += [indent + line for line in handler(lw, st)]
+    return True
+
+
+_MOD = {}
+
+
+def _unlowerable(st, why):
+    return _MOD["cpu"].Unlowerable(st, why, construct=construct_of(st))
+
+
+def _dt(dtype):
+    return _MOD["cpu"].dtype_ctor(dtype)
+
+
+def _shape(shape):
+    return _MOD["cpu"].shape_text(shape)
+
+
+def _const(value, dtype=None):
+    return _MOD["cpu"].const_text(value, dtype)
+
+
+def convert(lw, atom, to, st):
+    """Text of `atom` converted to the abstract value `to` (a join's type)."""
+    src = lw.av(atom) if isinstance(atom, Var) else None
+    if to is None:
+        raise _unlowerable(st, "unknown result shape")
+    if isinstance(atom, Const):
+        if to.shape:
+            v = atom.value
+            if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and v == 0:
+                return f"np.zeros({_shape(to.shape)}, {_dt(to.dtype)})"
+            return f"np.full({_shape(to.shape)}, {_const(v, to.dtype)}, {_dt(to.dtype)})"
+        if isinstance(atom.value, (bool, np.bool_)) and to.dtype == np.bool_:
+            return _const(atom.value)
+        return _const(atom.value, to.dtype)
+    if src is None:
+        raise _unlowerable(st, "unknown shape of " + atom.name)
+    if src.shape == to.shape and src.dtype == to.dtype:
+        return atom.name
+    if not to.shape:
+        return f"{_dt(to.dtype)}({atom.name})"
+    if not src.shape:
+        return f"np.full({_shape(to.shape)}, {atom.name}, {_dt(to.dtype)})"
+    if src.shape == to.shape:
+        return f"{atom.name}.astype({_dt(to.dtype)})"
+    raise _unlowerable(st, f"{atom.name} has shape {src.shape}, expected {to.shape}")
+
+
+def _assign(lw, st):
+    return [f"{st.out} = {convert(lw, st.args['x'], lw.avals.get(st.out), st)}"]
+
+
+def _value_for(lw, v, dest_av, st):
+    """A written value, cast to the destination's dtype (NumPy casts on assignment)."""
+    if isinstance(v, Const):
+        return _const(v.value, dest_av.dtype) if not isinstance(v.value, bool) \
+            else _const(v.value)
+    vav = lw.av(v)
+    if vav is None:
+        raise _unlowerable(st, "unknown shape of the written value")
+    if vav.dtype == dest_av.dtype:
+        return v.name
+    if not vav.shape:
+        return f"{_dt(dest_av.dtype)}({v.name})"
+    return f"{v.name}.astype({_dt(dest_av.dtype)})"
+
+
+def _mask(lw, index, xav):
+    """The boolean mask of x[mask] = v (a Var of x's shape), or None."""
+    if not isinstance(index, ir.IndexArg) or len(index.items) != 1:
+        return None
+    m = index.items[0]
+    mav = lw.av(m) if isinstance(m, Var) else None
+    if mav is None or mav.dtype != np.bool_ or tuple(mav.shape) != tuple(xav.shape):
+        return None
+    return m
+
+
+def _mask_write(lw, st, x, mask, v, xav):
+    """x[mask] = scalar, element by element (in place, or into a copy)."""
+    vav = lw.av(v) if isinstance(v, Var) else None
+    if isinstance(v, Var) and (vav is None or vav.shape):
+        raise _unlowerable(st, "a boolean-mask write of an array (only a scalar value lowers)")
+    val = _value_for(lw, v, xav, st)
+    dest = x.name if (st.prim.name == "write_in_place" or id(st) in lw.in_place) else st.out
+    lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
+    lines += [f"for {st.out}_at in np.ndindex({_shape(xav.shape)}):",
+              f"    if {mask.name}[{st.out}_at]:",
+              f"        {dest}[{st.out}_at] = {val}"]
+    if dest == x.name:
+        lines.append(f"{st.out} = {x.name}")
+    return lines
+
+
+def _setitem(lw, st):
+    x, v = st.args["x"], st.args["v"]
+    xav = lw.av(x)
+    if xav is None or not xav.shape or not isinstance(x, Var):
+        raise _unlowerable(st, "a subscript write into a scalar")
+    mask = _mask(lw, st.args["index"], xav)
+    if mask is not None:
+        return _mask_write(lw, st, x, mask, v, xav)
+    ix = lw.index(st.args["index"], st)
+    val = _value_for(lw, v, xav, st)
+    if st.prim.name == "write_in_place" or id(st) in lw.in_place:
+        return [f"{x.name}[{ix}] = {val}", f"{st.out} = {x.name}"]
+    return [f"{st.out} = {x.name}.copy()", f"{st.out}[{ix}] = {val}"]
+
+
+def _cast_into(lw, st):
+    return [f"{st.out} = {convert(lw, st.args['x'], lw.avals.get(st.out), st)}"]
+
+
+def _float_part(lw, st):
+    like = lw.av(st.args["like"]) if isinstance(st.args["like"], Var) else None
+    to = lw.avals.get(st.out)
+    if like is not None and np.issubdtype(like.dtype, np.inexact):
+        return [f"{st.out} = {convert(lw, st.args['t'], to, st)}"]
+    if to is None:
+        raise _unlowerable(st, "unknown result shape")
+    zero = f"np.zeros({_shape(to.shape)}, {_dt(to.dtype)})" if to.shape else \
+        f"{_dt(to.dtype)}(0)"
+    return [f"{st.out} = {zero}"]
+
+
+def _adjoint_like(lw, st):
+    return [f"{st.out} = {convert(lw, st.args['d'], lw.avals.get(st.out), st)}"]
+
+
+def _trip_count(lw, st):
+    a = [lw.fmt(st.args[k]) for k in ("start", "stop", "step")]
+    return [f"{st.out} = len(range({', '.join(a)}))"]
+
+
+# -- the tape ---------------------------------------------------------------------------------
+
+def _tape_av(lw, tape, st):
+    tapes = getattr(lw.avals, "tapes", {})
+    if tape not in tapes:
+        return None
+    av = tapes[tape]
+    if av is None:
+        raise _unlowerable(st, "a reverse-mode tape holding values of unknown type")
+    return av
+
+
+def _tape_new(lw, st):
+    av = _tape_av(lw, st.out, st)
+    if av is None:
+        if st.out in lw.pushed_tapes:
+            raise _unlowerable(st, "a reverse-mode tape holding values of several types "
+                               "(a derivative of a derivative through a loop)")
+        return []          # nothing is ever pushed on it
+    n = lw.pushed_tapes.get(st.out) or TAPE_START     # the trip counts, when known
+    return [f"{st.out} = np.empty({_shape((max(n, 1),) + tuple(av.shape))}, {_dt(av.dtype)})",
+            f"{st.out}_n = 0"]
+
+
+def push_lines(lw, st):
+    t = st.tape.name
+    av = _tape_av(lw, t, st)
+    if av is None:
+        raise _unlowerable(None, "a reverse-mode tape holding values of several types")
+    value = _value_for(lw, st.value, av, None) if isinstance(st.value, Var) or \
+        isinstance(st.value, Const) else lw.fmt(st.value)
+    rest = "".join(f", {n}" for n in av.shape)
+    store = [f"{t}[{t}_n] = {value}", f"{t}_n += 1"]
+    if lw.pushed_tapes.get(t):
+        return store        # sized by the trip counts: never full
+    return [f"if {t}_n == {t}.shape[0]:     # full: double the buffer",
+            f"    {t}_more = np.empty((2 * {t}_n{rest}), {_dt(av.dtype)})",
+            f"    {t}_more[:{t}_n] = {t}",
+            f"    {t} = {t}_more",
+            f"{t}[{t}_n] = {value}",
+            f"{t}_n += 1"]
+
+
+def _tape_pop(lw, st):
+    t = st.args["tape"].name
+    _tape_av(lw, t, st)
+    return [f"{t}_n -= 1", f"{st.out} = {t}[{t}_n]"]
+
+
+def pushed_tapes(body, times=1, counts=None):
+    """{tape: how many values one call pushes on it}, None where a loop's trip count is not
+    known when the code is generated (a while loop, a bound read at run time)."""
+    counts = {} if counts is None else counts
+    for st in body:
+        if isinstance(st, ir.Push) and isinstance(st.tape, Var):
+            t = st.tape.name
+            counts[t] = None if times is None or counts.get(t, 0) is None \
+                else counts.get(t, 0) + times
+        elif isinstance(st, ir.ForRange):
+            n = None
+            if times is not None and all(isinstance(a, Const) for a in
+                                         (st.start, st.stop, st.step)):
+                n = times * len(range(st.start.value, st.stop.value, st.step.value))
+            pushed_tapes(st.body, n, counts)
+        elif isinstance(st, ir.While):
+            pushed_tapes(st.cond_body + st.body, None, counts)
+        elif isinstance(st, ir.If):
+            pushed_tapes(st.body, times, counts)
+            pushed_tapes(st.orelse, times, counts)
+    return counts
+
+
+def _scalar_cast(lw, st):
+    """int(v), float(v), bool(v) of a scalar (Python's int truncates toward zero, as
+    np.int64 does)."""
+    x = st.args["x"]
+    xa, out = lw.av(x) if isinstance(x, Var) else None, lw.avals.get(st.out)
+    if isinstance(x, Var) and (xa is None or xa.shape) or out is None or out.shape:
+        raise _unlowerable(st, f"{st.prim.name}() of an array")
+    text = x.name if isinstance(x, Var) else _const(x.value)
+    if st.prim.name == "bool":
+        return [f"{st.out} = bool({text})"]
+    return [f"{st.out} = {_dt(out.dtype)}({text})"]
+
+
+def _getitem(lw, st):
+    """x[...]; a fixed-length window with run-time bounds (x[i:i + 3]) is checked right
+    away: past an end NumPy gives a shorter slice, and this call then runs NumPy (api/jit.py)."""
+    lines = [f"{st.out} = {lw.expr(st)}"]
+    window = getattr(lw.avals, "windows", {}).get(st.out)
+    if window is not None:
+        from transpile.optimize.specialize_windows import MARK
+        shape, loc = window
+        where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
+        lines += [f"if {st.out}.shape != {_shape(shape)}:     # a window past an end of the array",
+                  f"    raise IndexError({MARK + ' ' + where!r})"]
+    return lines
+
+
+def _leaves(a):
+    if isinstance(a, ir.TupleArg):
+        out = []
+        for it in a.items:
+            sub = _leaves(it)
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return [a] if isinstance(a, (Var, Const)) else None
+
+
+def _array(lw, st):
+    """np.array([a, b, c]) / np.array([[...], [...]]) of scalars: one flat list, reshaped."""
+    x, out = st.args["x"], lw.avals.get(st.out)
+    if isinstance(x, Const) and isinstance(x.value, (tuple, list)) and out is not None and \
+            out.shape and out.dtype.kind in "biufc":
+        x = ir.TupleArg(tuple(Const(v) for v in np.asarray(x.value, dtype=out.dtype).ravel()))
+    if not isinstance(x, ir.TupleArg):
+        return [f"{st.out} = {lw.expr(st)}"]
+    items = _leaves(x)
+    if out is None or items is None or len(items) != int(np.prod(out.shape)) or any(
+            isinstance(a, Var) and (lw.av(a) is None or lw.av(a).shape) for a in items):
+        raise _unlowerable(st, "an array built from a nested list of arrays")
+    text = ", ".join(a.name if isinstance(a, Var) else _const(a.value, out.dtype)
+                     for a in items)
+    arr = f"np.array([{text}], dtype={_dt(out.dtype)})"
+    if len(out.shape) != 1:
+        arr += f".reshape({_shape(out.shape)})"
+    return [f"{st.out} = {arr}"]
+
+
+_HANDLERS = {
+    "getitem": _getitem, "array": _array,
+    "int": _scalar_cast, "float": _scalar_cast, "bool": _scalar_cast,
+    "assign": _assign, "setitem": _setitem, "write_in_place": _setitem,
+    "cast_into": _cast_into, "float_part": _float_part, "adjoint_like": _adjoint_like,
+    "trip_count": _trip_count, "tape_new": _tape_new, "tape_pop": _tape_pop,
+}

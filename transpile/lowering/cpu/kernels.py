@@ -1,0 +1,266 @@
+"""The Numba kernel of one fused group (optimize/fusion.py), for lowering/cpu/module.py's Lowerer.
+
+A `FusedGroup` becomes one @njit function: a loop nest over the group's shape (prange over the
+outer axis when the array is large, or over chunks of it for full reductions), inputs read
+once per element (with broadcasting), one scalar expression per elementwise equation,
+accumulators for the reductions (a local per outer index when the reduced axes are the
+innermost ones), and only the values needed later written out. `kernel(lw, g)` appends the
+kernel's source to `lw.kernels` and returns the lines that call it in the main function.
+"""
+import re
+
+import numpy as np
+
+from transpile.core.ir import Const, Var
+from transpile.lowering.cpu.text import const_text, dtype_ctor, shape_text
+from transpile.optimize.fusion import FusedGroup, scalar_template
+
+FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
+
+
+def kernel(lw, g: FusedGroup):
+    avals = lw.avals
+    kname = f"{lw.name}__{g.name}"
+    S = g.shape
+    nd = len(S)
+    size = int(np.prod(S)) if S else 1
+    produced = g.produced()
+    arrays_in = [n for n in g.inputs if avals[n].shape]
+    full = g.axes is not None and len(g.axes) == nd
+    axis_reds = [] if full else g.reductions
+    full_reds = g.reductions if full else []
+    parallel = size >= lw.parallel_min and S[0] >= 2 and lw.threads > 1
+    if axis_reds and 0 in g.axes:
+        parallel = False
+    params = list(g.inputs) + list(g.outputs) + [f"acc_{r.out}" for r in axis_reds]
+    L = []
+    L.append(f"@njit(nogil=True, cache=True, error_model='numpy', fastmath=FASTMATH"
+             f"{', parallel=True' if parallel else ''})")
+    L.append(f"def {kname}({', '.join(params)}):")
+    L.append(f'    """{g.describe()}"""')
+    idx = [f"i{j}" for j in range(nd)]
+
+    def read(name):
+        a = avals[name]
+        if not a.shape:
+            return name
+        off = nd - len(a.shape)
+        ix = ["0" if (n == 1 and S[off + k] != 1) else idx[off + k]
+              for k, n in enumerate(a.shape)]
+        return f"{name}[{', '.join(ix)}]"
+
+    body = []
+    local = {}
+    for n in arrays_in:
+        body.append(f"{n}__e = {read(n)}")
+        local[n] = f"{n}__e"
+    for n in g.inputs:
+        if n not in local:
+            local[n] = n
+
+    def operand(a, dtype):
+        if isinstance(a, Var):
+            av = avals.get(a.name)
+            if dtype is not None and av is not None and not av.shape and \
+                    av.dtype != np.dtype(dtype) and np.issubdtype(av.dtype, np.number):
+                return f"{dtype_ctor(dtype)}({local[a.name]})"
+            return local[a.name]
+        return const_text(a.value, dtype)
+
+    for e in g.eqns:
+        out_av = avals[e.out]
+        tmpl = scalar_template(e)
+        if e.prim.name == "exp" and out_av.dtype in (np.float32, np.float64):
+            tmpl = FAST_EXP[np.dtype(out_av.dtype).name]   # vectorizes (numba_math.py)
+        # operands typed like the result for float results (NumPy 2 weak scalars)
+        cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
+        vals = {}
+        for k, a in e.args.items():
+            if isinstance(a, (Var, Const)):
+                vals[k] = operand(a, cdt if k != "condition" else None)
+        expr = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals) \
+            if "T(" in tmpl else tmpl.format(**vals)
+        if e.prim.name not in ("greater", "greater_equal", "less", "less_equal", "equal",
+                               "not_equal", "logical_and", "logical_or", "logical_xor",
+                               "logical_not", "isnan", "isinf", "isfinite", "signbit"):
+            expr = f"{dtype_ctor(out_av.dtype)}({expr})"
+        local[e.out] = f"{e.out}__e"
+        body.append(f"{e.out}__e = {expr}")
+    ix_all = ", ".join(idx)
+    for o in g.outputs:
+        body.append(f"{o}[{ix_all}] = {local[o]}")
+    # reductions
+    pre, post, rets, rowpre = [], [], [], []
+    trailing = bool(axis_reds) and min(g.axes) >= 1 and \
+        tuple(g.axes) == tuple(range(min(g.axes), nd))
+    for r in g.reductions:
+        x = r.args["x"]
+        v = local[x.name] if x.name in local else read(x.name)
+        acc_dt = _acc_dtype(avals[x.name].dtype, r.prim.name)
+        kind = r.prim.name
+        if full:
+            a = f"a_{r.out}"
+            body.append(_accumulate(kind, a, v))
+            pre.append((a, _init(kind, acc_dt), r))
+        elif trailing:
+            a = f"a_{r.out}"
+            body.append(_accumulate(kind, a, v))
+            rowpre.append((a, _init(kind, acc_dt), r))
+        else:
+            kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
+            body.append(_accumulate(kind, f"acc_{r.out}[{kix}]", v))
+    L_body = []
+    if trailing:
+        # reduced axes are the innermost ones: one local accumulator per outer index
+        k = min(g.axes)
+        ind = ""
+        for j in range(k):
+            rng = "prange" if (j == 0 and parallel) else "range"
+            L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
+            ind += "    "
+        for a, init, r in rowpre:
+            L_body.append(f"{ind}{a} = {init}")
+        ind2 = ind
+        for j in range(k, nd):
+            L_body.append(f"{ind2}for i{j} in range({S[j]}):")
+            ind2 += "    "
+        L_body += [ind2 + b for b in body]
+        kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
+        for a, init, r in rowpre:
+            L_body.append(f"{ind}acc_{r.out}[{kix}] = {a}")
+    elif full and parallel:
+        P = lw.threads
+        for a, init, r in pre:
+            L_body.append(f"parts_{r.out} = np.empty({P}, {dtype_ctor(_acc_dtype(avals[r.args['x'].name].dtype, r.prim.name))})")
+        L_body.append(f"for c in prange({P}):")
+        for a, init, r in pre:
+            L_body.append(f"    {a} = {init}")
+        L_body.append(f"    for i0 in range(c * {S[0]} // {P}, (c + 1) * {S[0]} // {P}):")
+        ind = "        "
+        for j in range(1, nd):
+            L_body.append(f"{ind}for i{j} in range({S[j]}):")
+            ind += "    "
+        L_body += [ind + b for b in body]
+        for a, init, r in pre:
+            L_body.append(f"    parts_{r.out}[c] = {a}")
+        for a, init, r in pre:
+            L_body.append(f"{a} = {init}")
+            L_body.append(f"for c in range({P}):")
+            L_body.append("    " + _accumulate(r.prim.name, a, f"parts_{r.out}[c]"))
+    else:
+        for a, init, r in pre:
+            L_body.append(f"{a} = {init}")
+        ind = ""
+        for j in range(nd):
+            rng = "prange" if (j == 0 and parallel) else "range"
+            L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
+            ind += "    "
+        L_body += [ind + b for b in body]
+    for a, init, r in pre:
+        n = int(np.prod(S))
+        res = f"{a} / {n}" if r.prim.name == "mean" else a
+        rets.append(f"{dtype_ctor(avals[r.out].dtype)}({res})")
+    if rets:
+        L_body.append(f"return ({', '.join(rets)},)")
+    L += ["    " + b for b in L_body]
+    kname = _shared(lw, kname, "\n".join(L) + "\n")
+    # the call in the main function
+    lines = []
+    for o in g.outputs:
+        lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
+    for r in axis_reds:
+        acc_dt = _acc_dtype(avals[r.args['x'].name].dtype, r.prim.name)
+        kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
+        lines.append(f"acc_{r.out} = np.full({shape_text(kshape)}, "
+                     f"{_init(r.prim.name, acc_dt)}, {dtype_ctor(acc_dt)})")
+    call = f"{kname}({', '.join(params)})"
+    if full_reds:
+        names = [r.out if not avals[r.out].shape else f"{r.out}__s" for r in full_reds]
+        outs = ", ".join(names)
+        lines.append(f"{outs}, = {call}" if len(full_reds) == 1 else f"{outs} = {call}")
+        for r, n in zip(full_reds, names):
+            if n != r.out:   # keepdims=True: a (1, ..., 1) array
+                lines.append(f"{r.out} = np.full({shape_text(avals[r.out].shape)}, {n}, "
+                             f"{dtype_ctor(avals[r.out].dtype)})")
+    else:
+        lines.append(call)
+    for r in axis_reds:
+        out_av = avals[r.out]
+        n = 1
+        for j in g.axes:
+            n *= S[j]
+        val = f"acc_{r.out}"
+        if r.prim.name == "mean":
+            val = f"({val} / {n})"
+        val = f"{val}.astype({dtype_ctor(out_av.dtype)})"
+        kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
+        if tuple(out_av.shape) != kshape:
+            val = f"{val}.reshape({shape_text(out_av.shape)})"
+        lines.append(f"{r.out} = {val}")
+    return lines
+
+
+def _acc_dtype(dtype, kind):
+    dtype = np.dtype(dtype)
+    if kind in ("max", "min"):
+        return dtype
+    if np.issubdtype(dtype, np.floating):
+        return np.dtype(np.float64)
+    if np.issubdtype(dtype, np.complexfloating):
+        return np.dtype(np.complex128)
+    if np.issubdtype(dtype, np.unsignedinteger):
+        return np.dtype(np.uint64)
+    return np.dtype(np.int64)
+
+
+def _init(kind, dtype):
+    dtype = np.dtype(dtype)
+    if kind in ("sum", "mean"):
+        return f"{dtype_ctor(dtype)}(0)"
+    if kind == "prod":
+        return f"{dtype_ctor(dtype)}(1)"
+    if np.issubdtype(dtype, np.floating):
+        return f"{dtype_ctor(dtype)}({'-' if kind == 'max' else ''}np.inf)"
+    if dtype == np.bool_:
+        return "False" if kind == "max" else "True"
+    info = np.iinfo(dtype)
+    return f"{dtype_ctor(dtype)}({info.min if kind == 'max' else info.max})"
+
+
+def _accumulate(kind, acc, v):
+    if kind in ("sum", "mean"):
+        return f"{acc} += {v}"
+    if kind == "prod":
+        return f"{acc} *= {v}"
+    op = ">" if kind == "max" else "<"
+    return f"{acc} = {v} if ({v} {op} {acc} or {v} != {v}) else {acc}"
+
+
+_NAME = re.compile(r"[A-Za-z_]\w*")
+_ASSIGNED = re.compile(r"^\s*(?:for\s+)?([A-Za-z_]\w*)\s*(?:=|\+=|-=|\*=|/=|in\b)", re.M)
+
+
+def _shared(lw, kname, text):
+    """Add a kernel's text to the module, unless an earlier kernel is the same loop with other
+    names for its parameters and locals (two layers of an MLP, say): then the module keeps
+    one and both call sites call it (one Numba compilation instead of two). Only parameters
+    and names the kernel assigns are renamed for the comparison; every other name (np, math,
+    helpers) must match as written. Returns the name to call."""
+    head, _, body = text.partition("\n")
+    params = re.search(r"def \w+\((.*)\):", body.split("\n", 1)[0])
+    if params is None:
+        lw.kernels.append(text)
+        return kname
+    local = [p.strip() for p in params.group(1).split(",") if p.strip()]
+    local += _ASSIGNED.findall(body)
+    rename = {}
+    for n in local:
+        rename.setdefault(n, f"v{len(rename)}")
+    canon = head + "\n" + _NAME.sub(lambda m: rename.get(m.group(0), m.group(0)),
+                                    body.replace(f"def {kname}(", "def KERNEL(", 1))
+    seen = lw.shared_kernels
+    if canon in seen:
+        return seen[canon]
+    seen[canon] = kname
+    lw.kernels.append(text)
+    return kname

@@ -1,0 +1,513 @@
+"""Numba CPU backend: specialized, fused core Python -> a Python module of @njit functions.
+
+Every value's shape and dtype is known (transpile/optimize/specialize.py), so the lowered
+source is plain loops and the subset of NumPy that Numba compiles:
+
+* each `FusedGroup` (transpile/optimize/fusion.py) becomes one kernel (lowering/cpu/kernels.py): a
+  loop nest over the group's shape (prange over the outer axis, or over chunks for full
+  reductions, when the array is large), one scalar expression per elementwise equation,
+  accumulators for the reductions; inputs are read once per element, only values needed
+  later are written out;
+* other equations become Numba-supported NumPy calls (np.dot, np.transpose, np.reshape, ...)
+  with shapes written as constants;
+* Python control flow (if / for range / while) is printed as is (the statements control flow
+  brings, assign / setitem / tapes, in lowering/cpu/control.py; functions with collectives are
+  split into compiled parts, lowering/cpu/segments.py).
+
+Here: the Lowerer (statements and expressions of the main function), the module's assembly
+(`lower`) and loading (`compile_module`). `Unlowerable` and the text of dtypes, constants and
+shapes (lowering/cpu/text.py) are importable from here as well.
+
+The module is written next to the generated NumPy code (content-hashed file name) and compiled
+with cache=True, so Numba's on-disk cache (checked by runtime/diskcache.py) serves the next
+process. A construct with no lowering raises `Unlowerable`; jit then runs the NumPy code.
+"""
+import os
+
+import numpy as np
+
+from transpile.core import ir
+from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile.lowering.cpu import checks as numba_checks
+from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
+from transpile.lowering.cpu.kernels import kernel
+from transpile.lowering.cpu.segments import has_collectives, segmented_main
+from transpile.lowering.cpu.text import Unlowerable, const_text, dtype_ctor, shape_text
+from transpile.optimize.fusion import FusedGroup, scalar_template
+
+PARALLEL_MIN_SIZE = 1 << 18
+
+
+class Lowerer:
+    def __init__(self, name, params, avals, core, parallel_min=PARALLEL_MIN_SIZE, threads=2,
+                 in_place=()):
+        self.name = name
+        self.in_place = set(in_place)     # id() of setitems that may store in place
+        self.params = params
+        self.avals = avals
+        self.core = core
+        self.kernels = []
+        self.shared_kernels = {}    # a kernel's text with canonical names -> its name
+        self.parallel_min = parallel_min
+        self.threads = max(1, threads)
+        self.last_loc = None
+        self.breaks = []        # Unlowerable of each top-level statement run in NumPy
+        self.allow_breaks = False
+
+    # -- atoms ---------------------------------------------------------------------------------
+
+    def av(self, a):
+        return self.avals.get(a.name) if isinstance(a, Var) else None
+
+    def fmt(self, a, dtype=None):
+        if isinstance(a, Var):
+            return a.name
+        if isinstance(a, Const):
+            return const_text(a.value, dtype)
+        if isinstance(a, TupleArg):
+            inner = ", ".join(self.fmt(x) for x in a.items)
+            return f"({inner},)" if len(a.items) == 1 else f"({inner})"
+        raise Unlowerable(None, f"argument {a!r}")
+
+    # -- main function -----------------------------------------------------------------------------
+
+    def comment(self, loc, indent, out):
+        if loc is None or loc == self.last_loc:
+            return
+        self.last_loc = loc
+        text = self.core.source_lines.get((loc[0], loc[1]), "")
+        tag = loc[2] + " " if len(loc) > 2 and loc[2] else ""
+        where = f"line {loc[1]}" if loc[0] == self.core.filename else \
+            f"{os.path.basename(loc[0])}:{loc[1]}"
+        out.append(f"{indent}# {tag}{where}: {text}".rstrip())
+
+    def block(self, stmts, indent, out):
+        start = len(out)
+        self._block(stmts, indent, out)
+        if all(line.lstrip().startswith("#") for line in out[start:]):
+            out.append(f"{indent}pass")     # (a body of comments only is no block)
+
+    def _block(self, stmts, indent, out):
+        for st in stmts:
+            if lower_stmt(self, st, indent, out):
+                continue
+            if isinstance(st, FusedGroup):
+                self.comment(st.loc, indent, out)
+                out.append(f"{indent}# {st.describe()}")
+                out += [indent + l for l in kernel(self, st)]
+            elif isinstance(st, Eqn) and st.prim.name == "getitem_vjp":
+                # zeros shaped like x with the cotangent written at a basic index
+                self.comment(st.loc, indent, out)
+                av = self.avals.get(st.out)
+                if av is None:
+                    raise Unlowerable(st, "unknown result shape")
+                ix = self.index(st.args["index"], st)
+                out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
+                           f"{dtype_ctor(av.dtype)})")
+                k = self.array_index(st.args["index"])
+                if k is None:
+                    out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
+                else:
+                    out += self.scatter_add(st, k, indent)
+            elif isinstance(st, Eqn) and st.prim.name == "write_back":
+                # the caller's array receives what the function wrote into it
+                self.comment(st.loc, indent, out)
+                dest, value = st.args["dest"], st.args["value"]
+                if self.av(dest) is None or not self.av(dest).shape:
+                    raise Unlowerable(st, "a write into a scalar argument")
+                out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
+            elif isinstance(st, Eqn) and st.prim.name == "debug_print":
+                # print() in the user's function: Numba prints scalars, arrays and strings
+                self.comment(st.loc, indent, out)
+                a = st.args
+                if (a["sep"].value, a["end"].value) != (" ", "\n"):
+                    raise Unlowerable(st, "print with sep= or end=")
+                out.append(f"{indent}print({', '.join(self.fmt(v) for v in a['values'].items)})")
+            elif isinstance(st, Eqn) and st.prim.name == "debug_printf":
+                # print(f"..."): str.format in object mode (Numba's print has no format)
+                self.comment(st.loc, indent, out)
+                a = st.args
+                vals = "".join(f", {self.fmt(v)}" for v in a["values"].items)
+                out.append(f"{indent}with objmode():")
+                out.append(f"{indent}    print({a['template'].value!r}.format({vals[2:]}), "
+                           f"end={a['end'].value!r})")
+            elif isinstance(st, Eqn) and st.prim.name in numba_checks.NAMES:
+                self.comment(st.loc, indent, out)      # assert / raise
+                numba_checks.lower_check(self, st, indent, out)
+            elif isinstance(st, Eqn):
+                self.comment(st.loc, indent, out)
+                form = self.row_form(st)
+                if isinstance(form, list):      # statements that bind st.out
+                    out += [indent + line for line in form]
+                else:
+                    out.append(f"{indent}{st.out} = {form or self.expr(st)}")
+            elif isinstance(st, ir.Comment):
+                out.append(f"{indent}# {st.text}")
+            elif isinstance(st, ir.If):
+                out.append(f"{indent}if {self.fmt(st.cond)}:")
+                self.block(st.body, indent + "    ", out)
+                if st.orelse:
+                    out.append(f"{indent}else:")
+                    self.block(st.orelse, indent + "    ", out)
+            elif isinstance(st, ir.ForRange):
+                out.append(f"{indent}for {st.var} in range({self.fmt(st.start)}, "
+                           f"{self.fmt(st.stop)}, {self.fmt(st.step)}):")
+                self.block(st.body, indent + "    ", out)
+            elif isinstance(st, ir.While):
+                out.append(f"{indent}while True:")
+                self.block(st.cond_body, indent + "    ", out) if st.cond_body else None
+                out.append(f"{indent}    if not {self.fmt(st.cond)}:")
+                out.append(f"{indent}        break")
+                self.block(st.body, indent + "    ", out)
+            elif isinstance(st, ir.Break):
+                out.append(f"{indent}break")
+            elif isinstance(st, ir.Continue):
+                out.append(f"{indent}continue")
+            else:
+                raise Unlowerable(None, f"statement {type(st).__name__}")
+
+    def row_form(self, e):
+        """The row's own Numba form of this call (transpile/primitives/numba_forms.py), or
+        None when it has none (the generic lowering below then decides)."""
+        if e.prim.numba is None:
+            return None
+        if self.avals.get(e.out) is None or any(
+                isinstance(a, Var) and self.av(a) is None for a in e.args.values()):
+            raise Unlowerable(e, "unknown result shape")
+        form = e.prim.numba(self, e)
+        if form is None:
+            raise Unlowerable(e, "no Numba form for these arguments")
+        return form
+
+    def expr(self, e):
+        name = e.prim.name
+        out_av = self.avals.get(e.out)
+        if out_av is None:
+            raise Unlowerable(e, "unknown result shape")
+        a = e.args
+        x = a.get("x")
+        if not out_av.shape:
+            # scalar arithmetic (0-d values are scalars in the lowered code)
+            tmpl = scalar_template(e) if (e.prim.elementwise or name in (
+                "astype", "bcast", "clip_mask", "select_weight", "log_base")) else None
+            if name in ("sum", "mean", "max", "min", "prod") and self.av(x) is None:
+                # every element of an array whose length is known only at run time
+                return f"{dtype_ctor(out_av.dtype)}(np.{name}({self.fmt(x)}))"
+            if name in ("sum", "mean", "max", "min", "prod") and not self.av(x).shape:
+                tmpl = "{x}"
+            if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
+                                        if not isinstance(v, Const) or True):
+                cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
+                vals = {k: (v.name if isinstance(v, Var) else const_text(v.value, cdt
+                                                                        if k != "condition" else None))
+                        for k, v in a.items() if isinstance(v, (Var, Const))}
+                text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
+                if np.issubdtype(out_av.dtype, np.number):
+                    text = f"{dtype_ctor(out_av.dtype)}({text})"
+                return text
+        if name in ("matmul", "dot"):
+            y = a["y"]
+            xs, ys = self.av(x), self.av(y)
+            if xs is None or ys is None or xs.ndim > 2 or ys.ndim > 2:
+                raise Unlowerable(e, "matmul of arrays with more than 2 dimensions")
+            dt = dtype_ctor(out_av.dtype)
+            xt = self._cast(x, out_av.dtype)
+            yt = self._cast(y, out_av.dtype)
+            if not out_av.shape:
+                return f"{dt}(np.dot({xt}, {yt}))"
+            return f"np.dot({xt}, {yt})"
+        if name == "outer":
+            return f"np.outer({self._cast(x, out_av.dtype)}, {self._cast(a['y'], out_av.dtype)})"
+        if name == "transpose":
+            axes = a.get("axes", Const(None))
+            if isinstance(axes, Const) and axes.value is not None:
+                return f"np.transpose({self.fmt(x)}, {shape_text(axes.value)})"
+            return f"np.transpose({self.fmt(x)})"
+        if name in ("swapaxes", "moveaxis"):
+            xs = self.av(x)
+            perm = list(range(xs.ndim))
+            if name == "swapaxes":
+                i, j = a["axis1"].value % xs.ndim, a["axis2"].value % xs.ndim
+                perm[i], perm[j] = perm[j], perm[i]
+            else:
+                perm = list(np.moveaxis(np.empty((1,) * 0 + tuple(range(1, xs.ndim + 1))),
+                                        a["source"].value, a["destination"].value).shape)
+                perm = [p - 1 for p in perm]
+            return f"np.transpose({self.fmt(x)}, {shape_text(perm)})"
+        if name in ("reshape", "ravel", "expand_dims", "squeeze", "atleast_1d", "atleast_2d"):
+            xs = self.av(x)
+            if xs is None:
+                raise Unlowerable(e)
+            if not xs.shape:
+                return f"np.full({shape_text(out_av.shape)}, {self.fmt(x)})" if out_av.shape \
+                    else self.fmt(x)
+            if not out_av.shape:
+                return f"{self.fmt(x)}.ravel()[0]"
+            return f"np.ascontiguousarray({self.fmt(x)}).reshape({shape_text(out_av.shape)})"
+        if name in ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "full",
+                    "full_like"):
+            fn = name.replace("_like", "")
+            if not out_av.shape:      # shape (): a scalar, as every 0-d value is here (a
+                # 0-d array would not join the scalars a loop carries: zeros_like(x[0]))
+                fill = {"zeros": "0", "ones": "1", "empty": "0"}.get(fn) or \
+                    self.fmt(a["fill_value"])
+                return f"{dtype_ctor(out_av.dtype)}({fill})"
+            if fn == "full":
+                return f"np.full({shape_text(out_av.shape)}, {self.fmt(a['fill_value'])}, " \
+                       f"{dtype_ctor(out_av.dtype)})"
+            return f"np.{fn}({shape_text(out_av.shape)}, {dtype_ctor(out_av.dtype)})"
+        if name in ("arange", "linspace", "eye", "identity_matrix"):
+            keys = {"arange": ("start", "stop", "step"), "linspace": ("start", "stop", "num"),
+                    "eye": ("N", "M", "k"), "identity_matrix": ("n",)}[name]
+            vals = [a[k] for k in keys if k in a and not (isinstance(a[k], Const) and
+                                                         a[k].value is None)]
+            fn = "np.eye" if name == "identity_matrix" else f"np.{name}"
+            if name == "eye" and len(vals) == 1:
+                vals = vals + [vals[0]]
+            if name == "linspace" and "num" not in a:
+                vals = vals + [Const(50)]
+            endpoint = a.get("endpoint", Const(True))
+            if name == "linspace" and not (isinstance(endpoint, Const) and endpoint.value):
+                if not isinstance(vals[2], Const) or not isinstance(endpoint, Const):
+                    raise Unlowerable(e, "endpoint=False with a traced num")
+                # endpoint=False: the first num points of num + 1 with the endpoint
+                return (f"np.linspace({self.fmt(vals[0])}, {self.fmt(vals[1])}, "
+                        f"{int(vals[2].value) + 1})[:-1].astype({dtype_ctor(out_av.dtype)})")
+            return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
+        if name == "copy":
+            return f"{self.fmt(x)}.copy()" if self.av(x) is None or self.av(x).shape \
+                else self.fmt(x)
+        if name == "astype":
+            return f"{self.fmt(x)}.astype({dtype_ctor(out_av.dtype)})"
+        if name == "array":
+            xs = self.av(x)
+            if xs is not None and xs.dtype == out_av.dtype:
+                return self.fmt(x)
+            raise Unlowerable(e)
+        if name == "getitem":
+            index = a["index"]
+            if isinstance(index, IndexArg) and index.items == (Ellipsis,) and \
+                    self.av(x) is not None:         # x[...]: Numba reads x[:, :] instead
+                nd = self.av(x).ndim
+                return f"{self.fmt(x)}[{', '.join([':'] * nd)}]" if nd else self.fmt(x)
+            if isinstance(index, IndexArg) and any(it is None for it in index.items):
+                # x[:, None]: Numba has no np.newaxis; the axes without it, then a reshape
+                # (of a view, where the parts read are contiguous)
+                rest = IndexArg(tuple(it for it in index.items if it is not None))
+                part = f"{self.fmt(x)}[{self.index(rest, e)}]" if rest.items else self.fmt(x)
+                return f"np.ascontiguousarray({part}).reshape({shape_text(out_av.shape)})"
+            return f"{self.fmt(x)}[{self.index(index, e)}]"
+        if name in ("concatenate", "stack"):
+            arrs = a["arrays"]
+            if not isinstance(arrs, TupleArg):
+                raise Unlowerable(e)
+            axis = a.get("axis", Const(0)).value
+            if name == "stack" and all(not (self.av(v).shape if isinstance(v, Var) else
+                                            np.shape(v.value)) for v in arrs.items):
+                # scalars (Numba's np.stack takes arrays only): a 1-D array of them
+                items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
+                return f"np.array([{items}], dtype={dtype_ctor(out_av.dtype)})"
+            items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
+            return f"np.{name}(({items},), axis={axis})"
+        if name in ("inv", "det", "solve"):
+            args = ", ".join(self.fmt(v) for v in a.values())
+            return f"np.linalg.{name}({args})"
+        if name in ("argmax", "argmin") and a.get("axis", Const(None)).value is None:
+            return f"np.{name}({self.fmt(x)})"
+        if name in ("sum", "mean", "max", "min", "prod") and self.av(x) is not None \
+                and not self.av(x).shape:
+            return self.fmt(x)
+        raise Unlowerable(e, "no Numba lowering")
+
+    def _cast(self, a, dtype):
+        av = self.av(a)
+        if av is not None and av.dtype != np.dtype(dtype) and av.shape:
+            return f"{self.fmt(a)}.astype({dtype_ctor(dtype)})"
+        if isinstance(a, Var):
+            return a.name
+        return const_text(a.value, dtype)
+
+    def index(self, index, e):
+        if not isinstance(index, IndexArg):
+            raise Unlowerable(e, "index")
+        parts = []
+        arrays = 0
+        for it in index.items:
+            if it is None:
+                raise Unlowerable(e, "np.newaxis in an index")
+            if it is Ellipsis:
+                parts.append("...")
+            elif isinstance(it, SliceArg):
+                lo = "" if it.lower is None else self.fmt(it.lower)
+                hi = "" if it.upper is None else self.fmt(it.upper)
+                parts.append(f"{lo}:{hi}" + (f":{self.fmt(it.step)}" if it.step is not None else ""))
+            elif isinstance(it, Var):
+                av = self.av(it)
+                if av is None or not np.issubdtype(av.dtype, np.integer) or len(av.shape) > 1:
+                    raise Unlowerable(e, "advanced (array) indexing")
+                if av.shape:
+                    # Numba takes one 1-d integer array among basic indices (x[idx], x[:, idx]),
+                    # and puts its axis where NumPy does
+                    arrays += 1
+                    if arrays > 1:
+                        raise Unlowerable(e, "advanced indexing with more than one array")
+                parts.append(it.name)
+            elif isinstance(it, Const):
+                if isinstance(it.value, tuple):
+                    raise Unlowerable(e, "index")
+                parts.append(const_text(it.value))
+        if arrays:
+            # NumPy puts the array's axis where Numba does only when the integers and the
+            # array stand side by side (x[1, idx], not x[1, :, idx]: that axis goes first)
+            at = [k for k, it in enumerate(index.items) if not isinstance(it, SliceArg)
+                  and it is not Ellipsis]
+            if at[-1] - at[0] != len(at) - 1:
+                raise Unlowerable(e, "an index array apart from the integer indices")
+        if len(parts) == 1 and parts[0] != "...":
+            return parts[0]
+        return ", ".join(parts)
+
+    def scatter_add(self, st, k, indent):
+        """out[..., idx, ...] += ct as np.add.at does: one index at a time (an index that
+        appears twice adds twice)."""
+        items = st.args["index"].items
+        idx = items[k].name
+        j = f"j_{st.out}"
+        at, ct_at = [], []
+        for m, it in enumerate(items):
+            if m == k:
+                at.append(f"{idx}[{j}]")
+                ct_at.append(j)
+            elif it is Ellipsis:
+                at.append("...")
+                ct_at.append("...")
+            elif isinstance(it, SliceArg):
+                lo = "" if it.lower is None else self.fmt(it.lower)
+                hi = "" if it.upper is None else self.fmt(it.upper)
+                at.append(f"{lo}:{hi}" + (f":{self.fmt(it.step)}" if it.step is not None
+                                          else ""))
+                ct_at.append(":")
+            else:
+                at.append(self.fmt(it))
+        ct = self.fmt(st.args["ct"])
+        return [f"{indent}for {j} in range({idx}.shape[0]):",
+                f"{indent}    {st.out}[{', '.join(at)}] += {ct}[{', '.join(ct_at)}]"]
+
+    def array_index(self, index):
+        """The position of the 1-d index array in `index` (an IndexArg), or None."""
+        for k, it in enumerate(index.items if isinstance(index, IndexArg) else ()):
+            if isinstance(it, Var) and self.av(it) is not None and self.av(it).shape:
+                return k
+        return None
+
+    def main(self, body, outs, origin, signature, header):
+        from transpile.core.codegen import deferred_writes_last
+        check_conflicts(self, body)
+        self.pushed_tapes = pushed_tapes(body)
+        if has_collectives(body):      # under pmap: compiled parts between the barriers
+            return segmented_main(self, deferred_writes_last(body), outs, signature, header,
+                                  "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
+        lines = []
+        try:
+            self.block(deferred_writes_last(body), "    ", lines)
+        except Unlowerable:
+            if self.pushed_tapes or not self.allow_breaks:   # (a tape lives in compiled code)
+                raise
+            # compiled parts with the statements Numba cannot compile run in NumPy between
+            self.kernels, self.shared_kernels, self.last_loc = [], {}, None
+            return segmented_main(self, deferred_writes_last(body), outs, signature, header,
+                                  "@njit(nogil=True, cache=True, error_model='numpy', "
+                                  "boundscheck=True)", self.breaks)
+        rets = [self.fmt(o) for o in outs]
+        lines.append(f"    return ({', '.join(rets)},)" if rets else "    return ()")
+        text = header
+        for k in self.kernels:
+            text += "\n\n" + k
+        # print(f"...") runs in object mode, which needs the GIL
+        nogil = "" if any(e.prim.name == "debug_printf" or numba_checks.needs_gil(e)
+                          for e in ir.walk_eqns(body)) else \
+            "nogil=True, "
+        text += f"\n\n@njit({nogil}cache=True, error_model='numpy', boundscheck=True)\n"
+        text += f"def {self.name}({', '.join(self.params)}):\n"
+        text += f'    """{self.core.name} lowered for Numba; {signature}"""\n'
+        text += "\n".join(lines) + "\n"
+        return text
+
+
+HEADER = """\
+# Lowered by transpile.jit for Numba (CPU) from {origin}.
+# {signature}
+# versions: {versions}
+# Regenerated whenever the source changes; edits here are not kept.
+import numpy as np
+from numba import njit, objmode, prange
+from transpile_runtime.backends.numba_math import exp32, exp64
+import math
+from transpile_runtime.backends.numba_special import (
+    digamma_scalar, erfinv_scalar, log_ndtr_scalar, logsumexp_all, norm_cdf_scalar,
+    norm_logcdf_scalar, norm_logpdf_scalar, norm_logsf_scalar, norm_sf_scalar, t_logpdf_scalar,
+    trigamma_scalar)
+
+FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
+"""
+
+
+def lower(core, body, outs, avals, params, origin, signature, versions, threads=2,
+          parallel_min=PARALLEL_MIN_SIZE, in_place=(), allow_breaks=False):
+    """The lowered module's source text; the entry function is named core.name + '__jit'.
+    `allow_breaks`: statements Numba cannot compile run in NumPy between compiled parts."""
+    name = core.name + "__jit"
+    lw = Lowerer(name, params, avals, core, parallel_min=parallel_min, threads=threads,
+                 in_place=in_place)
+    lw.allow_breaks = allow_breaks
+    header = HEADER.format(origin=origin, signature=signature, versions=versions)
+    text = lw.main(body, outs, origin, signature, header)
+    return name, text, lw.breaks
+
+
+_BLAS_DONE = False
+
+
+def limit_numba_blas_threads():
+    """Numba's np.dot calls SciPy's OpenBLAS. With prange loops already using the cores, and
+    the small matrices of typical jit code, a threaded BLAS mostly spins (50x slower on a busy
+    2-core machine), so compiled code uses it single-threaded, as XLA's CPU dot does.
+    TRANSPILE_BLAS_THREADS=n overrides; NumPy's own BLAS is left alone."""
+    global _BLAS_DONE
+    if _BLAS_DONE:
+        return
+    _BLAS_DONE = True
+    n = int(os.environ.get("TRANSPILE_BLAS_THREADS", "1") or 1)
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401  (load it so it can be limited)
+        from threadpoolctl import ThreadpoolController
+        for lib in ThreadpoolController().lib_controllers:
+            if "scipy.libs" in (lib.filepath or "") or "scipy/" in (lib.filepath or ""):
+                lib.set_num_threads(n)
+    except Exception:       # threadpoolctl or scipy missing: leave BLAS as it is
+        pass
+
+
+def compile_module(text, path, name):
+    """Exec the lowered module from its file; returns the entry dispatcher."""
+    import linecache
+    import sys
+    import types
+    modname = "transpile_jit_" + os.path.splitext(os.path.basename(path))[0]
+    mod = sys.modules.get(modname)
+    if mod is not None and getattr(mod, "__file__", None) == path and hasattr(mod, name):
+        return getattr(mod, name)
+    if "np.dot(" in text:
+        limit_numba_blas_threads()
+    code = compile(text, path, "exec")
+    mod = types.ModuleType(modname)
+    mod.__file__ = path
+    ns = mod.__dict__
+    # Numba rebuilds a cached function's environment by importing its module by name
+    sys.modules[modname] = mod
+    exec(code, ns)
+    linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+    from transpile.lowering.cpu.segments import compile_parts
+    if compile_parts(ns):
+        ns[name].precompiled = True       # parts split at collectives, compiled already
+    return ns[name]

@@ -1,0 +1,1 @@
+"""Lowering to CUDA: CuPy RawKernels (CUDA C) and numba.cuda."""

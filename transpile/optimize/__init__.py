@@ -1,0 +1,1 @@
+"""jit's passes over core Python: shape specialization, fusion, in-place reuse, dead code."""

@@ -1,0 +1,330 @@
+"""Fusion: group chains of elementwise equations (and the reductions that consume them) into
+one loop, so memory is read once — the XLA trick, written as a pass over specialized core
+Python (optimize/specialize.py gives every value a shape and dtype).
+
+The pass only *describes* the groups; each backend lowers a `FusedGroup` its own way (Numba
+loops with prange in transpile/lowering/cpu/module.py; CUDA C can do the same from the same
+description):
+
+    FusedGroup.shape       the iteration space: every member's output has this shape
+    FusedGroup.inputs      names read from outside (arrays broadcast to `shape`, or scalars)
+    FusedGroup.eqns        elementwise equations in order (one scalar expression each)
+    FusedGroup.reductions  sum/mean/max/min/prod equations over values of `shape`, all over
+                           the same axes (`FusedGroup.axes`)
+    FusedGroup.outputs     members needed after the loop (written to arrays of `shape`)
+
+SCALAR gives each elementwise primitive's scalar form as a Python expression template.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from transpile.core import ir
+from transpile.core.ir import Const, Eqn, Var
+
+REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
+# runtime helpers that are elementwise although the table files them under "helper"
+ELEMENTWISE_HELPERS = {"clip_mask", "select_weight", "log_base", "astype", "bcast"}
+
+# Scalar forms of elementwise primitives: {x}, {y}, ... are operands; T(...) is a constant in
+# the result dtype. Backends for other languages keep their own table keyed the same way.
+_UNARY_NP = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+             "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
+             "arctanh", "sqrt", "cbrt", "sign", "floor", "ceil", "rint", "trunc", "isnan",
+             "isinf", "isfinite", "signbit"]
+SCALAR = {
+    "add": "({x} + {y})", "subtract": "({x} - {y})", "multiply": "({x} * {y})",
+    "divide": "({x} / {y})", "negative": "(-{x})", "positive": "{x}",
+    "square": "({x} * {x})", "reciprocal": "(T(1) / {x})",
+    "absolute": "abs({x})", "maximum": "np.maximum({x}, {y})", "minimum": "np.minimum({x}, {y})",
+    "arctan2": "np.arctan2({x}, {y})", "hypot": "np.hypot({x}, {y})",
+    "logaddexp": "np.logaddexp({x}, {y})", "round": "np.rint({x})",
+    "where": "({x} if {condition} else {y})",
+    "greater": "({x} > {y})", "greater_equal": "({x} >= {y})", "less": "({x} < {y})",
+    "less_equal": "({x} <= {y})", "equal": "({x} == {y})", "not_equal": "({x} != {y})",
+    "logical_and": "(bool({x}) and bool({y}))", "logical_or": "(bool({x}) or bool({y}))",
+    "logical_xor": "(bool({x}) != bool({y}))", "logical_not": "(not {x})",
+    "floor_divide": "np.floor_divide({x}, {y})", "mod": "np.mod({x}, {y})",
+    "astype": "{x}", "bcast": "{x}", "identity": "{x}", "stop_gradient": "{x}",
+    "select_weight": "(T(1) if {x} > {y} else (T(0.5) if {x} == {y} else T(0)))",
+    "log_base": "(T(0) if {x} == 0 else np.log({x}))",
+}
+for _n in _UNARY_NP:
+    SCALAR[_n] = "np.%s({x})" % _n
+
+
+def power_form(y):
+    """Scalar form of x ** y for a constant exponent (multiplications where exact)."""
+    forms = {0: "T(1)", 1: "{x}", 2: "({x} * {x})", 3: "({x} * {x} * {x})", 4: "(({x} * {x}) * ({x} * {x}))",
+             -1: "(T(1) / {x})", -2: "(T(1) / ({x} * {x}))", 0.5: "np.sqrt({x})"}
+    if isinstance(y, (int, float)) and not isinstance(y, bool) and y in forms:
+        return forms[y]
+    return "({x} ** {y})"
+
+
+def scalar_template(eqn):
+    name = eqn.prim.name
+    if name == "power":
+        y = eqn.args.get("y")
+        return power_form(y.value) if isinstance(y, Const) else "({x} ** {y})"
+    if name == "clip":
+        lo, hi = eqn.args.get("a_min", Const(None)), eqn.args.get("a_max", Const(None))
+        t = "{x}"
+        if not (isinstance(lo, Const) and lo.value is None):
+            t = "np.maximum(%s, {a_min})" % t
+        if not (isinstance(hi, Const) and hi.value is None):
+            t = "np.minimum(%s, {a_max})" % t
+        return t
+    if name == "clip_mask":
+        conds = []
+        if not (isinstance(eqn.args.get("lo"), Const) and eqn.args["lo"].value is None):
+            conds.append("{x} >= {lo}")
+        if not (isinstance(eqn.args.get("hi"), Const) and eqn.args["hi"].value is None):
+            conds.append("{x} <= {hi}")
+        return "(T(1) if (%s) else T(0))" % (" and ".join(conds) or "True")
+    if name == "round":
+        d = eqn.args.get("decimals", Const(0))
+        if not isinstance(d, Const):
+            return None
+        d = int(d.value)      # NumPy's rounding: rint(x * 10**d) / 10**d
+        if d == 0:
+            return "np.rint({x})"
+        scale = repr(10.0 ** abs(d))
+        return f"(np.rint({{x}} * {scale}) / {scale})" if d > 0 else \
+            f"(np.rint({{x}} / {scale}) * {scale})"
+    lower = getattr(eqn.prim, "lower", None)     # a row's own scalar form (text, or eqn -> text)
+    return SCALAR.get(name, lower(eqn) if callable(lower) else lower)
+
+
+@dataclass
+class FusedGroup:
+    name: str
+    shape: tuple
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    eqns: list = field(default_factory=list)
+    reductions: list = field(default_factory=list)
+    axes: tuple = None          # reduced axes (normalized) shared by all reductions
+    loc: object = None
+
+    def produced(self):
+        return {e.out for e in self.eqns}
+
+    def describe(self):
+        ops = ", ".join(e.prim.name for e in self.eqns)
+        reds = ", ".join(f"{r.prim.name}" for r in self.reductions)
+        text = f"fused loop over {self.shape}: {ops or '(no elementwise ops)'}"
+        if reds:
+            text += f"; then {reds} over axes {self.axes}"
+        return text
+
+
+def _norm_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(a % ndim for a in axis))
+    return (axis % ndim,)
+
+
+class Fuser:
+    def __init__(self, avals, outs, min_group=1):
+        self.avals = avals
+        self.count = 0
+        self.outs = {o.name for o in outs if isinstance(o, Var)}
+
+    # -- classification ------------------------------------------------------------------------
+
+    def shape(self, atom):
+        if isinstance(atom, Var):
+            av = self.avals.get(atom.name)
+            return None if av is None else av.shape
+        if isinstance(atom, Const):
+            v = atom.value
+            if isinstance(v, (bool, int, float, np.generic)):
+                return ()
+        return None
+
+    def kind(self, eqn):
+        prim = eqn.prim
+        av = self.avals.get(eqn.out)
+        if av is None:
+            return None
+        if prim.name in REDUCTIONS:
+            x = eqn.args.get("x")
+            xs = self.shape(x)
+            if not isinstance(x, Var) or not xs:
+                return None
+            for k in ("axis", "keepdims"):
+                if k in eqn.args and not isinstance(eqn.args[k], Const):
+                    return None
+            for k in ("dtype", "out"):
+                if k in eqn.args and not (isinstance(eqn.args[k], Const) and
+                                          eqn.args[k].value is None):
+                    return None
+            if not (np.issubdtype(av.dtype, np.number) or av.dtype == np.bool_):
+                return None
+            return "red"
+        if not (prim.elementwise or getattr(prim, "fusable", False) or
+                prim.name in ELEMENTWISE_HELPERS) or not av.shape:
+            return None
+        if scalar_template(eqn) is None:
+            return None
+        if prim.name == "astype" and not isinstance(eqn.args.get("dtype"), Const):
+            return None
+        for k, a in eqn.args.items():
+            if prim.name == "bcast" and k == "shape":
+                continue
+            if prim.name == "astype" and k == "dtype":
+                continue
+            if isinstance(a, Const) and (a.value is None and prim.name == "clip"):
+                continue
+            s = self.shape(a)
+            if s is None or len(s) > len(av.shape):
+                return None
+            for i, n in enumerate(s):
+                m = av.shape[len(av.shape) - len(s) + i]
+                if n != m and n != 1:
+                    return None
+        return "ew"
+
+    def red_axes(self, eqn):
+        xs = self.shape(eqn.args["x"])
+        axis = eqn.args.get("axis", Const(None)).value
+        return _norm_axes(axis, len(xs))
+
+    # -- grouping ------------------------------------------------------------------------------
+
+    def block(self, stmts):
+        result, before = [], []
+        group = None
+
+        def close():
+            nonlocal group, before
+            if group is not None:
+                hoisted = self.block(before) if before else []
+                result.extend(hoisted)
+                result.append(self.finish(group))
+            else:
+                result.extend(before)
+            group, before = None, []
+
+        for st in stmts:
+            if not isinstance(st, Eqn):
+                close()
+                result.append(self.control(st))
+                continue
+            kind = self.kind(st)
+            if group is not None and self.mutates(st):
+                # a write into a buffer in place: the group's reads happen before it (it may
+                # write what the group reads), so the group is not moved past it
+                close()
+                result.append(st)
+                continue
+            if group is not None:
+                reads = set(st.vars_read())
+                blocked = reads & group["red_outs"]
+                if not blocked and kind == "ew" and self.avals[st.out].shape == group["shape"]:
+                    group["eqns"].append(st)
+                    group["produced"].add(st.out)
+                    continue
+                if not blocked and kind == "red" and \
+                        self.shape(st.args["x"]) == group["shape"] and \
+                        (group["axes"] is None or self.red_axes(st) == group["axes"]):
+                    group["reds"].append(st)
+                    group["axes"] = self.red_axes(st)
+                    group["red_outs"].add(st.out)
+                    continue
+                if reads & (group["produced"] | group["red_outs"]):
+                    close()
+                else:
+                    before.append(st)
+                    continue
+            if kind == "ew":
+                group = dict(shape=self.avals[st.out].shape, eqns=[st], reds=[], axes=None,
+                             produced={st.out}, red_outs=set(), loc=st.loc)
+            elif kind == "red":
+                group = dict(shape=self.shape(st.args["x"]), eqns=[], reds=[st],
+                             axes=self.red_axes(st), produced=set(), red_outs={st.out},
+                             loc=st.loc)
+            else:
+                result.append(st)
+        close()
+        return result
+
+    def mutates(self, st):
+        name = st.prim.name
+        return name in MUTATING or (name == "setitem" and id(st) in self.in_place)
+
+    def control(self, st):
+        if isinstance(st, ir.If):
+            return ir.If(st.cond, self.block(st.body), self.block(st.orelse), st.loc)
+        if isinstance(st, ir.ForRange):
+            return ir.ForRange(st.var, st.start, st.stop, st.step, self.block(st.body), st.loc)
+        if isinstance(st, ir.While):
+            return ir.While(self.block(st.cond_body), st.cond, self.block(st.body), st.loc)
+        return st
+
+    def finish(self, g):
+        self.count += 1
+        group = FusedGroup(f"fused{self.count}", tuple(g["shape"]), eqns=g["eqns"],
+                           reductions=g["reds"], axes=g["axes"], loc=g["loc"])
+        produced = group.produced()
+        seen = set()
+        for e in group.eqns + group.reductions:
+            for n in e.vars_read():
+                if n not in produced and n not in seen:
+                    seen.add(n)
+                    group.inputs.append(n)
+        group.outputs = [e.out for e in group.eqns if e.out in self.used_outside(group)]
+        return group
+
+    def used_outside(self, group):
+        members = {id(e) for e in group.eqns + group.reductions}
+        names = group.produced()
+        needed = set(self.outs & names)
+        for e in self.all_readers:
+            if id(e) in members:
+                continue
+            needed |= names & set(e.vars_read())
+        needed |= names & self.control_reads
+        return needed
+
+
+def _all_eqns(body, control_reads):
+    for st in body:
+        if isinstance(st, Eqn):
+            yield st
+        elif isinstance(st, ir.Push):      # a value saved on a tape is read later
+            control_reads.update(ir.names_read(st))
+        else:
+            for f in ("cond", "start", "stop", "step"):
+                v = getattr(st, f, None)
+                if isinstance(v, Var):
+                    control_reads.add(v.name)
+            for f in ("body", "orelse", "cond_body"):
+                yield from _all_eqns(getattr(st, f, None) or [], control_reads)
+
+
+# primitives that write into an argument's buffer (besides setitems chosen to run in place)
+MUTATING = {"write_in_place", "add_at", "write_back", "write_in_place_if_array"}
+
+
+def fuse(body, avals, outs, in_place=()):
+    """Group a specialized body: returns the body with `FusedGroup`s in place of the
+    equations they cover (control flow bodies are grouped separately). `in_place`: ids of the
+    setitem equations that write in place (a group never moves past one)."""
+    f = Fuser(avals, outs)
+    f.in_place = set(in_place)
+    f.control_reads = set()
+    f.all_readers = list(_all_eqns(body, f.control_reads))
+    return f.block(body)
+
+
+def groups_in(body):
+    for st in body:
+        if isinstance(st, FusedGroup):
+            yield st
+        elif isinstance(st, (ir.If, ir.ForRange, ir.While)):
+            for f in ("body", "orelse", "cond_body"):
+                yield from groups_in(getattr(st, f, None) or [])

@@ -1,0 +1,450 @@
+"""Writes in O(1) and intermediates released: liveness and buffer ownership on finished core
+Python (after every transform), used when the code is printed.
+
+Core Python is functional: `y = rt.setitem(x, i, v)` is a new array, so a loop writing `out[i]`
+copies the whole array on every iteration. That copy is needed only while the old version `x`
+(or anything sharing its buffer) is still read afterwards, by the forward code or by a
+derivative's backward sweep. This pass answers, for the final body:
+
+  * `sources(name)`: the allocations a name may point to. A primitive in FRESH always returns
+    a new array (ufuncs, creation functions, setitem's copy); metadata (shapes, lengths) points
+    to none; anything else (views, `rt.assign`, helpers that may return their argument) may
+    point to whatever its array arguments point to. Arguments, globals, and values popped
+    from a tape are EXTERNAL: never written in place. A value pushed on a tape escapes.
+  * `live_after(stmt)`: the names read after a statement (backward dataflow over `If`,
+    `ForRange`, `While`, to a fixed point around loops).
+
+`y = rt.setitem(x, i, v)` becomes `y = rt.write_in_place(x, i, v)` (`x[i] = v; y = x`) when x
+is owned (all its sources are allocations of this function that did not escape) and no name
+sharing one of those sources, y aside, is live after the write. At the top level of the body,
+`del a, b` releases intermediates at their last use, so eager `grad` holds only what its
+backward sweep still reads.
+
+API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set of id(eqn)`,
+`live_after(body, outs) -> {id(stmt): set of names}`, `apply(core_body, params, outs)`.
+"""
+from transpile.core import ir
+from transpile.core.ir import Eqn, Var
+
+EXTERNAL = "<external>"
+
+FRESH = {
+    # creation
+    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
+    "arange", "linspace", "eye", "identity_matrix", "copy", "setitem", "stack", "written_part",
+    "concatenate", "outer", "matmul", "dot", "where", "check_scalar_output",
+    # ufuncs without a `deriv` entry in the table
+    "ceil", "floor", "floor_divide", "mod", "rint", "trunc", "sign", "equal", "not_equal",
+    "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
+    "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "signbit",
+}
+ALIASES_FIRST = {"add_at": "acc", "write_in_place": "x", "added_to_zero": "d",
+                 "setitem_if_array": "x", "write_in_place_if_array": "x"}
+NO_BUFFER = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "int", "float",
+             "bool", "trip_count", "tape_new", "write_back", "shape_like", "shape_only"}
+
+
+def _fresh(prim):
+    return prim.name in FRESH or (bool(prim.deriv) and prim.name not in ("real", "imag"))
+
+
+def _stmts(body):
+    for st in body:
+        yield st
+        if isinstance(st, ir.If):
+            yield from _stmts(st.body)
+            yield from _stmts(st.orelse)
+        elif isinstance(st, ir.ForRange):
+            yield from _stmts(st.body)
+        elif isinstance(st, ir.While):
+            yield from _stmts(st.cond_body)
+            yield from _stmts(st.body)
+
+
+def sources(body, params, scalars=()):
+    """name -> set of allocation sites (eqn out names) or EXTERNAL; and the escaped sites.
+    `scalars`: names known to hold scalars (jit knows every shape), which hold no buffer."""
+    src = {p: {EXTERNAL} for p in params}
+    escaped = set()
+    changed = True
+    while changed:
+        changed = False
+        for st in _stmts(body):
+            if isinstance(st, Eqn):
+                name = st.prim.name
+                if name in NO_BUFFER or st.out in scalars:
+                    new = set()
+                elif name == "tape_pop":
+                    new = {EXTERNAL}
+                elif _fresh(st.prim):
+                    new = {st.out}
+                elif name in ALIASES_FIRST:      # the result is (a view of) that argument
+                    a = st.args[ALIASES_FIRST[name]]
+                    new = set(src.get(a.name, {EXTERNAL})) if isinstance(a, Var) else set()
+                else:
+                    new = set()
+                    for a in value_reads(st):     # never a shape argument's buffer
+                        new |= src.get(a, {EXTERNAL})
+                    if not new:
+                        # made from constants only (np.broadcast_to(1.0, n), a seed of
+                        # ones): a buffer of its own, or a captured array that is not ours
+                        new = {EXTERNAL} if _const_array_arg(st) else {st.out}
+                old = src.setdefault(st.out, set())
+                if not new <= old:
+                    old |= new
+                    changed = True
+            elif isinstance(st, ir.ForRange):
+                src.setdefault(st.var, set())
+            elif isinstance(st, ir.Push) and isinstance(st.value, Var):
+                new = src.get(st.value.name, {EXTERNAL}) - escaped
+                if new:
+                    escaped |= new
+                    changed = True
+    return src, escaped
+
+
+def _const_array_arg(st):
+    import numpy as np
+    return any(isinstance(a, ir.Const) and isinstance(a.value, np.ndarray)
+               for a in ir.iter_atoms(list(st.args.values())))
+
+
+def _reads(st):
+    return set(ir.names_read(st))
+
+
+def live_after(body, outs, reads=None):
+    """{id(stmt): names live right after it}, for every statement (nested ones included).
+    `reads(eqn)` (default: every name it reads) says which reads of an equation count."""
+    record = {}
+    out_names = {o.name for o in outs if isinstance(o, Var)}
+    _block(body, set(out_names), record, reads or Eqn.vars_read)
+    return record
+
+
+def _block(stmts, live, record, reads=Eqn.vars_read):
+    for st in reversed(stmts):
+        record[id(st)] = set(live)
+        if isinstance(st, Eqn):
+            live = (live - {st.out}) | set(reads(st))
+        elif isinstance(st, ir.If):
+            a = _block(st.body, live, record, reads)
+            b = _block(st.orelse, live, record, reads)
+            live = a | b | ({st.cond.name} if isinstance(st.cond, Var) else set())
+        elif isinstance(st, ir.ForRange):
+            bounds = {a.name for a in (st.start, st.stop, st.step) if isinstance(a, Var)}
+            loop_live = set(live)
+            while True:
+                body_in = _block(st.body, loop_live, record, reads) - {st.var}
+                new = live | body_in
+                if new <= loop_live:
+                    break
+                loop_live |= new
+            live = loop_live | bounds
+        elif isinstance(st, ir.While):
+            cond = {st.cond.name} if isinstance(st.cond, Var) else set()
+            head_live = set(live)      # live at the top of cond_body
+            while True:
+                body_in = _block(st.body, head_live, record, reads)
+                cond_in = _block(st.cond_body, live | cond | body_in, record, reads)
+                if cond_in <= head_live:
+                    break
+                head_live |= cond_in
+            live = head_live
+        elif isinstance(st, ir.Push):
+            live = live | _reads(st)
+        elif isinstance(st, (ir.Break, ir.Continue, ir.Comment)):
+            pass
+        else:
+            live = live | _reads(st)
+    return live
+
+
+# read only an array's shape/dtype, which a write in place does not change
+META = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "shape_like", "shape_only"}
+
+
+def value_reads(st):
+    """Names an equation reads for their values (metadata reads and shape arguments aside)."""
+    if st.prim.name in META:
+        return []
+    shape = set(st.prim.shape_args)
+    return [a.name for a in ir.iter_atoms(v for k, v in st.args.items() if k not in shape)
+            if isinstance(a, Var)]
+
+
+def _dead_owned(name, st, src, escaped, live):
+    """Is the buffer of `name` owned, and unread (through any alias) after statement st?"""
+    sx = src.get(name, {EXTERNAL})
+    if not sx or EXTERNAL in sx or sx & escaped:
+        return False
+    after = live.get(id(st), set())
+    return not any(n != st.out and src.get(n, {EXTERNAL}) & sx for n in after)
+
+
+def in_place_writes(body, params, outs, scalars=()):
+    """The setitem equations that may write into their array in place (ids)."""
+    return set(_choices(body, params, outs, scalars)[0])
+
+
+def _choices(body, params, outs, scalars=()):
+    """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
+    import numpy as np
+    src, escaped = sources(body, params, scalars)
+    live = live_after(body, outs, reads=value_reads)
+    writes, reuse = set(), {}
+    for st in _stmts(body):
+        if not isinstance(st, Eqn):
+            continue
+        if st.prim.name in ("setitem", "setitem_if_array"):
+            x = st.args["x"]
+            if isinstance(x, Var) and _dead_owned(x.name, st, src, escaped, live):
+                writes.add(id(st))
+        elif isinstance(st.prim.impl, np.ufunc) and st.prim.impl.nout == 1 \
+                and st.prim.impl.signature is None and len(st.args) == st.prim.impl.nin:
+            # elementwise ufuncs only: a gufunc (np.matmul) has core dimensions
+            for a in st.args.values():
+                if isinstance(a, Var) and _dead_owned(a.name, st, src, escaped, live):
+                    reuse[id(st)] = a
+                    break
+    return writes, reuse
+
+
+class ComputeInto:
+    """`z = rt.compute_into(a, np.multiply, a, b)`: the ufunc writes its result into a's
+    buffer (a is owned and dead afterwards) when the shape and dtype match, else allocates."""
+
+    def __init__(self, eqn, buf):
+        self.eqn, self.buf = eqn, buf
+        self.loc = eqn.loc
+
+    def print_lines(self, printer, indent):
+        from transpile.core.codegen import fmt
+        printer.comment_for(self.eqn.loc, indent)
+        args = ", ".join(fmt(a) for a in self.eqn.args.values())
+        return [f"{self.eqn.out} = rt.compute_into({self.buf.name}, {self.eqn.prim.path}, "
+                f"{args})"]
+
+
+class Del:
+    """`del a, b`: release intermediates at their last use (printed by transpile.core.codegen)."""
+
+    def __init__(self, names):
+        self.names = names
+
+    def print_lines(self, printer, indent):
+        return [f"del {', '.join(self.names)}"]
+
+
+def _is_zero(st):
+    return isinstance(st, Eqn) and st.prim.name == "assign" and isinstance(
+        st.args["x"], ir.Const) and isinstance(st.args["x"].value, float) and \
+        st.args["x"].value == 0.0
+
+
+def adds_to_zero(body):
+    """`d = d + c` where d is known to hold the 0.0 of a reset adjoint becomes
+    `d = rt.added_to_zero(c)` (c's buffer, no new array). Known-zero names are followed through
+    straight-line code, both paths of an `if` and around loops (zero on entry and at the end of
+    the body)."""
+    from transpile.primitives import by_name
+    move = by_name("added_to_zero")
+
+    def block(stmts, zero):
+        out = []
+        for st in stmts:
+            if isinstance(st, Eqn):
+                args = st.args
+                if st.prim.name == "add" and st.out in zero:
+                    others = [a for k, a in args.items()
+                              if not (isinstance(a, Var) and a.name == st.out)]
+                    if len(others) == 1 and len(args) == 2:
+                        st = Eqn(st.out, move, {"d": others[0]}, st.loc)
+                zero = (zero | {st.out}) if _is_zero(st) else (zero - {st.out})
+                out.append(st)
+            elif isinstance(st, ir.If):
+                a, za = block(st.body, zero)
+                b, zb = block(st.orelse, zero)
+                out.append(ir.If(st.cond, a, b, st.loc))
+                zero = za & zb
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                entry = set(zero)
+                if isinstance(st, ir.ForRange):
+                    entry.discard(st.var)
+                while True:         # zero on entry: before the loop and after every iteration
+                    if isinstance(st, ir.ForRange):
+                        new, end = block(st.body, entry)
+                    else:
+                        cb, mid = block(st.cond_body, entry)
+                        new, end = block(st.body, mid)
+                    if entry <= end:
+                        break
+                    entry &= end
+                if isinstance(st, ir.ForRange):
+                    out.append(ir.ForRange(st.var, st.start, st.stop, st.step, new, st.loc))
+                    zero = set(entry)
+                else:
+                    out.append(ir.While(cb, st.cond, new, st.loc))
+                    zero = set(mid)
+            else:
+                out.append(st)
+        return out, zero
+    return block(body, set())[0]
+
+
+def accumulations_at(body, params, outs):
+    """`t = rt.getitem_vjp(g, x, idx)` followed by `a2 = a + t` (t read nowhere else, a owned
+    and dead afterwards, g not sharing a's buffer) becomes `a2 = rt.add_at(a, idx, g, x)`: the
+    cotangent of a read `x[idx]` is added in place instead of through an array of zeros."""
+    from transpile.primitives import by_name
+    src, escaped = sources(body, params)
+    live = live_after(body, outs, reads=value_reads)
+    reads = {}
+    for st in _stmts(body):
+        if isinstance(st, Eqn):
+            names = st.vars_read()
+        elif isinstance(st, ir.Push):
+            names = ir.names_read(st)
+        else:       # the head of a compound statement (its body is visited on its own)
+            heads = [getattr(st, a, None) for a in ("cond", "start", "stop", "step")]
+            names = [h.name for h in heads if isinstance(h, Var)]
+        for n in names:
+            reads[n] = reads.get(n, 0) + 1
+    add_at = by_name("add_at")
+
+    def fuse(stmts):
+        out = []
+        k = 0
+        while k < len(stmts):
+            st = stmts[k]
+            nxt = stmts[k + 1] if k + 1 < len(stmts) else None
+            if isinstance(st, Eqn) and st.prim.name == "getitem_vjp" and isinstance(nxt, Eqn) \
+                    and nxt.prim.name == "add" and reads.get(st.out) == 1:
+                acc = [a for a in nxt.args.values() if not (isinstance(a, Var) and
+                                                            a.name == st.out)]
+                g = st.args["ct"]
+                if len(acc) == 1 and len(nxt.args) == 2 and isinstance(acc[0], Var) and \
+                        _dead_owned(acc[0].name, nxt, src, escaped, live) and not (
+                        isinstance(g, Var) and src.get(g.name, {EXTERNAL}) &
+                        src.get(acc[0].name, set())):
+                    out.append(Eqn(nxt.out, add_at, {"acc": acc[0], "index": st.args["index"],
+                                                     "ct": g, "like": st.args["x"]}, nxt.loc))
+                    k += 2
+                    continue
+            if isinstance(st, ir.If):
+                st = ir.If(st.cond, fuse(st.body), fuse(st.orelse), st.loc)
+            elif isinstance(st, ir.ForRange):
+                st = ir.ForRange(st.var, st.start, st.stop, st.step, fuse(st.body), st.loc)
+            elif isinstance(st, ir.While):
+                st = ir.While(fuse(st.cond_body), st.cond, fuse(st.body), st.loc)
+            out.append(st)
+            k += 1
+        return out
+    return fuse(body)
+
+
+_WRITES = ("setitem", "setitem_if_array")
+
+
+def copies_on_entry(body, params):
+    """A loop that writes into a carried array (`for ...: y_1 = rt.setitem(y, i, v); y = y_1`)
+    whose value on entry is not the function's own (an argument, a tangent passed in, a
+    value saved on a tape) would copy it on every iteration: copy it once before the loop
+    instead (`y = np.copy(x)` for `y = x`), so the writes inside can be done in place."""
+    from transpile.primitives import by_name
+    src, escaped = sources(body, params)
+    copy = by_name("copy")
+
+    def written(stmts):
+        return {st.args["x"].name for st in _stmts(stmts) if isinstance(st, Eqn)
+                and st.prim.name in _WRITES and isinstance(st.args["x"], Var)}
+
+    def block(stmts):
+        out = list(stmts)
+        for k, st in enumerate(out):
+            if isinstance(st, ir.If):
+                out[k] = ir.If(st.cond, block(st.body), block(st.orelse), st.loc)
+            elif isinstance(st, ir.ForRange):
+                out[k] = ir.ForRange(st.var, st.start, st.stop, st.step, block(st.body), st.loc)
+            elif isinstance(st, ir.While):
+                out[k] = ir.While(block(st.cond_body), st.cond, block(st.body), st.loc)
+            if not isinstance(st, (ir.ForRange, ir.While)):
+                continue
+            names = written(st.body if isinstance(st, ir.ForRange) else
+                            st.cond_body + st.body)
+            j = k - 1
+            while j >= 0 and isinstance(out[j], Eqn) and out[j].prim.name == "assign":
+                e = out[j]
+                b = e.args["x"]
+                if e.out in names and isinstance(b, Var):
+                    sb = src.get(b.name, {EXTERNAL})
+                    if EXTERNAL in sb or sb & escaped:
+                        out[j] = Eqn(e.out, copy, {"x": b}, e.loc)
+                j -= 1
+        return out
+    return block(body)
+
+
+def apply(body, params, outs):
+    """The body to print: in-place writes where safe, `del` at the top level after last uses."""
+    from transpile.primitives import by_name
+    body = copies_on_entry(body, params)
+    body = adds_to_zero(body)
+    body = accumulations_at(body, params, outs)
+    chosen, reuse = _choices(body, params, outs)
+    body = release_dead(body, params, outs)
+    if chosen or reuse:
+        store = by_name("write_in_place")
+
+        def rewrite(stmts):
+            out = []
+            for st in stmts:
+                if isinstance(st, Eqn) and id(st) in chosen:
+                    st = Eqn(st.out, store if st.prim.name == "setitem" else by_name(
+                        "write_in_place_if_array"), dict(st.args), st.loc)
+                elif isinstance(st, Eqn) and id(st) in reuse:
+                    st = ComputeInto(st, reuse[id(st)])
+                elif isinstance(st, ir.If):
+                    st = ir.If(st.cond, rewrite(st.body), rewrite(st.orelse), st.loc)
+                elif isinstance(st, ir.ForRange):
+                    st = ir.ForRange(st.var, st.start, st.stop, st.step, rewrite(st.body), st.loc)
+                elif isinstance(st, ir.While):
+                    st = ir.While(rewrite(st.cond_body), st.cond, rewrite(st.body), st.loc)
+                out.append(st)
+            return out
+        body = rewrite(body)
+    return body
+
+
+def release_dead(body, params, outs):
+    """Insert `del` after the top-level statement that reads a name for the last time (names
+    bound by top-level statements that hold arrays; never arguments or outputs)."""
+    live = live_after(body, outs)
+    keep = set(params) | {o.name for o in outs if isinstance(o, Var)}
+    out = []
+    bound = set()
+    for st in body:
+        out.append(st)
+        if isinstance(st, Eqn) and st.prim.name == "write_back":
+            continue
+        if isinstance(st, Eqn) and st.prim.name not in NO_BUFFER:
+            bound.add(st.out)
+        if isinstance(st, Eqn):
+            used = set(st.vars_read()) | {st.out}
+        else:
+            used = set(ir.names_read(st))
+        after = live.get(id(st), set())
+        dead = sorted(n for n in used if n in bound and n not in after and n not in keep)
+        if dead:
+            bound -= set(dead)
+            out.append(Del(dead))
+    return out
+
+
+def for_printing(core):
+    """A copy of `core` whose body writes in place and releases intermediates."""
+    import copy
+    from transpile.core.codegen import deferred_writes_last
+    new = copy.copy(core)
+    new.body = apply(deferred_writes_last(core.body), core.params, core.outs)
+    return new

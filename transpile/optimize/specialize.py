@@ -1,0 +1,558 @@
+"""Shape specialization: core Python + the shapes/dtypes of its parameters -> core Python where
+every value's abstract value (shape, dtype) is known, shape queries are constants, and runtime
+helpers that only exist because shapes were unknown are gone.
+
+Here: the Specializer (abstract evaluation of every equation, folding of shape queries, the
+walk over blocks), `specialize` and dead-code elimination. The rewrites of single primitives
+are plain functions `rw_<primitive>(sp, eqn, out)` looked up in `REWRITES`:
+
+    optimize/specialize_rewrites.py   derivative helpers (unbroadcast, sum_grad, ...), linear algebra
+                             (matmul_vjp_*, dot, norm, mT), reductions (var, std)
+    optimize/specialize_control.py    control flow (joins over branches and loops, tapes, if_array)
+    optimize/specialize_batch.py      vmap's run-time helpers (rt.batch_*)
+
+Abstract values (AVal) are in core/avals.py. The result is what `jit` lowers (transpile/lowering/)
+and what fusion groups (optimize/fusion.py).
+"""
+from collections import Counter
+
+import numpy as np
+
+import transpile_runtime as runtime
+from transpile.core import ir
+from transpile.optimize.shape_errors import CHECKS, shape_mismatch
+from transpile.errors import TranspileError
+from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
+from transpile.primitives.registry import by_name
+from transpile.core.avals import AVal, aval_of, dummy
+from transpile.optimize.specialize_control import (resolve_if_array, AvalMap, bind_joined, multi_bound,
+                                                     dynamic_slice, pop_aval, rw_cast_into,
+                                                     sized_by_run_time_int, collective_aval,
+                                                     always_zero, rw_add_zero,
+                                                     rw_float_part,
+                                                     specialize_loop, specialize_push)
+from transpile.optimize.specialize_batch import REWRITES as BATCH_REWRITES, note_copy
+from transpile.optimize.specialize_rewrites import BCAST, REWRITES as _RULES
+from transpile.optimize.specialize_windows import (has_run_time_slice, note_offset,
+                                                     scatter_aval, window_aval)
+
+__all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "dce", "reads",
+           "REWRITES"]
+
+# primitive name -> rw_<name>(sp, eqn, out), True when it replaced the equation
+REWRITES = {**_RULES, "add": rw_add_zero, "float_part": rw_float_part,
+            "cast_into": rw_cast_into, **BATCH_REWRITES}
+
+
+def _all_weak(sp, args):
+    """Are all operands Python scalars (weak dynamic scalars or Python number constants)?"""
+    for a in args.values():
+        if isinstance(a, Const):
+            if isinstance(a.value, (bool, int, float, complex)) and not isinstance(a.value,
+                                                                                 np.generic):
+                continue
+            return False
+        if not isinstance(a, Var):
+            return False
+        av = sp.aval(a)
+        if av is None or not av.weak:
+            return False
+    return True
+
+
+_QUERY = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "shape", "ndim", "size", "len",
+          "reduced_count", "transpose_inverse", "result_type"}
+_ALIAS = {"identity", "stop_gradient"}
+_ASSIGN = by_name("assign")
+
+
+class Specializer:
+    rewrite = True      # False: only infer shapes and fold queries (used while normalizing)
+
+    def __init__(self, core, in_avals):
+        self.core = core
+        self.avals = AvalMap()   # name -> AVal (and .conflicts: names with no single type)
+        self.unsized = {}        # name -> AVal of a value whose length depends on the data
+        self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
+        self.multi = set()       # names bound more than once (branch joins, loop-carried)
+        self.always_zero = {}    # ... every time to the constant 0: name -> that Const
+        self.zero_bcasts = {}    # name -> its Eqn broadcasting the constant 0 over the batch
+        self.known_zeros = set()  # names bound once, to zeros
+        self.zero_first = {}     # join name -> the zero_bcasts name it was first bound to
+        self.reads = Counter()   # name -> how many statements read it
+        self.subst = {}          # name -> atom
+        self.counter = 0
+        self.taken = set(core.params) | set(core.statics)
+        for st in ir.walk_eqns(core.body):
+            self.taken.add(st.out)
+        for name, av in zip(core.params, in_avals):
+            self.avals[name] = av
+        for name, obj in core.statics.items():
+            if isinstance(obj, (np.ndarray, np.generic)):
+                self.avals[name] = aval_of(obj)
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def fresh(self, base):
+        self.counter += 1
+        name = f"{base}_s{self.counter}"
+        while name in self.taken:
+            self.counter += 1
+            name = f"{base}_s{self.counter}"
+        self.taken.add(name)
+        return name
+
+    def atom(self, a):
+        if isinstance(a, Var):
+            return self.subst.get(a.name, a)
+        return a
+
+    def aval(self, a):
+        if isinstance(a, Var):
+            return self.avals.get(a.name)
+        if isinstance(a, Const):
+            v = a.value
+            if isinstance(v, (bool, int, float, complex, np.generic)):
+                return aval_of(v)
+        return None
+
+    def value(self, a, full=False):
+        """A concrete stand-in for an argument value (for abstract evaluation)."""
+        if isinstance(a, Const):
+            return a.value
+        if isinstance(a, Var):
+            av = self.avals.get(a.name)
+            if av is None:
+                raise _Unknown(a.name)
+            return dummy(av, full)
+        if isinstance(a, TupleArg):
+            vals = [self.value(x, full) for x in a.items]
+            return vals if a.kind == "list" else tuple(vals)
+        if isinstance(a, IndexArg):
+            items = []
+            for it in a.items:
+                if isinstance(it, SliceArg):
+                    items.append(slice(*[None if x is None else self.value(x) for x in
+                                         (it.lower, it.upper, it.step)]))
+                elif isinstance(it, (Var, Const)):
+                    items.append(self.value(it, True))
+                else:
+                    items.append(it)
+            return tuple(items)
+        return a
+
+    def emit(self, out_list, prim, args, loc, base="t", name=None):
+        name = name or self.fresh(base)
+        eqn = Eqn(name, prim, args, loc)
+        self.infer(eqn)
+        out_list.append(eqn)
+        return Var(name)
+
+    # -- abstract evaluation ---------------------------------------------------------------------
+
+    def infer(self, eqn):
+        prim = eqn.prim
+        args = eqn.args
+        if prim.name == "tape_pop":
+            av = pop_aval(self, eqn)
+            if av is not None:
+                self.avals[eqn.out] = av
+            return av
+        if prim.name in ("getitem_vjp", "setitem", "write_in_place") and \
+                has_run_time_slice(eqn):
+            av = scatter_aval(self, eqn)
+            if av is not None:
+                self.avals[eqn.out] = av
+            return av
+        if dynamic_slice(eqn):      # x[i:i + 3]: a fixed-length window, or shape unknown
+            try:
+                av = window_aval(self, eqn)
+            except _Unknown:        # a bound of no known type yet
+                av = None
+            if av is not None:
+                self.avals[eqn.out] = av
+            return av
+        if prim.data_shape or _masked(self, eqn):
+            # the shape depends on the values: never guessed from stand-ins (the rank and
+            # dtype are kept aside: a reduction of every element is a scalar all the same)
+            try:
+                av = self._infer_generic(eqn)
+            except Exception:
+                av = None
+            if av is not None:
+                self.unsized[eqn.out] = av
+            return None
+        if any(isinstance(a, Var) and a.name in self.unsized for a in args.values()):
+            return self._full_reduction(eqn)
+        if sized_by_run_time_int(self, eqn):
+            return None       # its shape depends on values known only at run time
+        if not prim.pure:
+            # Never run a collective to learn its shape: it would wait at a barrier for the
+            # other shards (which may be waiting for this compile).
+            av = collective_aval(self, eqn)
+            if av is not None:
+                self.avals[eqn.out] = av
+            return av
+        try:
+            if prim.elementwise or getattr(prim, "fusable", False) or \
+                    prim.name in ("clip_mask", "select_weight"):
+                av = self._infer_elementwise(eqn)
+            else:
+                av = self._infer_generic(eqn)
+        except _Unknown:
+            av = None
+        except Exception as e:  # a value the stand-ins cannot reproduce: shape unknown
+            if eqn.out in getattr(self, "runs_first", ()):
+                mismatch = shape_mismatch(self, eqn, e)    # operands that never fit: fail now
+                if mismatch is not None:
+                    raise mismatch from None
+            elif eqn.out in getattr(self, "top_level", ()) and self.fails_here is None:
+                # after a check of the user's (which may raise first): the call fails here
+                mismatch = shape_mismatch(self, eqn, e)
+                if mismatch is not None:
+                    self.fails_here = (eqn, mismatch)
+            av = None
+        if av is not None:
+            self.avals[eqn.out] = av
+        return av
+
+    def _full_reduction(self, eqn):
+        """A reduction over every element (axis=None) of a value whose length depends on the
+        data: a scalar of the dtype the stand-ins give."""
+        axis = eqn.args.get("axis", Const(None))
+        keep = eqn.args.get("keepdims", Const(False))
+        if eqn.prim.param("axis") is None or not (isinstance(axis, Const) and axis.value is None) \
+                or not (isinstance(keep, Const) and not keep.value):
+            return None
+        vals = {}
+        for k, a in eqn.args.items():
+            if isinstance(a, Var) and a.name in self.unsized:
+                vals[k] = dummy(self.unsized[a.name], True)
+            else:
+                try:
+                    vals[k] = self.value(a, True)
+                except _Unknown:
+                    return None
+        try:
+            with np.errstate(all="ignore"):
+                r = _call(eqn.prim, vals)
+        except Exception:
+            return None
+        if isinstance(r, (np.ndarray, np.generic)) and np.ndim(r) == 0:
+            av = AVal((), np.result_type(r))
+            self.avals[eqn.out] = av
+            return av
+        return None
+
+    def _infer_elementwise(self, eqn):
+        prim, args = eqn.prim, eqn.args
+        if prim is BCAST:
+            x = self.aval(args["x"])
+            return AVal(tuple(args["shape"].value), x.dtype)
+        shapes, small = [], {}
+        for k, a in args.items():
+            if isinstance(a, (Var, Const)):
+                av = self.aval(a)
+                if av is None:
+                    if isinstance(a, Const):
+                        small[k] = a.value
+                        continue
+                    raise _Unknown(k)
+                shapes.append(av.shape)
+                small[k] = dummy(av) if isinstance(a, Var) else a.value
+            else:
+                small[k] = self.value(a)
+        shape = np.broadcast_shapes(*shapes) if shapes else ()
+        with np.errstate(all="ignore"):
+            r = _call(prim, small)
+        if isinstance(r, np.generic) and not shape and _all_weak(self, args):
+            r = r.item()          # Python scalars in, a Python scalar out (weak, as in NumPy 2)
+        if isinstance(r, np.ndarray) or isinstance(r, np.generic):
+            return AVal(tuple(shape), np.result_type(r))
+        if isinstance(r, (bool, int, float, complex)):
+            return AVal(tuple(shape), np.dtype(type(r)), weak=not shape)
+        return None
+
+    def _infer_generic(self, eqn):
+        prim = eqn.prim
+        if prim.impl is None and prim.name not in _IMPL_BY_NAME:
+            return None
+        vals = {k: self.value(a, True) for k, a in eqn.args.items()}
+        with np.errstate(all="ignore"):
+            try:
+                r = _call(prim, vals)
+            except Exception:
+                # matrices of ones are singular: np.linalg.inv/solve/cholesky learn their
+                # result's shape from identity matrices instead
+                r = _call(prim, {k: _regular(v) for k, v in vals.items()})
+        if isinstance(r, np.ndarray):
+            return AVal(r.shape, r.dtype)
+        if isinstance(r, np.generic):
+            return AVal((), r.dtype)
+        if isinstance(r, (bool, int, float, complex)):
+            return AVal((), np.dtype(type(r)), True)
+        return None
+
+    # -- rewriting -------------------------------------------------------------------------------
+
+    def run(self):
+        from transpile.core.rename import ssa
+        from transpile.ad.reverse import core_namer
+        try:      # one binding per name (gradients accumulate with dx = dx + ...)
+            body, outs = ssa(self.core, core_namer(self.core))
+        except Exception:
+            body, outs = self.core.body, self.core.outs
+        for st in ir.walk_eqns(body):
+            self.taken.add(st.out)
+        for st in body:
+            self.reads.update(ir.names_read(st))        # (nested statements included)
+        self.multi = multi_bound(body)
+        self.known_zeros = {st.out for st in ir.walk_eqns(body) if st.out not in self.multi
+                            and st.prim.name in ("zeros", "zeros_like")}
+        self.always_zero = always_zero(body, self.multi)
+        self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
+        self.runs_first = runs_first(body, self.multi)
+        self.top_level = {st.out for st in body if isinstance(st, Eqn) and st.out not in self.multi}
+        self.fails_here = None
+        body = self.block(body)
+        if self.fails_here is not None:
+            body, outs = fails_at(self, body, *self.fails_here)
+        outs = [self.atom(o) for o in outs]
+        body = dce(body, outs)
+        return body, outs
+
+    def block(self, stmts):
+        out = []
+        for st in stmts:
+            if isinstance(st, Eqn):
+                self.eqn(st, out)
+                failing = getattr(self, "fails_here", None)
+                if failing is not None and failing[0].out == st.out:
+                    break           # a shape mismatch every call reaches: the rest never runs
+            elif isinstance(st, ir.Comment):
+                out.append(st)
+            elif isinstance(st, ir.If):
+                cond = self.atom(st.cond)
+                if isinstance(cond, Const):
+                    out += self.block(st.body if cond.value else st.orelse)
+                else:
+                    out.append(ir.If(cond, self.block(st.body), self.block(st.orelse), st.loc))
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                out.append(specialize_loop(self, st))
+            elif isinstance(st, ir.Push):
+                out.append(specialize_push(self, st))
+            else:
+                out.append(st)
+        return out
+
+    def alias(self, eqn, atom):
+        self.subst[eqn.out] = atom
+        if isinstance(atom, Var) and atom.name in self.avals:
+            self.avals[eqn.out] = self.avals[atom.name]
+
+    # results of the rewrites (optimize/specialize_rewrites.py, optimize/specialize_batch.py): eqn.out bound to
+    # a broadcast / a reshape of x
+
+    def _bcast(self, eqn, out, x, shape):
+        self.subst.pop(eqn.out, None)
+        self.emit(out, BCAST, {"x": x, "shape": Const(tuple(shape))}, eqn.loc, name=eqn.out)
+        return True
+
+    def _reshape(self, eqn, out, x, shape):
+        self.emit(out, by_name("reshape"), {"x": x, "shape": Const(tuple(shape))}, eqn.loc,
+                  name=eqn.out)
+        return True
+
+    def eqn(self, st, out):
+        self._eqn(st, out)
+        kept = self.subst.get(st.out)
+        if isinstance(kept, Var) and kept.name in self.multi:
+            # st.out stands for a name bound more than once (a loop-carried value, a branch's
+            # join): that name is rebound later (at the end of the loop body, on the next
+            # iteration) while st.out must keep the value it has now. Substituting it would
+            # read the new value (`db = db_new; da = db` for the swap `da, db = db, da + ...`
+            # at the end of a loop body), so it stays a copy.
+            del self.subst[st.out]
+            self.avals[st.out] = self.avals.get(kept.name)
+            out.append(Eqn(st.out, _ASSIGN, {"x": kept}, st.loc))
+
+    def _eqn(self, st, out):
+        args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
+        eqn = resolve_if_array(self, Eqn(st.out, st.prim, args, st.loc), out)
+        args = eqn.args
+        name = eqn.prim.name
+        if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)
+            self.subst[eqn.out] = self.always_zero[eqn.out]
+            return
+        note_copy(self, eqn)
+        note_offset(self, eqn)
+        if eqn.out in self.multi:
+            # bound more than once: never folded or aliased; its value is the join
+            old = self.avals.get(eqn.out)
+            av = self.infer(eqn)           # (may read its own old value: x_2 = x_2)
+            self.avals.pop(eqn.out, None)
+            if old is not None:
+                self.avals[eqn.out] = old
+            bind_joined(self, eqn, av)
+            out.append(eqn)
+            return
+        rewrite = REWRITES.get(name) if self.rewrite else None
+        if rewrite is not None:
+            try:
+                if rewrite(self, eqn, out):
+                    return
+            except _Unknown:
+                pass
+        if name in _ALIAS:
+            return self.alias(eqn, args["x"])
+        av = self.infer(eqn)
+        atoms = list(ir.iter_atoms(args.values()))
+        all_const = atoms and all(isinstance(a, Const) for a in atoms)
+        # fold what the shapes alone decide (x.shape, len(x)) and what only reads constants;
+        # int(v), bool(v), float(v), range(n) of a run-time value are never folded: the
+        # stand-in values used for shapes are not the data
+        if eqn.prim.pure and (name in _QUERY or (all_const and (av is None or not av.shape))):
+            try:
+                vals = {k: self.value(a, True) for k, a in args.items()}
+                r = _call(eqn.prim, vals)
+                if isinstance(r, np.dtype):
+                    r = r.type
+                if isinstance(r, np.generic) and not all_const:
+                    r = None
+                if ir.is_literal(r) and not isinstance(r, str) and r is not None:
+                    if isinstance(r, tuple):
+                        r = tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in r)
+                    elif isinstance(r, np.integer):
+                        r = int(r)
+                    self.subst[eqn.out] = Const(r)
+                    return
+            except Exception:
+                pass
+        if av is None and all(isinstance(a, Const) for a in ir.iter_atoms(args.values())):
+            pass
+        out.append(eqn)
+
+
+class _Unknown(Exception):
+    pass
+
+
+_IMPL_BY_NAME = {}
+
+
+def _masked(sp, eqn):
+    """x[mask] with a boolean array: as many elements as the mask has True values; and
+    np.repeat(x, counts) with an array of counts: as many as they add up to."""
+    counts = eqn.args.get("repeats") if eqn.prim.path == "np.repeat" else None
+    if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
+        return True
+    index = eqn.args.get("index") if eqn.prim.op == "getitem" else None
+    if not isinstance(index, IndexArg):
+        return False
+    for it in index.items:
+        av = sp.aval(it) if isinstance(it, Var) else None
+        if av is not None and av.shape and av.dtype == np.bool_:
+            return True
+    return False
+
+
+def _regular(value):
+    """A stand-in matrix (stack) that linear algebra accepts: identity matrices."""
+    if isinstance(value, np.ndarray) and value.ndim >= 2:
+        return np.broadcast_to(np.eye(value.shape[-2], value.shape[-1], dtype=value.dtype),
+                               value.shape)
+    return value
+
+
+def _call(prim, vals):
+    if prim.name == "getitem" and isinstance(vals.get("x"), (tuple, list)):
+        idx = vals["index"]
+        return vals["x"][idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx]
+    impl = prim.impl
+    if impl is None:
+        impl = _runtime_impl(prim)
+    pos, kw = [], {}
+    gap = False
+    for p in prim.params:
+        if p.name not in vals:
+            gap = True
+            continue
+        if p.kind == "var":
+            pos += list(vals[p.name])
+        elif p.kind == "pos" and not kw and not gap:
+            pos.append(vals[p.name])
+        else:
+            kw[p.name] = vals[p.name]
+    return impl(*pos, **kw)
+
+
+def _runtime_impl(prim):
+    path = prim.path
+    if path.startswith("rt."):
+        return getattr(runtime, path[3:])
+    raise _Unknown(prim.name)
+
+
+def reads(st):
+    """Names a statement reads (control flow: everything inside)."""
+    if isinstance(st, Eqn):
+        return st.vars_read()
+    if isinstance(st, ir.Push):
+        return ir.names_read(st)
+    names = []
+    for f in ("cond", "start", "stop", "step"):
+        v = getattr(st, f, None)
+        if isinstance(v, Var):
+            names.append(v.name)
+    for f in ("body", "orelse", "cond_body"):
+        for s in getattr(st, f, None) or []:
+            names += reads(s)
+    return names
+
+
+def dce(body, outs):
+    """Drop equations whose results are never read (all primitives are pure)."""
+    live = {o.name for o in outs if isinstance(o, Var)}
+    kept = []
+    for st in reversed(body):
+        if isinstance(st, Eqn):
+            if st.out not in live and st.prim.pure:
+                continue
+            live.update(st.vars_read())
+        elif not isinstance(st, ir.Comment):
+            live.update(reads(st))
+        kept.append(st)
+    kept.reverse()
+    return kept
+
+
+def fails_at(sp, body, eqn, mismatch):
+    """The top-level body cut at `eqn`, whose operands' shapes never fit (after a check of the
+    user's, which may raise first): it ends with raising the mismatch (compiled code; the
+    message then comes from the NumPy version, core/runtime_errors.py). outs: never reached."""
+    kept = [st for st in body if not (isinstance(st, Eqn) and st.out == eqn.out)]
+    kept.append(Eqn(sp.fresh("shape_error"), by_name("raise_error"),
+                    {"exc": Const("ValueError"), "template": Const(str(mismatch).split("\n")[0]
+                                                                  .replace("{", "{{")
+                                                                  .replace("}", "}}")),
+                     "values": TupleArg(())}, eqn.loc))
+    return kept, []
+
+
+def runs_first(body, multi):
+    """Names of the top-level equations that run on every call before any user check (an
+    assert, a raise) could stop it: a shape mismatch there is an error now (optimize/shape_errors.py)."""
+    names = set()
+    for st in body:
+        if any(e.prim.name in CHECKS for e in ir.walk_eqns([st])):
+            break
+        if isinstance(st, Eqn) and st.out not in multi:
+            names.add(st.out)
+    return names
+
+
+def specialize(core, in_avals):
+    """(body, outs, avals) of `core` specialized to the abstract values of its parameters."""
+    sp = Specializer(core, in_avals)
+    body, outs = sp.run()
+    return body, outs, sp.avals

@@ -1,0 +1,415 @@
+"""Shapes and dtypes through control flow, for optimize/specialize.py.
+
+After SSA (core/rename.py) the only names bound more than once are the join names of
+branches (`x_3 = x_2` at the end of both paths) and loop-carried names (copied in before the
+loop, copied back at the end of its body). Their abstract value is the *join* of every value
+bound to them; a loop body is specialized again until the carried values stop changing (a
+small lattice: two or three passes).
+
+The join keeps NumPy's numbers exactly:
+
+    same shape and dtype                      that value
+    a Python scalar (weak) and a NumPy value  the NumPy dtype, when NumPy 2's weak promotion
+      of the same or a wider kind               would have turned the scalar into it anyway
+    the constant 0 and an array               the array (zeros of its shape: the 0.0 that
+                                                starts an accumulator or resets an adjoint)
+    anything else (an array whose shape or    no join: `Conflict`, which the lowering
+      dtype changes per iteration, ...)         reports naming the user's variable and line
+"""
+from collections import Counter
+
+import numpy as np
+
+from transpile.core import ir
+from transpile.core.ir import Const, Eqn
+
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
+class Conflict:
+    """A name whose values cannot share one Numba type."""
+
+    def __init__(self, name, loc, first, second):
+        self.name, self.loc, self.first, self.second = name, loc, first, second
+
+    def describe(self):
+        from transpile.core.rename import _stem
+        if self.first is None or self.second is None:
+            return (f"the shape of the variable {_stem(self.name)!r} depends on values known "
+                    "only at run time (a slice with computed bounds, x[i:i + 3]?)")
+        return (f"the variable {_stem(self.name)!r} holds {self.first!r} and also "
+                f"{self.second!r} (its shape or dtype changes between iterations or branches)")
+
+
+class AvalMap(dict):
+    """name -> AVal, plus the conflicts found while joining (read by the lowering)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.conflicts = {}
+        self.tapes = {}          # tape name -> AVal of the values pushed on it (one type)
+        self.windows = {}        # x[i:i + 3] -> (its fixed shape, loc): checked at run time
+
+
+def multi_bound(body):
+    """Names bound more than once (Eqn outputs; loop variables count once)."""
+    c = Counter(st.out for st in ir.walk_eqns(body))
+    return {n for n, k in c.items() if k > 1}
+
+
+def is_zero(atom):
+    return isinstance(atom, Const) and isinstance(atom.value, (int, float, np.number)) and \
+        not isinstance(atom.value, bool) and atom.value == 0
+
+
+def join(old, new, new_atom=None, old_zero=False):
+    """The joined AVal of two values bound to one name, or None when there is none."""
+    if old is None or new is None:
+        return None
+    if old == new:
+        return old
+    if old.shape != new.shape:
+        if not new.shape and is_zero(new_atom):
+            return old if (new.weak or new.dtype.kind in "biu" or
+                           _absorbs(old.dtype, new.dtype)) else None
+        if not old.shape and old_zero:
+            return new if (old.weak or _absorbs(new.dtype, old.dtype)) else None
+        return None
+    if old.weak and new.weak:
+        hi = old if _KIND_RANK[old.dtype.kind] >= _KIND_RANK[new.dtype.kind] else new
+        return hi
+    if old.weak or new.weak:
+        weak, strong = (old, new) if old.weak else (new, old)
+        if _KIND_RANK[strong.dtype.kind] >= _KIND_RANK[weak.dtype.kind]:
+            return strong
+        return None
+    return None
+
+
+def _absorbs(big, small):
+    return np.dtype(big) == np.result_type(big, small)
+
+
+def loop_carried(st, avals):
+    """Names bound inside loop `st` that already had a value before it."""
+    return [n for n in dict.fromkeys(ir.bound_names(st.body if isinstance(st, ir.ForRange)
+                                                    else st.cond_body + st.body))
+            if n in avals]
+
+
+def specialize_loop(sp, st):
+    """Specialize a ForRange/While, re-running its body until the carried values are stable.
+    Returns the new statement."""
+    for _ in range(6):
+        carried = loop_carried(st, sp.avals)
+        before = {n: sp.avals[n] for n in carried}
+        snap = (dict(sp.avals), dict(sp.subst), sp.counter, set(sp.taken), dict(sp.zero_names))
+        if isinstance(st, ir.ForRange):
+            sp.avals[st.var] = loop_index_aval(sp)
+            new = ir.ForRange(st.var, sp.atom(st.start), sp.atom(st.stop), sp.atom(st.step),
+                              sp.block(st.body), st.loc)
+        else:
+            cb = sp.block(st.cond_body)
+            new = ir.While(cb, sp.atom(st.cond), sp.block(st.body), st.loc)
+        changed = {n: sp.avals.get(n) for n in carried if sp.avals.get(n) != before[n]}
+        if not changed or any(v is None for v in changed.values()):
+            return new
+        avals, subst, counter, taken, zeros = snap
+        sp.avals.clear()
+        sp.avals.update(avals)
+        sp.avals.update(changed)
+        sp.subst, sp.counter, sp.taken, sp.zero_names = subst, counter, taken, zeros
+    return new
+
+
+def bind_joined(sp, eqn, av):
+    """Record the abstract value of a name bound more than once (joined with earlier ones)."""
+    old = sp.avals.get(eqn.out)
+    atom = eqn.args.get("x") if eqn.prim.name == "assign" else None
+    if old is None:
+        sp.avals[eqn.out] = av
+        if is_zero(atom):
+            sp.zero_names[eqn.out] = True
+        if isinstance(atom, ir.Var) and atom.name in sp.zero_bcasts:
+            sp.zero_first[eqn.out] = atom.name
+        return
+    j = join(old, av, atom, old_zero=sp.zero_names.get(eqn.out, False))
+    if j is None and isinstance(atom, ir.Var):
+        j = _widen_zeros(sp, atom.name, old)
+    if j is None and eqn.out in sp.zero_first:
+        j = _widen_zeros(sp, sp.zero_first[eqn.out], av)
+    if j is None:
+        if eqn.out not in sp.avals.conflicts:     # blame the line that made the new value
+            loc = getattr(sp, "def_locs", {}).get(atom.name) if isinstance(atom, ir.Var) \
+                else None
+            sp.avals.conflicts[eqn.out] = Conflict(eqn.out, loc or eqn.loc, old, av)
+        return
+    if not is_zero(atom) and not av.shape:
+        sp.zero_names[eqn.out] = False      # a scalar that may not be 0: never widened
+    sp.avals[eqn.out] = j
+
+
+def _widen_zeros(sp, name, target):
+    """A batch of zeros (`name`, made when a branch join batched a reset adjoint, its only
+    reader the join) joins an array: the zeros take the array's shape and dtype (the joined
+    AVal), or None."""
+    eqn = sp.zero_bcasts.get(name)
+    if eqn is None or sp.reads.get(name, 0) != 1 or not target.shape or \
+            not np.issubdtype(target.dtype, np.inexact):
+        return None
+    eqn.args = dict(eqn.args, x=Const(target.dtype.type(0)), shape=Const(tuple(target.shape)))
+    sp.avals[name] = target
+    return target
+
+
+def _aval_class(sp):
+    """specialize.AVal, found through the specializer (no import back into optimize/specialize.py)."""
+    import sys
+    return sys.modules[type(sp).__module__].AVal
+
+
+def loop_index_aval(sp):
+    """A range loop's index: a Python int in NumPy (weak: x[i] * i stays float32)."""
+    return _aval_class(sp)((), np.dtype(np.int64), True)
+
+
+def specialize_push(sp, st):
+    """tape.push(v): the tape's values take v's abstract value (joined over its pushes)."""
+    value = sp.atom(st.value)
+    new = ir.Push(st.tape, value, st.loc)
+    if not isinstance(st.tape, ir.Var):
+        return new
+    t = st.tape.name
+    av = sp.aval(value)
+    old = sp.avals.tapes.get(t)
+    if old is None:
+        sp.avals.tapes[t] = av
+    elif av is not None and old != av:
+        j = join(old, av, value if isinstance(value, Const) else None)
+        if j is None:
+            sp.avals.conflicts.setdefault(t, Conflict(t, st.loc, old, av))
+        else:
+            sp.avals.tapes[t] = j
+    return new
+
+
+def pop_aval(sp, eqn):
+    tape = eqn.args.get("tape")
+    return sp.avals.tapes.get(tape.name) if isinstance(tape, ir.Var) else None
+
+
+def rw_float_part(sp, eqn, out):
+    """rt.float_part(t, like): t where like is inexact (its shape, not like's), else zeros."""
+    t, like = eqn.args["t"], eqn.args["like"]
+    ta, la = sp.aval(t), sp.aval(like)
+    if ta is None or la is None:
+        return False
+    if np.issubdtype(la.dtype, np.inexact):
+        sp.alias(eqn, t)
+        if isinstance(t, Const):
+            sp.avals[eqn.out] = ta
+        return True
+    # like is an integer array: zeros of t's shape (not like's), float
+    dt = np.result_type(ta.dtype, np.float64) if np.issubdtype(ta.dtype, np.inexact) \
+        else np.dtype(np.float64)
+    if not ta.shape:
+        sp.subst[eqn.out] = Const(dt.type(0))
+        return True
+    from transpile.primitives.registry import by_name
+    sp.emit(out, by_name("zeros"), {"shape": Const(tuple(ta.shape)), "dtype": Const(dt.type)},
+            eqn.loc, name=eqn.out)
+    return True
+
+
+def rw_cast_into(sp, eqn, out):
+    """rt.cast_into(x, like): x, in like's dtype when like is an array."""
+    x, like = eqn.args["x"], eqn.args["like"]
+    xa, la = sp.aval(x), sp.aval(like)
+    if xa is None or la is None:
+        return False
+    if not la.shape or la.dtype == xa.dtype:
+        sp.alias(eqn, x)
+        return True
+    from transpile.primitives.registry import by_name
+    sp.emit(out, by_name("astype"), {"x": x, "dtype": Const(la.dtype.type)}, eqn.loc,
+            name=eqn.out)
+    return True
+
+
+def dynamic_slice(eqn):
+    """x[a:b] with a bound computed at run time: the result's shape is not known (the
+    stand-in values abstract evaluation uses would give a wrong one)."""
+    if eqn.prim.name != "getitem":
+        return False
+    index = eqn.args.get("index")
+    if not isinstance(index, ir.IndexArg):
+        return False
+    return any(isinstance(it, ir.SliceArg) and any(isinstance(b, ir.Var)
+                                                   for b in (it.lower, it.upper, it.step))
+               for it in index.items)
+
+
+# primitives whose result shape never depends on the value of a scalar integer argument
+_SHAPE_SAFE = {"getitem", "getitem_vjp", "setitem", "write_in_place", "assign", "cast_into",
+               "float_part", "adjoint_like", "tape_pop", "tape_new", "trip_count", "astype",
+               "copy", "identity", "stop_gradient", "write_back", "check_scalar_output",
+               "bcast", "int", "float", "bool", "len", "attr_shape", "attr_ndim", "attr_size",
+               "attr_dtype", "shape", "ndim", "size"}
+
+
+def sized_by_run_time_int(sp, eqn):
+    """np.zeros(n), np.arange(k), x.reshape(n, -1) ... with n an integer computed at run time
+    (a loop count): abstract evaluation with a stand-in for n would give a wrong shape."""
+    prim = eqn.prim
+    if prim.elementwise or getattr(prim, "fusable", False) or prim.name in _SHAPE_SAFE:
+        return False
+    for a in ir.iter_atoms(v for v in eqn.args.values() if not isinstance(v, ir.IndexArg)):
+        if isinstance(a, ir.Var):
+            av = sp.avals.get(a.name)
+            if av is not None and not av.shape and av.dtype.kind in "iu":
+                return True
+    return False
+
+
+def collective_aval(sp, eqn):
+    """A collective's result, known without running it (it would wait at a barrier for the
+    other shards): psum & co. keep their operand's shape and dtype; axis_index is an int32."""
+    AVal = _aval_class(sp)
+    name, x = eqn.prim.name, eqn.args.get("x")
+    if name in ("psum", "pmean", "pmax", "pmin") and isinstance(x, (ir.Var, Const)):
+        av = sp.aval(x)
+        if av is not None and name == "pmean" and av.dtype.kind in "biu":
+            return AVal(av.shape, np.dtype(np.float64))
+        return av
+    if name == "axis_index":
+        return AVal((), np.dtype(np.int32))
+    return None
+
+
+def always_zero(body, multi):
+    """Names bound more than once, every time to the constant 0 or to another such name
+    (reverse mode resets an adjoint to 0.0 at the end of each loop iteration, and copies it
+    around loops and branches): they are that constant. {name: the Const}"""
+    binds = {}
+    for st in ir.walk_eqns(body):
+        binds.setdefault(st.out, []).append(st)
+    found = {}
+    for name, eqns in binds.items():
+        if all(e.prim.name == "assign" and (is_zero(e.args.get("x")) or
+                                            isinstance(e.args.get("x"), ir.Var))
+               for e in eqns):
+            found[name] = {(type(e.args["x"].value), e.args["x"].value) for e in eqns
+                           if isinstance(e.args["x"], Const)}
+    result = {}
+    for const in {c for cs in found.values() for c in cs}:
+        zero = {n for n, cs in found.items() if cs <= {const}}
+        changed = True
+        while changed:      # greatest fixed point: copies among such names stay that constant
+            changed = False
+            for name in list(zero):
+                if any(isinstance(e.args["x"], ir.Var) and e.args["x"].name not in zero
+                       for e in binds[name]):
+                    zero.discard(name)
+                    changed = True
+        for n in zero:
+            if n in multi:
+                result[n] = Const(const[1])
+    return result
+
+
+def rw_add_zero(sp, eqn, out):
+    """x + 0 (an adjoint accumulated into a reset one) is x, when the sum keeps x's type."""
+    x, y = eqn.args.get("x"), eqn.args.get("y")
+    for a, b in ((x, y), (y, x)):
+        if is_zero(b) and isinstance(a, ir.Var):
+            av = sp.aval(a)
+            if av is None:
+                return False
+            r = sp.infer(eqn)
+            if r is not None and r.shape == av.shape and r.dtype == av.dtype and \
+                    r.weak == av.weak and np.issubdtype(av.dtype, np.inexact):
+                sp.alias(eqn, a)
+                return True
+            return False
+    return False
+
+
+_IF_ARRAY = {"if_array": None, "setitem_if_array": "setitem",
+             "write_in_place_if_array": "write_in_place"}
+
+
+def resolve_if_array(sp, eqn, out):
+    """rt.if_array / rt.setitem_if_array / rt.write_in_place_if_array decide at run time whether
+    `v op= e` wrote into an array or rebound a scalar (transpile/frontend/normalize/aliasing_scalars.py). Once the
+    probe's shape is known the choice is made here, so the compiled code holds the plain form
+    (identity or setitem / write_in_place). A probe of shape () is a scalar (NumPy copies an
+    element out of its array)."""
+    name = eqn.prim.name
+    if name in ("shape_like", "shape_only"):
+        return _resolve_shape_like(sp, eqn)
+    if name == "written_part":
+        return _resolve_written_part(sp, eqn, out)
+    if name not in _IF_ARRAY:
+        return eqn
+    pa = sp.aval(eqn.args["probe"])
+    if pa is None:
+        return eqn
+    from transpile.primitives.registry import by_name
+    is_array = bool(pa.shape)
+    if name == "if_array":
+        keep = eqn.args["a"] if is_array else eqn.args["b"]
+        return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
+    if not is_array:
+        return Eqn(eqn.out, by_name("identity"), {"x": eqn.args["x"]}, eqn.loc)
+    args = {k: eqn.args[k] for k in ("x", "index", "v")}
+    return Eqn(eqn.out, by_name(_IF_ARRAY[name]), args, eqn.loc)
+
+
+def _resolve_shape_like(sp, eqn):
+    """rt.shape_like(x), a zero shaped like x: np.zeros_like(x), or a zero of x's dtype for a
+    scalar. Where the tape saves it (shape_only) only its type is read: a scalar x itself then,
+    which keeps the type its loop joins gave it."""
+    xa = sp.aval(eqn.args["x"])
+    if xa is None:
+        return eqn
+    from transpile.primitives.registry import by_name
+    if not xa.shape:
+        keep = eqn.args["x"] if eqn.prim.name == "shape_only" else \
+            Const(np.dtype(xa.dtype).type(0))
+        return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
+    return Eqn(eqn.out, by_name("zeros_like"), {"x": eqn.args["x"]}, eqn.loc)
+
+
+def _basic_index(sp, index):
+    """Slices, scalar integers, None and Ellipsis only: no element can be named twice."""
+    if not isinstance(index, ir.IndexArg):
+        items = (index,)
+    else:
+        items = index.items
+    for it in items:
+        if it is None or it is Ellipsis or isinstance(it, ir.SliceArg):
+            continue
+        if isinstance(it, Const):
+            if isinstance(it.value, (int, np.integer)) and not isinstance(it.value, bool):
+                continue
+            return False
+        av = sp.aval(it)
+        if av is None or av.shape or not np.issubdtype(av.dtype, np.integer):
+            return False
+    return True
+
+
+def _resolve_written_part(sp, eqn, out):
+    """rt.written_part(x, index) with a basic index: a copy of x[index] (x[index] itself when it
+    is one element). Integer-array indices keep the run-time helper (repeated elements)."""
+    x, index = eqn.args["x"], eqn.args["index"]
+    if sp.aval(x) is None or not _basic_index(sp, index):
+        return eqn
+    from transpile.primitives.registry import by_name
+    sel = sp.emit(out, by_name("getitem"), {"x": x, "index": index}, eqn.loc, base="sel")
+    sa = sp.aval(sel)
+    if sa is None:
+        return eqn
+    if not sa.shape:
+        return Eqn(eqn.out, by_name("identity"), {"x": sel}, eqn.loc)
+    return Eqn(eqn.out, by_name("copy"), {"x": sel}, eqn.loc)

@@ -1,1 +1,0 @@
-"""Transforms: core Python -> core Python (reverse mode, forward mode, batching)."""
