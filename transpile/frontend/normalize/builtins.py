@@ -13,24 +13,14 @@ import builtins
 import numpy as np
 
 from transpile.errors import ShapesNeeded
+from transpile.primitives import by_name
+from transpile.core.ir import Const, IndexArg, Var
+from transpile.frontend.normalize.values import Static, Struct, flatten_value
 
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
             "isinstance")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
-
-# The normalizer's value classes (Struct, Static, Var, Const, ...) and helpers, handed over by
-# transpile/frontend/normalize/normalizer.py when it imports this module (no import of the normalizer back).
-_NORMALIZE = None
-
-
-def use_normalizer_names(module):
-    global _NORMALIZE
-    _NORMALIZE = module
-
-
-def _N():
-    return _NORMALIZE
 
 
 def call_builtin(norm, obj, args, kwargs, node, base):
@@ -40,29 +30,23 @@ def call_builtin(norm, obj, args, kwargs, node, base):
     return globals()["_" + name](norm, args, kwargs, node, base)
 
 
-def _prim(name):
-    return _N().by_name(name)
-
-
 def _is_seq(v):
-    N = _N()
-    return isinstance(v, N.Struct) and v.kind in ("tuple", "list")
+    return isinstance(v, Struct) and v.kind in ("tuple", "list")
 
 
 def items_of(norm, value, node, what):
     """The elements of a list/tuple, or of an array whose length is known now; None when an
     array's length is known only at run time."""
-    N = _N()
     if _is_seq(value):
         return list(value.items)
-    if isinstance(value, N.Struct) and value.kind == "dict":      # a dict's keys
-        return [N.Const(k) for k in value.keys]
-    if isinstance(value, N.Static) and isinstance(value.obj, (tuple, list, range)):
+    if isinstance(value, Struct) and value.kind == "dict":      # a dict's keys
+        return [Const(k) for k in value.keys]
+    if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range)):
         return [norm.classify(v, None) for v in value.obj]
-    if isinstance(value, (N.Var, N.Const)):
-        n = norm.b.emit(_prim("len"), {"x": norm.to_arg(value, node)}, base="n")
-        if isinstance(n, N.Const):         # jit: the length is known from the argument's shape
-            return [norm.b.emit(_prim("getitem"), {"x": value, "index": N.IndexArg((N.Const(i),))},
+    if isinstance(value, (Var, Const)):
+        n = norm.b.emit(by_name("len"), {"x": norm.to_arg(value, node)}, base="n")
+        if isinstance(n, Const):         # jit: the length is known from the argument's shape
+            return [norm.b.emit(by_name("getitem"), {"x": value, "index": IndexArg((Const(i),))},
                                 base="item") for i in range(n.value)]
         if norm.b.body and getattr(norm.b.body[-1], "out", None) == getattr(n, "name", None):
             norm.b.body.pop()
@@ -81,28 +65,26 @@ def _no_kwargs(norm, kwargs, node, fname, allowed=()):
 def _fold(norm, prim, values, node, base):
     acc = values[0]
     for v in values[1:]:
-        acc = norm.b.emit(_prim(prim), {"x": norm.to_arg(acc, node), "y": norm.to_arg(v, node)},
+        acc = norm.b.emit(by_name(prim), {"x": norm.to_arg(acc, node), "y": norm.to_arg(v, node)},
                           base=base)
     return acc
 
 
 def _sum(norm, args, kwargs, node, base):
-    N = _N()
     _no_kwargs(norm, kwargs, node, "sum", ("start",))
     if not 1 <= len(args) <= 2:
         raise norm.error(node, "sum takes an iterable and an optional start")
-    start = args[1] if len(args) > 1 else kwargs.get("start", N.Const(0))
+    start = args[1] if len(args) > 1 else kwargs.get("start", Const(0))
     seq = args[0]
-    if _is_seq(seq) or isinstance(seq, N.Static):
+    if _is_seq(seq) or isinstance(seq, Static):
         values = items_of(norm, seq, node, "sum")
         return _fold(norm, "add", [start] + values, node, base)
-    total = norm.apply(_prim("sum"), [seq], {"axis": N.Const(0)}, node, base)
+    total = norm.apply(by_name("sum"), [seq], {"axis": Const(0)}, node, base)
     return _fold(norm, "add", [start, total], node, base)
 
 
 def _extreme(kind):
     def handle(norm, args, kwargs, node, base):
-        N = _N()
         _no_kwargs(norm, kwargs, node, kind)
         if not args:
             raise norm.error(node, f"{kind} expects at least one argument")
@@ -110,12 +92,12 @@ def _extreme(kind):
         if len(args) > 1:
             return _fold(norm, ufunc, list(args), node, base)
         seq = args[0]
-        if _is_seq(seq) or isinstance(seq, N.Static):
+        if _is_seq(seq) or isinstance(seq, Static):
             values = items_of(norm, seq, node, kind)
             if not values:
                 raise norm.error(node, f"{kind}() of an empty sequence")
             return _fold(norm, ufunc, values, node, base)
-        return norm.apply(_prim(kind), [seq], {"axis": N.Const(0)}, node, base)
+        return norm.apply(by_name(kind), [seq], {"axis": Const(0)}, node, base)
     return handle
 
 
@@ -124,31 +106,30 @@ _min = _extreme("min")
 
 
 def _sorted(norm, args, kwargs, node, base):
-    N = _N()
     _no_kwargs(norm, kwargs, node, "sorted", ("reverse",))
     if len(args) != 1:
         raise norm.error(node, "sorted takes one sequence")
-    reverse = norm.static_value(kwargs.get("reverse", N.Const(False)), node,
+    reverse = norm.static_value(kwargs.get("reverse", Const(False)), node,
                                 "sorted's reverse flag")
     values = items_of(norm, args[0], node, "sorted")
     if values is None:
         raise norm.error(node, "sorted over an array whose length is known only at run time is "
                          "not supported", hint="call it under jit (shapes known) or pass a list",
                          cls=ShapesNeeded)
-    if all(isinstance(v, N.Const) for v in values):
-        out = [N.Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
-        return N.Struct("list", out)
+    if all(isinstance(v, Const) for v in values):
+        out = [Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
+        return Struct("list", out)
     # a sorting network: every compare-exchange is a minimum/maximum pair
     vals = list(values)
     n = len(vals)
     for i in range(n):
         for j in range(n - 1 - i):
             a, b = norm.to_arg(vals[j], node), norm.to_arg(vals[j + 1], node)
-            vals[j] = norm.b.emit(_prim("minimum"), {"x": a, "y": b}, base="lo")
-            vals[j + 1] = norm.b.emit(_prim("maximum"), {"x": a, "y": b}, base="hi")
+            vals[j] = norm.b.emit(by_name("minimum"), {"x": a, "y": b}, base="lo")
+            vals[j + 1] = norm.b.emit(by_name("maximum"), {"x": a, "y": b}, base="hi")
     if reverse:
         vals.reverse()
-    return N.Struct("list", vals)
+    return Struct("list", vals)
 
 
 def _sequences(norm, args, node, fname):
@@ -165,32 +146,29 @@ def _sequences(norm, args, node, fname):
 
 
 def _zip(norm, args, kwargs, node, base):
-    N = _N()
     _no_kwargs(norm, kwargs, node, "zip")
     seqs = _sequences(norm, args, node, "zip")
-    return N.Struct("list", [N.Struct("tuple", list(t)) for t in zip(*seqs)])
+    return Struct("list", [Struct("tuple", list(t)) for t in zip(*seqs)])
 
 
 def _enumerate(norm, args, kwargs, node, base):
-    N = _N()
     _no_kwargs(norm, kwargs, node, "enumerate", ("start",))
     if not 1 <= len(args) <= 2:
         raise norm.error(node, "enumerate takes an iterable and an optional start")
-    start = args[1] if len(args) > 1 else kwargs.get("start", N.Const(0))
+    start = args[1] if len(args) > 1 else kwargs.get("start", Const(0))
     start = norm.static_value(start, node, "enumerate's start")
     (items,) = _sequences(norm, args[:1], node, "enumerate")
-    return N.Struct("list", [N.Struct("tuple", [N.Const(start + i), v])
+    return Struct("list", [Struct("tuple", [Const(start + i), v])
                              for i, v in enumerate(items)])
 
 
 def _container(kind):
     def handle(norm, args, kwargs, node, base):
-        N = _N()
         _no_kwargs(norm, kwargs, node, kind)
         if not args:
-            return N.Struct(kind, [])
+            return Struct(kind, [])
         (items,) = _sequences(norm, args[:1], node, kind)
-        return N.Struct(kind, items)
+        return Struct(kind, items)
     return handle
 
 
@@ -199,9 +177,8 @@ _tuple = _container("tuple")
 
 
 def _reversed(norm, args, kwargs, node, base):
-    N = _N()
     (items,) = _sequences(norm, args[:1], node, "reversed")
-    return N.Struct("list", items[::-1])
+    return Struct("list", items[::-1])
 
 
 # the Python types an array value may have at run time (a NumPy array, a NumPy or Python scalar)
@@ -212,26 +189,25 @@ def _isinstance(norm, args, kwargs, node, base):
     """Decided when the code is generated: from the value for constants and Python objects,
     from the structure for tuples/lists/dicts/NamedTuples; for array data only when the answer
     does not depend on whether the argument is a NumPy array or a Python scalar."""
-    N = _N()
     _no_kwargs(norm, kwargs, node, "isinstance")
     if len(args) != 2:
         raise norm.error(node, "isinstance takes a value and a class (or tuple of classes)")
     value = args[0]
     cls = norm.static_value(args[1], node, "the class of isinstance")
-    if isinstance(value, N.Const):
-        return N.Const(isinstance(value.value, cls))
-    if isinstance(value, N.Static):
-        return N.Const(isinstance(value.obj, cls))
-    if isinstance(value, N.Struct):
+    if isinstance(value, Const):
+        return Const(isinstance(value.value, cls))
+    if isinstance(value, Static):
+        return Const(isinstance(value.obj, cls))
+    if isinstance(value, Struct):
         if value.kind == "node":
-            return N.Const(issubclass(value.keys[0], cls))
-        return N.Const(issubclass({"tuple": tuple, "list": list, "dict": dict}[value.kind], cls))
+            return Const(issubclass(value.keys[0], cls))
+        return Const(issubclass({"tuple": tuple, "list": list, "dict": dict}[value.kind], cls))
     classes = cls if isinstance(cls, tuple) else (cls,)
     hits = {issubclass(t, classes) for t in _DATA_TYPES}
     if hits == {False}:
-        return N.Const(False)
+        return Const(False)
     if hits == {True} or all(issubclass(t, classes) for t in (np.ndarray, np.generic, float)):
-        return N.Const(True)
+        return Const(True)
     raise norm.error(node, "isinstance of array data against "
                      f"{getattr(cls, '__name__', cls)} depends on whether the value is a NumPy "
                      "array or a Python scalar, which the transformed code does not fix",
@@ -245,7 +221,6 @@ def effect_statement(norm, node):
     """`print(...)` / `breakpoint()` as an expression statement: emitted as a debugging effect
     that runs with the values of each call. False for other statements."""
     import gast
-    N = _N()
     call = node.value
     if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Name):
         return False
@@ -253,7 +228,7 @@ def effect_statement(norm, node):
         func = norm.expr(call.func, "f")
     except Exception:
         return False
-    if not isinstance(func, N.Static) or func.obj not in (builtins.print, builtins.breakpoint):
+    if not isinstance(func, Static) or func.obj not in (builtins.print, builtins.breakpoint):
         return False
     if func.obj is builtins.breakpoint:
         if call.args or call.keywords:
@@ -261,11 +236,11 @@ def effect_statement(norm, node):
                              "code")
         names, values = [], []
         for name, v in norm.frame.env.items():      # the user's variables at this line
-            if isinstance(v, (N.Var, N.Const)) and not (isinstance(v, N.Const) and
+            if isinstance(v, (Var, Const)) and not (isinstance(v, Const) and
                                                        v.value is None):
                 names.append(name)
                 values.append(v)
-        norm.apply(_prim("debug_breakpoint"), [N.Const(tuple(names))] + values, {}, node,
+        norm.apply(by_name("debug_breakpoint"), [Const(tuple(names))] + values, {}, node,
                    "breakpoint")
         return True
     opts = {"sep": " ", "end": "\n"}
@@ -281,14 +256,14 @@ def effect_statement(norm, node):
         if isinstance(a, gast.Starred):
             raise norm.error(node, "print(*values) is not supported in transformed code")
         v = norm.expr(a, "t")
-        if isinstance(v, N.Static):
-            v = N.Const(str(v.obj))
-        if isinstance(v, N.Struct):
-            leaves, _ = N.flatten_value(v)      # a tuple/list/dict of arrays: its leaves
+        if isinstance(v, Static):
+            v = Const(str(v.obj))
+        if isinstance(v, Struct):
+            leaves, _ = flatten_value(v)      # a tuple/list/dict of arrays: its leaves
             values += leaves
         else:
             values.append(v)
-    norm.apply(_prim("debug_print"), [N.Const(opts["sep"]), N.Const(opts["end"])] + values, {},
+    norm.apply(by_name("debug_print"), [Const(opts["sep"]), Const(opts["end"])] + values, {},
                node, "printed")
     return True
 
@@ -300,7 +275,6 @@ def _print_formatted(norm, node, args, opts):
     """print(f"x0={x[0]:.3f}", y): one format template ("x0={:.3f} {}") and its values, printed
     with str.format at run time (rt.debug_printf)."""
     import gast
-    N = _N()
     parts, values = [], []
 
     def literal(text):
@@ -308,9 +282,9 @@ def _print_formatted(norm, node, args, opts):
 
     def field(expr, conversion=-1, spec=""):
         v = norm.expr(expr, "t")
-        if isinstance(v, N.Static):
-            v = N.Const(v.obj if isinstance(v.obj, str) else str(v.obj))
-        if isinstance(v, N.Struct):
+        if isinstance(v, Static):
+            v = Const(v.obj if isinstance(v.obj, str) else str(v.obj))
+        if isinstance(v, Struct):
             raise norm.error(node, "a tuple/list/dict inside an f-string in print is not "
                              "supported", hint="print its elements")
         parts.append("{" + _CONVERSIONS.get(conversion, "") + (":" + spec if spec else "") + "}")
@@ -335,6 +309,6 @@ def _print_formatted(norm, node, args, opts):
                                      "supported in transformed code")
                 spec = "".join(str(p.value) for p in piece.format_spec.values)
             field(piece.value, piece.conversion, spec)
-    norm.apply(_prim("debug_printf"), [N.Const("".join(parts)), N.Const(opts["end"])] + values,
+    norm.apply(by_name("debug_printf"), [Const("".join(parts)), Const(opts["end"])] + values,
                {}, node, "printed")
     return True

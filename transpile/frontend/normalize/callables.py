@@ -13,6 +13,8 @@ import numpy as np
 
 from transpile.frontend.callables import is_data, unwrap_callable
 from transpile.primitives.registry import lookup
+from transpile.core.ir import Const, Var
+from transpile.frontend.normalize.values import Static, Struct
 
 
 class PartialValue:
@@ -22,19 +24,9 @@ class PartialValue:
         self.func, self.args, self.kwargs = func, list(args), dict(kwargs)
 
 
-# The normalizer's value classes (Struct, Static, Var, Const, ...) and helpers, handed over by
-# transpile/frontend/normalize/normalizer.py when it imports this module (no import of the normalizer back).
-_NORMALIZE = None
-
-
-def use_normalizer_names(module):
-    global _NORMALIZE
-    _NORMALIZE = module
-
 
 def call_bound(norm, func, args, kwargs, node, base):
     """Inline a partial / bound method / PartialValue; None when `func` is none of them."""
-    Static = _NORMALIZE.Static
     if isinstance(func, PartialValue):
         return norm.call(func.func, func.args + list(args), {**func.kwargs, **kwargs}, node, base)
     if not isinstance(func, Static):
@@ -64,8 +56,6 @@ def instance_attribute(norm, obj, attr, node):
         value = getattr(obj, attr)
     except AttributeError:
         return None
-    N = _NORMALIZE
-    Const, Static, Struct, Var = N.Const, N.Static, N.Struct, N.Var
     if isinstance(value, (Var, Const, Struct, Static)):
         return value                   # a pytree node rebuilt around generated-code values
     if isinstance(value, np.ndarray) or isinstance(value, np.generic):

@@ -43,9 +43,6 @@ from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: r
 from transpile.frontend.normalize.bindings import aliased
 from transpile.frontend.callables import is_data
 from transpile.frontend.normalize.returns import NestedLoopReturn, fold_early_returns
-from transpile.frontend.normalize import builtins as normalize_builtins
-from transpile.frontend.normalize import callables as normalize_callables
-from transpile.frontend.normalize import pytree as normalize_pytree
 from transpile.frontend.normalize import calls
 from transpile.frontend.normalize import expressions
 from transpile.frontend.normalize import loops
@@ -53,10 +50,6 @@ from transpile.frontend.normalize import statements
 from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
 from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
 
-# normalize_builtins/_callables/_pytree read the value classes (Struct, Static, Var, Const,
-# IndexArg, by_name, flatten_value, ...) from this module, handed over here
-for _m in (normalize_builtins, normalize_callables, normalize_pytree):
-    _m.use_normalizer_names(sys.modules[__name__])
 
 _STATEMENTS = {**statements.STATEMENTS, **loops.STATEMENTS, **calls.STATEMENTS}
 _EXPRESSIONS = {**expressions.EXPRESSIONS, **calls.EXPRESSIONS}

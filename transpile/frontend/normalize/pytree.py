@@ -8,55 +8,43 @@ Python object. NamedTuples, dataclasses and registered classes are `Struct('node
 and `Params(w, b)` written in the function builds one.
 """
 from transpile_runtime import pytree as rt_pytree
+from transpile.core.ir import Const, Var
+from transpile.frontend.normalize.values import Static, Struct, flatten_value, unflatten_value
 
-
-# The normalizer's value classes (Struct, Static, Var, Const, ...) and helpers, handed over by
-# transpile/frontend/normalize/normalizer.py when it imports this module (no import of the normalizer back).
-_NORMALIZE = None
-
-
-def use_normalizer_names(module):
-    global _NORMALIZE
-    _NORMALIZE = module
-
-
-def _norm():
-    return _NORMALIZE
 
 
 def _flat(norm, value, node):
     try:
-        return _norm().flatten_value(value)
+        return flatten_value(value)
     except TypeError as e:
         raise norm.error(node, str(e)) from None
 
 
 def call_tree_util(norm, obj, args, kwargs, node, base):
     """tree_map / tree_leaves / tree_flatten / tree_unflatten / tree_structure; None otherwise."""
-    N = _norm()
     name = _TREE_UTILS.get(id(obj))
     if name is None or _TREE_UTIL_OBJS[name] is not obj:
         return None
     if name == "tree_leaves":
         leaves, _ = _flat(norm, _one(norm, args, kwargs, "tree", node), node)
-        return N.Struct("list", leaves)
+        return Struct("list", leaves)
     if name == "tree_structure":
         _, tree = _flat(norm, _one(norm, args, kwargs, "tree", node), node)
-        return N.Static(tree)
+        return Static(tree)
     if name == "tree_flatten":
         leaves, tree = _flat(norm, _one(norm, args, kwargs, "tree", node), node)
-        return N.Struct("tuple", [N.Struct("list", leaves), N.Static(tree)])
+        return Struct("tuple", [Struct("list", leaves), Static(tree)])
     if name == "tree_unflatten":
         if len(args) != 2 or kwargs:
             raise norm.error(node, "tree_unflatten(treedef, leaves) takes two arguments")
         tree = norm.static_value(args[0], node, "the treedef of tree_unflatten")
         leaves = args[1]
-        if not isinstance(leaves, N.Struct):
+        if not isinstance(leaves, Struct):
             raise norm.error(node, "tree_unflatten needs a list of leaves of known length")
         if len(leaves.items) != tree.num_leaves:
             raise norm.error(node, f"tree_unflatten: {len(leaves.items)} leaves for a structure "
                              f"with {tree.num_leaves}")
-        return N.unflatten_value(tree, leaves.items)
+        return unflatten_value(tree, leaves.items)
     # tree_map(f, tree, *rest)
     if kwargs or len(args) < 2:
         raise norm.error(node, "tree_map(f, tree, *rest) takes a function and one or more trees")
@@ -69,7 +57,7 @@ def call_tree_util(norm, obj, args, kwargs, node, base):
             raise norm.error(node, f"tree_map: structures differ: {tree} vs {r_tree}")
         others.append(r_leaves)
     out = [norm.call(f, list(xs), {}, node, base) for xs in zip(leaves, *others)]
-    return N.unflatten_value(tree, out)
+    return unflatten_value(tree, out)
 
 
 def _one(norm, args, kwargs, what, node):
@@ -108,11 +96,10 @@ class NodeMethod:
 
 def construct_node(norm, cls, args, kwargs, node):
     """`Params(w, b)` inside transformed code -> Struct('node', ...); None for other classes."""
-    N = _norm()
     if isinstance(cls, NodeMethod):     # p._replace(b=...): a new node around the values
         obj = cls.call(norm, args, kwargs, node)
         cls_, children, aux = rt_pytree.node_parts(obj)
-        return N.Struct("node", children, (cls_, aux))
+        return Struct("node", children, (cls_, aux))
     if not is_node_class(cls):
         return None
     try:
@@ -121,23 +108,22 @@ def construct_node(norm, cls, args, kwargs, node):
         raise norm.error(node, f"cannot build {cls.__name__} from values computed in the "
                          f"transformed function: {e}") from None
     cls_, children, aux = rt_pytree.node_parts(obj)
-    return N.Struct("node", children, (cls_, aux))
+    return Struct("node", children, (cls_, aux))
 
 
 def node_attribute(norm, struct, attr, node):
     """`p.attr` for a Struct('node', ...): rebuild the object around the values, read attr."""
-    N = _norm()
     cls, aux = struct.keys
     try:
         obj = rt_pytree.node_build(cls, aux, struct.items)
     except Exception as e:
         raise norm.error(node, f"cannot rebuild {cls.__name__} to read .{attr}: {e}") from None
     if attr == "_replace" and issubclass(cls, tuple):
-        return N.Static(NodeMethod(obj, attr))
+        return Static(NodeMethod(obj, attr))
     try:
         value = getattr(obj, attr)
     except AttributeError:
         raise norm.error(node, f"{cls.__name__} has no attribute {attr!r}") from None
-    if isinstance(value, (N.Var, N.Const, N.Struct, N.Static)):
+    if isinstance(value, (Var, Const, Struct, Static)):
         return value
-    return norm.classify(value, None, attr) if not callable(value) else N.Static(value)
+    return norm.classify(value, None, attr) if not callable(value) else Static(value)
