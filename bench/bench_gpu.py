@@ -107,7 +107,8 @@ def main():
         print(f"no GPU: {e}")
         print("bench_gpu: nothing to measure without a CUDA device (show() still prints kernels)")
         return 0
-    from transpile.compile.gpu_programs import flat_example_args, gpu_program
+    from transpile.api.autodiff import flat_example_args
+    from transpile.compile.gpu_programs import gpu_program
     name, peak, how = peak_bandwidth(cupy)
     print(f"device: {name}; nominal HBM bandwidth {peak:.0f} GB/s ({how})")
     jax = jax_gpu()

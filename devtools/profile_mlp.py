@@ -9,7 +9,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 import numpy as np  # noqa: E402
 import cupy  # noqa: E402
 from gpu_cases import mlp_args, mlp_grad  # noqa: E402
-from transpile.compile.gpu_programs import flat_example_args, gpu_program  # noqa: E402
+from transpile.api.autodiff import flat_example_args  # noqa: E402
+from transpile.compile.gpu_programs import gpu_program  # noqa: E402
 
 args = mlp_args(np.float32, batch=128, n_in=784, n_hidden=512, n_out=10)
 core, flat = flat_example_args(mlp_grad, *args)

@@ -8,7 +8,8 @@ import numpy as np  # noqa: E402
 import cupy  # noqa: E402
 from bench_gpu import per_call  # noqa: E402
 from gpu_cases import grad_sum_logistic, norm, poly, selu  # noqa: E402
-from transpile.compile.gpu_programs import flat_example_args, gpu_program  # noqa: E402
+from transpile.api.autodiff import flat_example_args  # noqa: E402
+from transpile.compile.gpu_programs import gpu_program  # noqa: E402
 
 x = np.random.default_rng(0).standard_normal((5000, 5000), dtype=np.float32)
 dx = cupy.asarray(x)

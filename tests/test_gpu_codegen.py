@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from transpile.api.pmap import psum  # noqa: E402
-from transpile.compile.gpu_programs import flat_example_args, gpu_program, kernel_source
+from transpile.api.autodiff import flat_example_args
+from transpile.compile.gpu_programs import gpu_program, kernel_source
 
 sys.path.insert(0, os.path.dirname(__file__))
 from gpu_cases import cases, grad_sum_logistic, mlp_grad, mlp_args, poly, selu  # noqa: E402
@@ -146,7 +147,8 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 from gpu_cases import cases
 from transpile.api.autodiff import Plain, Transform
-from transpile.compile.gpu_programs import flat_example_args, gpu_program
+from transpile.api.autodiff import flat_example_args
+from transpile.compile.gpu_programs import gpu_program
 res = []
 for dt in (np.float32, np.float64):
     for label, fn, args in cases(dt):
@@ -253,7 +255,8 @@ def test_rebinding_runs_right_under_the_simulator():
     import sys
     code = ("import numpy as np, sys; sys.path.insert(0, 'tests');"
             "from test_gpu_codegen import rebinds;"
-            "from transpile.compile.gpu_programs import flat_example_args, gpu_program;"
+            "from transpile.api.autodiff import flat_example_args;"
+            "from transpile.compile.gpu_programs import gpu_program;"
             "x = np.linspace(-1, 1, 37);"
             "core, flat = flat_example_args(rebinds, x);"
             "out = gpu_program(core, flat, 'cuda')(*flat)[0];"

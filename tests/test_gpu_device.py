@@ -10,7 +10,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 from gpu_cases import cases, mlp_args, mlp_grad  # noqa: E402
 
 from transpile.api.autodiff import Plain, Transform  # noqa: E402
-from transpile.compile.gpu_programs import flat_example_args, gpu_program  # noqa: E402
+from transpile.api.autodiff import flat_example_args  # noqa: E402
+from transpile.compile.gpu_programs import gpu_program  # noqa: E402
 
 
 def _device():

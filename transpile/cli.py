@@ -16,6 +16,11 @@ import os
 import re
 import sys
 import uuid
+from transpile.api.autodiff import Transform
+import transpile
+from transpile.api import autodiff as api
+from transpile import show
+from transpile.errors import TranspileError
 
 TRANSFORMS = ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "jit")
 
@@ -91,7 +96,6 @@ def _innermost(obj):
 
 def is_transformed(obj):
     """Made by one of our transforms (grad, jit, vmap, pmap, ...)?"""
-    from transpile.api.autodiff import Transform
     if isinstance(obj, Transform) or hasattr(obj, "__transpile_core__") or hasattr(obj, "show_source"):
         return True
     return type(obj).__module__.split(".")[0] == "transpile" and callable(obj) and \
@@ -165,7 +169,6 @@ def parse_chain(text):
 
 
 def _public(name, issue):
-    import transpile
     obj = getattr(transpile, name, None)
     if obj is None or inspect.ismodule(obj):
         raise CLIError(f"the {name} transform is not available in this build of transpile "
@@ -175,7 +178,6 @@ def _public(name, issue):
 
 def apply_transform(name, fun, backend=None):
     """One CLI transform name -> a transformed object whose generated source `show` prints."""
-    from transpile.api import autodiff as api
     if name == "grad":
         return api.grad(fun)
     if name == "value_and_grad":
@@ -237,8 +239,6 @@ def highlight(text, color):
 
 
 def generated_source(obj, args):
-    from transpile import show
-    from transpile.errors import TranspileError
     try:
         return show(obj, *args)
     except TranspileError:
@@ -370,13 +370,11 @@ def main(argv=None):
     ns = parser.parse_args(argv)
     out, err = sys.stdout, sys.stderr
     if ns.version:
-        import transpile
         out.write(f"transpile {transpile.__version__}\n")
         return 0
     if ns.command is None:
         parser.print_help(out)
         return 2
-    from transpile.errors import TranspileError
     try:
         if ns.command == "list":
             return cmd_list(ns, out)

@@ -21,6 +21,7 @@ import numpy as np
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, Var
 from transpile.primitives import by_name
+from transpile.optimize.specialize import AVal
 
 
 def _walk(body):
@@ -77,7 +78,6 @@ def _basic_shape(shape, index, avals):
 
 def scatter_adds(body, outs, avals):
     """The body with `d + getitem_vjp(ct, x, i)` rewritten as a read-add-write at i."""
-    from transpile.optimize.specialize import AVal
     reads = _reads(body, outs)
     taken = set(ir.bound_names(body)) | set(avals)
     counter = [0]

@@ -3,7 +3,7 @@
 The tangent of `y` is `y_dot`. Rules: `jvp` templates per argument, else `x_dot * deriv`,
 else (linear arguments) the primitive applied to the tangent. Contributions are summed.
 """
-from transpile.core.ir import Const, CoreFn, Eqn, TupleArg, Var
+from transpile.core.ir import TupleArg, Var
 from transpile.primitives import by_name
 from transpile.frontend.templates import instantiate, rule_env
 from transpile.ad.sweep import Sweep

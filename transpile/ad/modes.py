@@ -7,6 +7,7 @@ from transpile.ad.forward import ForwardSweep
 from transpile.ad.forward_control import ControlForwardSweep
 from transpile.ad.reverse import ReverseSweep
 from transpile.ad.reverse_control import ControlReverseSweep
+from transpile.optimize.specialize import reads
 
 
 def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphic=False):
@@ -49,7 +50,6 @@ def _drop_unread_refusals(body, outs):
     """A tangent that has no rule may be a run-time refusal (rt.refuse_norm_third, ...); when
     nothing reads it (an output of a multi-output row that the function does not use), it
     goes, so only the derivatives actually needed are refused."""
-    from transpile.optimize.specialize import reads
     live = {o.name for o in outs if isinstance(o, _ir.Var)}
     kept = []
     for st in reversed(body):

@@ -5,7 +5,7 @@ template for each argument is instantiated with g = dy; contributions to the sam
 summed (`dx = dx + ...`). Names: the adjoint of `x` is `dx`.
 """
 from transpile.errors import TranspileError
-from transpile.core.ir import Const, CoreFn, Eqn, TupleArg, Var
+from transpile.core.ir import Const, CoreFn, TupleArg, Var, bound_names
 from transpile.frontend.normalize.normalizer import Namer
 from transpile.primitives import by_name
 from transpile.frontend.templates import instantiate, rule_env
@@ -14,7 +14,6 @@ from transpile.ad.sweep import Sweep, active_vars, check_opaque  # noqa: F401
 
 def core_namer(core):
     names = set(core.params) | {"np", "rt"} | set(core.statics)
-    from transpile.core.ir import bound_names
     names |= set(bound_names(core.body))
     return Namer(names)
 

@@ -18,6 +18,7 @@ write, so the write is done in place: a loop of n writes costs O(n) under `grad`
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var, map_atoms
 from transpile.optimize.inplace import live_after, value_reads
+from transpile.primitives import by_name
 
 
 
@@ -37,7 +38,6 @@ def _walk(body):
 
 def slim(body, split, tape, outs, namer):
     """The body with dead pushes dropped and shape-only ones replaced by `rt.shape_only`."""
-    from transpile.primitives import by_name
     back = body[split:]
     live = live_after(back, outs)
     full = live_after(back, outs, reads=value_reads)

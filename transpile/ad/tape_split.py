@@ -23,6 +23,7 @@ from collections import Counter
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var
 from transpile.primitives import by_name
+from transpile.optimize.specialize import dce
 
 
 def _walk(body):
@@ -238,7 +239,6 @@ def drop_dead_tapes(body, outs):
     """Remove the tapes (split per name) whose popped values nothing reads, with their pushes,
     pops and the copies of the popped values (on specialized core Python, for jit: the
     backward sweep often needs only some of what a loop iteration bound)."""
-    from transpile.optimize.specialize import dce
     stmts = list(_walk(body))
     pops = {}
     for st in stmts:

@@ -5,7 +5,7 @@ primal's dtype, and copies of array arguments (for functions that write into the
 import numpy as np
 
 from transpile.frontend.callables import as_index
-from transpile.api.dynamic_ints import is_dynamic_int
+from transpile.compile.dynamic_ints import is_dynamic_int
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 
 STATIC_TYPES = (bool, int, str, type(None))
@@ -13,7 +13,7 @@ STATIC_TYPES = (bool, int, str, type(None))
 
 def spec_flatten(value, dynamic_ints=False):
     """Flatten an argument for specialization: (dynamic leaves, TreeDef with static leaves).
-    With dynamic_ints, Python ints are dynamic leaves too (jit; see transpile/api/dynamic_ints.py)."""
+    With dynamic_ints, Python ints are dynamic leaves too (jit; see transpile/compile/dynamic_ints.py)."""
     if type(value) is np.ndarray:      # the common case, without the pytree walk
         return [value], LEAF
     if dynamic_ints and is_dynamic_int(value):

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from transpile.core.tracebacks import api_boundary
-from transpile.core import codegen
+from transpile.core import codegen, ir as _ir
 from transpile.frontend import transform_registry
 from transpile.frontend.transform_registry import example_avals
 from transpile.frontend.callables import build_core_bound, callable_name, unwrap_callable
@@ -29,12 +29,13 @@ from transpile.frontend.normalize.normalizer import SPECIALIZE, build_core
 from transpile.frontend.parse import read_binding
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
 from transpile.api.shape_folding import shape_folder
-from transpile.api.dynamic_ints import is_dynamic_int
+from transpile.compile.dynamic_ints import is_dynamic_int
 from transpile.api.arguments import (  # noqa: F401  (spec_flatten: re-exported for api/jit.py)
     STATIC_TYPES, bind_call, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
     spec_flatten, tangent_like, tree_map_zeros, walk_tree)
 from transpile.ad.modes import forward_core, reverse_core
 from transpile.ad.reverse import make_core
+from transpile.core.avals import aval_of
 
 
 class Specialization:
@@ -196,7 +197,6 @@ class Transform:
     def specialize_for(self, trees, leaves):
         """specialize(trees); when the code needs the arguments' shapes (a comprehension over
         an array), generated for these shapes instead (cached per shape and dtype)."""
-        from transpile.core.avals import aval_of
         if trees not in self._needs_shapes:
             try:
                 return self.specialize(trees)
@@ -509,7 +509,6 @@ def vjp(fun, *primals, has_aux=False, _argnums=None):
     core = spec.core
     out_tree = core.out_tree.children[0]
     n_out = out_tree.num_leaves
-    from transpile.core import ir as _ir
     writes = any(e.prim.name == "write_back" for e in _ir.walk_eqns(core.body))
     snapshot = copy_arrays(leaves) if writes else leaves   # fun writes into its arguments:
 
@@ -583,3 +582,14 @@ def generated_path(fun, *example_args, **example_kwargs):
     if not hasattr(fun, "source_path"):
         fun = Plain(fun)
     return fun.source_path(*example_args, **example_kwargs)
+
+
+def flat_example_args(transform, *args, **kwargs):
+    """(core, flat args) of a Transform (grad(f), Plain(f), ...) for these example arguments."""
+    if not isinstance(transform, Transform):
+        transform = Plain(transform)
+    values = transform.bind(args, kwargs)
+    leaves, trees = transform.flatten_args(values)
+    core = transform.__transpile_core__(trees)
+    free = [read_binding(where) for _, where, _ in core.free]
+    return core, list(leaves) + free

@@ -25,14 +25,13 @@ import itertools
 import numpy as np
 
 from transpile.core.tracebacks import api_boundary
-import transpile_runtime as runtime
 from transpile_runtime import custom_rules
 from transpile.frontend import transform_registry
 from transpile.errors import TranspileError
 from transpile.core.ir import CoreFn, Eqn, Var
-from transpile.primitives.registry import by_name, lookup
-from transpile.primitives.registry import defprim as _defprim
-from transpile.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
+from transpile.primitives.registry import lookup, defprim as _defprim
+from transpile.pytree import LEAF, tree_flatten, tree_map
+from transpile.api.autodiff import jvp, vjp, Grad
 
 _counter = itertools.count()
 
@@ -233,7 +232,6 @@ class custom_jvp(_Custom):
 def linearize(fun, *primals):
     """(fun(*primals), f_jvp) with f_jvp(*tangents) = the JVP at primals (generated forward-mode
     code; the primal part is re-evaluated on each call)."""
-    from transpile.api.autodiff import jvp
     out = fun(*primals)
 
     def f_jvp(*tangents):
@@ -270,7 +268,6 @@ def _close(what, got, want, atol, rtol):
 
 
 def _check_once(packed, p, modes, eps, atol, rtol, level, rng):
-    from transpile.api.autodiff import jvp, vjp
     out = packed(p)
     v = _random_like(p, rng)
     u = _random_like(out, rng)
@@ -298,7 +295,6 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=None, atol=None, rto
     random cotangent, compared through <vjp(u), v> = <u, J v>). Order 2 checks the derivatives
     of the generated gradient (forward-over-reverse and reverse-over-reverse), and so on.
     Raises AssertionError with the two numbers when they disagree."""
-    from transpile.api.autodiff import Grad
     modes = tuple(modes)
     bad = set(modes) - {"fwd", "rev"}
     if bad:

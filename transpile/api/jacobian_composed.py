@@ -14,13 +14,17 @@ from transpile.core.tracebacks import api_boundary
 from transpile.api.autodiff import Grad, Transform, _fname, core_of
 from transpile.api.jacobian import jacfwd, jacrev, register_jacobian_core
 from transpile.errors import TranspileError
-from transpile.core.ir import Const, IndexArg, TupleArg, Var
+from transpile.core.ir import Const, IndexArg, TupleArg, Var, bound_names
 from transpile.frontend.normalize.normalizer import Builder, Namer
 from transpile.primitives import by_name
-from transpile.pytree import LEAF
+from transpile.pytree import LEAF, TreeDef
 from transpile.api.arguments import leaf_ranges
 from transpile.ad.modes import forward_core, reverse_core
 from transpile.ad.reverse import make_core
+from transpile.api.vmap import Ranked, Vmap
+from transpile.core.rename import rename_body
+from transpile.frontend.parse import read_binding
+from transpile.batching.vectorize import BatchSweep
 
 
 class TangentMap(Transform):
@@ -93,7 +97,6 @@ class Hessian(Transform):
         return None if inner is None else inner + 2 * ranks[leaf_ranges(trees)[a][0]]
 
     def __transpile_core__(self, in_trees, ranks=None):
-        from transpile.api.vmap import Ranked, Vmap
         if isinstance(in_trees, Ranked):
             in_trees, ranks, _ = in_trees
         a = self.argnum
@@ -137,7 +140,6 @@ class Hessian(Transform):
         n = b.emit(by_name("size"), {"x": x}, base="n")
         dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
         basis = b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")   # row i = e_i
-        from transpile.core.rename import rename_body
         mapping = {p: Var(p) for p in vm_core.params}
         mapping[vm_core.params[n_user - 1]] = basis
         b.body += rename_body(vm_core.body, mapping, namer, vm_core.outs)
@@ -156,7 +158,6 @@ class Hessian(Transform):
 
 def function_output_rank(fun, trees, ranks):
     """The rank of fun's single array output for arguments of these ranks (None: unknown)."""
-    from transpile.api.vmap import Ranked
     if hasattr(fun, "output_rank"):
         return fun.output_rank(trees, ranks)
     try:
@@ -198,7 +199,6 @@ class CotangentMap(Transform):
 def _inner_core(linear_map, primal_trees):
     """The core of the function a tangent/cotangent map differentiates, with the primal ranks
     when they are known and the function can use them (a Jacobian inside a Jacobian)."""
-    from transpile.api.vmap import Ranked
     ranks = getattr(linear_map, "primal_ranks", None)
     fun = linear_map.fun
     if ranks is not None and getattr(fun, "accepts_ranks", False):
@@ -212,9 +212,6 @@ def jacobian_core(fun, argnum, mode, in_trees):
     """jacfwd/jacrev(fun, argnum) as one core function, so that it composes with jit, grad,
     vmap and with itself: a vmap of the jvp (columns J e_i) or of the vjp (rows e_i^T J) over
     the basis vectors of the argument (jacfwd) or of the output (jacrev)."""
-    from transpile.core.ir import bound_names
-    from transpile.core.rename import rename_body
-    from transpile.api.vmap import Ranked, Vmap
     ranks = None
     if isinstance(in_trees, Ranked):
         in_trees, ranks, _ = in_trees
@@ -346,8 +343,6 @@ def _dims(b, x, rank, start):
 
 def output_rank(core, ranks):
     """The rank of a core function's single output, from its argument ranks (None: unknown)."""
-    from transpile.frontend.parse import read_binding
-    from transpile.batching.vectorize import BatchSweep
     import numpy as np
     if len(core.outs) != 1:
         return None
@@ -385,10 +380,6 @@ hessian.__transpile_static__ = True
 def jacobians_core(fun, nums, mode, in_trees):
     """jacfwd/jacrev with a tuple of argnums: one core per argument, inlined side by side into
     one function returning the tuple of Jacobians."""
-    from transpile.core.ir import bound_names
-    from transpile.pytree import TreeDef
-    from transpile.core.rename import rename_body
-    from transpile.api.vmap import Ranked
     n_args = len(in_trees[0] if isinstance(in_trees, Ranked) else in_trees)
     cores = [jacobian_core(fun, a % n_args, mode, in_trees) for a in nums]
     first = cores[0]

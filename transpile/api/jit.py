@@ -40,10 +40,10 @@ import numpy as np
 
 from transpile.core.tracebacks import api_boundary
 from transpile.core import codegen
+from transpile.frontend.transform_registry import Ranked, example_avals
 from transpile.api.autodiff import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
 from transpile.frontend.callables import as_index, param_list
-from transpile.frontend.transform_registry import example_avals
-from transpile.api.dynamic_ints import (StaticIntsNeeded, int_params, ints_stay_dynamic,
+from transpile.compile.dynamic_ints import (StaticIntsNeeded, int_params, ints_stay_dynamic,
                                     is_dynamic_int)
 from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, TranspileWarning
 from transpile.compile.backends import initialize_runtime
@@ -56,9 +56,14 @@ from transpile.api.shape_folding import shape_folder
 from transpile.ad.accumulate import reads_before_writes, scatter_adds
 from transpile.optimize.dead_code import drop_dead_values
 from transpile.optimize.fusion import fuse
-from transpile.optimize.inplace import in_place_writes
+from transpile.optimize.inplace import in_place_writes, for_printing
 from transpile.ad.tape_split import drop_dead_tapes, split_tapes
-from transpile.optimize.specialize import AVal, aval_of, specialize
+from transpile.optimize.specialize import aval_of, specialize
+from transpile.api.pmap import set_shard_compiler
+from transpile.lowering import backends
+from transpile.api.vmap import Vmap
+from transpile.lowering.cpu.module import Unlowerable
+from transpile_runtime.diagnostics import warn
 
 __all__ = ["jit", "Jit", "initialize_runtime"]
 
@@ -128,7 +133,6 @@ class Pending:
     generated NumPy code (the same numbers and argument writes as the compiled code)."""
 
     def __init__(self, jit, core, origin):
-        from transpile.optimize.inplace import for_printing   # O(1) writes, del
         fn, _, _ = codegen.load(for_printing(core), origin)
         self.core = core
         self.fn = fn
@@ -205,7 +209,6 @@ class Jit(Transform):
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend="cpu", wait=None):
         super().__init__(fun)
-        from transpile.lowering import backends
         names = [p.name for p in self._params]
         static_argnums = as_index(static_argnums)      # np.int64(1) too
         if isinstance(static_argnums, int):
@@ -241,7 +244,7 @@ class Jit(Transform):
         self._deferred = []             # warnings from background compiles, for the next call
         self.last_tier = None           # "numpy" or "compiled": what the last call ran
         self.dynamic_ints = True        # Python int arguments as dynamic scalars, until one
-        #                                 call shows the code needs their values (api/dynamic_ints.py)
+        #                                 call shows the code needs their values (compile/dynamic_ints.py)
 
     # -- Transform interface ---------------------------------------------------------------------
 
@@ -513,7 +516,6 @@ class Jit(Transform):
 
     def _core_for(self, trees, in_avals, per_example):
         """(core, ranked, folded): the core Python to specialize for these avals."""
-        from transpile.api.vmap import Vmap
         ranked = getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
             p.default is inspect.Parameter.empty for p in self.fun._params)
         folded = in_avals if self._chain_preserves_shapes() else None
@@ -531,7 +533,6 @@ class Jit(Transform):
     def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example):
         """Specialize, fuse, lower and load `core` (Numba compiles on the first call or in
         Compiled.precompile)."""
-        from transpile.api.vmap import Vmap
         if dynamic_int_params is not None and not ints_stay_dynamic(
                 core, dynamic_int_params(core, in_avals)):
             raise StaticIntsNeeded("an int argument's value is needed when generating code")
@@ -542,8 +543,6 @@ class Jit(Transform):
             # the batched code may have a step Numba cannot lower: then one compiled loop over
             # the batch around the function (each example runs the code jit(f) would)
             plan.retry = lambda: self._build_core(trees, in_avals, dynamic_int_params, True)
-        from transpile.lowering import backends
-        from transpile.lowering.cpu.module import Unlowerable
         fn = None
         try:
             compile_fn = backends.get(self.backend)
@@ -572,7 +571,6 @@ class Jit(Transform):
         its shape queries are folded while it is normalized (transpile/api/shape_folding.py)."""
         token = SPECIALIZE.set(shape_folder(folded)) if folded is not None else None
         try:
-            from transpile.api.vmap import Ranked
             if ranked:
                 # jit knows every leaf's rank: vmap can then pick its batching rules instead of
                 # falling back to a loop over the batch (every parameter is passed explicitly
@@ -590,7 +588,6 @@ class Jit(Transform):
     def _compile_in_parts(self, compile_fn, plan):
         """The function compiled in parts, with the statements Numba cannot compile run in
         NumPy between them (None when no part compiles)."""
-        from transpile.lowering.cpu.module import Unlowerable
         if self.backend not in ("cpu", "numba"):
             return None
         plan.allow_breaks = True
@@ -605,7 +602,6 @@ class Jit(Transform):
         when there is none, or it did not lower either)."""
         if plan.retry is None or self.backend not in ("cpu", "numba"):
             return None
-        from transpile.lowering.cpu.module import Unlowerable
         try:
             return plan.retry()
         except (Unlowerable, TranspileError):
@@ -646,7 +642,6 @@ class Jit(Transform):
         key = message
         if key in self._warned:
             return
-        from transpile_runtime.diagnostics import warn
         code = getattr(_innermost(self), "__code__", None)
         where = (code.co_filename, code.co_firstlineno) if code is not None else None
         warn(message, TranspileWarning, where)   # at the user's call (or function), not here
@@ -760,7 +755,6 @@ def _shard_compiler(fun, static_argnums=(), backend=None):
 
 
 def _install_pmap_hook():
-    from transpile.api.pmap import set_shard_compiler
     set_shard_compiler(_shard_compiler)
 
 

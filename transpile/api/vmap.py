@@ -9,6 +9,7 @@ grad(lambda x: np.sum(vmap(f)(x))) differentiates batched code, vmap(vmap(f)) ne
 """
 import numpy as np
 
+from transpile.frontend.callables import param_list
 from transpile.core.tracebacks import api_boundary
 from transpile.api.autodiff import Transform, _fname, core_of
 from transpile.errors import ShapesNeeded, TranspileError
@@ -194,7 +195,6 @@ class Vmap(Transform):
             try:
                 return super().source_for()
             except ShapesNeeded as e:
-                from transpile.frontend.callables import param_list
                 raise ShapesNeeded(
                     f"vmap({self.__name__}).source needs example arguments: the generated "
                     "code depends on their shapes here", filename=e.filename, lineno=e.lineno,

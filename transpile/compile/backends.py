@@ -15,6 +15,11 @@ import os
 import numpy as np
 
 from transpile.core import codegen
+from transpile.version import __version__
+from transpile_runtime import diskcache
+from transpile.lowering.cpu import module as numba_cpu
+from transpile.lowering import backends
+from transpile.compile.gpu_programs import gpu_program, kernel_source
 
 
 def _versions():
@@ -24,13 +29,10 @@ def _versions():
         nb = numba.__version__
     except ImportError:
         nb = "none"
-    from transpile.version import __version__
     return f"transpile {__version__}, numba {nb}, numpy {numpy.__version__}"
 
 
 def _numba_compile(plan):
-    from transpile_runtime import diskcache
-    from transpile.lowering.cpu import module as numba_cpu
     try:
         import numba
         threads = numba.config.NUMBA_NUM_THREADS
@@ -82,7 +84,6 @@ def _gpu_compile(backend):
     `show` works anywhere); the program is built on first call, which is where a missing CuPy
     or GPU is reported."""
     def compile_fn(plan):
-        from transpile.compile.gpu_programs import gpu_program, kernel_source
         # weak avals are Python scalars (NumPy 2 promotion: float32 * 1.67 stays float32)
         example = [a.dtype.type(0).item() if a.weak else np.zeros(a.shape, a.dtype)
                    for a in plan.in_avals]
@@ -99,7 +100,6 @@ def _gpu_compile(backend):
 
 
 def _register_builtin():
-    from transpile.lowering import backends
     backends.register("cpu", _numba_compile)
     backends.register("numba", _numba_compile)
     backends.register("numpy", lambda plan: plan.eager_callable())
@@ -144,8 +144,7 @@ def _call_guarding_cache(fn, args, path):
             if attempt == 2 or not path or not _cache_vanished(e, path):
                 raise
             codegen.cache_dir()
-            from transpile_runtime.diskcache import makedirs_private
-            makedirs_private(os.path.dirname(path))
+            diskcache.makedirs_private(os.path.dirname(path))
 
 
 def initialize_runtime():

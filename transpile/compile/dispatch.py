@@ -28,7 +28,7 @@ instead of falling back. Built by api/jit.py (Jit._install_fast) from a Compiled
 """
 import numpy as np
 
-from transpile.api.dynamic_ints import LIMIT, is_dynamic_int
+from transpile.compile.dynamic_ints import LIMIT, is_dynamic_int
 
 MISS = object()
 

@@ -6,8 +6,11 @@ program objects the jit dispatch builds per specialization.
     gpu_program(core, example_args, "cupy")     # runnable: prog(*flat_args) -> flat outputs
 
 `example_args` are the core function's flat parameters: the user's array leaves, then the
-values of its free variables (`flat_example_args(transform, *args)` builds them).
+values of its free variables (`api/autodiff.py`'s `flat_example_args(transform, *args)` builds them).
 """
+from transpile.lowering.gpu import cuda_c, numba_cuda
+from transpile.lowering.gpu.cuda_backend import NumbaCudaProgram
+from transpile.lowering.gpu.cupy_backend import CupyProgram
 GPU_BACKENDS = ("cupy", "cuda")
 
 
@@ -18,10 +21,7 @@ def _check(backend):
 
 def kernel_source(core, example_args, backend="cupy"):
     _check(backend)
-    if backend == "cupy":
-        from transpile.lowering.gpu.cuda_c import kernel_text
-    else:
-        from transpile.lowering.gpu.numba_cuda import kernel_text
+    kernel_text = cuda_c.kernel_text if backend == "cupy" else numba_cuda.kernel_text
     try:
         return kernel_text(core, list(example_args))
     except NotImplementedError as e:    # the program runs as array-library ops instead
@@ -32,20 +32,5 @@ def kernel_source(core, example_args, backend="cupy"):
 def gpu_program(core, example_args, backend="cupy"):
     _check(backend)
     if backend == "cupy":
-        from transpile.lowering.gpu.cupy_backend import CupyProgram
         return CupyProgram(core, list(example_args))
-    from transpile.lowering.gpu.cuda_backend import NumbaCudaProgram
     return NumbaCudaProgram(core, list(example_args))
-
-
-def flat_example_args(transform, *args, **kwargs):
-    """(core, flat args) of a Transform (grad(f), Plain(f), ...) for these example arguments."""
-    from transpile.api.autodiff import Plain, Transform
-    from transpile.frontend.parse import read_binding
-    if not isinstance(transform, Transform):
-        transform = Plain(transform)
-    values = transform.bind(args, kwargs)
-    leaves, trees = transform.flatten_args(values)
-    core = transform.__transpile_core__(trees)
-    free = [read_binding(where) for _, where, _ in core.free]
-    return core, list(leaves) + free

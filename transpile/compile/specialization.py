@@ -14,6 +14,8 @@ from transpile.pytree import tree_unflatten
 from transpile.core.runtime_errors import located
 from transpile.optimize.specialize import aval_of
 from transpile.optimize.specialize_windows import MARK as WINDOW_MARK
+from transpile_runtime import diskcache
+from transpile.optimize.inplace import for_printing
 
 
 def deps_fresh(deps):
@@ -57,7 +59,6 @@ class Plan:
 
     def eager_callable(self):
         if self._eager is None:
-            from transpile.optimize.inplace import for_printing   # O(1) writes, del
             fn, _, _ = codegen.load(for_printing(self.core), self.origin)
             n = len(self.core.outs)
 
@@ -143,7 +144,6 @@ class Compiled:
         if free is None:
             free = [read_binding(w) for w in self.free]
         args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
-        from transpile_runtime import diskcache
         try:
             import numba
             sig = tuple(numba.typeof(a) for a in args)

@@ -2,6 +2,7 @@
 every rebinding of a name a new name (SSA) so reverse mode can read every value it needs."""
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var, map_atoms
+from transpile.primitives import by_name
 
 
 def _sub(mapping):
@@ -100,7 +101,6 @@ def exposed_reads(stmts, bound):
 
 
 def _assign():
-    from transpile.primitives import by_name
     return by_name("assign")
 
 

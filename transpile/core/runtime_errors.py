@@ -23,6 +23,7 @@ import re
 import warnings
 
 import numpy as np
+from transpile.core import ir
 
 GENERATED_MODULE = "transpile_generated."
 # "# line 7: y = x[i]", "# adjoint of line 7: ...", "# helpers.py:12: ..."
@@ -197,7 +198,6 @@ def _function_name(compiled):
 
 
 def _eqns(core):
-    from transpile.core import ir
     try:
         return list(ir.walk_eqns(core.body))
     except Exception:       # noqa: BLE001

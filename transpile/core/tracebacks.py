@@ -18,6 +18,9 @@ import functools
 import os
 import sys
 import types
+from transpile.errors import TranspileError
+from transpile.core.runtime_errors import at_user_line
+from transpile.core import runtime_errors
 
 _HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # transpile/
 
@@ -70,7 +73,6 @@ def filter_traceback(tb):
     generated = [k for k, (f, _, _) in enumerate(frames)
                  if str(f.f_globals.get("__name__", "")).startswith("transpile_generated.")]
     if generated:
-        from transpile.core import runtime_errors
         k = generated[-1]
         user = runtime_errors.users_line_for_generated(frames[k][0].f_code.co_filename,
                                                        frames[k][2])
@@ -108,7 +110,6 @@ def filtered(e):
 
 
 def _end_at_user_line(e):
-    from transpile.errors import TranspileError
     if not isinstance(e, TranspileError) or not getattr(e, "filename", None) or \
             not getattr(e, "lineno", None) or getattr(e, "_transpile_at_line", False):
         return
@@ -120,7 +121,6 @@ def _end_at_user_line(e):
         return
     if not os.path.exists(e.filename) and not e.filename.startswith("<"):
         return
-    from transpile.core.runtime_errors import at_user_line
     at_user_line(e, e.filename, e.lineno, "<transformed function>")
     e._transpile_at_line = True
 

@@ -6,7 +6,7 @@ import gast
 import numpy as np
 
 import transpile_runtime as runtime
-from transpile.core.ir import Const, IndexArg, TupleArg, Var
+from transpile.core.ir import Const, TupleArg, Var
 from transpile.frontend.normalize.normalizer import Frame, Normalizer, Struct
 
 

@@ -25,6 +25,8 @@ API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set o
 """
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var
+from transpile.primitives import by_name
+from transpile.core.codegen import deferred_writes_last, fmt
 
 EXTERNAL = "<external>"
 
@@ -219,7 +221,6 @@ class ComputeInto:
         self.loc = eqn.loc
 
     def print_lines(self, printer, indent):
-        from transpile.core.codegen import fmt
         printer.comment_for(self.eqn.loc, indent)
         args = ", ".join(fmt(a) for a in self.eqn.args.values())
         return [f"{self.eqn.out} = rt.compute_into({self.buf.name}, {self.eqn.prim.path}, "
@@ -247,7 +248,6 @@ def adds_to_zero(body):
     `d = rt.added_to_zero(c)` (c's buffer, no new array). Known-zero names are followed through
     straight-line code, both paths of an `if` and around loops (zero on entry and at the end of
     the body)."""
-    from transpile.primitives import by_name
     move = by_name("added_to_zero")
 
     def block(stmts, zero):
@@ -296,7 +296,6 @@ def accumulations_at(body, params, outs):
     """`t = rt.getitem_vjp(g, x, idx)` followed by `a2 = a + t` (t read nowhere else, a owned
     and dead afterwards, g not sharing a's buffer) becomes `a2 = rt.add_at(a, idx, g, x)`: the
     cotangent of a read `x[idx]` is added in place instead of through an array of zeros."""
-    from transpile.primitives import by_name
     src, escaped = sources(body, params)
     live = live_after(body, outs, reads=value_reads)
     reads = {}
@@ -351,7 +350,6 @@ def copies_on_entry(body, params):
     whose value on entry is not the function's own (an argument, a tangent passed in, a
     value saved on a tape) would copy it on every iteration: copy it once before the loop
     instead (`y = np.copy(x)` for `y = x`), so the writes inside can be done in place."""
-    from transpile.primitives import by_name
     src, escaped = sources(body, params)
     copy = by_name("copy")
 
@@ -387,7 +385,6 @@ def copies_on_entry(body, params):
 
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
-    from transpile.primitives import by_name
     body = copies_on_entry(body, params)
     body = adds_to_zero(body)
     body = accumulations_at(body, params, outs)
@@ -444,7 +441,6 @@ def release_dead(body, params, outs):
 def for_printing(core):
     """A copy of `core` whose body writes in place and releases intermediates."""
     import copy
-    from transpile.core.codegen import deferred_writes_last
     new = copy.copy(core)
     new.body = apply(deferred_writes_last(core.body), core.params, core.outs)
     return new

@@ -5,6 +5,7 @@ import numpy as np
 
 from transpile.errors import IndexOutOfBounds, ShapeMismatch
 from transpile.core.ir import Const, IndexArg, Var
+from transpile.lowering.cpu.control import construct_of
 
 # the user's checks: an equation after one of them may never run (the check raises first)
 CHECKS = {"raise_error", "check_assert", "batch_check_assert"}
@@ -34,7 +35,6 @@ def shape_mismatch(sp, eqn, error):
             shapes.append(a.value.shape)
     if len(shapes) < 2:
         return None
-    from transpile.lowering.cpu.control import construct_of
     construct = construct_of(eqn)
     loc = eqn.loc
     filename, lineno = (loc[0], loc[1]) if loc else (None, None)

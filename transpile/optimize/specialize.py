@@ -21,7 +21,6 @@ import numpy as np
 import transpile_runtime as runtime
 from transpile.core import ir
 from transpile.optimize.shape_errors import CHECKS, shape_mismatch
-from transpile.errors import TranspileError
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import by_name
 from transpile.core.avals import AVal, aval_of, dummy
@@ -35,6 +34,8 @@ from transpile.optimize.specialize_batch import REWRITES as BATCH_REWRITES, note
 from transpile.optimize.specialize_rewrites import BCAST, REWRITES as _RULES
 from transpile.optimize.specialize_windows import (has_run_time_slice, note_offset,
                                                      scatter_aval, window_aval)
+from transpile.core.rename import ssa
+from transpile.ad.reverse import core_namer
 
 __all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "dce", "reads",
            "REWRITES"]
@@ -296,8 +297,6 @@ class Specializer:
     # -- rewriting -------------------------------------------------------------------------------
 
     def run(self):
-        from transpile.core.rename import ssa
-        from transpile.ad.reverse import core_namer
         try:      # one binding per name (gradients accumulate with dx = dx + ...)
             body, outs = ssa(self.core, core_namer(self.core))
         except Exception:

@@ -22,6 +22,7 @@ from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, Var
 from transpile.primitives.registry import by_name
 from transpile.optimize.specialize_control import is_zero
 from transpile.optimize.specialize_rewrites import _norm_axes
+from transpile_runtime.batching import batch_check_scalar_output
 
 
 def _aval_class(sp):
@@ -55,7 +56,6 @@ def rw_batch_check_scalar_output(sp, eqn, out):
     av = sp.aval(eqn.args["out"])
     if av is None or not av.shape:
         return False
-    from transpile_runtime.batching import batch_check_scalar_output
     holo = eqn.args.get("holomorphic", Const(False))
     batch_check_scalar_output(np.zeros(av.shape, av.dtype), eqn.args["fname"].value,
                               isinstance(holo, Const) and bool(holo.value))

@@ -22,6 +22,8 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn
+from transpile.primitives.registry import by_name
+from transpile.core.rename import _stem
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -33,7 +35,6 @@ class Conflict:
         self.name, self.loc, self.first, self.second = name, loc, first, second
 
     def describe(self):
-        from transpile.core.rename import _stem
         if self.first is None or self.second is None:
             return (f"the shape of the variable {_stem(self.name)!r} depends on values known "
                     "only at run time (a slice with computed bounds, x[i:i + 3]?)")
@@ -215,7 +216,6 @@ def rw_float_part(sp, eqn, out):
     if not ta.shape:
         sp.subst[eqn.out] = Const(dt.type(0))
         return True
-    from transpile.primitives.registry import by_name
     sp.emit(out, by_name("zeros"), {"shape": Const(tuple(ta.shape)), "dtype": Const(dt.type)},
             eqn.loc, name=eqn.out)
     return True
@@ -230,7 +230,6 @@ def rw_cast_into(sp, eqn, out):
     if not la.shape or la.dtype == xa.dtype:
         sp.alias(eqn, x)
         return True
-    from transpile.primitives.registry import by_name
     sp.emit(out, by_name("astype"), {"x": x, "dtype": Const(la.dtype.type)}, eqn.loc,
             name=eqn.out)
     return True
@@ -354,7 +353,6 @@ def resolve_if_array(sp, eqn, out):
     pa = sp.aval(eqn.args["probe"])
     if pa is None:
         return eqn
-    from transpile.primitives.registry import by_name
     is_array = bool(pa.shape)
     if name == "if_array":
         keep = eqn.args["a"] if is_array else eqn.args["b"]
@@ -372,7 +370,6 @@ def _resolve_shape_like(sp, eqn):
     xa = sp.aval(eqn.args["x"])
     if xa is None:
         return eqn
-    from transpile.primitives.registry import by_name
     if not xa.shape:
         keep = eqn.args["x"] if eqn.prim.name == "shape_only" else \
             Const(np.dtype(xa.dtype).type(0))
@@ -405,7 +402,6 @@ def _resolve_written_part(sp, eqn, out):
     x, index = eqn.args["x"], eqn.args["index"]
     if sp.aval(x) is None or not _basic_index(sp, index):
         return eqn
-    from transpile.primitives.registry import by_name
     sel = sp.emit(out, by_name("getitem"), {"x": x, "index": index}, eqn.loc, base="sel")
     sa = sp.aval(sel)
     if sa is None:

@@ -15,7 +15,7 @@ looks the rules up by primitive name in `REWRITES`; nothing here imports optimiz
 import numpy as np
 
 import transpile_runtime as runtime
-from transpile.core.ir import Const, Eqn
+from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg
 from transpile.primitives.registry import Primitive, by_name
 from transpile.core.avals import dummy
 
@@ -398,7 +398,6 @@ def rw_reduce_no_axes(sp, eqn, out):
 
 def rw_concat_vjp(sp, eqn, out):
     """The cotangent of arrays[k] in np.concatenate(arrays, axis): a static slice of ct."""
-    from transpile.core.ir import IndexArg, SliceArg, TupleArg
     a = eqn.args
     ct, arrays, k = a["ct"], a["arrays"], a["k"]
     axis = a.get("axis", Const(0))
@@ -420,7 +419,6 @@ def rw_concat_vjp(sp, eqn, out):
 
 def _axis_index(sp, x, k, axis):
     """The index (:, ..., :, k) of position k along `axis` of x, or None."""
-    from transpile.core.ir import IndexArg, SliceArg
     xa = sp.aval(x)
     if xa is None or not xa.shape or not isinstance(k, Const) or not isinstance(axis, Const):
         return None

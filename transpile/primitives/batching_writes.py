@@ -9,8 +9,10 @@
     `rows = arange(B)`. Other cases (array or boolean indices, a batched slice bound) raise
     NoRule: vmap then writes an explicit loop over the batch (correct, slower).
 """
-from transpile.core.ir import Const, IndexArg, SliceArg
+from transpile.core.ir import Const, IndexArg, SliceArg, Eqn
 from transpile.primitives.batching_rules import NoRule, Rule, index_rank
+from transpile.primitives.registry import by_name
+from transpile.errors import TranspileError
 
 
 def _same_as(arg):
@@ -99,8 +101,6 @@ def if_array_batch(s, eqn):
 
 
 def setitem_if_array_batch(s, eqn):
-    from transpile.core.ir import Eqn
-    from transpile.primitives.registry import by_name
     a = eqn.args
     if _per_example_array(s, a["probe"]):
         e = Eqn(eqn.out, by_name("setitem"), {"x": a["x"], "index": a["index"], "v": a["v"]},
@@ -125,7 +125,6 @@ def write_back_batch(s, eqn):
     writes: that has no batched form and is refused."""
     dest, value = eqn.args["dest"], eqn.args["value"]
     if not s.b(dest):
-        from transpile.errors import TranspileError
         where = f"{eqn.loc[0]}:{eqn.loc[1]}: " if eqn.loc else ""
         raise TranspileError(f"{where}vmap: the function writes into an argument that is not "
                              "batched (in_axes None), so every example would write into the "

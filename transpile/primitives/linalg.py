@@ -5,6 +5,7 @@ import numpy as np
 
 from transpile.primitives import batching_rules as BR
 from transpile.primitives.registry import defmethod, defprim
+from transpile.core.ir import Const
 
 L = BR.linalg
 
@@ -86,7 +87,6 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 def _einsum_sublists(args, kwargs):
     """np.einsum(A, [0, 1], B, [1, 2], [0, 2]) -> np.einsum('ab,bc->ac', A, B)."""
-    from transpile.core.ir import Const
     if not args or isinstance(_known(args[0]), str) or len(args) < 2:
         return args, kwargs
     subs = [_known(a) for a in args[1::2]]

@@ -11,7 +11,6 @@ complex ones by name (rt.check_real_linalg, rt.check_real_eigh, rt.check_svd_vec
 """
 import numpy as np
 
-from transpile.errors import TranspileError
 
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching_more import per_example, rank_minus, stacked

@@ -10,6 +10,7 @@ constants, loops are written out.
 import numpy as np
 
 from transpile.core.ir import Const, TupleArg, Var
+from transpile_runtime import array_adjoints as AA
 
 
 def _const(eqn, name, default=None):
@@ -324,7 +325,6 @@ def weights_back(lw, eqn):
 
 def joined_vjp(lw, eqn):
     """The cotangent of arrays[k] in np.vstack/hstack/...: its slice of the joined result."""
-    from transpile_runtime import array_adjoints as AA
     ct, arrays, out = eqn.args["ct"], eqn.args["arrays"], eqn.out
     k, kind = _const(eqn, "k"), _const(eqn, "kind")
     if not isinstance(arrays, TupleArg) or not isinstance(k, int) or not isinstance(kind, str) \

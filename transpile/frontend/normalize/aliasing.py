@@ -32,6 +32,8 @@ from transpile.frontend.normalize import aliasing_scalars as S
 from transpile.frontend.normalize.aliasing_scalars import _stem, leaves  # noqa: F401 (shared with aliasing_scalars)
 from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile.primitives import by_name
+from transpile.frontend.normalize.values import Struct
 
 PARAM_PREFIX = ".param."     # hidden env entries: the current version of an argument's buffer
 
@@ -70,14 +72,12 @@ class Opaque:
 
 
 def _by_name(name):
-    from transpile.primitives import by_name
     return by_name(name)
 
 
 
 
 def replace_leaves(value, fn):
-    from transpile.frontend.normalize.values import Struct
     if isinstance(value, Var):
         return fn(value)
     if isinstance(value, Struct):

@@ -12,6 +12,8 @@ happens is known when the code is generated only for values known to be arrays
     it) gets `rt.if_array(v_old, its_new_value, its_old_value)`.
 """
 from transpile.core.ir import SliceArg, Var
+from transpile.primitives import by_name
+from transpile.frontend.normalize.values import Struct
 
 # primitives whose result is always an ndarray
 _ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
@@ -66,14 +68,12 @@ def guard_others(model, target, memo, own, parents):
 
 def select(model, probe, if_array, otherwise, base):
     """`rt.if_array(probe, if_array, otherwise)`."""
-    from transpile.primitives import by_name
     return model.norm.b.emit(by_name("if_array"), {"probe": probe, "a": if_array,
                                                    "b": otherwise}, base=base)
 
 
 def write_back_element(model, parent, index, child_new, probe, base):
     """`rt.setitem_if_array(parent, index, child_new, probe)`."""
-    from transpile.primitives import by_name
     return model.norm.b.emit(by_name("setitem_if_array"), {"x": parent, "index": index,
                                                            "v": child_new, "probe": probe},
                              base=base)
@@ -81,7 +81,6 @@ def write_back_element(model, parent, index, child_new, probe, base):
 
 def leaves(value):
     """Var leaves of an env value (Struct items included)."""
-    from transpile.frontend.normalize.values import Struct
     if isinstance(value, Var):
         return [value]
     if isinstance(value, Struct):

@@ -10,6 +10,8 @@ import numpy as np
 
 from transpile.errors import TranspileError
 from transpile.core.ir import Const, Var
+from transpile.frontend.normalize.values import Struct, Static
+from transpile.primitives import by_name
 
 # parameters that hold a sequence of arrays (each item is one array)
 _SEQUENCE_PARAMS = ("arrays", "tup", "condlist", "choicelist")
@@ -27,8 +29,6 @@ def _has_traced(value, Struct):
 
 def stack_struct(norm, value, node, base):
     """A (nested) list/tuple holding traced values -> one stacked array atom; else unchanged."""
-    from transpile.frontend.normalize.values import Struct
-    from transpile.primitives import by_name
     if not isinstance(value, Struct) or value.kind == "dict" or not _has_traced(value, Struct):
         return value
     items = [stack_struct(norm, v, node, base) for v in value.items]
@@ -38,7 +38,6 @@ def stack_struct(norm, value, node, base):
 
 def array_arguments(norm, prim, bound, node, base):
     """Stack lists of traced values passed where `prim` expects an array (in place)."""
-    from transpile.frontend.normalize.values import Struct
     rules = set(prim.vjp) | set(prim.deriv) | set(prim.jvp) | set(prim.linear)
     for name, value in list(bound.items()):
         p = prim.param(name)
@@ -64,8 +63,6 @@ def index_concat(norm, obj, node, base):
     Slices and string directives (np.r_['0,2', ...], np.r_[0:3]) are evaluated only when every
     piece is a constant."""
     import gast
-    from transpile.frontend.normalize.values import Static, Struct
-    from transpile.primitives import by_name
     elts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
     if any(isinstance(e, gast.Slice) for e in elts):
         raise norm.error(node, f"{'np.r_' if obj is np.r_ else 'np.c_'}[...] with a slice is "
@@ -89,8 +86,6 @@ def index_concat(norm, obj, node, base):
 def multi_output(norm, prim, bound, node, base):
     """A function returning several arrays (np.split, np.linalg.eigh, ...) -> a tuple of one
     primitive call per output; `prim.multi(bound, const)` lists (part name, extra args)."""
-    from transpile.frontend.normalize.values import Struct
-    from transpile.primitives import by_name
 
     def const(v):
         if isinstance(v, Struct):

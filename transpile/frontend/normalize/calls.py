@@ -13,8 +13,7 @@ import types
 import gast
 import numpy as np
 
-from transpile.frontend import library_calls
-from transpile.frontend import transform_registry
+from transpile.frontend import library_calls, transform_registry
 from transpile.errors import NoRuleError, ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.builtins import call_builtin
@@ -25,8 +24,11 @@ from transpile.frontend.normalize.lift import (LiftedTransform, call_jvp, call_l
 from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Static,
                                         Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize import random as random_streams
-from transpile.frontend.parse import Resolver, parse_function
+from transpile.frontend.parse import Resolver, parse_function, read_binding
 from transpile.primitives import METHODS, by_name, lookup
+from transpile.frontend.normalize.builder import SPECIALIZE
+from transpile.core.avals import aval_of
+from transpile.core.rename import rename_body
 
 
 def expr_Call(norm, node, base):
@@ -278,8 +280,6 @@ def with_shapes(norm, obj, key, atoms):
     """obj's core built with its function's shape queries folded, when the shapes of the
     atoms are known here (under jit, or an eager transform retrying with shapes). Called
     while a ShapesNeeded is handled: re-raises it when the shapes are not known."""
-    from transpile.frontend.normalize.builder import SPECIALIZE
-    from transpile.core.avals import aval_of
     avals = getattr(norm.b, "avals", None)
     shape_folder = getattr(norm.b, "shape_folder", None)
     if avals is None or shape_folder is None:
@@ -327,7 +327,6 @@ def known_ranks(norm, atoms):
 
 def inline_core(norm, core, atoms):
     """Copy a CoreFn's body into the builder with fresh names; returns its output atoms."""
-    from transpile.core.rename import rename_body
     mapping = {}
     n_args = len(core.params) - len(core.free)
     for p, a in zip(core.params[:n_args], atoms):
@@ -346,7 +345,6 @@ def inline_core(norm, core, atoms):
 
 
 def read_where(where):
-    from transpile.frontend.parse import read_binding
     return read_binding(where)
 
 

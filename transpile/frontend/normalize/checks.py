@@ -16,6 +16,7 @@ import gast
 
 from transpile.core.ir import Const
 from transpile.frontend.normalize.values import Static, Struct
+from transpile.primitives import by_name
 
 _CONVERSIONS = {-1: "", 115: "!s", 114: "!r", 97: "!a"}
 
@@ -62,7 +63,6 @@ def stmt_Raise(norm, node):
 
 
 def _emit(norm, prim_name, args, node):
-    from transpile.primitives import by_name
     norm.apply(by_name(prim_name), args, {}, node, "check")
 
 

@@ -21,6 +21,7 @@ from transpile.frontend.normalize.pytree import node_attribute
 from transpile.frontend.normalize.random import RandomDraw, RandomStream
 from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
+from transpile.frontend.normalize.builtins import items_of
 
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
@@ -426,7 +427,6 @@ def static_items(norm, it, node):
     if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range)):
         return [norm.classify(v, None) for v in value.obj]
     if isinstance(value, (Var, Const)):       # an array: its length is known under jit
-        from transpile.frontend.normalize.builtins import items_of
         items = items_of(norm, value, it, "a list comprehension")
         if items is not None:
             return items

@@ -21,7 +21,8 @@ import types
 import gast
 
 from transpile.errors import TranspileError
-from transpile.frontend.normalize.values import LocalFunction, Static
+from transpile.frontend.normalize.values import (LocalFunction, Static, Struct, flatten_value, unflatten_value)
+from transpile.frontend.transform_registry import jvp_class
 
 _count = itertools.count()
 
@@ -151,8 +152,6 @@ def _as_def(fnode, name):
 def call_jvp(norm, args, kwargs, node, inline_core):
     """jvp(f, primals, tangents) inside transformed code: the forward-mode core of f (lifted
     when f is a nested function, its captured values with zero tangents) inlined here."""
-    from transpile.frontend.normalize.values import Struct, flatten_value, unflatten_value
-    from transpile.frontend.transform_registry import jvp_class
     if kwargs or len(args) != 3 or not all(isinstance(a, Struct) and a.kind in ("tuple", "list")
                                            for a in args[1:]):
         raise norm.error(node, "jvp(f, primals, tangents) takes a function and two tuples",

@@ -22,6 +22,7 @@ from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect
                                           store_names, sub_body, tree_eq, value_leaves)
 from transpile.frontend.normalize.values import Static, Struct, iteration_items
 from transpile.primitives import by_name
+from transpile.frontend.normalize.builtins import items_of
 
 
 def _name(id_, store=False):
@@ -313,7 +314,6 @@ def stmt_For(norm, node):
         value = None if obj in (zip, enumerate) else norm.expr(it, "seq")
         if obj is enumerate and _is_call_of(norm, it.args[0] if it.args else None, zip):
             inner = [norm.expr(a, "seq") for a in it.args[0].args]
-            from transpile.frontend.normalize.builtins import items_of
             if len(it.args) == 1 and any(items_of(norm, p, it, "zip") is None for p in inner):
                 # enumerate(zip(x, y)) over arrays of lengths known at run time: one loop
                 return index_loop(norm, node, stmts, inner, "enumerate_zip")
@@ -381,7 +381,6 @@ def ndindex_loop(norm, node, it):
     """`for i, j in np.ndindex(a.shape)`: one range loop per axis, nested, the target bound
     to the tuple of indices in the innermost body (the number of axes must be known when the
     code is generated; the lengths may be run-time values)."""
-    from transpile.frontend.normalize.builtins import items_of
     if it.keywords:
         raise norm.error(it, "np.ndindex takes no keyword arguments")
     if _breaks_here(node.body) or node.orelse:
@@ -429,7 +428,6 @@ def array_loop(norm, node, stmts, value):
     """`for v in x` over an array: a loop over its rows, unrolled when the body appends to a
     list (its length must then be known when the code is generated)."""
     if appends_to_list(norm, node.body):
-        from transpile.frontend.normalize.builtins import items_of
         items = items_of(norm, value, node, "a loop that appends to a list")
         if items is None:
             raise norm.error(node, "a loop that appends to a list needs the length of the "

@@ -12,6 +12,7 @@ import numpy as np
 from transpile.errors import TranspileError
 from transpile.core.ir import Const
 from transpile.primitives import by_name
+from transpile.frontend.normalize.values import Struct
 
 FACTORIES = {id(np.random.RandomState): "RandomState", id(np.random.default_rng): "default_rng"}
 
@@ -58,7 +59,6 @@ def draw(norm, d, args, kwargs, node, base):
 
 
 def _static(norm, v, node, what):
-    from transpile.frontend.normalize.values import Struct
     if isinstance(v, Struct):
         return tuple(_static(norm, i, node, what) for i in v.items)
     value = norm.static_value(v, node, what)

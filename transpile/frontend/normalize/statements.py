@@ -11,13 +11,14 @@ import gast
 
 from transpile.frontend.normalize import checks
 from transpile.frontend.normalize.aliasing import Stale, stale_error
-from transpile.errors import TranspileError
+from transpile.errors import TranspileError, ShapesNeeded
 from transpile.core.ir import Const, IndexArg, Var
 from transpile.frontend.normalize.branches import dynamic_if
-from transpile.frontend.normalize.builtins import effect_statement
+from transpile.frontend.normalize.builtins import effect_statement, items_of
 from transpile.frontend.normalize.expressions import subscript_index
 from transpile.frontend.normalize.values import LocalFunction, Static, Struct
 from transpile.primitives import by_name, lookup
+from transpile.frontend.parse import read_binding
 
 
 UNSUPPORTED_STMTS = {
@@ -73,7 +74,6 @@ def list_method(norm, call):
     if call.func.attr == "append":
         new = lst.items + [value]
     else:
-        from transpile.frontend.normalize.builtins import items_of
         more = items_of(norm, value, call, "list.extend")
         if more is None:
             raise norm.error(call, "list.extend of an array needs its length when the code is "
@@ -192,8 +192,6 @@ def assign_starred(norm, target, value, node):
     """`a, *rest = x`: rest is the list of the middle elements (x's length must be known when
     the code is generated: a tuple/list, or an array under jit or a shape-specializing
     transform)."""
-    from transpile.errors import ShapesNeeded
-    from transpile.frontend.normalize.builtins import items_of
     elts = target.elts
     star = [i for i, e in enumerate(elts) if isinstance(e, gast.Starred)]
     if len(star) != 1:
@@ -271,7 +269,6 @@ def _global_container(norm, name_node):
         return None
     obj = value.obj if isinstance(value, Static) else None
     if isinstance(value, Var):          # data read from a global at every call
-        from transpile.frontend.parse import read_binding
         for pname, where, _ in norm.free:
             if pname == value.name:
                 try:

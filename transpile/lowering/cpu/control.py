@@ -26,6 +26,7 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
+from transpile.optimize.specialize_windows import MARK
 
 TAPE_START = 16
 
@@ -309,7 +310,6 @@ def _getitem(lw, st):
     lines = [f"{st.out} = {lw.expr(st)}"]
     window = getattr(lw.avals, "windows", {}).get(st.out)
     if window is not None:
-        from transpile.optimize.specialize_windows import MARK
         shape, loc = window
         where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
         lines += [f"if {st.out}.shape != {_shape(shape)}:     # a window past an end of the array",

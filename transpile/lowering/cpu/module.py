@@ -31,9 +31,10 @@ from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu import checks as numba_checks
 from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
 from transpile.lowering.cpu.kernels import kernel
-from transpile.lowering.cpu.segments import has_collectives, segmented_main
+from transpile.lowering.cpu.segments import has_collectives, segmented_main, compile_parts
 from transpile.lowering.cpu.text import Unlowerable, const_text, dtype_ctor, shape_text
 from transpile.optimize.fusion import FusedGroup, scalar_template
+from transpile.core.codegen import deferred_writes_last
 
 PARALLEL_MIN_SIZE = 1 << 18
 
@@ -401,7 +402,6 @@ class Lowerer:
         return None
 
     def main(self, body, outs, origin, signature, header):
-        from transpile.core.codegen import deferred_writes_last
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
         if has_collectives(body):      # under pmap: compiled parts between the barriers
@@ -507,7 +507,6 @@ def compile_module(text, path, name):
     sys.modules[modname] = mod
     exec(code, ns)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
-    from transpile.lowering.cpu.segments import compile_parts
     if compile_parts(ns):
         ns[name].precompiled = True       # parts split at collectives, compiled already
     return ns[name]

@@ -26,6 +26,8 @@ import sys
 
 from transpile.core import ir
 from transpile.core.ir import Eqn
+from transpile.core.codegen import fmt_expr, Printer
+from transpile.optimize.fusion import FusedGroup
 
 
 def is_collective(st):
@@ -60,7 +62,6 @@ def _names(lines):
 def segmented_main(lw, body, outs, signature, header, decorator, breaks=None):
     """The module text of a function split at its collectives, and (when `breaks` is a list)
     at the statements that have no Numba lowering."""
-    from transpile.core.codegen import fmt_expr
     Unlowerable = sys.modules[type(lw).__module__].Unlowerable
     if _nested_collective(body):
         st = next(s for s in ir.walk_eqns(body) if is_collective(s))
@@ -167,14 +168,12 @@ def segmented_main(lw, body, outs, signature, header, decorator, breaks=None):
 def numpy_lines(lw, st):
     """The NumPy code of one statement of the body (its fused loops as the operations they
     fuse), for the entry function of a split module."""
-    from transpile.core.codegen import Printer
     p = Printer(lw.core)
     p.stmt(_unfused(st), "    ")
     return p.lines
 
 
 def _unfused(st):
-    from transpile.optimize.fusion import FusedGroup
     if isinstance(st, FusedGroup):
         return _Seq(list(st.eqns) + list(st.reductions))
     for f in ("body", "orelse", "cond_body"):

@@ -8,6 +8,7 @@ lowering/cpu/control.py and lowering/cpu/segments.py all print through these.
 import numpy as np
 
 from transpile.core import ir
+from transpile.lowering.cpu.control import construct_of
 
 
 class Unlowerable(Exception):
@@ -21,7 +22,6 @@ class Unlowerable(Exception):
         loc = loc if loc is not None else (eqn.loc if eqn is not None else None)
         self.where = f"{loc[0]}:{loc[1]}" if loc else "generated code"
         if construct is None:
-            from transpile.lowering.cpu.control import construct_of
             construct = construct_of(eqn)
         self.construct = construct
         self.why = why

@@ -10,6 +10,9 @@ import os
 import numpy as np
 
 from transpile.lowering.gpu.executor import run_plan
+from transpile.core import codegen
+from transpile.lowering.gpu.numba_cuda import lower_to_numba_cuda
+from transpile.lowering.gpu.cupy_backend import import_cupy
 
 INSTALL_HINT = 'pip install "transpile[cuda]"  (numba-cuda, and cupy-cuda13x for array ops)'
 
@@ -51,7 +54,6 @@ def import_numba_cuda():
 
 def load_kernel(info):
     """Exec the kernel source from a real file (tracebacks and pdb land in it)."""
-    from transpile.core import codegen
     path = codegen.write_source(info.source, info.name + "__cuda")
     code = compile(info.source, path, "exec")
     ns = {"__name__": f"transpile_generated.{info.name}", "__file__": path}
@@ -62,7 +64,6 @@ def load_kernel(info):
 
 class NumbaCudaProgram:
     def __init__(self, core, example_args):
-        from transpile.lowering.gpu.numba_cuda import lower_to_numba_cuda
         self.core = core
         self.sources, self.plan = lower_to_numba_cuda(core, example_args)
         self._kernels = {}
@@ -71,7 +72,6 @@ class NumbaCudaProgram:
         cuda = import_numba_cuda()
         xp = np
         if not simulating():
-            from transpile.lowering.gpu.cupy_backend import import_cupy
             xp = import_cupy()
         self.plan.max_blocks = 4 if simulating() else 4096
 

@@ -12,6 +12,10 @@ import numpy as np
 
 from transpile.lowering.gpu.plan import COLLECTIVES
 from transpile.lowering.gpu.executor import run_plan
+from transpile.lowering.gpu.cuda_c import lower_to_cuda_c
+from transpile.core import codegen
+from transpile_runtime.diagnostics import warn
+from transpile_runtime.gpu_graph import GraphedCall
 
 INSTALL_HINT = 'pip install "transpile[cuda]"  (CuPy for CUDA 13: cupy-cuda13x)'
 
@@ -85,7 +89,6 @@ class CupyProgram:
     """A core function lowered for the GPU: kernels + plan, runnable with CuPy."""
 
     def __init__(self, core, example_args):
-        from transpile.lowering.gpu.cuda_c import lower_to_cuda_c
         self.core = core
         self.fallback = None
         try:
@@ -106,7 +109,6 @@ class CupyProgram:
                 self.plan.max_blocks_reduce = max_blocks(cupy, reduction=True)
             graphed = getattr(self, "_graphed", None)
             if graphed is None:   # several launches: replay them as one CUDA graph
-                from transpile_runtime.gpu_graph import GraphedCall
                 run = lambda *a: run_cupy(self.core, self.plan, a, cupy)  # noqa: E731
                 steps = [s for s in self.plan.steps if type(s).__name__ != "ConstStep"]
                 collective = any(getattr(getattr(s, "eqn", None), "prim", None) is not None
@@ -119,10 +121,8 @@ class CupyProgram:
         return outs
 
     def _run_fallback(self, cupy, args):
-        from transpile.core import codegen
         if not getattr(self, "_warned", False):
             self._warned = True
-            from transpile_runtime.diagnostics import warn
             warn(f"transpile[cupy]: {self.core.name} has no GPU kernel lowering "
                  f"({self.fallback}); running it as CuPy array ops")
         fn, _, _ = codegen.load(self.core)

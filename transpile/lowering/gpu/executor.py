@@ -6,8 +6,9 @@ numpy under the CUDA simulator)."""
 import numpy as np
 
 import transpile_runtime as runtime
-from transpile.core.ir import Const, Var
-from transpile.lowering.gpu.plan import ConstStep, KernelStep, OpStep, apply_eqn
+from transpile.core.ir import Var
+from transpile.lowering.gpu.plan import ConstStep, OpStep, apply_eqn
+from transpile_runtime.diagnostics import warn
 
 BLOCK = 256
 
@@ -24,7 +25,6 @@ def warn_unlowered(plan, backend):
     if plan.unlowered and not getattr(plan, "_warned", False):
         plan._warned = True
         names = ", ".join(f"{e.prim.path} ({where(e)})" for e in plan.unlowered)
-        from transpile_runtime.diagnostics import warn
         warn(f"transpile[{backend}]: no GPU kernel lowering for {names}; running "
              f"{'it' if len(plan.unlowered) == 1 else 'them'} as array-library ops "
              "(same numbers, no fusion)")     # a TranspileWarning at the user's call

@@ -21,7 +21,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, has_control_flow
+from transpile.primitives.registry import REQUIRED
+from transpile.core.rename import ssa
+from transpile.ad.reverse import core_namer
+import transpile_runtime as runtime
 
 # ---- abstract values ------------------------------------------------------------------------
 
@@ -150,7 +154,6 @@ def resolve(value, env):
 def call_args(prim, args, env):
     """(positional, keyword) call arguments for prim from an Eqn's args."""
     pos, kw, positional = [], {}, True
-    from transpile.primitives.registry import REQUIRED
     for p in prim.params:
         if p.name not in args:
             positional = False
@@ -177,7 +180,6 @@ def apply_eqn(eqn, env, impl=None):
         return getattr(resolve(eqn.args["x"], env), op[5:])
     fn = impl or prim.impl
     if fn is None:
-        import transpile_runtime as runtime
         fn = getattr(runtime, prim.path.split(".", 1)[1])
     pos, kw = call_args(prim, eqn.args, env)
     return fn(*pos, **kw)
@@ -360,9 +362,6 @@ def single_assignment(core):
     variables, kernel parameters and plan slots are keyed by name, and C forbids redeclaring
     one. Straight-line bodies only (the planner refuses control flow anyway)."""
     import dataclasses
-    from transpile.core.ir import has_control_flow
-    from transpile.core.rename import ssa
-    from transpile.ad.reverse import core_namer
     if has_control_flow(core.body):
         return core
     bound = [e.out for e in core.body if isinstance(e, Eqn)]

@@ -8,7 +8,7 @@ Where its value must be known when
 code is generated (a range bound, an index, a shape, an axis, a list length...), the function
 is specialized on the int's value instead (the compile cache keys on it), as before.
 """
-from transpile.core.ir import Const, Eqn, ForRange, If, Push, TupleArg, IndexArg, Var, While
+from transpile.core.ir import (Const, Eqn, ForRange, If, Push, TupleArg, IndexArg, Var, While, iter_atoms)
 
 LIMIT = 2 ** 62        # larger ints stay static: they may not fit the compiled int64
 
@@ -64,7 +64,6 @@ def _direct(arg, tainted):
 
 
 def _nested(arg, tainted):
-    from transpile.core.ir import iter_atoms
     return isinstance(arg, (TupleArg, IndexArg)) and any(
         isinstance(a, Var) and a.name in tainted for a in iter_atoms([arg]))
 
@@ -78,7 +77,6 @@ def _scalar_index(arg, tainted):
 
 
 def _atoms(arg):
-    from transpile.core.ir import iter_atoms
     return list(iter_atoms([arg]))
 
 
