@@ -5,6 +5,10 @@ the ones inside functions (a lazy upward import is still a cycle). Relative impo
 resolved; ``transpile_runtime`` maps to the runtime/ folder. Exits non-zero, printing the
 offenders, when runtime/ imports anything from transpile/ or when the graph has a cycle.
 
+It also checks the package order: transpile/ is the pipeline, and a module imports only from
+its own layer or the layers below it in LAYERS (a new upward import fails). A layer is a list of
+module prefixes; a module belongs to the layer of its longest matching prefix.
+
 Usage: python tests/check_layers.py [repo_root]
 """
 import ast
@@ -143,9 +147,49 @@ def _one_cycle(edges, comp):
     return comp
 
 
-def problems(root):
-    graph = import_graph(root)
+# bottom to top: the run time, the public leaves, core Python, the primitive table, what every
+# stage shares, then the pipeline's stages in order, then the public modules built on them
+LAYERS = [
+    ["transpile_runtime"],
+    ["transpile.version", "transpile.errors", "transpile.pytree"],
+    ["transpile.core.ir"],
+    ["transpile.primitives"],
+    ["transpile.core"],
+    ["transpile.frontend"],
+    ["transpile.ad"],
+    ["transpile.batching"],
+    ["transpile.optimize"],
+    ["transpile.lowering"],
+    ["transpile.compile"],
+    ["transpile.api"],
+    ["transpile"],
+]
+
+
+def layer_of(mod, layers=LAYERS):
+    """Index of the layer whose longest prefix matches `mod` (None: not in any layer)."""
+    best, best_len = None, -1
+    for i, prefixes in enumerate(layers):
+        for p in prefixes:
+            if (mod == p or mod.startswith(p + ".")) and len(p) > best_len:
+                best, best_len = i, len(p)
+    return best
+
+
+def upward_imports(graph, layers=LAYERS):
     out = []
+    for mod in sorted(graph):
+        here = layer_of(mod, layers)
+        for dep in sorted(graph[mod]):
+            there = layer_of(dep, layers)
+            if here is not None and there is not None and there > here:
+                out.append(f"upward import: {mod} -> {dep} ({layers[here][0]} is below {layers[there][0]})")
+    return out
+
+
+def problems(root, layers=LAYERS):
+    graph = import_graph(root)
+    out = upward_imports(graph, layers)
     for mod in sorted(graph):
         if mod.startswith("transpile_runtime"):
             for dep in sorted(graph[mod]):
@@ -163,7 +207,7 @@ def main(argv):
     for line in found:
         print(line)
     if not found:
-        print("layers ok: no import cycles, runtime/ imports nothing from transpile/")
+        print("layers ok: no import cycles, no upward import, runtime/ imports nothing from transpile/")
     return 1 if found else 0
 
 

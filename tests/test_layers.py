@@ -1,6 +1,8 @@
 """One-way layers: runtime/ (installed as transpile_runtime) imports nothing from transpile/,
 and the modules of transpile/ and runtime/ import each other without a cycle. The graph is
-built from the source by tests/check_layers.py, lazy imports inside functions included."""
+built from the source by tests/check_layers.py, lazy imports inside functions included. The
+packages of transpile/ are the pipeline's stages, in the order of check_layers.LAYERS: a module
+imports only from its own layer or the layers below."""
 import os
 import subprocess
 import sys
@@ -42,7 +44,7 @@ def test_checker_finds_a_cycle_through_a_lazy_import(tmp_path):
         "transpile/high.py": "from transpile.low import f\n",
         "runtime/__init__.py": "",
     })
-    found = check_layers.problems(root)
+    found = check_layers.problems(root, layers=[])
     assert len(found) == 1 and found[0].startswith("import cycle (2 modules)")
     assert "transpile.high" in found[0] and "transpile.low" in found[0]
     r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "check_layers.py"), root],
@@ -58,7 +60,7 @@ def test_checker_finds_a_cycle_through_relative_imports(tmp_path):
         "transpile/transforms/b.py": "from . import a\nx = 1\n",
         "runtime/__init__.py": "",
     })
-    found = check_layers.problems(root)
+    found = check_layers.problems(root, layers=[])
     assert found == ["import cycle (2 modules): transpile.transforms.a -> "
                      "transpile.transforms.b -> transpile.transforms.a"]
 
@@ -74,7 +76,7 @@ def test_checker_refuses_runtime_importing_transpile(tmp_path):
                 return transpile.ir
         """,
     })
-    assert check_layers.problems(root) == [
+    assert check_layers.problems(root, layers=[]) == [
         "runtime imports transpile: transpile_runtime.helpers -> transpile.ir"]
 
 
@@ -86,7 +88,7 @@ def test_checker_accepts_a_one_way_tree(tmp_path):
         "runtime/__init__.py": "from transpile_runtime import helpers\n",
         "runtime/helpers.py": "import numpy\n",
     })
-    assert check_layers.problems(root) == []
+    assert check_layers.problems(root, layers=[]) == []
 
 
 def test_checker_counts_a_name_read_from_the_package_init(tmp_path):
@@ -103,5 +105,44 @@ def test_checker_counts_a_name_read_from_the_package_init(tmp_path):
         "transpile/ir.py": "",
         "runtime/__init__.py": "",
     })
-    assert check_layers.problems(root) == [
+    assert check_layers.problems(root, layers=[]) == [
         "import cycle (2 modules): transpile -> transpile.api -> transpile"]
+
+
+def test_checker_refuses_an_upward_import(tmp_path):
+    root = _tree(tmp_path, {
+        "transpile/__init__.py": "",
+        "transpile/core/__init__.py": "",
+        "transpile/core/ir.py": "",
+        "transpile/core/codegen.py": "from transpile.core import ir\n",
+        "transpile/frontend/__init__.py": "",
+        "transpile/frontend/parse.py": "from transpile.core import codegen\n",
+        "transpile/core/avals.py": """
+            def f():
+                from transpile.frontend.parse import x   # lazy, and still upward
+        """,
+        "runtime/__init__.py": "",
+    })
+    layers = [["transpile.core"], ["transpile.frontend"], ["transpile"]]
+    assert check_layers.problems(root, layers=layers) == [
+        "upward import: transpile.core.avals -> transpile.frontend.parse "
+        "(transpile.core is below transpile.frontend)"]
+
+
+def test_a_module_belongs_to_the_layer_of_its_longest_prefix():
+    layers = [["transpile.core.ir"], ["transpile.primitives"], ["transpile.core"], ["transpile"]]
+    assert check_layers.layer_of("transpile.core.ir", layers) == 0
+    assert check_layers.layer_of("transpile.core.rename", layers) == 2
+    assert check_layers.layer_of("transpile.primitives.registry", layers) == 1
+    assert check_layers.layer_of("transpile.cli", layers) == 3
+    assert check_layers.layer_of("numpy", layers) is None
+
+
+def test_the_top_of_transpile_holds_the_public_modules_only():
+    top = sorted(f for f in os.listdir(os.path.join(ROOT, "transpile")) if f.endswith(".py"))
+    assert len(top) <= 12, top
+    packages = sorted(d for d in os.listdir(os.path.join(ROOT, "transpile"))
+                      if os.path.exists(os.path.join(ROOT, "transpile", d, "__init__.py")))
+    layered = {p.split(".")[1] for layer in check_layers.LAYERS for p in layer
+               if p.startswith("transpile.") and p.count(".") >= 1}
+    assert set(packages) <= layered, set(packages) - layered

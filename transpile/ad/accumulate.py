@@ -21,7 +21,7 @@ import numpy as np
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, Var
 from transpile.primitives import by_name
-from transpile.optimize.specialize import AVal
+from transpile.core.avals import AVal
 
 
 def _walk(body):

@@ -7,7 +7,7 @@ from transpile.ad.forward import ForwardSweep
 from transpile.ad.forward_control import ControlForwardSweep
 from transpile.ad.reverse import ReverseSweep
 from transpile.ad.reverse_control import ControlReverseSweep
-from transpile.optimize.specialize import reads
+from transpile.core.liveness import reads
 
 
 def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphic=False):

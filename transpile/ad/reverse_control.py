@@ -27,7 +27,7 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.primitives import by_name
 from transpile.ad.reverse import ReverseSweep, _tag, check_opaque, contributions
-from transpile.optimize.inplace import live_after
+from transpile.core.liveness import live_after
 from transpile.ad.tape_slim import slim
 
 

@@ -17,7 +17,7 @@ write, so the write is done in place: a loop of n writes costs O(n) under `grad`
 """
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var, map_atoms
-from transpile.optimize.inplace import live_after, value_reads
+from transpile.core.liveness import live_after, value_reads
 from transpile.primitives import by_name
 
 

@@ -23,7 +23,7 @@ from collections import Counter
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var
 from transpile.primitives import by_name
-from transpile.optimize.specialize import dce
+from transpile.core.liveness import dce
 
 
 def _walk(body):

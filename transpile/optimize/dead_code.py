@@ -1,6 +1,6 @@
 """Dead values inside loops and branches, for jit (after the tapes that nothing reads are gone).
 
-specialize.dce drops dead equations of the function's top level. Inside a loop or a branch a
+core/liveness.py's dce drops dead equations of the function's top level. Inside a loop or a branch a
 value can die later, when drop_dead_tapes removes the push that was its only reader (the
 shape stand-in `rt.shape_only(out)` of a write in a loop is one): left in place, the lowering
 allocates it on every iteration. Here an equation anywhere is dropped unless its value

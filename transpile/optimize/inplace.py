@@ -11,8 +11,8 @@ derivative's backward sweep. This pass answers, for the final body:
     to none; anything else (views, `rt.assign`, helpers that may return their argument) may
     point to whatever its array arguments point to. Arguments, globals, and values popped
     from a tape are EXTERNAL: never written in place. A value pushed on a tape escapes.
-  * `live_after(stmt)`: the names read after a statement (backward dataflow over `If`,
-    `ForRange`, `While`, to a fixed point around loops).
+  * liveness (core/liveness.py): the names read after a statement (backward dataflow over
+    `If`, `ForRange`, `While`, to a fixed point around loops).
 
 `y = rt.setitem(x, i, v)` becomes `y = rt.write_in_place(x, i, v)` (`x[i] = v; y = x`) when x
 is owned (all its sources are allocations of this function that did not escape) and no name
@@ -21,9 +21,10 @@ sharing one of those sources, y aside, is live after the write. At the top level
 backward sweep still reads.
 
 API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set of id(eqn)`,
-`live_after(body, outs) -> {id(stmt): set of names}`, `apply(core_body, params, outs)`.
+`apply(core_body, params, outs)`.
 """
 from transpile.core import ir
+from transpile.core.liveness import live_after, value_reads
 from transpile.core.ir import Eqn, Var
 from transpile.primitives import by_name
 from transpile.core.codegen import deferred_writes_last, fmt
@@ -109,70 +110,6 @@ def _const_array_arg(st):
     import numpy as np
     return any(isinstance(a, ir.Const) and isinstance(a.value, np.ndarray)
                for a in ir.iter_atoms(list(st.args.values())))
-
-
-def _reads(st):
-    return set(ir.names_read(st))
-
-
-def live_after(body, outs, reads=None):
-    """{id(stmt): names live right after it}, for every statement (nested ones included).
-    `reads(eqn)` (default: every name it reads) says which reads of an equation count."""
-    record = {}
-    out_names = {o.name for o in outs if isinstance(o, Var)}
-    _block(body, set(out_names), record, reads or Eqn.vars_read)
-    return record
-
-
-def _block(stmts, live, record, reads=Eqn.vars_read):
-    for st in reversed(stmts):
-        record[id(st)] = set(live)
-        if isinstance(st, Eqn):
-            live = (live - {st.out}) | set(reads(st))
-        elif isinstance(st, ir.If):
-            a = _block(st.body, live, record, reads)
-            b = _block(st.orelse, live, record, reads)
-            live = a | b | ({st.cond.name} if isinstance(st.cond, Var) else set())
-        elif isinstance(st, ir.ForRange):
-            bounds = {a.name for a in (st.start, st.stop, st.step) if isinstance(a, Var)}
-            loop_live = set(live)
-            while True:
-                body_in = _block(st.body, loop_live, record, reads) - {st.var}
-                new = live | body_in
-                if new <= loop_live:
-                    break
-                loop_live |= new
-            live = loop_live | bounds
-        elif isinstance(st, ir.While):
-            cond = {st.cond.name} if isinstance(st.cond, Var) else set()
-            head_live = set(live)      # live at the top of cond_body
-            while True:
-                body_in = _block(st.body, head_live, record, reads)
-                cond_in = _block(st.cond_body, live | cond | body_in, record, reads)
-                if cond_in <= head_live:
-                    break
-                head_live |= cond_in
-            live = head_live
-        elif isinstance(st, ir.Push):
-            live = live | _reads(st)
-        elif isinstance(st, (ir.Break, ir.Continue, ir.Comment)):
-            pass
-        else:
-            live = live | _reads(st)
-    return live
-
-
-# read only an array's shape/dtype, which a write in place does not change
-META = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "shape_like", "shape_only"}
-
-
-def value_reads(st):
-    """Names an equation reads for their values (metadata reads and shape arguments aside)."""
-    if st.prim.name in META:
-        return []
-    shape = set(st.prim.shape_args)
-    return [a.name for a in ir.iter_atoms(v for k, v in st.args.items() if k not in shape)
-            if isinstance(a, Var)]
 
 
 def _dead_owned(name, st, src, escaped, live):

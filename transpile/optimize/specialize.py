@@ -24,6 +24,7 @@ from transpile.optimize.shape_errors import CHECKS, shape_mismatch
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import by_name
 from transpile.core.avals import AVal, aval_of, dummy
+from transpile.core.liveness import dce
 from transpile.optimize.specialize_control import (resolve_if_array, AvalMap, bind_joined, multi_bound,
                                                      dynamic_slice, pop_aval, rw_cast_into,
                                                      sized_by_run_time_int, collective_aval,
@@ -37,8 +38,7 @@ from transpile.optimize.specialize_windows import (has_run_time_slice, note_offs
 from transpile.core.rename import ssa
 from transpile.ad.reverse import core_namer
 
-__all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "dce", "reads",
-           "REWRITES"]
+__all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "REWRITES"]
 
 # primitive name -> rw_<name>(sp, eqn, out), True when it replaced the equation
 REWRITES = {**_RULES, "add": rw_add_zero, "float_part": rw_float_part,
@@ -490,39 +490,6 @@ def _runtime_impl(prim):
     if path.startswith("rt."):
         return getattr(runtime, path[3:])
     raise _Unknown(prim.name)
-
-
-def reads(st):
-    """Names a statement reads (control flow: everything inside)."""
-    if isinstance(st, Eqn):
-        return st.vars_read()
-    if isinstance(st, ir.Push):
-        return ir.names_read(st)
-    names = []
-    for f in ("cond", "start", "stop", "step"):
-        v = getattr(st, f, None)
-        if isinstance(v, Var):
-            names.append(v.name)
-    for f in ("body", "orelse", "cond_body"):
-        for s in getattr(st, f, None) or []:
-            names += reads(s)
-    return names
-
-
-def dce(body, outs):
-    """Drop equations whose results are never read (all primitives are pure)."""
-    live = {o.name for o in outs if isinstance(o, Var)}
-    kept = []
-    for st in reversed(body):
-        if isinstance(st, Eqn):
-            if st.out not in live and st.prim.pure:
-                continue
-            live.update(st.vars_read())
-        elif not isinstance(st, ir.Comment):
-            live.update(reads(st))
-        kept.append(st)
-    kept.reverse()
-    return kept
 
 
 def fails_at(sp, body, eqn, mismatch):
