@@ -50,12 +50,12 @@ from .linalg_adjoints import (check_real_eigh, check_real_linalg, check_svd_vect
                                                refuse_norm_second, refuse_norm_third,
                                                slogdet_logabs, slogdet_sign,
                                                svd_u, svd_values, svd_vh, sym, tri_read,
-                                               tri_read_t)
+                                               tri_read_t, lstsq_rank, lstsq_residuals, lstsq_x,
+                                               residual_weights, residual_weights_t)
 from .stats_adjoints import (signal_convolve, signal_correlate, signal_crop, signal_full_ct,
                              conv_pad_width, cov_norm, cov_obs_part,  # noqa: E402
-                              cov_obs_vjp, cov_weights, interp_index, lstsq_rank,
-                              lstsq_residuals, lstsq_x, meshgrid_part, polyval_vjp,
-                              quantile_jvp, quantile_mask, quantile_vjp, residual_weights,
-                              residual_weights_t, take_vjp, three_vectors, weights_along,
+                              cov_obs_vjp, cov_weights, interp_index,
+                              meshgrid_part, polyval_vjp,
+                              quantile_jvp, quantile_mask, quantile_vjp, take_vjp, three_vectors, weights_along,
                               weights_back)
 from . import custom_rules  # noqa: F401,E402

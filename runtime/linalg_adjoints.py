@@ -1,5 +1,5 @@
-"""Helpers named in numpy.linalg rules (transpile/primitives/linalg_rows.py): the parts of
-multi-output factorizations, small linear maps (sym, phi, copyltu) and np.linalg.norm's
+"""Helpers named in numpy.linalg rules (transpile/primitives/linalg_rows.py, and lstsq's in
+numpy_products.py): the parts of multi-output factorizations (and of np.linalg.lstsq), small linear maps (sym, phi, copyltu) and np.linalg.norm's
 rules for ords other than the 2-norm / Frobenius norm."""
 import numpy as np
 
@@ -286,3 +286,33 @@ def norm_second(u, v, x, nrm, ord, axis, keepdims, which, reduce):
         out = np.sum(out, axis=axes, keepdims=keepdims)
         return np.reshape(out, np.shape(nrm))
     return out
+
+
+# ---- np.linalg.lstsq ----------------------------------------------------------------------------
+
+
+def lstsq_x(a, b, rcond=None):
+    return np.linalg.lstsq(a, b, rcond)[0]
+
+
+def lstsq_residuals(a, b, rcond=None):
+    return np.linalg.lstsq(a, b, rcond)[1]
+
+
+def lstsq_rank(a, b, rcond=None):
+    return np.linalg.lstsq(a, b, rcond)[2]
+
+
+def residual_weights(ct, like):
+    """A cotangent of lstsq's residuals shaped like one row of b (a scalar for 1-D b, one
+    entry per column): zeros where NumPy returns no residuals (rank < n or m <= n)."""
+    if np.size(ct) == 0:
+        return np.zeros(np.shape(like), dtype=np.result_type(ct, np.float64))
+    return np.reshape(ct, np.shape(like))
+
+
+def residual_weights_t(c, res):
+    """Transpose of residual_weights: per-column values in the residuals' shape."""
+    if np.size(res) == 0:
+        return np.zeros(np.shape(res), dtype=np.result_type(c))
+    return np.reshape(c, np.shape(res))

@@ -1,8 +1,7 @@
 """Helpers named in the rules of transpile/primitives/numpy_stats.py and numpy_products.py:
 order-statistic weights (median, quantile, percentile), np.average's weights, np.cov's
 observation matrix, the offsets of np.convolve's modes, np.interp's segment index, the
-transpose of np.polyval in its coefficients, the parts of np.linalg.lstsq, the scatter that
-undoes np.take, and one output of np.meshgrid. Plain NumPy; each linear helper has its
+transpose of np.polyval in its coefficients, the scatter that undoes np.take, and one output of np.meshgrid. Plain NumPy; each linear helper has its
 transpose beside it (both are rows of the table, so derivative code differentiates again)."""
 import numpy as np
 
@@ -222,36 +221,6 @@ def polyval_vjp(ct, x, n):
     powers = np.vander(np.ravel(x), int(n))
     ct = np.broadcast_to(ct, np.shape(x))
     return np.ravel(ct) @ powers if powers.size else np.zeros(int(n), np.result_type(ct, x))
-
-
-# ---- np.linalg.lstsq ----------------------------------------------------------------------------
-
-
-def lstsq_x(a, b, rcond=None):
-    return np.linalg.lstsq(a, b, rcond)[0]
-
-
-def lstsq_residuals(a, b, rcond=None):
-    return np.linalg.lstsq(a, b, rcond)[1]
-
-
-def lstsq_rank(a, b, rcond=None):
-    return np.linalg.lstsq(a, b, rcond)[2]
-
-
-def residual_weights(ct, like):
-    """A cotangent of lstsq's residuals shaped like one row of b (a scalar for 1-D b, one
-    entry per column): zeros where NumPy returns no residuals (rank < n or m <= n)."""
-    if np.size(ct) == 0:
-        return np.zeros(np.shape(like), dtype=np.result_type(ct, np.float64))
-    return np.reshape(ct, np.shape(like))
-
-
-def residual_weights_t(c, res):
-    """Transpose of residual_weights: per-column values in the residuals' shape."""
-    if np.size(res) == 0:
-        return np.zeros(np.shape(res), dtype=np.result_type(c))
-    return np.reshape(c, np.shape(res))
 
 
 # ---- np.take, np.meshgrid -----------------------------------------------------------------------

@@ -21,6 +21,7 @@ from transpile.primitives.batching_rules import NoRule, Rule, _const, elementwis
 from transpile.primitives.linalg_rows import pinv_jvp, pinv_vjp
 from transpile.primitives.numpy_stats import is_none
 from transpile.primitives.registry import defalias, defprim
+from transpile_runtime import linalg_adjoints as LA
 from transpile_runtime import stats_adjoints as SA
 
 # ---- cross: <g, x × y> = <x, y × g> = <y, g × x> ------------------------------------------------
@@ -159,7 +160,7 @@ def _col(v):
 # x = P y with P = pinv(a) (computed once: the lambda binds it); P's cotangent is g y^T
 _GY = f"({_col('g')} @ rt.mT({_col('y')}))"
 lstsq_x = defprim(
-    "lstsq_x", SA.lstsq_x, "rt.lstsq_x", "x, y, rcond=None", batch=per_example,
+    "lstsq_x", LA.lstsq_x, "rt.lstsq_x", "x, y, rcond=None", batch=per_example,
     vjp={"x": f"(lambda p: {pinv_vjp(_GY, 'p')})(np.linalg.pinv(x))",
          "y": "rt.mT(np.linalg.pinv(x)) @ g"},
     jvp={"x": f"(lambda p: ({pinv_jvp('x_dot', 'p')}) @ y)(np.linalg.pinv(x))",
@@ -173,18 +174,18 @@ def _at_solution(body):
 
 _W = "rt.residual_weights(g, y[0])"           # the cotangent per column of y
 lstsq_residuals = defprim(
-    "lstsq_residuals", SA.lstsq_residuals, "rt.lstsq_residuals", "x, y, rcond=None",
+    "lstsq_residuals", LA.lstsq_residuals, "rt.lstsq_residuals", "x, y, rcond=None",
     batch=per_example, data_shape=True,     # empty unless a has full column rank (m > n)
     vjp={"x": _at_solution(f"-2 * {_col(f'(r * {_W})')} @ rt.mT({_col('sol')})"),
          "y": _at_solution(f"2 * r * {_W}")},
     jvp={"x": _at_solution("rt.residual_weights_t(-2 * np.sum(r * (x_dot @ sol), axis=0), ans)"),
          "y": _at_solution("rt.residual_weights_t(2 * np.sum(r * y_dot, axis=0), ans)")})
-defprim("lstsq_rank", SA.lstsq_rank, "rt.lstsq_rank", "x, y, rcond=None", nondiff=True,
+defprim("lstsq_rank", LA.lstsq_rank, "rt.lstsq_rank", "x, y, rcond=None", nondiff=True,
         batch=per_example)
-residual_weights = defprim("residual_weights", SA.residual_weights, "rt.residual_weights",
+residual_weights = defprim("residual_weights", LA.residual_weights, "rt.residual_weights",
                            "ct, like", shape_args=("like",), linear=("ct",), batch=per_example,
                            vjp={"ct": "rt.residual_weights_t(g, ct)"})
-residual_weights_t = defprim("residual_weights_t", SA.residual_weights_t,
+residual_weights_t = defprim("residual_weights_t", LA.residual_weights_t,
                              "rt.residual_weights_t", "c, res", shape_args=("res",),
                              linear=("c",), batch=per_example,
                              vjp={"c": "rt.residual_weights(g, c)"})
