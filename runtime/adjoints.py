@@ -1,6 +1,6 @@
 """Adjoint helpers for primitives whose reverse rule is not a one-liner over NumPy.
 
-Each helper is itself a primitive in the table (transpile/primitives/adjoint_helpers.py), with
+Each helper is itself a primitive in the table (transpile/primitives/internal/adjoint_helpers.py), with
 its own rules, so derivative code stays differentiable.
 """
 import numpy as np

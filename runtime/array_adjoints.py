@@ -1,6 +1,6 @@
 """Adjoint helpers for shape primitives (roll, repeat, the stack family, split, pad, sort,
 cumprod, kron, linspace, tensordot). Each is a row of the primitive table
-(transpile/primitives/array_rows.py) with its own rules, so derivative code stays
+(transpile/primitives/numpy/arrays.py) with its own rules, so derivative code stays
 differentiable."""
 import numpy as np
 

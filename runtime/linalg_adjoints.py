@@ -1,4 +1,4 @@
-"""Helpers named in numpy.linalg rules (transpile/primitives/linalg_rows.py, and lstsq's in
+"""Helpers named in numpy.linalg rules (transpile/primitives/numpy/linalg.py, and lstsq's in
 numpy_products.py): the parts of multi-output factorizations and of np.linalg.lstsq, small
 linear maps (sym, phi, copyltu) and np.linalg.norm's rules for ords other than the 2-norm /
 Frobenius norm."""

@@ -281,7 +281,7 @@ case("pinv", "np.linalg.pinv(x, rcond=1e-12)", [(2, 3)])
 case("pinv", "np.linalg.pinv(x @ x.T + np.eye(3), hermitian=True)", [(3, 3)])
 case("pinv", "np.linalg.pinv(x + 3.0 * np.eye(3), hermitian=True)", [(3, 3)])  # lower read
 
-# ---- transpile/primitives/numpy_more.py ------------------------------------------------------
+# ---- transpile/primitives/numpy/more.py ------------------------------------------------------
 for _name, _expr, _shapes, _dom in [
         ("diff", "np.diff(x)", [(4,)], "real"), ("diff", "np.diff(x, 2, axis=0)", [(4, 2)], "real"),
         ("diff", "np.diff(x, axis=1)", [(2, 3)], "real"),
@@ -300,7 +300,7 @@ for _name, _expr, _shapes, _dom in [
 case("vdot", "np.vdot(x, y)", [(3,), (3,)], dtypes=("complex128",),
      skip={"second": "second derivatives of complex non-holomorphic rows are not claimed"})
 
-# ---- transpile/primitives/numpy_stats.py: order statistics, average, cov, corrcoef --------------
+# ---- transpile/primitives/numpy/stats.py: order statistics, average, cov, corrcoef --------------
 _F32 = ("float64", "float32")
 for _expr, _shapes in [
         ("np.median(x)", [(5,)]), ("np.median(x)", [(4,)]), ("np.median(x, axis=1)", [(3, 4)]),
@@ -343,7 +343,7 @@ for _name, _expr, _shapes in [
          dtypes=_F32 if _expr in ("np.average(x)", "np.cov(x)", "np.corrcoef(x)") else
          ("float64",))
 
-# ---- transpile/primitives/numpy_products.py -----------------------------------------------------
+# ---- transpile/primitives/numpy/products_more.py -----------------------------------------------------
 for _name, _expr, _shapes in [
         ("cross", "np.cross(x, y)", [(3,), (3,)]), ("cross", "np.cross(x, y)", [(2, 3), (3,)]),
         ("cross", "np.cross(x, y, axisa=0, axisb=0, axisc=0)", [(3, 2), (3, 2)]),
@@ -370,7 +370,7 @@ for _name in ("convolve", "correlate"):
                  dtypes=_F32 if _mode == "full" and _shapes[0] == (5,) else ("float64",))
     case(_name, f"np.{_name}(x, y)", [(4,), (2,)])
 
-# ---- transpile/primitives/numpy_piecewise.py ----------------------------------------------------
+# ---- transpile/primitives/numpy/piecewise.py ----------------------------------------------------
 for _name, _expr, _shapes, _dom in [
         ("interp", "np.interp(x, [-1.0, 0.0, 0.5, 1.3], [1.0, -0.5, 2.0, 0.3])", [(6,)], "real"),
         ("interp", "np.interp(y, [-1.0, 0.0, 0.5, 1.3], x)", [(4,), (5,)], "real"),

@@ -2,7 +2,7 @@
 
 Each works in float64 whatever its argument (the loop casts the result to the output dtype)
 and follows scipy.special at the edges (poles, +-1 for erfinv, NaN in, NaN out). The rows in
-transpile/primitives/scipy_special.py name them in their `lower` templates; math.erf,
+transpile/primitives/scipy/special.py name them in their `lower` templates; math.erf,
 math.erfc and math.lgamma cover the rest.
 """
 import math

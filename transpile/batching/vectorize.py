@@ -7,7 +7,7 @@ Design
 * Ranks are static. vmap specializes on the rank (ndim) of every argument leaf (and of the
   global arrays the function reads), and the sweep propagates the *per-example* rank of every
   name through the body with a small rank rule per primitive (`Rule.rank` in
-  primitives/batching_rules.py). Knowing ranks lets the generated code stay plain NumPy:
+  primitives/batching/rules.py). Knowing ranks lets the generated code stay plain NumPy:
   a batched operand of an elementwise op whose example rank is lower than the other operand's
   gets `np.expand_dims(x, 1)` (NumPy broadcasts from the right, the batch axis sits at the
   left), reductions and transposes get shifted axes, and products become one `np.matmul`,
@@ -30,7 +30,7 @@ from transpile.errors import TranspileError
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.frontend.normalize.normalizer import Builder
 from transpile.primitives import by_name
-from transpile.primitives.batching_rules import NoRule, Rule, elementwise
+from transpile.primitives.batching.rules import NoRule, Rule, elementwise
 from transpile.frontend.templates import instantiate, rule_env
 from transpile.batching.branches import RaggedBranches, check_sides, side_ranks
 from transpile.batching import weak

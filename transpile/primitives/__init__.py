@@ -1,12 +1,18 @@
-"""The primitive table. Importing this package registers every primitive."""
-from transpile.primitives import (adjoint_helpers, collectives, elementwise, linalg,  # noqa: F401
-                                  nondiff, reductions, structure)
-from transpile.primitives import control  # noqa: F401,E402
-from transpile.primitives import array_rows, linalg_rows, numpy_more  # noqa: F401,E402
-from transpile.primitives import fft, scipy_special, scipy_stats  # noqa: F401,E402
-from transpile.primitives import numpy_piecewise, numpy_products, numpy_stats  # noqa: F401,E402
-from transpile.primitives import debugging  # noqa: F401,E402  (print in transformed code)
-from transpile.primitives import python_math  # noqa: F401,E402  (math.sin means np.sin)
+"""The primitive table. Importing this package registers every primitive.
+
+  registry.py     the Primitive record, defprim and the lookups
+  numpy/          NumPy's functions (and Python's math module), by domain
+  scipy/          scipy.special and scipy.stats
+  internal/       what generated code calls: adjoint and batching helpers, copies and writes,
+                  the tape, collectives, print
+  batching/       vmap's batching rules, named by the rows' `batch=` field
+  numba_forms.py  Numba CPU forms of whole calls, named by the rows' `numba=` field
+"""
 from transpile.primitives.registry import (METHODS, Primitive, all_primitives, by_name,
                                            defmethod, defprim, lookup)
-from transpile.primitives import batch_helpers  # noqa: F401,E402  (vmap's run-time helpers)
+from transpile.primitives.numpy import (arrays, elementwise, fft, linalg, more,  # noqa: F401
+                                        nondiff, piecewise, products, products_more,
+                                        python_math, reductions, stats, structure)
+from transpile.primitives.scipy import special, stats as scipy_stats  # noqa: F401
+from transpile.primitives.internal import (adjoint_helpers, batch_helpers,  # noqa: F401
+                                           collectives, control, debugging)

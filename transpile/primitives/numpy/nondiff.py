@@ -4,9 +4,9 @@ import operator
 
 import numpy as np
 
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives import numba_forms as NF
-from transpile.primitives.batching_more import per_example
+from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import by_name, defmethod, defprim
 from transpile_runtime import helpers as _helpers
 

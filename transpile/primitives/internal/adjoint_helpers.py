@@ -3,7 +3,7 @@ runtime/adjoints.py). With these rows, generated derivatives can be differentiat
 from transpile_runtime import adjoints as A
 from transpile_runtime import broadcasting as B
 from transpile_runtime import helpers as H
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defprim
 

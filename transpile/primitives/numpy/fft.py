@@ -6,7 +6,7 @@ import numpy as np
 
 import transpile_runtime as rt
 from transpile.core.ir import Const
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives.registry import defprim
 
 

@@ -3,7 +3,7 @@ import operator
 
 import numpy as np
 
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives.registry import defmethod, defprim
 from transpile.core.ir import Const
 

@@ -2,8 +2,8 @@
 getitem_vjp, the product vjps, ...), and the rule of the rt.batch_* helpers' own rows (no rule
 inside a nested vmap)."""
 from transpile.core.ir import Const
-from transpile.primitives.batching_array_rules import elementwise_batch, structure_batch
-from transpile.primitives.batching_base import (NoRule, Rule, _const, _max_rank, _only_batched,
+from transpile.primitives.batching.array_rules import elementwise_batch, structure_batch
+from transpile.primitives.batching.base import (NoRule, Rule, _const, _max_rank, _only_batched,
                                                 _shift, args_with)
 
 

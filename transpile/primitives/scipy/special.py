@@ -8,7 +8,7 @@ import numpy as np
 import transpile_runtime as rt
 from transpile.errors import TranspileError
 from transpile.core.ir import Const
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defalias, defprim
 

@@ -6,8 +6,8 @@ broadcasting like NumPy); parameters without a rule (t.cdf's df, gamma.cdf's a, 
 a and b, poisson's k) refuse to be differentiated with an error naming the user's line."""
 import transpile_runtime as rt
 from transpile.core.ir import Const
-from transpile.primitives import batching_rules as BR
-from transpile.primitives.batching_more import per_example
+from transpile.primitives.batching import rules as BR
+from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import defalias, defprim
 
 E = BR.elementwise

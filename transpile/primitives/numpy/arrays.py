@@ -11,9 +11,9 @@ import operator
 
 import numpy as np
 
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives import numba_forms as NF
-from transpile.primitives.batching_more import axis_rule, per_example
+from transpile.primitives.batching.axis_rules import axis_rule, per_example
 from transpile.primitives.registry import defmethod, defprim
 from transpile_runtime import array_adjoints as AA
 from transpile_runtime import complex_parts as CP

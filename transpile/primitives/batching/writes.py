@@ -1,4 +1,4 @@
-"""Batching rules (vmap) for copies and subscript writes: the rows of primitives/control.py.
+"""Batching rules (vmap) for copies and subscript writes: the rows of primitives/internal/control.py.
 
   * `assign`, `added_to_zero`: the value itself, batched as its argument is;
   * `float_part(t, like)` / `cast_into(x, like)`: `like` only gives the dtype, which the batch
@@ -10,7 +10,7 @@
     NoRule: vmap then writes an explicit loop over the batch (correct, slower).
 """
 from transpile.core.ir import Const, IndexArg, SliceArg, Eqn
-from transpile.primitives.batching_rules import NoRule, Rule, index_rank
+from transpile.primitives.batching.rules import NoRule, Rule, index_rank
 from transpile.primitives.registry import by_name
 from transpile.errors import TranspileError
 

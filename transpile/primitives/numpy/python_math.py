@@ -4,8 +4,11 @@ and math.floor/ceil/trunc, which return Python ints, are rows of their own witho
 """
 import math
 
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives.registry import by_name, defimpl, defprim
+# the rows named below are registered by these modules
+from transpile.primitives.numpy import elementwise, nondiff  # noqa: F401
+from transpile.primitives.scipy import special  # noqa: F401
 
 # math name -> the row it means
 _SAME_AS = {

@@ -1,10 +1,10 @@
 """Rows for the run-time helpers that batched (vmap) code calls (runtime/batching.py), with
 reverse rules so that batched code can be differentiated again (grad of vmap)."""
 from transpile_runtime import batching as RB
-from transpile.primitives import batching_rules as BR
-from transpile.primitives import jacobian_batching as JB
+from transpile.primitives.batching import rules as BR
+from transpile.primitives.batching import jacobian as JB
 from transpile.core.ir import Const
-from transpile.primitives.batching_rules import NoRule, Rule
+from transpile.primitives.batching.rules import NoRule, Rule
 from transpile.primitives.registry import by_name, defprim
 
 _H = BR.batch_helper

@@ -13,10 +13,10 @@ np.meshgrid returns one row per output, each a broadcast of one input.
 import numpy as np
 
 from transpile.core.ir import Const
-from transpile.primitives import batching_rules as BR
-from transpile.primitives.batching_more import per_example, pointwise
-from transpile.primitives.batching_rules import NoRule, Rule, _const, _shift
-from transpile.primitives.numpy_stats import is_none, refuse
+from transpile.primitives.batching import rules as BR
+from transpile.primitives.batching.axis_rules import per_example, pointwise
+from transpile.primitives.batching.rules import NoRule, Rule, _const, _shift
+from transpile.primitives.numpy.stats import is_none, refuse
 from transpile.primitives.registry import defmethod, defprim
 from transpile_runtime import stats_adjoints as SA
 from transpile_runtime import array_adjoints as AA

@@ -4,7 +4,7 @@ import operator
 
 import numpy as np
 
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives.registry import defprim
 
 E = BR.elementwise

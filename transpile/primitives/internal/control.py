@@ -5,8 +5,8 @@ tape that reverse mode uses through loops (runtime/tape.py explains the design).
 as a pair (ad/reverse.py gives an active tape an adjoint tape, ad/forward.py a
 tangent tape)."""
 from transpile_runtime import tape as T
-from transpile.primitives import batching_rules as BR
-from transpile.primitives import batching_writes as BW
+from transpile.primitives.batching import rules as BR
+from transpile.primitives.batching import writes as BW
 from transpile.primitives.registry import defprim
 
 assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch=BW.assign,

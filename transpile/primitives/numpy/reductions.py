@@ -2,7 +2,7 @@
 cotangent back over the reduced axes with rt.sum_grad."""
 import numpy as np
 
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defmethod, defprim
 

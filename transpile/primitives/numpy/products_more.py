@@ -16,10 +16,10 @@ derivatives 2 r (in b) and -2 r x^T (in a) at the optimum (r = b - a x); rank is
 import numpy as np
 
 from transpile.core.ir import Const
-from transpile.primitives.batching_more import axis_rule, per_example, pointwise
-from transpile.primitives.batching_rules import NoRule, Rule, _const, elementwise_batch
-from transpile.primitives.linalg_rows import pinv_jvp, pinv_vjp
-from transpile.primitives.numpy_stats import is_none
+from transpile.primitives.batching.axis_rules import axis_rule, per_example, pointwise
+from transpile.primitives.batching.rules import NoRule, Rule, _const, elementwise_batch
+from transpile.primitives.numpy.linalg import pinv_jvp, pinv_vjp
+from transpile.primitives.numpy.stats import is_none
 from transpile.primitives.registry import defalias, defprim
 from transpile_runtime import linalg_adjoints as LA
 from transpile_runtime import stats_adjoints as SA

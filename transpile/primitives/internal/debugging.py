@@ -1,8 +1,8 @@
 """Row for print() in transformed code: an effect (pure=False, never evaluated while code is
 generated, never dropped as unused), no derivative; under vmap it prints the batched values."""
 from transpile_runtime import debugging as D
-from transpile.primitives.batching_base import Rule, _only_batched
-from transpile.primitives.batching_adjoint_helper_rules import batch_helper
+from transpile.primitives.batching.base import Rule, _only_batched
+from transpile.primitives.batching.adjoint_helper_rules import batch_helper
 from transpile.primitives.registry import defprim
 
 debug_print = defprim("debug_print", D.debug_print, "rt.debug_print", "sep, end, *values",

@@ -13,8 +13,8 @@ import numpy as np
 
 
 from transpile.primitives import numba_forms as NF
-from transpile.primitives.batching_more import per_example, rank_minus, stacked
-from transpile.primitives.batching_rules import Rule
+from transpile.primitives.batching.axis_rules import per_example, rank_minus, stacked
+from transpile.primitives.batching.rules import Rule
 from transpile.primitives.registry import defprim
 from transpile_runtime import linalg_adjoints as LA
 

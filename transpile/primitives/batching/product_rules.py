@@ -3,8 +3,8 @@
 import string
 
 from transpile.core.ir import Const, IndexArg, TupleArg
-from transpile.primitives.batching_array_rules import elementwise_batch
-from transpile.primitives.batching_base import NoRule, Rule, _const, _only_batched
+from transpile.primitives.batching.array_rules import elementwise_batch
+from transpile.primitives.batching.base import NoRule, Rule, _const, _only_batched
 
 
 # ---- products and linear algebra -------------------------------------------------------------

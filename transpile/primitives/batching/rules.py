@@ -12,14 +12,14 @@ The rules themselves live in
   batching_adjoint_helper_rules.py  the runtime helpers that derivative code calls, and the
                                     rt.batch_* helpers' own rows
 """
-from transpile.primitives.batching_base import (  # noqa: F401  (re-exported)
+from transpile.primitives.batching.base import (  # noqa: F401  (re-exported)
     NON_ARRAY, NoRule, Rule, _const, _max_rank, _only_batched, _shift, args_with)
-from transpile.primitives.batching_array_rules import (  # noqa: F401  (re-exported)
+from transpile.primitives.batching.array_rules import (  # noqa: F401  (re-exported)
     creation, creation_batch, creation_like, creation_like_batch, creation_like_rank,
     creation_rank, cumulative, elementwise, elementwise_batch, elementwise_rank, index,
     index_batch, index_rank, query, query_batch, query_rank, reduction, reduction_batch,
     reduction_rank, structure, structure_batch, structure_rank)
-from transpile.primitives.batching_product_rules import (  # noqa: F401  (re-exported)
+from transpile.primitives.batching.product_rules import (  # noqa: F401  (re-exported)
     linalg, product_batch, product_rank)
-from transpile.primitives.batching_adjoint_helper_rules import (  # noqa: F401  (re-exported)
+from transpile.primitives.batching.adjoint_helper_rules import (  # noqa: F401  (re-exported)
     batch_helper, batch_helper_batch, batch_helper_rank, helper, helper_batch, helper_rank)

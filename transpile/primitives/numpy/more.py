@@ -2,9 +2,9 @@
 conversions, np.float_power, np.vdot and np.nansum."""
 import numpy as np
 
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives import numba_forms as NF
-from transpile.primitives.batching_more import per_example
+from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import defprim
 from transpile_runtime import array_adjoints as AA
 

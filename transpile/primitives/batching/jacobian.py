@@ -2,7 +2,7 @@
 (rt.basis_like, rt.jac_columns, rt.jac_rows): vmap(jacfwd(f)), vmap(jacrev(f)) and a Jacobian
 inside a vmapped function stay array code instead of a loop over the batch."""
 from transpile.core.ir import Const
-from transpile.primitives.batching_rules import NoRule, Rule
+from transpile.primitives.batching.rules import NoRule, Rule
 
 
 def _basis_batch(s, eqn):

@@ -19,10 +19,10 @@ import numpy as np
 
 from transpile.errors import TranspileError
 from transpile.core.ir import Const
-from transpile.primitives import batching_rules as BR
+from transpile.primitives.batching import rules as BR
 from transpile.primitives import numba_forms as NF
-from transpile.primitives.batching_more import per_example
-from transpile.primitives.batching_rules import NoRule, Rule, _const, _only_batched, _shift
+from transpile.primitives.batching.axis_rules import per_example
+from transpile.primitives.batching.rules import NoRule, Rule, _const, _only_batched, _shift
 from transpile.primitives.registry import defprim
 from transpile_runtime import stats_adjoints as SA
 

@@ -9,7 +9,7 @@
                   batched p passes through; any other batched argument: loop fallback
 """
 from transpile.core.ir import Const
-from transpile.primitives.batching_rules import NoRule, Rule, _const, _only_batched, _shift
+from transpile.primitives.batching.rules import NoRule, Rule, _const, _only_batched, _shift
 
 
 def axis_rule(axis_params, rank=None, array_params=("x",), none_ok=False):

@@ -1,0 +1,1 @@
+"""vmap's batching rules, which the rows name in their `batch=` field."""

@@ -1,0 +1,1 @@
+"""Rows for what generated code calls: adjoint and batching helpers, copies and writes, the tape, collectives, print."""

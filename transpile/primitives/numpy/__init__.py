@@ -1,0 +1,1 @@
+"""Rows for NumPy's functions (and Python's math module), by domain."""

@@ -1,0 +1,1 @@
+"""Rows for scipy.special and scipy.stats."""
