@@ -607,3 +607,24 @@ def test_grad_takes_python_ints_as_values_unless_code_needs_them(f, entries):
         want = numerical_grad(lambda z: f(z, k), [X.copy()])
         np.testing.assert_allclose(g(X, k), want, rtol=1e-6, atol=1e-8)
     assert len(g._cache) == entries      # one generated function for every k, or one per k
+
+
+_CAPTURED = (0.4, 3)
+
+
+def _scaled(x, c, k):
+    return np.sum(np.sin(x) * c) * k
+
+
+def test_a_captured_tuple_of_numbers_expands_in_a_call_and_a_tuple():
+    def by_call(x):
+        return _scaled(x, *_CAPTURED)
+
+    def by_tuple(x):
+        t = (x, *_CAPTURED)
+        return _scaled(*t)
+
+    x = np.linspace(0.1, 1.0, 4)
+    for f in (by_call, by_tuple):
+        np.testing.assert_allclose(tp.grad(f)(x), 0.4 * 3 * np.cos(x), rtol=1e-12)
+        np.testing.assert_allclose(tp.jit(f)(x), _scaled(x, *_CAPTURED), rtol=1e-12)

@@ -121,6 +121,107 @@ def _dead_owned(name, st, src, escaped, live):
     return not any(n != st.out and src.get(n, {EXTERNAL}) & sx for n in after)
 
 
+def _blocks(st):
+    if isinstance(st, ir.If):
+        return [st.body, st.orelse]
+    if isinstance(st, ir.ForRange):
+        return [st.body]
+    if isinstance(st, ir.While):
+        return [st.cond_body, st.body]
+    return []
+
+
+class _Generations:
+    """Buffers of one pass through a block: sources() knows allocation *sites*, and a site in a
+    loop is a new buffer on every iteration. At a write into an array allocated in the current
+    pass through a block (young: every binding of it is in the stretch of the block from the
+    allocation to the write, and holds that allocation or a view of it), a name bound only
+    outside that stretch (old: the time step's `u` carried from the previous iteration, where
+    this iteration's `u_next = np.zeros(n)` is being written) cannot share its buffer."""
+
+    LIMIT = 20000       # statements: beyond this, no second look (the writes copy)
+
+    def __init__(self, body, src, scalars):
+        self.src, self.scalars = src, scalars
+        self.where, self.defs, self.stmt = {}, {}, {}
+        self._young = {}
+        self.size = 0
+        self._walk(body, ())
+
+    def _walk(self, block, path):
+        for k, st in enumerate(block):
+            self.size += 1
+            here = path + ((block, k),)
+            self.where[id(st)] = here
+            self.stmt[id(st)] = st
+            if isinstance(st, Eqn):
+                self.defs.setdefault(st.out, []).append(id(st))
+            elif isinstance(st, ir.ForRange):
+                self.defs.setdefault(st.var, []).append(id(st))
+            for sub in _blocks(st):
+                self._walk(sub, here)
+
+    def _in(self, sid, depth, block, lo, hi):
+        path = self.where[sid]
+        return len(path) > depth and path[depth][0] is block and lo <= path[depth][1] <= hi
+
+    def _young_def(self, st, young):
+        if not isinstance(st, Eqn) or st.prim.name in NO_BUFFER or st.out in self.scalars \
+                or st.prim.name == "tape_pop":
+            return False
+        if _fresh(st.prim):
+            return True
+        if st.prim.name in ALIASES_FIRST:
+            a = st.args[ALIASES_FIRST[st.prim.name]]
+            return isinstance(a, Var) and a.name in young
+        held = [a for a in value_reads(st) if self.src.get(a, {EXTERNAL})]
+        if not held:
+            return not _const_array_arg(st)
+        return all(a in young for a in held)
+
+    def young(self, depth, block, lo, hi):
+        key = (depth, id(block), lo, hi)
+        if key not in self._young:
+            inside = {n for n, ds in self.defs.items()
+                      if all(self._in(d, depth, block, lo, hi) for d in ds)}
+            young, changed = set(), True
+            while changed:
+                changed = False
+                for n in inside - young:
+                    if all(self._young_def(self.stmt[d], young) for d in self.defs[n]):
+                        young.add(n)
+                        changed = True
+            self._young[key] = young
+        return self._young[key]
+
+    def apart(self, x, st, risky):
+        """Is every name in `risky` bound outside a stretch where `x` is young, at write st?"""
+        if self.size > self.LIMIT or id(st) not in self.where:
+            return False
+        path = self.where[id(st)]
+        for depth in range(len(path) - 1, -1, -1):
+            block, hi = path[depth]
+            for lo in range(hi, -1, -1):
+                if x in self.young(depth, block, lo, hi):
+                    if all(not any(self._in(d, depth, block, lo, hi)
+                                   for d in self.defs.get(n, ())) for n in risky):
+                        return True
+                    break
+        return False
+
+
+def _dead_young(name, st, src, escaped, live, gens):
+    """_dead_owned, with a second look (_Generations) at the names that share x's sources."""
+    if _dead_owned(name, st, src, escaped, live):
+        return True
+    sx = src.get(name, {EXTERNAL})
+    if not sx or EXTERNAL in sx or sx & escaped:
+        return False
+    risky = [n for n in live.get(id(st), set())
+             if n != st.out and src.get(n, {EXTERNAL}) & sx]
+    return gens.apart(name, st, risky)
+
+
 def in_place_writes(body, params, outs, scalars=()):
     """The setitem equations that may write into their array in place (ids)."""
     return set(_choices(body, params, outs, scalars)[0])
@@ -131,13 +232,14 @@ def _choices(body, params, outs, scalars=()):
     import numpy as np
     src, escaped = sources(body, params, scalars)
     live = live_after(body, outs, reads=value_reads)
+    gens = _Generations(body, src, set(scalars))
     writes, reuse = set(), {}
     for st in _stmts(body):
         if not isinstance(st, Eqn):
             continue
         if st.prim.name in ("setitem", "setitem_if_array"):
             x = st.args["x"]
-            if isinstance(x, Var) and _dead_owned(x.name, st, src, escaped, live):
+            if isinstance(x, Var) and _dead_young(x.name, st, src, escaped, live, gens):
                 writes.add(id(st))
         elif isinstance(st.prim.impl, np.ufunc) and st.prim.impl.nout == 1 \
                 and st.prim.impl.signature is None and len(st.args) == st.prim.impl.nin:

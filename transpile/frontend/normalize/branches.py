@@ -128,12 +128,20 @@ def dynamic_ifexp(norm, node, cond, base):
     cond = norm.to_arg(cond, node)
     loc = norm.b.loc
     out = norm.namer.fresh(base)
-    bodies = []
+    bodies, values = [], []
     for e in (node.body, node.orelse):
         body, value = sub_body(norm, lambda: norm.to_arg(norm.expr(e, base), e))
         norm.b.body, saved = body, norm.b.body
         emit_copy(norm, out, value)
         norm.b.body = saved
         bodies.append(body)
+        values.append(value)
     norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
+    # `new = cur if c else np.zeros_like(cur)`: out is cur's buffer on one path only, so a
+    # write through either name is refused (aliasing.py) rather than seen by one of them only
+    norm.mem.join_relation(out, values, {})
+    if any(v != values[0] for v in values[1:]):
+        for v in values:
+            if isinstance(v, Var) and norm.mem.referenced(v.name):
+                norm.mem.maybe.setdefault(out, set()).add(norm.mem.root(v.name))
     return Var(out)

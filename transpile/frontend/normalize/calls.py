@@ -41,6 +41,8 @@ def expr_Call(norm, node, base):
                 args += v.items
             elif isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
                 args += [norm.classify(x, None) for x in v.obj]
+            elif isinstance(v, Const) and isinstance(v.value, (tuple, list)):
+                args += [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
             else:
                 raise norm.error(a, "*args needs a tuple/list of known length")
         else:

@@ -268,9 +268,14 @@ def elements(norm, elts, base):
     for e in elts:
         if isinstance(e, gast.Starred):
             v = norm.expr(e.value, base)
-            if not isinstance(v, Struct):
+            if isinstance(v, Struct):
+                out += v.items
+            elif isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
+                out += [norm.classify(x, None) for x in v.obj]
+            elif isinstance(v, Const) and isinstance(v.value, (tuple, list)):
+                out += [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
+            else:
                 raise norm.error(e, "*expansion needs a tuple/list of known length")
-            out += v.items
         else:
             out.append(norm.expr(e, base))
     return out
