@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
+from transpile.primitives.adjoint_helpers import sum_grad
 
 # ---- abstract values ------------------------------------------------------------------------
 
@@ -65,23 +66,17 @@ def proxy_of(aval):
 
 # ---- which eqns can be fused ------------------------------------------------------------------
 
-# helpers that broadcast their first argument to another value's shape: a broadcast load
-BROADCAST_HELPERS = ("sum_grad", "broadcast_like")
-# helpers whose result depends only on the shape/dtype of an argument: folded at plan time
-SHAPE_ONLY = ("check_scalar_output", "reduced_count")
-REDUCTIONS = ("sum", "mean")
-
-
 def fusable(eqn, lowerable):
-    """Can `eqn` go into a fused region? `lowerable(prim name)` says whether a backend has a
-    scalar lowering for it."""
+    """Can `eqn` go into a fused region? `lowerable(prim)` says whether a backend has a
+    scalar lowering for it. A broadcast helper (the row's `bcast_operand`) is a broadcast
+    load; rt.sum_grad only with constant axis and keepdims."""
     prim = eqn.prim
-    if prim.name in BROADCAST_HELPERS:
-        if prim.name == "sum_grad":
+    if prim.bcast_operand is not None:
+        if prim is sum_grad:
             return eqn.args.get("keepdims", Const(False)) in (Const(False), Const(True)) and \
                 isinstance(eqn.args.get("axis", Const(None)), Const)
         return True
-    if not prim.elementwise or prim.name in ("getitem",):
+    if not prim.elementwise or prim.op == "getitem":
         return False
     for v in eqn.args.values():
         if not isinstance(v, (Var, Const)):
@@ -89,20 +84,20 @@ def fusable(eqn, lowerable):
         if isinstance(v, Const) and not isinstance(v.value, (bool, int, float, np.generic,
                                                                 type(None), np.dtype, type)):
             return False
-    return lowerable(prim.name)
+    return lowerable(prim)
 
 
 def data_reads(eqn):
-    """Vars whose values a fused eqn reads (broadcast helpers read only the shape of `x`)."""
-    if eqn.prim.name in BROADCAST_HELPERS:
-        first = eqn.prim.params[0].name
-        v = eqn.args.get(first)
+    """Vars whose values a fused eqn reads (broadcast helpers read only the shape of the
+    others)."""
+    if eqn.prim.bcast_operand is not None:
+        v = eqn.args.get(eqn.prim.bcast_operand)
         return [v.name] if isinstance(v, Var) else []
     return eqn.vars_read()
 
 
 def is_full_reduction(eqn, avals):
-    if eqn.prim.name not in REDUCTIONS:
+    if eqn.prim.reduce not in ("sum", "mean"):      # what the kernels accumulate
         return False
     a = eqn.args
     if not isinstance(a.get("x"), Var):
@@ -314,7 +309,7 @@ def fold_shape_only(core, avals):
     """Eqns whose value depends only on shapes known now -> ConstStep values."""
     consts = {}
     for eqn in core.body:
-        if eqn.prim.name in SHAPE_ONLY:
+        if eqn.prim.shape_only:
             # evaluated on proxies: raises the user-facing error at plan time if it must
             proxies = {v.name: proxy_of(avals[v.name]) for v in eqn.args.values()
                        if isinstance(v, Var)}
@@ -400,7 +395,7 @@ def build_plan(core, example_args, lowerable, kernel_prefix=None):
         steps.append(KernelStep(region))
     prune(steps, [o.name for o in core.outs if isinstance(o, Var)])
     unlowered = [s.eqn for s in steps if isinstance(s, OpStep) and s.eqn.prim.elementwise
-                 and not lowerable(s.eqn.prim.name) and s.eqn.prim.name not in ("getitem",)]
+                 and not lowerable(s.eqn.prim) and s.eqn.prim.op != "getitem"]
     for i, r in enumerate(s.region for s in steps if isinstance(s, KernelStep)):
         r.name = f"{prefix}_k{i}"
     return Plan(core, steps, avals, list(core.outs), unlowered=unlowered)
