@@ -12,11 +12,13 @@ unbroadcast = defprim("unbroadcast", B.unbroadcast, "rt.unbroadcast", "ct, x", s
                       linear=("ct",), vjp={"ct": "rt.broadcast_like(g, ct)"})
 broadcast_like = defprim("broadcast_like", B.broadcast_like, "rt.broadcast_like", "t, like",
                          shape_args=("like",), batch=BR.helper, linear=("t",), vjp={"t": "rt.unbroadcast(g, t)"},
-                         cuda_c=SF.c_text("{t}"), numba_cuda=SF.py_text("{t}"), operands=("t",), bcast_operand="t")
+                         cuda_c=SF.c_text("{t}"), numba_cuda=SF.py_text("{t}"), operands=("t",),
+                         bcast_operand="t")
 sum_grad = defprim("sum_grad", B.sum_grad, "rt.sum_grad", "ct, x, axis=None, keepdims=False",
                    shape_args=("x",), batch=BR.helper, linear=("ct",),
                    vjp={"ct": "np.sum(g, axis=axis, keepdims=keepdims)"},
-                   cuda_c=SF.c_text("{ct}"), numba_cuda=SF.py_text("{ct}"), operands=("ct",), bcast_operand="ct")
+                   cuda_c=SF.c_text("{ct}"), numba_cuda=SF.py_text("{ct}"), operands=("ct",),
+                   bcast_operand="ct")
 cast_like = defprim("cast_like", B.cast_like, "rt.cast_like", "t, x", shape_args=("x",), batch=BR.helper,
                     linear=("t",), vjp={"t": "rt.cast_like(g, t)"})
 grad_like = defprim("grad_like", B.grad_like, "rt.grad_like", "t, x", shape_args=("x",),
@@ -73,7 +75,8 @@ transpose_back = defprim("transpose_back", H.transpose_back, "rt.transpose_back"
                          batch=BR.helper, linear=("x",), vjp={"x": "np.transpose(g, axes)"})
 log_base = defprim("log_base", H.log_base, "rt.log_base", "x", batch=BR.elementwise,
                    deriv={"x": "1 / x"},
-                   lower="(T(0) if {x} == 0 else np.log({x}))", cuda_c=SF.c_fn("log"), numba_cuda=SF.py_fn("log"))
+                   lower="(T(0) if {x} == 0 else np.log({x}))", cuda_c=SF.c_fn("log"),
+                   numba_cuda=SF.py_fn("log"))
 cumsum_vjp = defprim("cumsum_vjp", H.cumsum_vjp, "rt.cumsum_vjp", "ct, x, axis=None",
                      shape_args=("x",), batch=BR.helper, linear=("ct",),
                      vjp={"ct": "np.reshape(np.cumsum(g, axis=axis), np.shape(ct))"},

@@ -37,8 +37,7 @@ setitem_if_array.jvp_joint = (("x", "v"), "rt.setitem_if_array(x_dot, index, "
                                           "rt.float_part(v_dot, ans), probe)")
 write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if_array,
                                   "rt.write_in_place_if_array", "x, index, v, probe",
-                                  batch="helper", nondiff=True,
-                                  writes_arg=True)
+                                  batch="helper", nondiff=True, writes_arg=True)
 # `like op= v` on an array: the result keeps like's dtype (transpile/aliasing.py)
 float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
@@ -47,8 +46,7 @@ cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=B
                     jvp={"x": "rt.float_part(x_dot, like)"})
 # the caller's array argument receives the final value of a function that wrote into it
 write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch=BW.write_back,
-                     nondiff=True, pure=False,
-                     writes_arg=True)
+                     nondiff=True, pure=False, writes_arg=True)
 adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
                        linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"})
 tape_new = defprim("tape_new", T.Tape, "rt.Tape", "", batch="helper", nondiff=True, pure=False)
@@ -74,8 +72,7 @@ added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d
 # `acc = acc + rt.getitem_vjp(ct, like, index)` where acc is owned and dead afterwards
 # (transforms/inplace.py): ct added into acc's buffer
 add_at = defprim("add_at", T.add_at, "rt.add_at", "acc, index, ct, like", batch="helper",
-                 nondiff=True,
-                 writes_arg=True)
+                 nondiff=True, writes_arg=True)
 # `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (transforms/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
                          batch="helper", nondiff=True,

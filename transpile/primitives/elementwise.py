@@ -13,19 +13,23 @@ E = BR.elementwise
 # ---- arithmetic (operators print as operators) --------------------------------------------
 add = defprim("add", [np.add, operator.add], "np.add", "x, y", op="+", batch=E,
               deriv={"x": "1", "y": "1"}, vjp={"x": "g", "y": "g"}, jvp={"x": "x_dot", "y": "y_dot"},
-              lower="({x} + {y})", cuda_c=SF.c_text("{x} + {y}"), numba_cuda=SF.py_text("{x} + {y}"))
+              lower="({x} + {y})", cuda_c=SF.c_text("{x} + {y}"),
+              numba_cuda=SF.py_text("{x} + {y}"))
 subtract = defprim("subtract", [np.subtract, operator.sub], "np.subtract", "x, y", op="-", batch=E,
                    deriv={"x": "1", "y": "-1"}, vjp={"x": "g", "y": "-g"},
                    jvp={"x": "x_dot", "y": "-y_dot"},
-                   lower="({x} - {y})", cuda_c=SF.c_text("{x} - {y}"), numba_cuda=SF.py_text("{x} - {y}"))
+                   lower="({x} - {y})", cuda_c=SF.c_text("{x} - {y}"),
+                   numba_cuda=SF.py_text("{x} - {y}"))
 multiply = defprim("multiply", [np.multiply, operator.mul], "np.multiply", "x, y", op="*", batch=E,
                    deriv={"x": "y", "y": "x"},
-                   lower="({x} * {y})", cuda_c=SF.c_text("{x} * {y}"), numba_cuda=SF.py_text("{x} * {y}"))
+                   lower="({x} * {y})", cuda_c=SF.c_text("{x} * {y}"),
+                   numba_cuda=SF.py_text("{x} * {y}"))
 divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.divide", "x, y",
                  op="/", batch=E, deriv={"x": "1 / y", "y": "-ans / y"},
                  vjp={"x": "g / y", "y": "-g * ans / y"},
                  jvp={"x": "x_dot / y", "y": "-y_dot * ans / y"},
-                 lower="({x} / {y})", cuda_c=SF.c_text("{x} / {y}"), numba_cuda=SF.py_text("{x} / {y}"))
+                 lower="({x} / {y})", cuda_c=SF.c_text("{x} / {y}"),
+                 numba_cuda=SF.py_text("{x} / {y}"))
 power = defprim("power", [np.power, operator.pow], "np.power", "x, y", op="**", batch=E,
                 deriv={"x": "y * x ** (y - 1)", "y": "rt.log_base(x) * ans"},
                 lower=SF.power, cuda_c=SF.c_pow, numba_cuda=SF.py_pow)
@@ -36,7 +40,8 @@ positive = defprim("positive", [np.positive, operator.pos], "np.positive", "x", 
                    deriv={"x": "1"}, vjp={"x": "g"}, jvp={"x": "x_dot"},
                    lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))
 square = defprim("square", np.square, "np.square", "x", batch=E, deriv={"x": "2 * x"},
-                 lower="({x} * {x})", cuda_c=SF.c_text("{x} * {x}"), numba_cuda=SF.py_text("{x} * {x}"))
+                 lower="({x} * {x})", cuda_c=SF.c_text("{x} * {x}"),
+                 numba_cuda=SF.py_text("{x} * {x}"))
 sqrt = defprim("sqrt", np.sqrt, "np.sqrt", "x", batch=E, deriv={"x": "0.5 / ans"},
                vjp={"x": "g * 0.5 / ans"}, jvp={"x": "x_dot * 0.5 / ans"},
                lower=SF.np_fn("sqrt"), cuda_c=SF.c_fn("sqrt"), numba_cuda=SF.py_fn("sqrt"))
@@ -44,11 +49,13 @@ cbrt = defprim("cbrt", np.cbrt, "np.cbrt", "x", batch=E, deriv={"x": "ans / (3 *
                lower=SF.np_fn("cbrt"), cuda_c=SF.c_fn("cbrt"))
 reciprocal = defprim("reciprocal", np.reciprocal, "np.reciprocal", "x", batch=E,
                      deriv={"x": "-(ans * ans)"},
-                     lower="(T(1) / {x})", cuda_c=SF.c_text("{one} / {x}"), numba_cuda=SF.py_text("{one} / {x}"))
+                     lower="(T(1) / {x})", cuda_c=SF.c_text("{one} / {x}"),
+                     numba_cuda=SF.py_text("{one} / {x}"))
 
 # ---- exponentials and logarithms ------------------------------------------------------------
 exp = defprim("exp", np.exp, "np.exp", "x", batch=E, deriv={"x": "ans"},
-              lower=SF.np_fn("exp"), cuda_c=SF.c_fn("exp"), numba_cuda=SF.py_fn("exp"), lower_loop={"float32": "exp32({x})", "float64": "exp64({x})"})
+              lower=SF.np_fn("exp"), cuda_c=SF.c_fn("exp"), numba_cuda=SF.py_fn("exp"),
+              lower_loop={"float32": "exp32({x})", "float64": "exp64({x})"})
 exp2 = defprim("exp2", np.exp2, "np.exp2", "x", batch=E, deriv={"x": "ans * 0.6931471805599453"},
                lower=SF.np_fn("exp2"), cuda_c=SF.c_fn("exp2"))
 expm1 = defprim("expm1", np.expm1, "np.expm1", "x", batch=E, deriv={"x": "ans + 1"},
@@ -86,10 +93,12 @@ arctan = defprim("arctan", np.arctan, "np.arctan", "x", batch=E, deriv={"x": "1 
                  lower=SF.np_fn("arctan"), cuda_c=SF.c_fn("atan"), numba_cuda=SF.py_fn("atan"))
 arctan2 = defprim("arctan2", np.arctan2, "np.arctan2", "x, y", batch=E,
                   deriv={"x": "y / (x * x + y * y)", "y": "-x / (x * x + y * y)"},
-                  lower="np.arctan2({x}, {y})", cuda_c=SF.c_fn("atan2", "x", "y"), numba_cuda=SF.py_fn("atan2", "x", "y"))
+                  lower="np.arctan2({x}, {y})", cuda_c=SF.c_fn("atan2", "x", "y"),
+                  numba_cuda=SF.py_fn("atan2", "x", "y"))
 hypot = defprim("hypot", np.hypot, "np.hypot", "x, y", batch=E,
                 deriv={"x": "x / ans", "y": "y / ans"},
-                lower="np.hypot({x}, {y})", cuda_c=SF.c_fn("hypot", "x", "y"), numba_cuda=SF.py_fn("hypot", "x", "y"))
+                lower="np.hypot({x}, {y})", cuda_c=SF.c_fn("hypot", "x", "y"),
+                numba_cuda=SF.py_fn("hypot", "x", "y"))
 sinh = defprim("sinh", np.sinh, "np.sinh", "x", batch=E, deriv={"x": "np.cosh(x)"},
                lower=SF.np_fn("sinh"), cuda_c=SF.c_fn("sinh"), numba_cuda=SF.py_fn("sinh"))
 cosh = defprim("cosh", np.cosh, "np.cosh", "x", batch=E, deriv={"x": "np.sinh(x)"},
@@ -110,17 +119,22 @@ arctanh = defprim("arctanh", np.arctanh, "np.arctanh", "x", batch=E,
 absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=E,
                    deriv={"x": "np.sign(x)"},    # real x; complex x: the vjp/jvp below
                    vjp={"x": "g * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"},
-                   lower="abs({x})", cuda_c=SF.c_float_fn("fabs", "abs({x})"), numba_cuda=SF.py_text("abs({x})"))
+                   lower="abs({x})", cuda_c=SF.c_float_fn("fabs", "abs({x})"),
+                   numba_cuda=SF.py_text("abs({x})"))
 maximum = defprim("maximum", [np.maximum, np.fmax], "np.maximum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"},
-                  lower="np.maximum({x}, {y})", cuda_c=SF.c_helper("tp_maximum", "x", "y"), numba_cuda=SF.py_helper("tp_maximum", "x", "y"))
+                  lower="np.maximum({x}, {y})", cuda_c=SF.c_helper("tp_maximum", "x", "y"),
+                  numba_cuda=SF.py_helper("tp_maximum", "x", "y"))
 minimum = defprim("minimum", [np.minimum, np.fmin], "np.minimum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(y, x)", "y": "rt.select_weight(x, y)"},
-                  lower="np.minimum({x}, {y})", cuda_c=SF.c_helper("tp_minimum", "x", "y"), numba_cuda=SF.py_helper("tp_minimum", "x", "y"))
+                  lower="np.minimum({x}, {y})", cuda_c=SF.c_helper("tp_minimum", "x", "y"),
+                  numba_cuda=SF.py_helper("tp_minimum", "x", "y"))
 where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=("x", "y"),
                 vjp={"x": "np.where(condition, g, 0)", "y": "np.where(condition, 0, g)"},
                 jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"},
-                lower="({x} if {condition} else {y})", cuda_c=SF.c_text("{condition} ? {x} : {y}"), numba_cuda=SF.py_text("{x} if {condition} else {y}"), operands=("x", "y"), uncast=("condition",), logical=True)
+                lower="({x} if {condition} else {y})", cuda_c=SF.c_text("{condition} ? {x} : {y}"),
+                numba_cuda=SF.py_text("{x} if {condition} else {y}"), operands=("x", "y"),
+                uncast=("condition",), logical=True)
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
                deriv={"x": "rt.clip_mask(x, a_min, a_max)"},
                lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"))

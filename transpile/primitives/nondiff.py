@@ -47,15 +47,18 @@ _nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch
     lower="np.invert({x})")
 _nd("sign", np.sign, "np.sign", "x", batch=E, lower=SF.np_fn("sign"),
     cuda_c=SF.c_helper("tp_sign"), numba_cuda=SF.py_helper("tp_sign"))
-# rounding an integer or a bool is the identity
-for _name in ["floor", "ceil", "rint", "trunc"]:
+# rounding an integer or a bool is the identity (Python's math has no rint)
+for _name, _py in [("floor", SF.py_fn("floor")), ("ceil", SF.py_fn("ceil")), ("rint", None),
+                   ("trunc", SF.py_fn("trunc"))]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, lower=SF.np_fn(_name),
-        cuda_c=SF.c_float_fn(_name, "{x}"), numba_cuda=_name != "rint" and SF.py_fn(_name) or None)
-for _name, _int in [("isnan", "false"), ("isinf", "false"), ("isfinite", "true"),
-                    ("signbit", "{x} < 0")]:
+        cuda_c=SF.c_float_fn(_name, "{x}"), numba_cuda=_py)
+# an integer or a bool is never nan or inf (nor has a sign bit: Python's math has no signbit)
+for _name, _int, _py in [("isnan", "false", SF.py_fn("isnan")),
+                         ("isinf", "false", SF.py_fn("isinf")),
+                         ("isfinite", "true", SF.py_fn("isfinite")),
+                         ("signbit", "{x} < 0", None)]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, truth=True,
-        lower=SF.np_fn(_name), cuda_c=SF.c_float_text(_name + "({x})", _int),
-        numba_cuda=_name != "signbit" and SF.py_fn(_name) or None)
+        lower=SF.np_fn(_name), cuda_c=SF.c_float_text(_name + "({x})", _int), numba_cuda=_py)
 _nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.round_,
     cuda_c=SF.c_round)
 _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//",

@@ -42,7 +42,8 @@ array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x
 copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x": "g"})
 astype = defprim("astype", None, "rt.astype", "x, dtype", batch=BR.elementwise, linear=("x",),
                  vjp={"x": "rt.cast_like(g, x)"},
-                 lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"), operands=("x",))
+                 lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"),
+                 operands=("x",))
 tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
                vjp={"x": "rt.tile_vjp(g, x, reps)"}, numba=NF.tile)
 diagonal = defprim("diagonal", np.diagonal, "np.diagonal", "x, offset=0, axis1=0, axis2=1",
