@@ -10,7 +10,7 @@ Kernels compile through cupy.RawKernel, which caches the compiled module by sour
 
 import numpy as np
 
-from transpile.lowering.gpu_plan import COLLECTIVES, OpStep
+from transpile.lowering.gpu_plan import OpStep, is_collective
 from transpile.lowering.gpu_executor import run_plan
 
 INSTALL_HINT = 'pip install "transpile[cuda]"  (CuPy for CUDA 13: cupy-cuda13x)'
@@ -109,7 +109,7 @@ class CupyProgram:
                 from transpile_runtime.gpu_graph import GraphedCall
                 run = lambda *a: run_cupy(self.core, self.plan, a, cupy)  # noqa: E731
                 steps = [s for s in self.plan.steps if type(s).__name__ != "ConstStep"]
-                collective = any(isinstance(s, OpStep) and s.eqn.prim.path in COLLECTIVES
+                collective = any(isinstance(s, OpStep) and is_collective(s.eqn.prim)
                                  for s in steps)
                 graphed = self._graphed = GraphedCall(run, cupy) \
                     if len(steps) > 1 and not collective else run

@@ -23,6 +23,7 @@ import numpy as np
 
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.primitives.adjoint_helpers import sum_grad
+from transpile.primitives.collectives import pmax, pmean, pmin, psum
 
 # ---- abstract values ------------------------------------------------------------------------
 
@@ -178,26 +179,27 @@ def apply_eqn(eqn, env, impl=None):
     return fn(*pos, **kw)
 
 
-# pmap collectives: planning must not call them (each would wait at the rendezvous for
-# shards that are not running it); the executor calls them at run time, like any array op.
-COLLECTIVES = {"rt.psum", "rt.pmean", "rt.pmax", "rt.pmin", "rt.all_gather", "rt.axis_index",
-               "rt.axis_size"}
+def is_collective(prim):
+    """A pmap collective (the rows with batch 'collective'): planning must not call one (each
+    would wait at the rendezvous for shards that are not running it); the executor calls them
+    at run time, like any array op."""
+    return prim.batch == "collective"
 
 
 def collective_aval(eqn, avals):
     """The abstract result of a collective: psum/pmax/pmin keep the operand's, pmean of
     integers gives float64; others are not planned (the program runs as CuPy array ops)."""
-    path = eqn.prim.path
-    if path in ("rt.psum", "rt.pmean", "rt.pmax", "rt.pmin"):
+    prim = eqn.prim
+    if prim in (psum, pmean, pmax, pmin):
         x = next((v for v in eqn.args.values() if isinstance(v, Var)), None)
         if x is not None:
             av = avals[x.name]
             dtype = av.dtype
-            if path == "rt.pmean" and dtype.kind in "biu":
+            if prim is pmean and dtype.kind in "biu":
                 dtype = np.dtype(np.float64)
             return AVal(av.shape, dtype)
-    raise NotImplementedError(f"{path}(...) has no GPU plan (its result shape depends on "
-                              "the pmap axis)")
+    raise NotImplementedError(f"{prim.path}(...) has no GPU plan (its result shape depends "
+                              "on the pmap axis)")
 
 
 def infer_avals(core, example_args):
@@ -231,7 +233,7 @@ def infer_avals(core, example_args):
                     continue
                 except Exception:
                     pass
-            if eqn.prim.path in COLLECTIVES:
+            if is_collective(eqn.prim):
                 av = collective_aval(eqn, avals)
                 avals[eqn.out] = av
                 proxies[eqn.out] = proxy_of(av)

@@ -48,8 +48,9 @@ _nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch
 _nd("sign", np.sign, "np.sign", "x", batch=E, lower=SF.np_fn("sign"),
     cuda_c=SF.c_helper("tp_sign"), numba_cuda=SF.py_helper("tp_sign"))
 # rounding an integer or a bool is the identity (Python's math has no rint)
-for _name, _py in [("floor", SF.py_fn("floor")), ("ceil", SF.py_fn("ceil")), ("rint", None),
-                   ("trunc", SF.py_fn("trunc"))]:
+for _name, _py in [("floor", SF.py_round_int("math.floor({x})")),
+                   ("ceil", SF.py_round_int("math.ceil({x})")), ("rint", None),
+                   ("trunc", SF.py_round_int("(math.floor({x}) if {x} >= 0 else math.ceil({x}))"))]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, lower=SF.np_fn(_name),
         cuda_c=SF.c_float_fn(_name, "{x}"), numba_cuda=_py)
 # an integer or a bool is never nan or inf (nor has a sign bit: Python's math has no signbit)

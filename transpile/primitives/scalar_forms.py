@@ -167,6 +167,14 @@ def py_text(template):
     return lambda a, e: template.format(**a)
 
 
+def py_round_int(template):
+    """math.floor and friends give an int64 in numba.cuda (NaN and inf would become garbage):
+    only values below 2**52 are rounded, every float from there on (and NaN, inf) is already
+    integral and stays as it is."""
+    return lambda a, e: f"({a['x']} if not abs({a['x']}) < 4503599627370496.0 else " \
+        f"{template.format(**a)})"
+
+
 def py_pow(a, e):
     y = e.args.get("y")
     if isinstance(y, Const) and isinstance(y.value, (int, float, np.generic)):
