@@ -13,7 +13,8 @@ description):
                            the same axes (`FusedGroup.axes`)
     FusedGroup.outputs     members needed after the loop (written to arrays of `shape`)
 
-SCALAR gives each elementwise primitive's scalar form as a Python expression template.
+Each row's scalar form is its `lower` field (transpile/primitives/registry.py): a row with
+one is elementwise for fusion; `reduce` names the accumulation of a reduction the loops know.
 """
 from dataclasses import dataclass, field
 
@@ -21,79 +22,14 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
-
-REDUCTIONS = {"sum", "mean", "max", "min", "prod"}
-# runtime helpers that are elementwise although the table files them under "helper"
-ELEMENTWISE_HELPERS = {"clip_mask", "select_weight", "log_base", "astype", "bcast"}
-
-# Scalar forms of elementwise primitives: {x}, {y}, ... are operands; T(...) is a constant in
-# the result dtype. Backends for other languages keep their own table keyed the same way.
-_UNARY_NP = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
-             "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh",
-             "arctanh", "sqrt", "cbrt", "sign", "floor", "ceil", "rint", "trunc", "isnan",
-             "isinf", "isfinite", "signbit"]
-SCALAR = {
-    "add": "({x} + {y})", "subtract": "({x} - {y})", "multiply": "({x} * {y})",
-    "divide": "({x} / {y})", "negative": "(-{x})", "positive": "{x}",
-    "square": "({x} * {x})", "reciprocal": "(T(1) / {x})",
-    "absolute": "abs({x})", "maximum": "np.maximum({x}, {y})", "minimum": "np.minimum({x}, {y})",
-    "arctan2": "np.arctan2({x}, {y})", "hypot": "np.hypot({x}, {y})",
-    "logaddexp": "np.logaddexp({x}, {y})", "round": "np.rint({x})",
-    "where": "({x} if {condition} else {y})",
-    "greater": "({x} > {y})", "greater_equal": "({x} >= {y})", "less": "({x} < {y})",
-    "less_equal": "({x} <= {y})", "equal": "({x} == {y})", "not_equal": "({x} != {y})",
-    "logical_and": "(bool({x}) and bool({y}))", "logical_or": "(bool({x}) or bool({y}))",
-    "logical_xor": "(bool({x}) != bool({y}))", "logical_not": "(not {x})",
-    "floor_divide": "np.floor_divide({x}, {y})", "mod": "np.mod({x}, {y})",
-    "astype": "{x}", "bcast": "{x}", "identity": "{x}", "stop_gradient": "{x}",
-    "select_weight": "(T(1) if {x} > {y} else (T(0.5) if {x} == {y} else T(0)))",
-    "log_base": "(T(0) if {x} == 0 else np.log({x}))",
-}
-for _n in _UNARY_NP:
-    SCALAR[_n] = "np.%s({x})" % _n
-
-
-def power_form(y):
-    """Scalar form of x ** y for a constant exponent (multiplications where exact)."""
-    forms = {0: "T(1)", 1: "{x}", 2: "({x} * {x})", 3: "({x} * {x} * {x})", 4: "(({x} * {x}) * ({x} * {x}))",
-             -1: "(T(1) / {x})", -2: "(T(1) / ({x} * {x}))", 0.5: "np.sqrt({x})"}
-    if isinstance(y, (int, float)) and not isinstance(y, bool) and y in forms:
-        return forms[y]
-    return "({x} ** {y})"
+from transpile.primitives.internal.control import setitem
 
 
 def scalar_template(eqn):
-    name = eqn.prim.name
-    if name == "power":
-        y = eqn.args.get("y")
-        return power_form(y.value) if isinstance(y, Const) else "({x} ** {y})"
-    if name == "clip":
-        lo, hi = eqn.args.get("a_min", Const(None)), eqn.args.get("a_max", Const(None))
-        t = "{x}"
-        if not (isinstance(lo, Const) and lo.value is None):
-            t = "np.maximum(%s, {a_min})" % t
-        if not (isinstance(hi, Const) and hi.value is None):
-            t = "np.minimum(%s, {a_max})" % t
-        return t
-    if name == "clip_mask":
-        conds = []
-        if not (isinstance(eqn.args.get("lo"), Const) and eqn.args["lo"].value is None):
-            conds.append("{x} >= {lo}")
-        if not (isinstance(eqn.args.get("hi"), Const) and eqn.args["hi"].value is None):
-            conds.append("{x} <= {hi}")
-        return "(T(1) if (%s) else T(0))" % (" and ".join(conds) or "True")
-    if name == "round":
-        d = eqn.args.get("decimals", Const(0))
-        if not isinstance(d, Const):
-            return None
-        d = int(d.value)      # NumPy's rounding: rint(x * 10**d) / 10**d
-        if d == 0:
-            return "np.rint({x})"
-        scale = repr(10.0 ** abs(d))
-        return f"(np.rint({{x}} * {scale}) / {scale})" if d > 0 else \
-            f"(np.rint({{x}} / {scale}) * {scale})"
-    lower = getattr(eqn.prim, "lower", None)     # a row's own scalar form (text, or eqn -> text)
-    return SCALAR.get(name, lower(eqn) if callable(lower) else lower)
+    """The Numba CPU scalar form of an equation: its row's `lower` (a template, or eqn ->
+    template), or None when the row has none or refuses these arguments."""
+    lower = eqn.prim.lower
+    return lower(eqn) if callable(lower) else lower
 
 
 @dataclass
@@ -150,7 +86,7 @@ class Fuser:
         av = self.avals.get(eqn.out)
         if av is None:
             return None
-        if prim.name in REDUCTIONS:
+        if prim.reduce is not None:
             x = eqn.args.get("x")
             xs = self.shape(x)
             if not isinstance(x, Var) or not xs:
@@ -165,20 +101,17 @@ class Fuser:
             if not (np.issubdtype(av.dtype, np.number) or av.dtype == np.bool_):
                 return None
             return "red"
-        if not (prim.elementwise or getattr(prim, "fusable", False) or
-                prim.name in ELEMENTWISE_HELPERS) or not av.shape:
+        if not av.shape or scalar_template(eqn) is None:
             return None
-        if scalar_template(eqn) is None:
-            return None
-        if prim.name == "astype" and not isinstance(eqn.args.get("dtype"), Const):
-            return None
+        data = prim.operands
         for k, a in eqn.args.items():
-            if prim.name == "bcast" and k == "shape":
+            if data is not None and k not in data and k not in prim.uncast:
+                if not isinstance(a, Const):      # astype's dtype, a broadcast's shape
+                    return None
                 continue
-            if prim.name == "astype" and k == "dtype":
-                continue
-            if isinstance(a, Const) and (a.value is None and prim.name == "clip"):
-                continue
+            if isinstance(a, Const) and a.value is None and prim.param(k) is not None and \
+                    prim.param(k).default is None:
+                continue                          # an optional argument left out (clip)
             s = self.shape(a)
             if s is None or len(s) > len(av.shape):
                 return None
@@ -253,8 +186,7 @@ class Fuser:
         return result
 
     def mutates(self, st):
-        name = st.prim.name
-        return name in MUTATING or (name == "setitem" and id(st) in self.in_place)
+        return st.prim.writes_arg or (st.prim is setitem and id(st) in self.in_place)
 
     def control(self, st):
         if isinstance(st, ir.If):
@@ -304,10 +236,6 @@ def _all_eqns(body, control_reads):
                     control_reads.add(v.name)
             for f in ("body", "orelse", "cond_body"):
                 yield from _all_eqns(getattr(st, f, None) or [], control_reads)
-
-
-# primitives that write into an argument's buffer (besides setitems chosen to run in place)
-MUTATING = {"write_in_place", "add_at", "write_back", "write_in_place_if_array"}
 
 
 def fuse(body, avals, outs, in_place=()):

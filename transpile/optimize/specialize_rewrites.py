@@ -20,7 +20,8 @@ from transpile.primitives.registry import Primitive, by_name
 from transpile.core.avals import dummy
 
 # A broadcast to a known shape, as a primitive the backends can read elementwise.
-BCAST = Primitive("bcast", np.broadcast_to, "np.broadcast_to", "x, shape", batch="elementwise")
+BCAST = Primitive("bcast", np.broadcast_to, "np.broadcast_to", "x, shape", batch="elementwise",
+                  lower="{x}", operands=("x",))
 BCAST.fusable = True
 
 

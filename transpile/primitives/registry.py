@@ -16,11 +16,34 @@ Entry fields:
   pure    False for primitives with effects (collectives, tapes): never evaluated early
   shape_args  arguments read only for their shape/dtype (no derivative flows through them)
   batch   batching rule or kind, used by vmap
-  lower   scalar expression used when elementwise chains are fused into loops
   data_shape  the result's shape depends on the values (np.unique, np.argwhere): never
           inferred from stand-ins, so jit runs such a call's function with NumPy
   numba   the Numba CPU form of a whole call, where Numba has no such function or lacks an
           argument (transpile/primitives/numba_forms.py): eqn -> expression or statements
+
+Lowerings (the scalar form of a row in each backend's fused loops; None: not lowered there, so
+the call runs as a whole-array operation; forms and their helpers: primitives/scalar_forms.py):
+  lower       Numba CPU: a template over {arg} placeholders (T(...) is a constant in the result
+              dtype), or eqn -> template (None: not for these arguments). A row with one is
+              elementwise for jit's loop fusion (runtime helpers such as rt.clip_mask included)
+  lower_loop  Numba CPU inside a fused loop, where it differs from `lower`: {dtype name:
+              template} (np.exp -> exp32/exp64, which vectorize)
+  cuda_c      CUDA C (backend='cupy'): (a, m, eqn) -> C expression; `a` maps argument names to
+              operands already in the compute dtype (and one/half/zero), m('exp') is the math
+              function for that dtype ('expf' for float32), m.float says it is a float dtype
+  numba_cuda  numba.cuda (backend='cuda'): (a, eqn) -> Python expression, `a` as for cuda_c
+  operands    the arguments that are data, cast to the compute dtype (None: all of them); the
+              others (astype's dtype, a broadcast's shape) must be constants
+  uncast      arguments read as loaded, without that cast (where's condition)
+  truth       the result is a truth value the scalar forms give as a bool (comparisons,
+              logical ops, isnan): Numba loops store it without a cast
+  logical     the operands are truth values: GPU forms compute in the (bool) result dtype
+  reduce      the accumulation a fused loop does for this reduction: 'sum', 'mean', 'max',
+              'min' or 'prod' (GPU kernels do 'sum' and 'mean')
+  bcast_operand  a broadcast helper (rt.sum_grad, rt.broadcast_like): this argument is loaded
+              with broadcast indexing and is the value; the others give only the shape
+  shape_only  the result depends only on shapes and dtypes: GPU plans fold it to a constant
+  writes_arg  writes into an argument's buffer: a fused loop is never moved past it
 """
 import inspect
 import sys
@@ -86,8 +109,12 @@ def _split_top(s):
 
 class Primitive:
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
-                 jvp=None, linear=(), batch=None, lower=None, nondiff=False, doc=None,
-                 shape_args=(), pure=True, numba=None, data_shape=False):
+                 jvp=None, linear=(), batch=None, nondiff=False, doc=None,
+                 shape_args=(), pure=True, numba=None, data_shape=False,
+                 # lowerings
+                 lower=None, lower_loop=None, cuda_c=None, numba_cuda=None, operands=None,
+                 uncast=(), truth=False, logical=False, reduce=None, bcast_operand=None,
+                 shape_only=False, writes_arg=False):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -101,12 +128,24 @@ class Primitive:
         self.jvp = jvp or {}
         self.linear = tuple(linear)
         self.batch = batch
-        self.lower = lower
         self.numba = numba
         self.data_shape = data_shape   # the result's shape depends on the values (np.unique)
         self.doc = doc
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
         self.pure = pure   # False: must run at run time, never evaluated while generating code
+        # lowerings (see the module docstring)
+        self.lower = lower
+        self.lower_loop = lower_loop or {}
+        self.cuda_c = cuda_c
+        self.numba_cuda = numba_cuda
+        self.operands = None if operands is None else tuple(operands)
+        self.uncast = tuple(uncast)
+        self.truth = truth
+        self.logical = logical
+        self.reduce = reduce
+        self.bcast_operand = bcast_operand
+        self.shape_only = shape_only
+        self.writes_arg = writes_arg
         if self.deriv:
             self.diff = tuple(a for a in names if a in self.deriv)
         for table in (self.deriv, self.vjp, self.jvp):

@@ -138,7 +138,7 @@ def dynamic_ifexp(norm, node, cond, base):
         values.append(value)
     norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
     # `new = cur if c else np.zeros_like(cur)`: out is cur's buffer on one path only, so a
-    # write through either name is refused (aliasing.py) rather than seen by one of them only
+    # write through either name is refused (frontend/normalize/aliasing.py) rather than seen by one of them only
     norm.mem.join_relation(out, values, {})
     if any(v != values[0] for v in values[1:]):
         for v in values:

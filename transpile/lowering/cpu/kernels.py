@@ -15,9 +15,6 @@ from transpile.core.ir import Const, Var
 from transpile.lowering.cpu.text import const_text, dtype_ctor, shape_text
 from transpile.optimize.fusion import FusedGroup, scalar_template
 
-FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
-
-
 def kernel(lw, g: FusedGroup):
     avals = lw.avals
     kname = f"{lw.name}__{g.name}"
@@ -69,9 +66,8 @@ def kernel(lw, g: FusedGroup):
 
     for e in g.eqns:
         out_av = avals[e.out]
-        tmpl = scalar_template(e)
-        if e.prim.name == "exp" and out_av.dtype in (np.float32, np.float64):
-            tmpl = FAST_EXP[np.dtype(out_av.dtype).name]   # vectorizes (numba_math.py)
+        # the row's loop form for this dtype where it has one (exp32/exp64 vectorize)
+        tmpl = e.prim.lower_loop.get(np.dtype(out_av.dtype).name) or scalar_template(e)
         # operands typed like the result for float results (NumPy 2 weak scalars)
         cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
         vals = {}
@@ -80,9 +76,7 @@ def kernel(lw, g: FusedGroup):
                 vals[k] = operand(a, cdt if k != "condition" else None)
         expr = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals) \
             if "T(" in tmpl else tmpl.format(**vals)
-        if e.prim.name not in ("greater", "greater_equal", "less", "less_equal", "equal",
-                               "not_equal", "logical_and", "logical_or", "logical_xor",
-                               "logical_not", "isnan", "isinf", "isfinite", "signbit"):
+        if not e.prim.truth:      # a truth value is stored as the bool it is
             expr = f"{dtype_ctor(out_av.dtype)}({expr})"
         local[e.out] = f"{e.out}__e"
         body.append(f"{e.out}__e = {expr}")
@@ -96,8 +90,8 @@ def kernel(lw, g: FusedGroup):
     for r in g.reductions:
         x = r.args["x"]
         v = local[x.name] if x.name in local else read(x.name)
-        acc_dt = _acc_dtype(avals[x.name].dtype, r.prim.name)
-        kind = r.prim.name
+        kind = r.prim.reduce
+        acc_dt = _acc_dtype(avals[x.name].dtype, kind)
         if full:
             a = f"a_{r.out}"
             body.append(_accumulate(kind, a, v))
@@ -131,7 +125,7 @@ def kernel(lw, g: FusedGroup):
     elif full and parallel:
         P = lw.threads
         for a, init, r in pre:
-            L_body.append(f"parts_{r.out} = np.empty({P}, {dtype_ctor(_acc_dtype(avals[r.args['x'].name].dtype, r.prim.name))})")
+            L_body.append(f"parts_{r.out} = np.empty({P}, {dtype_ctor(_acc_dtype(avals[r.args['x'].name].dtype, r.prim.reduce))})")
         L_body.append(f"for c in prange({P}):")
         for a, init, r in pre:
             L_body.append(f"    {a} = {init}")
@@ -146,7 +140,7 @@ def kernel(lw, g: FusedGroup):
         for a, init, r in pre:
             L_body.append(f"{a} = {init}")
             L_body.append(f"for c in range({P}):")
-            L_body.append("    " + _accumulate(r.prim.name, a, f"parts_{r.out}[c]"))
+            L_body.append("    " + _accumulate(r.prim.reduce, a, f"parts_{r.out}[c]"))
     else:
         for a, init, r in pre:
             L_body.append(f"{a} = {init}")
@@ -158,7 +152,7 @@ def kernel(lw, g: FusedGroup):
         L_body += [ind + b for b in body]
     for a, init, r in pre:
         n = int(np.prod(S))
-        res = f"{a} / {n}" if r.prim.name == "mean" else a
+        res = f"{a} / {n}" if r.prim.reduce == "mean" else a
         rets.append(f"{dtype_ctor(avals[r.out].dtype)}({res})")
     if rets:
         L_body.append(f"return ({', '.join(rets)},)")
@@ -169,10 +163,10 @@ def kernel(lw, g: FusedGroup):
     for o in g.outputs:
         lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
     for r in axis_reds:
-        acc_dt = _acc_dtype(avals[r.args['x'].name].dtype, r.prim.name)
+        acc_dt = _acc_dtype(avals[r.args['x'].name].dtype, r.prim.reduce)
         kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
         lines.append(f"acc_{r.out} = np.full({shape_text(kshape)}, "
-                     f"{_init(r.prim.name, acc_dt)}, {dtype_ctor(acc_dt)})")
+                     f"{_init(r.prim.reduce, acc_dt)}, {dtype_ctor(acc_dt)})")
     call = f"{kname}({', '.join(params)})"
     if full_reds:
         names = [r.out if not avals[r.out].shape else f"{r.out}__s" for r in full_reds]
@@ -190,7 +184,7 @@ def kernel(lw, g: FusedGroup):
         for j in g.axes:
             n *= S[j]
         val = f"acc_{r.out}"
-        if r.prim.name == "mean":
+        if r.prim.reduce == "mean":
             val = f"({val} / {n})"
         val = f"{val}.astype({dtype_ctor(out_av.dtype)})"
         kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))

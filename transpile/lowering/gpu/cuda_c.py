@@ -17,6 +17,7 @@ import numpy as np
 from transpile.core.ir import Const, Var
 from transpile.lowering.gpu import plan as gpu_plan
 from transpile.lowering.gpu.kernel_info import KernelInfo, KernelParam, index_expr
+from transpile.primitives.internal.adjoint_helpers import sum_grad
 
 CTYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -73,118 +74,17 @@ def literal(value, dtype):
 
 
 # ---- scalar lowering of each primitive ------------------------------------------------------------
-# Each entry: f(a, m) -> C expression; `a` maps argument names to C operand expressions already
-# in the compute dtype; m(name) is the math function for that dtype (expf for float32).
-
-def _pow(a, m, eqn):
-    y = eqn.args.get("y")
-    if isinstance(y, Const) and isinstance(y.value, (int, float, np.generic)):
-        v = float(y.value)
-        if v == 2:
-            return f"{a['x']} * {a['x']}"
-        if v == 1:
-            return a["x"]
-        if v == 0.5:
-            return f"{m('sqrt')}({a['x']})"
-        if v == -1:
-            return f"{a['one']} / {a['x']}"
-        if v == 3:
-            return f"{a['x']} * {a['x']} * {a['x']}"
-    return f"{m('pow')}({a['x']}, {a['y']})"
+# Each row's `cuda_c` field: f(a, m, eqn) -> C expression; `a` maps argument names to C operand
+# expressions already in the compute dtype (the row's `operands`; `uncast` ones as loaded);
+# m(name) is the math function for that dtype (expf for float32). Forms:
+# transpile/primitives/scalar_forms.py.
 
 
-def _round(a, m, eqn):
-    """np.round(x, decimals): rint(x * 10**d) / 10**d, as NumPy computes it."""
-    if not m.float:
-        return a["x"]
-    d = eqn.args.get("decimals", Const(0))
-    d = int(d.value) if isinstance(d, Const) else None
-    if d is None:
-        return f"{m('rint')}({a['x']} * {m('pow')}(10.0, {a['decimals']})) / " \
-               f"{m('pow')}(10.0, {a['decimals']})"
-    if d == 0:
-        return f"{m('rint')}({a['x']})"
-    scale = repr(10.0 ** abs(d))
-    if d > 0:
-        return f"{m('rint')}({a['x']} * {scale}) / {scale}"
-    return f"{m('rint')}({a['x']} / {scale}) * {scale}"
+def lowerable(prim):
+    return prim.cuda_c is not None
 
 
-def _fn(name):
-    return lambda a, m, e: f"{m(name)}({a['x']})"
-
-
-def _binop(op):
-    return lambda a, m, e: f"{a['x']} {op} {a['y']}"
-
-
-SCALAR_C = {
-    "add": _binop("+"), "subtract": _binop("-"), "multiply": _binop("*"),
-    "divide": _binop("/"), "power": _pow,
-    "negative": lambda a, m, e: f"-{a['x']}", "positive": lambda a, m, e: a["x"],
-    "square": lambda a, m, e: f"{a['x']} * {a['x']}",
-    "reciprocal": lambda a, m, e: f"{a['one']} / {a['x']}",
-    "sqrt": _fn("sqrt"), "cbrt": _fn("cbrt"), "exp": _fn("exp"), "exp2": _fn("exp2"),
-    "expm1": _fn("expm1"), "log": _fn("log"), "log2": _fn("log2"), "log10": _fn("log10"),
-    "log1p": _fn("log1p"), "log_base": _fn("log"),
-    "logaddexp": lambda a, m, e: f"tp_logaddexp({a['x']}, {a['y']})",
-    "sin": _fn("sin"), "cos": _fn("cos"), "tan": _fn("tan"), "arcsin": _fn("asin"),
-    "arccos": _fn("acos"), "arctan": _fn("atan"), "sinh": _fn("sinh"), "cosh": _fn("cosh"),
-    "tanh": _fn("tanh"), "arcsinh": _fn("asinh"), "arccosh": _fn("acosh"),
-    "arctanh": _fn("atanh"),
-    "arctan2": lambda a, m, e: f"{m('atan2')}({a['x']}, {a['y']})",
-    "hypot": lambda a, m, e: f"{m('hypot')}({a['x']}, {a['y']})",
-    "absolute": lambda a, m, e: f"{m('fabs')}({a['x']})" if m.float else f"abs({a['x']})",
-    "maximum": lambda a, m, e: f"tp_maximum({a['x']}, {a['y']})",
-    "minimum": lambda a, m, e: f"tp_minimum({a['x']}, {a['y']})",
-    "where": lambda a, m, e: f"{a['condition']} ? {a['x']} : {a['y']}",
-    "clip": lambda a, m, e: _clip(a),
-    "greater": _binop(">"), "greater_equal": _binop(">="), "less": _binop("<"),
-    "less_equal": _binop("<="), "equal": _binop("=="), "not_equal": _binop("!="),
-    "logical_and": _binop("&&"), "logical_or": _binop("||"),
-    "logical_xor": lambda a, m, e: f"(bool)({a['x']}) != (bool)({a['y']})",
-    "logical_not": lambda a, m, e: f"!({a['x']})",
-    "sign": lambda a, m, e: f"tp_sign({a['x']})",
-    "floor": lambda a, m, e: f"{m('floor')}({a['x']})" if m.float else a["x"],
-    "ceil": lambda a, m, e: f"{m('ceil')}({a['x']})" if m.float else a["x"],
-    "rint": lambda a, m, e: f"{m('rint')}({a['x']})" if m.float else a["x"],
-    "round": lambda a, m, e: _round(a, m, e),
-    "trunc": lambda a, m, e: f"{m('trunc')}({a['x']})" if m.float else a["x"],
-    "isnan": lambda a, m, e: f"isnan({a['x']})" if m.float else "false",
-    "isinf": lambda a, m, e: f"isinf({a['x']})" if m.float else "false",
-    "isfinite": lambda a, m, e: f"isfinite({a['x']})" if m.float else "true",
-    "signbit": lambda a, m, e: f"signbit({a['x']})" if m.float else f"{a['x']} < 0",
-    "floor_divide": lambda a, m, e: f"tp_floor_divide({a['x']}, {a['y']})",
-    "mod": lambda a, m, e: f"tp_mod({a['x']}, {a['y']})",
-    "select_weight": lambda a, m, e: (f"{a['x']} > {a['y']} ? {a['one']} : "
-                                      f"({a['x']} == {a['y']} ? {a['half']} : {a['zero']})"),
-    "identity": lambda a, m, e: a["x"], "stop_gradient": lambda a, m, e: a["x"],
-    "astype": lambda a, m, e: a["x"],
-    # broadcast helpers: the operand is loaded with broadcast indexing (see _load)
-    "sum_grad": lambda a, m, e: a["ct"], "broadcast_like": lambda a, m, e: a["t"],
-}
-
-# which arguments are data operands (cast to the compute dtype) for each entry
-OPERANDS = {"where": ("x", "y"), "sum_grad": ("ct",), "broadcast_like": ("t",),
-            "clip": ("x", "a_min", "a_max"), "astype": ("x",)}
-UNCAST = {"where": ("condition",)}
-HELPERS_USED = {"tp_logaddexp": "logaddexp", "tp_maximum": "maximum", "tp_minimum": "minimum",
-                "tp_sign": "sign", "tp_floor_divide": "floor_divide", "tp_mod": "mod"}
-
-
-def _clip(a):
-    x = a["x"]
-    if a.get("a_min") is not None:
-        x = f"tp_maximum({x}, {a['a_min']})"
-    if a.get("a_max") is not None:
-        x = f"tp_minimum({x}, {a['a_max']})"
-    return x
-
-
-def lowerable(name):
-    return name in SCALAR_C
-
-
+# the helpers the forms call, each defined once at the top of a kernel that uses it
 PREAMBLE = {
     "tp_maximum": """\
 template <typename T> __device__ __forceinline__ T tp_maximum(T x, T y) { return (x != x || x > y) ? x : y; }""",
@@ -222,8 +122,7 @@ class MathNames:
 
 def _compute_dtype(eqn, avals):
     out = avals[eqn.out].dtype
-    if out.kind != "b" or eqn.prim.name in ("logical_and", "logical_or", "logical_xor",
-                                            "logical_not", "where"):
+    if out.kind != "b" or eqn.prim.logical:     # truth-valued operands: computed as bools
         return out
     samples = []
     for v in eqn.args.values():
@@ -260,7 +159,7 @@ def region_kernel(region, plan):
     # inlined as literals
     bcast_view = {}
     for e in region.eqns:
-        if e.prim.name == "sum_grad":
+        if e.prim is sum_grad:
             ct, x = e.args["ct"], e.args["x"]
             if isinstance(ct, Var):
                 xs = avals[x.name].shape if isinstance(x, Var) else ()
@@ -303,14 +202,14 @@ def region_kernel(region, plan):
         out_dt = avals[e.out].dtype
         comp = _compute_dtype(e, avals)
         m = MathNames(comp)
-        operands = OPERANDS.get(e.prim.name)
+        operands = e.prim.operands
         a = {}
         for pname, v in e.args.items():
             if isinstance(v, Const) and v.value is None:
                 a[pname] = None
                 continue
             if operands is not None and pname not in operands:
-                if isinstance(v, Var) and pname in UNCAST.get(e.prim.name, ()):
+                if isinstance(v, Var) and pname in e.prim.uncast:
                     a[pname] = known[v.name][0]
                 continue
             if isinstance(v, Const):
@@ -320,8 +219,8 @@ def region_kernel(region, plan):
                 a[pname] = expr if np.dtype(dt) == comp else f"({ctype(comp)}){expr}"
         for k, val in (("one", 1), ("half", 0.5), ("zero", 0)):
             a[k] = literal(val, comp)
-        expr = SCALAR_C[e.prim.name](a, m, e)
-        for h, prim_name in HELPERS_USED.items():
+        expr = e.prim.cuda_c(a, m, e)
+        for h in PREAMBLE:
             if h in expr:
                 helpers.add(h)
         if comp != out_dt and out_dt.kind != "b":
@@ -341,7 +240,7 @@ def region_kernel(region, plan):
     if red is not None:
         red_dt = avals[red.out].dtype
         acc_dt = np.dtype(np.int64) if red_dt.kind in "biu" else red_dt
-        if red.prim.name == "mean" and red_dt.kind == "f":
+        if red.prim.reduce == "mean" and red_dt.kind == "f":
             acc_dt = red_dt
         params.append(KernelParam("acc", red.out, acc_dt))
         decls.append(f"{ctype(acc_dt)}* __restrict__ p_acc_{red.out}")

@@ -10,7 +10,7 @@ Kernels compile through cupy.RawKernel, which caches the compiled module by sour
 
 import numpy as np
 
-from transpile.lowering.gpu.plan import COLLECTIVES
+from transpile.lowering.gpu.plan import OpStep, is_collective
 from transpile.lowering.gpu.executor import run_plan
 from transpile.lowering.gpu.cuda_c import lower_to_cuda_c
 from transpile.core import codegen
@@ -111,8 +111,8 @@ class CupyProgram:
             if graphed is None:   # several launches: replay them as one CUDA graph
                 run = lambda *a: run_cupy(self.core, self.plan, a, cupy)  # noqa: E731
                 steps = [s for s in self.plan.steps if type(s).__name__ != "ConstStep"]
-                collective = any(getattr(getattr(s, "eqn", None), "prim", None) is not None
-                                 and s.eqn.prim.path in COLLECTIVES for s in steps)
+                collective = any(isinstance(s, OpStep) and is_collective(s.eqn.prim)
+                                 for s in steps)
                 graphed = self._graphed = GraphedCall(run, cupy) \
                     if len(steps) > 1 and not collective else run
             outs = graphed(*args)

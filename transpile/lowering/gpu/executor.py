@@ -76,7 +76,7 @@ def finish_reduction(info, acc, plan, xp):
     red = info.reduction
     av = plan.avals[red.out]
     val = acc
-    if red.prim.name == "mean":
+    if red.prim.reduce == "mean":
         val = val / info.size
     return xp.reshape(val.astype(av.dtype, copy=False), av.shape)
 

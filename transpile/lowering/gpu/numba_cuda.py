@@ -13,8 +13,9 @@ import numpy as np
 
 from transpile.core.ir import Const, Var
 from transpile.lowering.gpu import plan as gpu_plan
-from transpile.lowering.gpu.cuda_c import OPERANDS, UNCAST, _compute_dtype, comment_line
+from transpile.lowering.gpu.cuda_c import _compute_dtype, comment_line
 from transpile.lowering.gpu.kernel_info import KernelInfo, KernelParam, index_expr
+from transpile.primitives.internal.adjoint_helpers import sum_grad
 
 NBTYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
            np.dtype(np.int8): "int8", np.dtype(np.int16): "int16", np.dtype(np.int32): "int32",
@@ -51,58 +52,8 @@ def literal(value, dtype):
     return f"{nbtype(dtype)}({text})"
 
 
-def _fn(name):
-    return lambda a, e: f"math.{name}({a['x']})"
-
-
-def _binop(op):
-    return lambda a, e: f"{a['x']} {op} {a['y']}"
-
-
-def _pow(a, e):
-    y = e.args.get("y")
-    if isinstance(y, Const) and isinstance(y.value, (int, float, np.generic)):
-        v = float(y.value)
-        if v == 2:
-            return f"{a['x']} * {a['x']}"
-        if v == 0.5:
-            return f"math.sqrt({a['x']})"
-    return f"{a['x']} ** {a['y']}"
-
-
-SCALAR_PY = {
-    "add": _binop("+"), "subtract": _binop("-"), "multiply": _binop("*"),
-    "divide": _binop("/"), "power": _pow,
-    "negative": lambda a, e: f"-{a['x']}", "positive": lambda a, e: a["x"],
-    "square": lambda a, e: f"{a['x']} * {a['x']}",
-    "reciprocal": lambda a, e: f"{a['one']} / {a['x']}",
-    "sqrt": _fn("sqrt"), "exp": _fn("exp"), "expm1": _fn("expm1"), "log": _fn("log"),
-    "log2": _fn("log2"), "log10": _fn("log10"), "log1p": _fn("log1p"), "log_base": _fn("log"),
-    "sin": _fn("sin"), "cos": _fn("cos"), "tan": _fn("tan"), "arcsin": _fn("asin"),
-    "arccos": _fn("acos"), "arctan": _fn("atan"), "sinh": _fn("sinh"), "cosh": _fn("cosh"),
-    "tanh": _fn("tanh"), "arcsinh": _fn("asinh"), "arccosh": _fn("acosh"),
-    "arctanh": _fn("atanh"),
-    "arctan2": lambda a, e: f"math.atan2({a['x']}, {a['y']})",
-    "hypot": lambda a, e: f"math.hypot({a['x']}, {a['y']})",
-    "absolute": lambda a, e: f"abs({a['x']})",
-    "maximum": lambda a, e: f"tp_maximum({a['x']}, {a['y']})",
-    "minimum": lambda a, e: f"tp_minimum({a['x']}, {a['y']})",
-    "where": lambda a, e: f"{a['x']} if {a['condition']} else {a['y']}",
-    "greater": _binop(">"), "greater_equal": _binop(">="), "less": _binop("<"),
-    "less_equal": _binop("<="), "equal": _binop("=="), "not_equal": _binop("!="),
-    "logical_and": lambda a, e: f"bool({a['x']}) and bool({a['y']})",
-    "logical_or": lambda a, e: f"bool({a['x']}) or bool({a['y']})",
-    "logical_not": lambda a, e: f"not {a['x']}",
-    "sign": lambda a, e: f"tp_sign({a['x']})",
-    "floor": _fn("floor"), "ceil": _fn("ceil"), "trunc": _fn("trunc"),
-    "isnan": _fn("isnan"), "isinf": _fn("isinf"), "isfinite": _fn("isfinite"),
-    "select_weight": lambda a, e: (f"{a['one']} if {a['x']} > {a['y']} else ({a['half']} if "
-                                   f"{a['x']} == {a['y']} else {a['zero']})"),
-    "identity": lambda a, e: a["x"], "stop_gradient": lambda a, e: a["x"],
-    "astype": lambda a, e: a["x"],
-    "sum_grad": lambda a, e: a["ct"], "broadcast_like": lambda a, e: a["t"],
-}
-
+# Each row's `numba_cuda` field: f(a, eqn) -> Python expression over operands `a` (as for
+# CUDA C); forms in transpile/primitives/scalar_forms.py. The device helpers they call:
 HELPERS = {
     "tp_maximum": ["@cuda.jit(device=True)", "def tp_maximum(x, y):",
                    "    return x if (x != x or x > y) else y"],
@@ -113,8 +64,8 @@ HELPERS = {
 }
 
 
-def lowerable(name):
-    return name in SCALAR_PY
+def lowerable(prim):
+    return prim.numba_cuda is not None
 
 
 def region_kernel(region, plan):
@@ -125,7 +76,7 @@ def region_kernel(region, plan):
     helpers, known = set(), {}
     bcast_view = {}
     for e in region.eqns:
-        if e.prim.name == "sum_grad" and isinstance(e.args["ct"], Var):
+        if e.prim is sum_grad and isinstance(e.args["ct"], Var):
             ct, x = e.args["ct"], e.args["x"]
             xs = avals[x.name].shape if isinstance(x, Var) else ()
             axis = e.args.get("axis", Const(None)).value
@@ -160,14 +111,14 @@ def region_kernel(region, plan):
             body.append(f"# {c}")
         out_dt = avals[e.out].dtype
         comp = _compute_dtype(e, avals)
-        operands = OPERANDS.get(e.prim.name)
+        operands = e.prim.operands
         a = {}
         for pname, v in e.args.items():
             if isinstance(v, Const) and v.value is None:
                 a[pname] = None
                 continue
             if operands is not None and pname not in operands:
-                if isinstance(v, Var) and pname in UNCAST.get(e.prim.name, ()):
+                if isinstance(v, Var) and pname in e.prim.uncast:
                     a[pname] = known[v.name][0]
                 continue
             if isinstance(v, Const):
@@ -177,7 +128,7 @@ def region_kernel(region, plan):
                 a[pname] = expr if np.dtype(dt) == comp else f"{nbtype(comp)}({expr})"
         for k, val in (("one", 1), ("half", 0.5), ("zero", 0)):
             a[k] = literal(val, comp)
-        expr = SCALAR_PY[e.prim.name](a, e)
+        expr = e.prim.numba_cuda(a, e)
         for h in HELPERS:
             if h in expr:
                 helpers.add(h)

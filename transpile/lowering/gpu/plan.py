@@ -26,6 +26,8 @@ from transpile.primitives.registry import REQUIRED
 from transpile.core.rename import ssa
 from transpile.ad.reverse import core_namer
 import transpile_runtime as runtime
+from transpile.primitives.internal.adjoint_helpers import sum_grad
+from transpile.primitives.internal.collectives import pmax, pmean, pmin, psum
 
 # ---- abstract values ------------------------------------------------------------------------
 
@@ -69,23 +71,17 @@ def proxy_of(aval):
 
 # ---- which eqns can be fused ------------------------------------------------------------------
 
-# helpers that broadcast their first argument to another value's shape: a broadcast load
-BROADCAST_HELPERS = ("sum_grad", "broadcast_like")
-# helpers whose result depends only on the shape/dtype of an argument: folded at plan time
-SHAPE_ONLY = ("check_scalar_output", "reduced_count")
-REDUCTIONS = ("sum", "mean")
-
-
 def fusable(eqn, lowerable):
-    """Can `eqn` go into a fused region? `lowerable(prim name)` says whether a backend has a
-    scalar lowering for it."""
+    """Can `eqn` go into a fused region? `lowerable(prim)` says whether a backend has a
+    scalar lowering for it. A broadcast helper (the row's `bcast_operand`) is a broadcast
+    load; rt.sum_grad only with constant axis and keepdims."""
     prim = eqn.prim
-    if prim.name in BROADCAST_HELPERS:
-        if prim.name == "sum_grad":
+    if prim.bcast_operand is not None:
+        if prim is sum_grad:
             return eqn.args.get("keepdims", Const(False)) in (Const(False), Const(True)) and \
                 isinstance(eqn.args.get("axis", Const(None)), Const)
         return True
-    if not prim.elementwise or prim.name in ("getitem",):
+    if not prim.elementwise or prim.op == "getitem":
         return False
     for v in eqn.args.values():
         if not isinstance(v, (Var, Const)):
@@ -93,20 +89,20 @@ def fusable(eqn, lowerable):
         if isinstance(v, Const) and not isinstance(v.value, (bool, int, float, np.generic,
                                                                 type(None), np.dtype, type)):
             return False
-    return lowerable(prim.name)
+    return lowerable(prim)
 
 
 def data_reads(eqn):
-    """Vars whose values a fused eqn reads (broadcast helpers read only the shape of `x`)."""
-    if eqn.prim.name in BROADCAST_HELPERS:
-        first = eqn.prim.params[0].name
-        v = eqn.args.get(first)
+    """Vars whose values a fused eqn reads (broadcast helpers read only the shape of the
+    others)."""
+    if eqn.prim.bcast_operand is not None:
+        v = eqn.args.get(eqn.prim.bcast_operand)
         return [v.name] if isinstance(v, Var) else []
     return eqn.vars_read()
 
 
 def is_full_reduction(eqn, avals):
-    if eqn.prim.name not in REDUCTIONS:
+    if eqn.prim.reduce not in ("sum", "mean"):      # what the kernels accumulate
         return False
     a = eqn.args
     if not isinstance(a.get("x"), Var):
@@ -185,26 +181,27 @@ def apply_eqn(eqn, env, impl=None):
     return fn(*pos, **kw)
 
 
-# pmap collectives: planning must not call them (each would wait at the rendezvous for
-# shards that are not running it); the executor calls them at run time, like any array op.
-COLLECTIVES = {"rt.psum", "rt.pmean", "rt.pmax", "rt.pmin", "rt.all_gather", "rt.axis_index",
-               "rt.axis_size"}
+def is_collective(prim):
+    """A pmap collective (the rows with batch 'collective'): planning must not call one (each
+    would wait at the rendezvous for shards that are not running it); the executor calls them
+    at run time, like any array op."""
+    return prim.batch == "collective"
 
 
 def collective_aval(eqn, avals):
     """The abstract result of a collective: psum/pmax/pmin keep the operand's, pmean of
     integers gives float64; others are not planned (the program runs as CuPy array ops)."""
-    path = eqn.prim.path
-    if path in ("rt.psum", "rt.pmean", "rt.pmax", "rt.pmin"):
+    prim = eqn.prim
+    if prim in (psum, pmean, pmax, pmin):
         x = next((v for v in eqn.args.values() if isinstance(v, Var)), None)
         if x is not None:
             av = avals[x.name]
             dtype = av.dtype
-            if path == "rt.pmean" and dtype.kind in "biu":
+            if prim is pmean and dtype.kind in "biu":
                 dtype = np.dtype(np.float64)
             return AVal(av.shape, dtype)
-    raise NotImplementedError(f"{path}(...) has no GPU plan (its result shape depends on "
-                              "the pmap axis)")
+    raise NotImplementedError(f"{prim.path}(...) has no GPU plan (its result shape depends "
+                              "on the pmap axis)")
 
 
 def infer_avals(core, example_args):
@@ -238,7 +235,7 @@ def infer_avals(core, example_args):
                     continue
                 except Exception:
                     pass
-            if eqn.prim.path in COLLECTIVES:
+            if is_collective(eqn.prim):
                 av = collective_aval(eqn, avals)
                 avals[eqn.out] = av
                 proxies[eqn.out] = proxy_of(av)
@@ -316,7 +313,7 @@ def fold_shape_only(core, avals):
     """Eqns whose value depends only on shapes known now -> ConstStep values."""
     consts = {}
     for eqn in core.body:
-        if eqn.prim.name in SHAPE_ONLY:
+        if eqn.prim.shape_only:
             # evaluated on proxies: raises the user-facing error at plan time if it must
             proxies = {v.name: proxy_of(avals[v.name]) for v in eqn.args.values()
                        if isinstance(v, Var)}
@@ -399,7 +396,7 @@ def build_plan(core, example_args, lowerable, kernel_prefix=None):
         steps.append(KernelStep(region))
     prune(steps, [o.name for o in core.outs if isinstance(o, Var)])
     unlowered = [s.eqn for s in steps if isinstance(s, OpStep) and s.eqn.prim.elementwise
-                 and not lowerable(s.eqn.prim.name) and s.eqn.prim.name not in ("getitem",)]
+                 and not lowerable(s.eqn.prim) and s.eqn.prim.op != "getitem"]
     for i, r in enumerate(s.region for s in steps if isinstance(s, KernelStep)):
         r.name = f"{prefix}_k{i}"
     return Plan(core, steps, avals, list(core.outs), unlowered=unlowered)

@@ -1,6 +1,6 @@
 """Batching rules for array operations: elementwise, reductions (and cumulative ones), shape
 and structure (reshape, transpose, concatenate, ...), indexing, array creation and shape
-queries. The rule protocol is described in batching_base.py."""
+queries. The rule protocol is described in primitives/batching/base.py."""
 from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile.primitives.batching.base import (NON_ARRAY, NoRule, Rule, _const, _max_rank,
                                                 _only_batched, _shift, args_with)

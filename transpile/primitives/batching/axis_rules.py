@@ -1,4 +1,4 @@
-"""Batching rules for the rows of array_rows.py and linalg_rows.py.
+"""Batching rules for the rows of primitives/numpy/arrays.py and primitives/numpy/linalg.py.
 
   axis_rule(...)  the primitive acts along axis arguments of one array `x`: shift them past
                   the batch axis (axis=None, or a batched non-`x` argument: loop fallback)

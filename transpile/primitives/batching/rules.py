@@ -4,12 +4,12 @@ This module is the one place the primitive tables take their rules from
 (`from transpile.primitives import batching_rules as BR`, then `batch=BR.elementwise`, ...).
 The rules themselves live in
 
-  batching_base.py                  `Rule`, `NoRule` and the helpers every rule shares (the
+  primitives/batching/base.py                  `Rule`, `NoRule` and the helpers every rule shares (the
                                     rule protocol: rank(s, eqn) and batch(s, eqn))
-  batching_array_rules.py           elementwise, reductions, structure, indexing, creation,
+  primitives/batching/array_rules.py           elementwise, reductions, structure, indexing, creation,
                                     shape queries
-  batching_product_rules.py         dot, matmul, inner, outer, einsum, solve, det, inv
-  batching_adjoint_helper_rules.py  the runtime helpers that derivative code calls, and the
+  primitives/batching/product_rules.py         dot, matmul, inner, outer, einsum, solve, det, inv
+  primitives/batching/adjoint_helper_rules.py  the runtime helpers that derivative code calls, and the
                                     rt.batch_* helpers' own rows
 """
 from transpile.primitives.batching.base import (  # noqa: F401  (re-exported)

@@ -1,36 +1,44 @@
 """Rules for the runtime helpers that derivative code calls (runtime/broadcasting.py,
 runtime/adjoints.py). With these rows, generated derivatives can be differentiated again."""
-from transpile_runtime import adjoints as A
-from transpile_runtime import broadcasting as B
-from transpile_runtime import helpers as H
+from transpile_runtime import adjoints as A, broadcasting as B, helpers as H
 from transpile.primitives.batching import rules as BR
-from transpile.primitives import numba_forms as NF
+from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.registry import defprim
 
 unbroadcast = defprim("unbroadcast", B.unbroadcast, "rt.unbroadcast", "ct, x", shape_args=("x",), batch=BR.helper,
                       linear=("ct",), vjp={"ct": "rt.broadcast_like(g, ct)"})
 broadcast_like = defprim("broadcast_like", B.broadcast_like, "rt.broadcast_like", "t, like",
-                         shape_args=("like",), batch=BR.helper, linear=("t",), vjp={"t": "rt.unbroadcast(g, t)"})
+                         shape_args=("like",), batch=BR.helper, linear=("t",), vjp={"t": "rt.unbroadcast(g, t)"},
+                         cuda_c=SF.c_text("{t}"), numba_cuda=SF.py_text("{t}"), operands=("t",),
+                         bcast_operand="t")
 sum_grad = defprim("sum_grad", B.sum_grad, "rt.sum_grad", "ct, x, axis=None, keepdims=False",
                    shape_args=("x",), batch=BR.helper, linear=("ct",),
-                   vjp={"ct": "np.sum(g, axis=axis, keepdims=keepdims)"})
+                   vjp={"ct": "np.sum(g, axis=axis, keepdims=keepdims)"},
+                   cuda_c=SF.c_text("{ct}"), numba_cuda=SF.py_text("{ct}"), operands=("ct",),
+                   bcast_operand="ct")
 cast_like = defprim("cast_like", B.cast_like, "rt.cast_like", "t, x", shape_args=("x",), batch=BR.helper,
                     linear=("t",), vjp={"t": "rt.cast_like(g, t)"})
 grad_like = defprim("grad_like", B.grad_like, "rt.grad_like", "t, x", shape_args=("x",),
                     batch=BR.helper, linear=("t",), vjp={"t": "rt.grad_like(g, t)"})
 mT = defprim("mT", B.mT, "rt.mT", "x", batch=BR.helper, linear=("x",), vjp={"x": "rt.mT(g)"})
 identity = defprim("identity", B.identity, "rt.identity", "x", batch=BR.elementwise,
-                   linear=("x",), vjp={"x": "g"})
+                   linear=("x",), vjp={"x": "g"},
+                   lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))
 stop_gradient = defprim("stop_gradient", B.stop_gradient, "rt.stop_gradient", "x",
-                        batch=BR.elementwise, nondiff=True)
-for _name, _f, _sig in [("reduced_count", B.reduced_count, "x, axis=None"),
-                        ("extremum_mask", B.extremum_mask, "x, ans, axis=None, keepdims=False"),
-                        ("select_weight", B.select_weight, "x, y"),
-                        ("clip_mask", B.clip_mask, "x, lo, hi"),
-                        ("transpose_inverse", A.transpose_inverse, "axes"),
-                        ("check_scalar_output", A.check_scalar_output,
-                         "out, fname, holomorphic=False")]:
-    defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True)
+                        batch=BR.elementwise, nondiff=True,
+                        lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))
+for _name, _f, _sig, _lowerings in [
+        ("reduced_count", B.reduced_count, "x, axis=None", dict(shape_only=True)),
+        ("extremum_mask", B.extremum_mask, "x, ans, axis=None, keepdims=False", {}),
+        ("select_weight", B.select_weight, "x, y", dict(
+            lower="(T(1) if {x} > {y} else (T(0.5) if {x} == {y} else T(0)))",
+            cuda_c=SF.c_text("{x} > {y} ? {one} : ({x} == {y} ? {half} : {zero})"),
+            numba_cuda=SF.py_text("{one} if {x} > {y} else ({half} if {x} == {y} else {zero})"))),
+        ("clip_mask", B.clip_mask, "x, lo, hi", dict(lower=SF.clip_mask)),
+        ("transpose_inverse", A.transpose_inverse, "axes", {}),
+        ("check_scalar_output", A.check_scalar_output, "out, fname, holomorphic=False",
+         dict(shape_only=True))]:
+    defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True, **_lowerings)
 
 matmul_vjp_left = defprim(
     "matmul_vjp_left", A.matmul_vjp_left, "rt.matmul_vjp_left", "ct, x, y", shape_args=("x",), batch=BR.helper,
@@ -63,7 +71,9 @@ put_axis = defprim("put_axis", A.put_axis, "rt.put_axis", "part, like, k, axis=0
 transpose_back = defprim("transpose_back", H.transpose_back, "rt.transpose_back", "x, axes",
                          batch=BR.helper, linear=("x",), vjp={"x": "np.transpose(g, axes)"})
 log_base = defprim("log_base", H.log_base, "rt.log_base", "x", batch=BR.elementwise,
-                   deriv={"x": "1 / x"})
+                   deriv={"x": "1 / x"},
+                   lower="(T(0) if {x} == 0 else np.log({x}))", cuda_c=SF.c_fn("log"),
+                   numba_cuda=SF.py_fn("log"))
 cumsum_vjp = defprim("cumsum_vjp", H.cumsum_vjp, "rt.cumsum_vjp", "ct, x, axis=None",
                      shape_args=("x",), batch=BR.helper, linear=("ct",),
                      vjp={"ct": "np.reshape(np.cumsum(g, axis=axis), np.shape(ct))"},

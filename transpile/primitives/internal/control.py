@@ -5,8 +5,7 @@ tape that reverse mode uses through loops (runtime/tape.py explains the design).
 as a pair (ad/reverse.py gives an active tape an adjoint tape, ad/forward.py a
 tangent tape)."""
 from transpile_runtime import tape as T
-from transpile.primitives.batching import rules as BR
-from transpile.primitives.batching import writes as BW
+from transpile.primitives.batching import rules as BR, writes as BW
 from transpile.primitives.registry import defprim
 
 assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch=BW.assign,
@@ -37,7 +36,7 @@ setitem_if_array.jvp_joint = (("x", "v"), "rt.setitem_if_array(x_dot, index, "
                                           "rt.float_part(v_dot, ans), probe)")
 write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if_array,
                                   "rt.write_in_place_if_array", "x, index, v, probe",
-                                  batch="helper", nondiff=True)
+                                  batch="helper", nondiff=True, writes_arg=True)
 # `like op= v` on an array: the result keeps like's dtype (transpile/frontend/normalize/aliasing.py)
 float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"})
@@ -46,7 +45,7 @@ cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=B
                     jvp={"x": "rt.float_part(x_dot, like)"})
 # the caller's array argument receives the final value of a function that wrote into it
 write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch=BW.write_back,
-                     nondiff=True, pure=False)
+                     nondiff=True, pure=False, writes_arg=True)
 adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
                        linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"})
 tape_new = defprim("tape_new", T.Tape, "rt.Tape", "", batch="helper", nondiff=True, pure=False)
@@ -72,7 +71,8 @@ added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d
 # `acc = acc + rt.getitem_vjp(ct, like, index)` where acc is owned and dead afterwards
 # (optimize/inplace.py): ct added into acc's buffer
 add_at = defprim("add_at", T.add_at, "rt.add_at", "acc, index, ct, like", batch="helper",
-                 nondiff=True)
+                 nondiff=True, writes_arg=True)
 # `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (optimize/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
-                         batch="helper", nondiff=True)
+                         batch="helper", nondiff=True,
+                         writes_arg=True)

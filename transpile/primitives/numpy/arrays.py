@@ -12,17 +12,17 @@ import operator
 import numpy as np
 
 from transpile.primitives.batching import rules as BR
-from transpile.primitives import numba_forms as NF
+from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.batching.axis_rules import axis_rule, per_example
 from transpile.primitives.registry import defmethod, defprim
-from transpile_runtime import array_adjoints as AA
-from transpile_runtime import complex_parts as CP
+from transpile_runtime import array_adjoints as AA, complex_parts as CP
 
 E = BR.elementwise
 
 # ---- the mod family: derivative 1 in x, -floor(x / y) (mod) or -trunc(x / y) (fmod) in y --------
 mod = defprim("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E,
-              deriv={"x": "1", "y": "-np.floor(x / y)"})
+              deriv={"x": "1", "y": "-np.floor(x / y)"},
+              lower="np.mod({x}, {y})", cuda_c=SF.c_helper("tp_mod", "x", "y"))
 fmod = defprim("fmod", np.fmod, "np.fmod", "x, y", batch=E,
                deriv={"x": "1", "y": "-np.trunc(x / y)"}, lower="np.fmod({x}, {y})")
 

@@ -5,83 +5,136 @@ import operator
 import numpy as np
 
 from transpile.primitives.batching import rules as BR
+from transpile.primitives import scalar_forms as SF
 from transpile.primitives.registry import defprim
 
 E = BR.elementwise
 
 # ---- arithmetic (operators print as operators) --------------------------------------------
 add = defprim("add", [np.add, operator.add], "np.add", "x, y", op="+", batch=E,
-              deriv={"x": "1", "y": "1"}, vjp={"x": "g", "y": "g"}, jvp={"x": "x_dot", "y": "y_dot"})
+              deriv={"x": "1", "y": "1"}, vjp={"x": "g", "y": "g"}, jvp={"x": "x_dot", "y": "y_dot"},
+              lower="({x} + {y})", cuda_c=SF.c_text("{x} + {y}"),
+              numba_cuda=SF.py_text("{x} + {y}"))
 subtract = defprim("subtract", [np.subtract, operator.sub], "np.subtract", "x, y", op="-", batch=E,
                    deriv={"x": "1", "y": "-1"}, vjp={"x": "g", "y": "-g"},
-                   jvp={"x": "x_dot", "y": "-y_dot"})
+                   jvp={"x": "x_dot", "y": "-y_dot"},
+                   lower="({x} - {y})", cuda_c=SF.c_text("{x} - {y}"),
+                   numba_cuda=SF.py_text("{x} - {y}"))
 multiply = defprim("multiply", [np.multiply, operator.mul], "np.multiply", "x, y", op="*", batch=E,
-                   deriv={"x": "y", "y": "x"})
+                   deriv={"x": "y", "y": "x"},
+                   lower="({x} * {y})", cuda_c=SF.c_text("{x} * {y}"),
+                   numba_cuda=SF.py_text("{x} * {y}"))
 divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.divide", "x, y",
                  op="/", batch=E, deriv={"x": "1 / y", "y": "-ans / y"},
                  vjp={"x": "g / y", "y": "-g * ans / y"},
-                 jvp={"x": "x_dot / y", "y": "-y_dot * ans / y"})
+                 jvp={"x": "x_dot / y", "y": "-y_dot * ans / y"},
+                 lower="({x} / {y})", cuda_c=SF.c_text("{x} / {y}"),
+                 numba_cuda=SF.py_text("{x} / {y}"))
 power = defprim("power", [np.power, operator.pow], "np.power", "x, y", op="**", batch=E,
-                deriv={"x": "y * x ** (y - 1)", "y": "rt.log_base(x) * ans"})
+                deriv={"x": "y * x ** (y - 1)", "y": "rt.log_base(x) * ans"},
+                lower=SF.power, cuda_c=SF.c_pow, numba_cuda=SF.py_pow)
 negative = defprim("negative", [np.negative, operator.neg], "np.negative", "x", op="neg", batch=E,
-                   deriv={"x": "-1"}, vjp={"x": "-g"}, jvp={"x": "-x_dot"})
+                   deriv={"x": "-1"}, vjp={"x": "-g"}, jvp={"x": "-x_dot"},
+                   lower="(-{x})", cuda_c=SF.c_text("-{x}"), numba_cuda=SF.py_text("-{x}"))
 positive = defprim("positive", [np.positive, operator.pos], "np.positive", "x", op="pos", batch=E,
-                   deriv={"x": "1"}, vjp={"x": "g"}, jvp={"x": "x_dot"})
-square = defprim("square", np.square, "np.square", "x", batch=E, deriv={"x": "2 * x"})
+                   deriv={"x": "1"}, vjp={"x": "g"}, jvp={"x": "x_dot"},
+                   lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))
+square = defprim("square", np.square, "np.square", "x", batch=E, deriv={"x": "2 * x"},
+                 lower="({x} * {x})", cuda_c=SF.c_text("{x} * {x}"),
+                 numba_cuda=SF.py_text("{x} * {x}"))
 sqrt = defprim("sqrt", np.sqrt, "np.sqrt", "x", batch=E, deriv={"x": "0.5 / ans"},
-               vjp={"x": "g * 0.5 / ans"}, jvp={"x": "x_dot * 0.5 / ans"})
-cbrt = defprim("cbrt", np.cbrt, "np.cbrt", "x", batch=E, deriv={"x": "ans / (3 * x)"})
+               vjp={"x": "g * 0.5 / ans"}, jvp={"x": "x_dot * 0.5 / ans"},
+               lower=SF.np_fn("sqrt"), cuda_c=SF.c_fn("sqrt"), numba_cuda=SF.py_fn("sqrt"))
+cbrt = defprim("cbrt", np.cbrt, "np.cbrt", "x", batch=E, deriv={"x": "ans / (3 * x)"},
+               lower=SF.np_fn("cbrt"), cuda_c=SF.c_fn("cbrt"))
 reciprocal = defprim("reciprocal", np.reciprocal, "np.reciprocal", "x", batch=E,
-                     deriv={"x": "-(ans * ans)"})
+                     deriv={"x": "-(ans * ans)"},
+                     lower="(T(1) / {x})", cuda_c=SF.c_text("{one} / {x}"),
+                     numba_cuda=SF.py_text("{one} / {x}"))
 
 # ---- exponentials and logarithms ------------------------------------------------------------
-exp = defprim("exp", np.exp, "np.exp", "x", batch=E, deriv={"x": "ans"})
-exp2 = defprim("exp2", np.exp2, "np.exp2", "x", batch=E, deriv={"x": "ans * 0.6931471805599453"})
-expm1 = defprim("expm1", np.expm1, "np.expm1", "x", batch=E, deriv={"x": "ans + 1"})
+exp = defprim("exp", np.exp, "np.exp", "x", batch=E, deriv={"x": "ans"},
+              lower=SF.np_fn("exp"), cuda_c=SF.c_fn("exp"), numba_cuda=SF.py_fn("exp"),
+              lower_loop={"float32": "exp32({x})", "float64": "exp64({x})"})
+exp2 = defprim("exp2", np.exp2, "np.exp2", "x", batch=E, deriv={"x": "ans * 0.6931471805599453"},
+               lower=SF.np_fn("exp2"), cuda_c=SF.c_fn("exp2"))
+expm1 = defprim("expm1", np.expm1, "np.expm1", "x", batch=E, deriv={"x": "ans + 1"},
+                lower=SF.np_fn("expm1"), cuda_c=SF.c_fn("expm1"), numba_cuda=SF.py_fn("expm1"))
 log = defprim("log", np.log, "np.log", "x", batch=E, deriv={"x": "1 / x"},
-              vjp={"x": "g / x"}, jvp={"x": "x_dot / x"})
+              vjp={"x": "g / x"}, jvp={"x": "x_dot / x"},
+              lower=SF.np_fn("log"), cuda_c=SF.c_fn("log"), numba_cuda=SF.py_fn("log"))
 log2 = defprim("log2", np.log2, "np.log2", "x", batch=E,
-               deriv={"x": "1 / (x * 0.6931471805599453)"})
+               deriv={"x": "1 / (x * 0.6931471805599453)"},
+               lower=SF.np_fn("log2"), cuda_c=SF.c_fn("log2"), numba_cuda=SF.py_fn("log2"))
 log10 = defprim("log10", np.log10, "np.log10", "x", batch=E,
-                deriv={"x": "1 / (x * 2.302585092994046)"})
+                deriv={"x": "1 / (x * 2.302585092994046)"},
+                lower=SF.np_fn("log10"), cuda_c=SF.c_fn("log10"), numba_cuda=SF.py_fn("log10"))
 log1p = defprim("log1p", np.log1p, "np.log1p", "x", batch=E, deriv={"x": "1 / (1 + x)"},
-                vjp={"x": "g / (1 + x)"}, jvp={"x": "x_dot / (1 + x)"})
+                vjp={"x": "g / (1 + x)"}, jvp={"x": "x_dot / (1 + x)"},
+                lower=SF.np_fn("log1p"), cuda_c=SF.c_fn("log1p"), numba_cuda=SF.py_fn("log1p"))
 logaddexp = defprim("logaddexp", np.logaddexp, "np.logaddexp", "x, y", batch=E,
-                    deriv={"x": "np.exp(x - ans)", "y": "np.exp(y - ans)"})
+                    deriv={"x": "np.exp(x - ans)", "y": "np.exp(y - ans)"},
+                    lower="np.logaddexp({x}, {y})", cuda_c=SF.c_helper("tp_logaddexp", "x", "y"))
 
 # ---- trigonometric and hyperbolic ------------------------------------------------------------
-sin = defprim("sin", np.sin, "np.sin", "x", batch=E, deriv={"x": "np.cos(x)"})
-cos = defprim("cos", np.cos, "np.cos", "x", batch=E, deriv={"x": "-np.sin(x)"})
-tan = defprim("tan", np.tan, "np.tan", "x", batch=E, deriv={"x": "1 + ans * ans"})
+sin = defprim("sin", np.sin, "np.sin", "x", batch=E, deriv={"x": "np.cos(x)"},
+              lower=SF.np_fn("sin"), cuda_c=SF.c_fn("sin"), numba_cuda=SF.py_fn("sin"))
+cos = defprim("cos", np.cos, "np.cos", "x", batch=E, deriv={"x": "-np.sin(x)"},
+              lower=SF.np_fn("cos"), cuda_c=SF.c_fn("cos"), numba_cuda=SF.py_fn("cos"))
+tan = defprim("tan", np.tan, "np.tan", "x", batch=E, deriv={"x": "1 + ans * ans"},
+              lower=SF.np_fn("tan"), cuda_c=SF.c_fn("tan"), numba_cuda=SF.py_fn("tan"))
 arcsin = defprim("arcsin", np.arcsin, "np.arcsin", "x", batch=E,
-                 deriv={"x": "1 / np.sqrt(1 - x * x)"})
+                 deriv={"x": "1 / np.sqrt(1 - x * x)"},
+                 lower=SF.np_fn("arcsin"), cuda_c=SF.c_fn("asin"), numba_cuda=SF.py_fn("asin"))
 arccos = defprim("arccos", np.arccos, "np.arccos", "x", batch=E,
-                 deriv={"x": "-1 / np.sqrt(1 - x * x)"})
-arctan = defprim("arctan", np.arctan, "np.arctan", "x", batch=E, deriv={"x": "1 / (1 + x * x)"})
+                 deriv={"x": "-1 / np.sqrt(1 - x * x)"},
+                 lower=SF.np_fn("arccos"), cuda_c=SF.c_fn("acos"), numba_cuda=SF.py_fn("acos"))
+arctan = defprim("arctan", np.arctan, "np.arctan", "x", batch=E, deriv={"x": "1 / (1 + x * x)"},
+                 lower=SF.np_fn("arctan"), cuda_c=SF.c_fn("atan"), numba_cuda=SF.py_fn("atan"))
 arctan2 = defprim("arctan2", np.arctan2, "np.arctan2", "x, y", batch=E,
-                  deriv={"x": "y / (x * x + y * y)", "y": "-x / (x * x + y * y)"})
+                  deriv={"x": "y / (x * x + y * y)", "y": "-x / (x * x + y * y)"},
+                  lower="np.arctan2({x}, {y})", cuda_c=SF.c_fn("atan2", "x", "y"),
+                  numba_cuda=SF.py_fn("atan2", "x", "y"))
 hypot = defprim("hypot", np.hypot, "np.hypot", "x, y", batch=E,
-                deriv={"x": "x / ans", "y": "y / ans"})
-sinh = defprim("sinh", np.sinh, "np.sinh", "x", batch=E, deriv={"x": "np.cosh(x)"})
-cosh = defprim("cosh", np.cosh, "np.cosh", "x", batch=E, deriv={"x": "np.sinh(x)"})
-tanh = defprim("tanh", np.tanh, "np.tanh", "x", batch=E, deriv={"x": "1 - ans * ans"})
+                deriv={"x": "x / ans", "y": "y / ans"},
+                lower="np.hypot({x}, {y})", cuda_c=SF.c_fn("hypot", "x", "y"),
+                numba_cuda=SF.py_fn("hypot", "x", "y"))
+sinh = defprim("sinh", np.sinh, "np.sinh", "x", batch=E, deriv={"x": "np.cosh(x)"},
+               lower=SF.np_fn("sinh"), cuda_c=SF.c_fn("sinh"), numba_cuda=SF.py_fn("sinh"))
+cosh = defprim("cosh", np.cosh, "np.cosh", "x", batch=E, deriv={"x": "np.sinh(x)"},
+               lower=SF.np_fn("cosh"), cuda_c=SF.c_fn("cosh"), numba_cuda=SF.py_fn("cosh"))
+tanh = defprim("tanh", np.tanh, "np.tanh", "x", batch=E, deriv={"x": "1 - ans * ans"},
+               lower=SF.np_fn("tanh"), cuda_c=SF.c_fn("tanh"), numba_cuda=SF.py_fn("tanh"))
 arcsinh = defprim("arcsinh", np.arcsinh, "np.arcsinh", "x", batch=E,
-                  deriv={"x": "1 / np.sqrt(x * x + 1)"})
+                  deriv={"x": "1 / np.sqrt(x * x + 1)"},
+                  lower=SF.np_fn("arcsinh"), cuda_c=SF.c_fn("asinh"), numba_cuda=SF.py_fn("asinh"))
 arccosh = defprim("arccosh", np.arccosh, "np.arccosh", "x", batch=E,
-                  deriv={"x": "1 / np.sqrt(x * x - 1)"})
+                  deriv={"x": "1 / np.sqrt(x * x - 1)"},
+                  lower=SF.np_fn("arccosh"), cuda_c=SF.c_fn("acosh"), numba_cuda=SF.py_fn("acosh"))
 arctanh = defprim("arctanh", np.arctanh, "np.arctanh", "x", batch=E,
-                  deriv={"x": "1 / (1 - x * x)"})
+                  deriv={"x": "1 / (1 - x * x)"},
+                  lower=SF.np_fn("arctanh"), cuda_c=SF.c_fn("atanh"), numba_cuda=SF.py_fn("atanh"))
 
 # ---- piecewise ----------------------------------------------------------------------------------
 absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=E,
                    deriv={"x": "np.sign(x)"},    # real x; complex x: the vjp/jvp below
-                   vjp={"x": "g * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"})
+                   vjp={"x": "g * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"},
+                   lower="abs({x})", cuda_c=SF.c_float_fn("fabs", "abs({x})"),
+                   numba_cuda=SF.py_text("abs({x})"))
 maximum = defprim("maximum", [np.maximum, np.fmax], "np.maximum", "x, y", batch=E,
-                  deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"})
+                  deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"},
+                  lower="np.maximum({x}, {y})", cuda_c=SF.c_helper("tp_maximum", "x", "y"),
+                  numba_cuda=SF.py_helper("tp_maximum", "x", "y"))
 minimum = defprim("minimum", [np.minimum, np.fmin], "np.minimum", "x, y", batch=E,
-                  deriv={"x": "rt.select_weight(y, x)", "y": "rt.select_weight(x, y)"})
+                  deriv={"x": "rt.select_weight(y, x)", "y": "rt.select_weight(x, y)"},
+                  lower="np.minimum({x}, {y})", cuda_c=SF.c_helper("tp_minimum", "x", "y"),
+                  numba_cuda=SF.py_helper("tp_minimum", "x", "y"))
 where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=("x", "y"),
                 vjp={"x": "np.where(condition, g, 0)", "y": "np.where(condition, 0, g)"},
-                jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"})
+                jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"},
+                lower="({x} if {condition} else {y})", cuda_c=SF.c_text("{condition} ? {x} : {y}"),
+                numba_cuda=SF.py_text("{x} if {condition} else {y}"), operands=("x", "y"),
+                uncast=("condition",), logical=True)
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
-               deriv={"x": "rt.clip_mask(x, a_min, a_max)"})
+               deriv={"x": "rt.clip_mask(x, a_min, a_max)"},
+               lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"))

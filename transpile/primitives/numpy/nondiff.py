@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from transpile.primitives.batching import rules as BR
-from transpile.primitives import numba_forms as NF
+from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import by_name, defmethod, defprim
 from transpile_runtime import helpers as _helpers
@@ -23,11 +23,19 @@ for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
                               ("less_equal", np.less_equal, operator.le, "<="),
                               ("equal", np.equal, operator.eq, "=="),
                               ("not_equal", np.not_equal, operator.ne, "!=")]:
-    _nd(_name, [_np, _op], f"np.{_name}", "x, y", op=_sym, batch=E)
+    _nd(_name, [_np, _op], f"np.{_name}", "x, y", op=_sym, batch=E, truth=True,
+        lower=f"({{x}} {_sym} {{y}})", cuda_c=SF.c_text(f"{{x}} {_sym} {{y}}"),
+        numba_cuda=SF.py_text(f"{{x}} {_sym} {{y}}"))
 
-for _name in ["logical_and", "logical_or", "logical_xor"]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E)
-_nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not", batch=E)
+for _name, _c, _py in [("logical_and", "{x} && {y}", "bool({x}) and bool({y})"),
+                       ("logical_or", "{x} || {y}", "bool({x}) or bool({y})"),
+                       ("logical_xor", "(bool)({x}) != (bool)({y})", None)]:
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E, truth=True, logical=True,
+        lower=f"({_py or 'bool({x}) != bool({y})'})", cuda_c=SF.c_text(_c),
+        numba_cuda=_py and SF.py_text(_py))
+_nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not", batch=E,
+    truth=True, logical=True, lower="(not {x})", cuda_c=SF.c_text("!({x})"),
+    numba_cuda=SF.py_text("not {x}"))
 # bitwise operators on bool/int arrays (`m & n`, `~m`, `a << 1`): NumPy's ufuncs, no derivative
 for _name, _op, _sym in [("bitwise_and", operator.and_, "&"), ("bitwise_or", operator.or_, "|"),
                          ("bitwise_xor", operator.xor, "^"), ("left_shift", operator.lshift, "<<"),
@@ -36,11 +44,25 @@ for _name, _op, _sym in [("bitwise_and", operator.and_, "&"), ("bitwise_or", ope
         lower=f"np.{_name}({{x}}, {{y}})")
 _nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch=E,
     lower="np.invert({x})")
-for _name in ["sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite",
-              "signbit"]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E)
-_nd("round", np.round, "np.round", "x, decimals=0", batch=E)
-_nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//", batch=E)
+_nd("sign", np.sign, "np.sign", "x", batch=E, lower=SF.np_fn("sign"),
+    cuda_c=SF.c_helper("tp_sign"), numba_cuda=SF.py_helper("tp_sign"))
+# rounding an integer or a bool is the identity (Python's math has no rint)
+for _name, _py in [("floor", SF.py_round_int("math.floor({x})")),
+                   ("ceil", SF.py_round_int("math.ceil({x})")), ("rint", None),
+                   ("trunc", SF.py_round_int("(math.floor({x}) if {x} >= 0 else math.ceil({x}))"))]:
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, lower=SF.np_fn(_name),
+        cuda_c=SF.c_float_fn(_name, "{x}"), numba_cuda=_py)
+# an integer or a bool is never nan or inf (nor has a sign bit: Python's math has no signbit)
+for _name, _int, _py in [("isnan", "false", SF.py_fn("isnan")),
+                         ("isinf", "false", SF.py_fn("isinf")),
+                         ("isfinite", "true", SF.py_fn("isfinite")),
+                         ("signbit", "{x} < 0", None)]:
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, truth=True,
+        lower=SF.np_fn(_name), cuda_c=SF.c_float_text(_name + "({x})", _int), numba_cuda=_py)
+_nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.round_,
+    cuda_c=SF.c_round)
+_nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//",
+    batch=E, lower="np.floor_divide({x}, {y})", cuda_c=SF.c_helper("tp_floor_divide", "x", "y"))
 
 # creation from a shape or from another array's shape
 for _name in ["zeros", "ones", "empty"]:

@@ -9,7 +9,7 @@ matrix products is the chain around the cotangent. Complex arrays follow JAX's c
 conjugate of its transpose.
 
 np.linalg.lstsq returns (x, residuals, rank, s), one row per part: x = pinv(a) b (its rules
-are np.linalg.pinv's, from linalg_rows.py); the residuals |b - a x|^2 per column have
+are np.linalg.pinv's, from primitives/numpy/linalg.py); the residuals |b - a x|^2 per column have
 derivatives 2 r (in b) and -2 r x^T (in a) at the optimum (r = b - a x); rank is an integer
 (no derivative); s is np.linalg.svd's row of singular values.
 """
@@ -21,8 +21,7 @@ from transpile.primitives.batching.rules import NoRule, Rule, _const, elementwis
 from transpile.primitives.numpy.linalg import pinv_jvp, pinv_vjp
 from transpile.primitives.numpy.stats import is_none
 from transpile.primitives.registry import defalias, defprim
-from transpile_runtime import linalg_adjoints as LA
-from transpile_runtime import stats_adjoints as SA
+from transpile_runtime import linalg_adjoints as LA, stats_adjoints as SA
 
 # ---- cross: <g, x × y> = <x, y × g> = <y, g × x> ------------------------------------------------
 

@@ -10,18 +10,23 @@ R = BR.reduction
 SIG = "x, axis=None, dtype=None, out=None, keepdims=False"
 
 sum_ = defprim("sum", np.sum, "np.sum", SIG, batch=R, linear=("x",),
-               vjp={"x": "rt.sum_grad(g, x, axis, keepdims)"})
+               vjp={"x": "rt.sum_grad(g, x, axis, keepdims)"},
+               reduce="sum")
 mean = defprim("mean", np.mean, "np.mean", SIG, batch=R, linear=("x",),
-               vjp={"x": "rt.sum_grad(g, x, axis, keepdims) / rt.reduced_count(x, axis)"})
+               vjp={"x": "rt.sum_grad(g, x, axis, keepdims) / rt.reduced_count(x, axis)"},
+               reduce="mean")
 prod = defprim("prod", np.prod, "np.prod", SIG, batch=R,
                vjp={"x": "rt.sum_grad(g * ans, x, axis, keepdims) / x"},
-               jvp={"x": "np.sum(x_dot * rt.sum_grad(ans, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)"})
+               jvp={"x": "np.sum(x_dot * rt.sum_grad(ans, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)"},
+               reduce="prod")
 _EXT_VJP = {"x": "rt.sum_grad(g, x, axis, keepdims) * rt.extremum_mask(x, ans, axis, keepdims)"}
 _EXT_JVP = {"x": "np.sum(x_dot * rt.extremum_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims)"}
 max_ = defprim("max", [np.max, np.amax], "np.max", "x, axis=None, out=None, keepdims=False",
-               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP)
+               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP,
+               reduce="max")
 min_ = defprim("min", [np.min, np.amin], "np.min", "x, axis=None, out=None, keepdims=False",
-               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP)
+               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP,
+               reduce="min")
 _CENTERED = "(x - np.mean(x, axis=axis, keepdims=True))"
 var = defprim("var", np.var, "np.var", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
               batch=R,

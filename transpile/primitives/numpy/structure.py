@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from transpile.primitives.batching import rules as BR
-from transpile.primitives import numba_forms as NF
+from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.registry import defmethod, defprim
 
 S = BR.structure
@@ -40,7 +40,9 @@ array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x
                 batch=S, linear=("x",), vjp={"x": "rt.cast_like(g, x)"})
 copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x": "g"})
 astype = defprim("astype", None, "rt.astype", "x, dtype", batch=BR.elementwise, linear=("x",),
-                 vjp={"x": "rt.cast_like(g, x)"})
+                 vjp={"x": "rt.cast_like(g, x)"},
+                 lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"),
+                 operands=("x",))
 tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
                vjp={"x": "rt.tile_vjp(g, x, reps)"}, numba=NF.tile)
 diagonal = defprim("diagonal", np.diagonal, "np.diagonal", "x, offset=0, axis1=0, axis2=1",
