@@ -164,7 +164,8 @@ def _module(tmp_path, field):
 RUN_ROWS = r"""
 import importlib.util, json, sys, warnings
 import numpy as np
-from transpile.compile.gpu_programs import flat_example_args, gpu_program
+from transpile.api.autodiff import flat_example_args
+from transpile.compile.gpu_programs import gpu_program
 from transpile.lowering.gpu.cuda_c import lower_to_cuda_c, compile_to_ptx
 path, backend, rows, int_rows = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), set(json.loads(sys.argv[4]))
 spec = importlib.util.spec_from_file_location("rows_mod", path)
