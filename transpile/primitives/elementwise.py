@@ -11,12 +11,13 @@ E = BR.elementwise
 
 # ---- arithmetic (operators print as operators) --------------------------------------------
 add = defprim("add", [np.add, operator.add], "np.add", "x, y", op="+", batch=E,
-              deriv={"x": "1", "y": "1"}, vjp={"x": "g", "y": "g"}, jvp={"x": "x_dot", "y": "y_dot"})
+              deriv={"x": "1", "y": "1"}, vjp={"x": "g", "y": "g"}, jvp={"x": "x_dot", "y": "y_dot"},
+              int_closed=True)
 subtract = defprim("subtract", [np.subtract, operator.sub], "np.subtract", "x, y", op="-", batch=E,
                    deriv={"x": "1", "y": "-1"}, vjp={"x": "g", "y": "-g"},
-                   jvp={"x": "x_dot", "y": "-y_dot"})
+                   jvp={"x": "x_dot", "y": "-y_dot"}, int_closed=True)
 multiply = defprim("multiply", [np.multiply, operator.mul], "np.multiply", "x, y", op="*", batch=E,
-                   deriv={"x": "y", "y": "x"})
+                   deriv={"x": "y", "y": "x"}, int_closed=True)
 divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.divide", "x, y",
                  op="/", batch=E, deriv={"x": "1 / y", "y": "-ans / y"},
                  vjp={"x": "g / y", "y": "-g * ans / y"},
@@ -24,7 +25,7 @@ divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.di
 power = defprim("power", [np.power, operator.pow], "np.power", "x, y", op="**", batch=E,
                 deriv={"x": "y * x ** (y - 1)", "y": "rt.log_base(x) * ans"})
 negative = defprim("negative", [np.negative, operator.neg], "np.negative", "x", op="neg", batch=E,
-                   deriv={"x": "-1"}, vjp={"x": "-g"}, jvp={"x": "-x_dot"})
+                   deriv={"x": "-1"}, vjp={"x": "-g"}, jvp={"x": "-x_dot"}, int_closed=True)
 positive = defprim("positive", [np.positive, operator.pos], "np.positive", "x", op="pos", batch=E,
                    deriv={"x": "1"}, vjp={"x": "g"}, jvp={"x": "x_dot"})
 square = defprim("square", np.square, "np.square", "x", batch=E, deriv={"x": "2 * x"})
@@ -77,11 +78,14 @@ absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=
                    deriv={"x": "np.sign(x)"},    # real x; complex x: the vjp/jvp below
                    vjp={"x": "g * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"})
 maximum = defprim("maximum", [np.maximum, np.fmax], "np.maximum", "x, y", batch=E,
-                  deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"})
+                  deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"},
+                  int_closed=True)
 minimum = defprim("minimum", [np.minimum, np.fmin], "np.minimum", "x, y", batch=E,
-                  deriv={"x": "rt.select_weight(y, x)", "y": "rt.select_weight(x, y)"})
+                  deriv={"x": "rt.select_weight(y, x)", "y": "rt.select_weight(x, y)"},
+                  int_closed=True)
 where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=("x", "y"),
                 vjp={"x": "np.where(condition, g, 0)", "y": "np.where(condition, 0, g)"},
-                jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"})
+                jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"},
+                array_result=True, fresh=True)
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
                deriv={"x": "rt.clip_mask(x, a_min, a_max)"})

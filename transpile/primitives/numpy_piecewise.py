@@ -149,7 +149,8 @@ append = defprim("append", np.append, "np.append", "arr, values, axis=None", bat
 
 # ---- meshgrid: output k broadcasts xi[k] along its own axis (axes 0 and 1 swap for 'xy') -------
 meshgrid = defprim("meshgrid", np.meshgrid, "np.meshgrid",
-                   "*xi, copy=True, sparse=False, indexing='xy'", batch=per_example)
+                   "*xi, copy=True, sparse=False, indexing='xy'", batch=per_example,
+                   array_result=True)
 meshgrid.multi = lambda bound, const: [("meshgrid_part", {"k": k})
                                        for k in range(len(bound["xi"]))]
 
