@@ -23,15 +23,16 @@ identity = defprim("identity", B.identity, "rt.identity", "x", batch=BR.elementw
                    linear=("x",), vjp={"x": "g"}, shape_safe=True)
 stop_gradient = defprim("stop_gradient", B.stop_gradient, "rt.stop_gradient", "x",
                         batch=BR.elementwise, nondiff=True, shape_safe=True)
-for _name, _f, _sig, _flags in [
+(reduced_count, extremum_mask, select_weight, clip_mask, transpose_inverse,
+ check_scalar_output) = [defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True,
+                                 **_flags) for _name, _f, _sig, _flags in [
         ("reduced_count", B.reduced_count, "x, axis=None", {"query": True}),
         ("extremum_mask", B.extremum_mask, "x, ans, axis=None, keepdims=False", {}),
         ("select_weight", B.select_weight, "x, y", {}),
         ("clip_mask", B.clip_mask, "x, lo, hi", {}),
         ("transpose_inverse", A.transpose_inverse, "axes", {"query": True}),
         ("check_scalar_output", A.check_scalar_output, "out, fname, holomorphic=False",
-         {"fresh": True, "unsafe_in_select": True, "shape_safe": True})]:
-    defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True, **_flags)
+         {"fresh": True, "unsafe_in_select": True, "shape_safe": True})]]
 
 matmul_vjp_left = defprim(
     "matmul_vjp_left", A.matmul_vjp_left, "rt.matmul_vjp_left", "ct, x, y", shape_args=("x",), batch=BR.helper,

@@ -98,7 +98,10 @@ batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
 _LOOP_SET = {"opaque": True, "opaque_hint": (
     "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
     "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")}
-for _name, _sig, _flags in [
+(batch_basis_like, batch_slots, batch_not, batch_parts, batch_set, batch_reduced_count,
+ batch_extremum_mask, batch_check_scalar_output, batch_sum_grad_vjp) = [
+    defprim(_name, getattr(RB, _name), f"rt.{_name}", _sig, batch=_H, nondiff=True, **_flags)
+    for _name, _sig, _flags in [
         ("batch_basis_like", "x", {}), ("batch_slots", "n", {}), ("batch_not", "x", {}),
         ("batch_parts", "n", {"unsafe_in_select": True}),
         ("batch_set", "parts, i, value", {"unsafe_in_select": True, **_LOOP_SET}),
@@ -106,8 +109,7 @@ for _name, _sig, _flags in [
         ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched", {}),
         ("batch_check_scalar_output", "out, fname, holomorphic=False",
          {"unsafe_in_select": True}),
-        ("batch_sum_grad_vjp", "g, ct, axis, keepdims, ct_batched", {})]:
-    defprim(_name, getattr(RB, _name), f"rt.{_name}", _sig, batch=_H, nondiff=True, **_flags)
+        ("batch_sum_grad_vjp", "g, ct, axis, keepdims, ct_batched", {})]]
 
 
 

@@ -27,23 +27,25 @@ for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
 
 for _name in ["logical_and", "logical_or", "logical_xor"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E, bool_result=True, fresh=True)
-_nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not", batch=E,
-    bool_result=True, fresh=True)
+logical_not = _nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not",
+                  batch=E,
+                  bool_result=True, fresh=True)
 # bitwise operators on bool/int arrays (`m & n`, `~m`, `a << 1`): NumPy's ufuncs, no derivative
 for _name, _op, _sym in [("bitwise_and", operator.and_, "&"), ("bitwise_or", operator.or_, "|"),
                          ("bitwise_xor", operator.xor, "^"), ("left_shift", operator.lshift, "<<"),
                          ("right_shift", operator.rshift, ">>")]:
     _nd(_name, [getattr(np, _name), _op], f"np.{_name}", "x, y", op=_sym, batch=E,
         lower=f"np.{_name}({{x}}, {{y}})")
-_nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch=E,
-    lower="np.invert({x})")
+invert = _nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch=E,
+             lower="np.invert({x})")
 for _name in ["sign", "floor", "ceil", "rint", "trunc"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, fresh=True)
 for _name in ["isnan", "isinf", "isfinite", "signbit"]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, bool_result=True, fresh=True)
-_nd("round", np.round, "np.round", "x, decimals=0", batch=E)
-_nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//", batch=E,
-    fresh=True, int_closed=True)
+round_ = _nd("round", np.round, "np.round", "x, decimals=0", batch=E)
+floor_divide = _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y",
+                   op="//", batch=E,
+                   fresh=True, int_closed=True)
 
 # creation from a shape or from another array's shape
 zeros, ones, empty = [_nd(_name, getattr(np, _name), f"np.{_name}", "shape, dtype=None",
@@ -53,51 +55,61 @@ zeros_like, ones_like, empty_like = [
     _nd(_name, getattr(np, _name), f"np.{_name}", "x, dtype=None", batch=BR.creation_like,
         array_result=True, fresh=True)
     for _name in ["zeros_like", "ones_like", "empty_like"]]
-_nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch=BR.creation,
-    array_result=True, fresh=True)
-_nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None", batch=BR.creation_like,
-    array_result=True, fresh=True)
-_nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None", batch=BR.creation,
-    array_result=True, fresh=True)
-_nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch=BR.creation,
-    array_result=True, fresh=True)
-_nd("identity_matrix", np.identity, "np.identity", "n, dtype=None", batch=BR.creation,
-    array_result=True, fresh=True)
+full = _nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch=BR.creation,
+           array_result=True, fresh=True)
+full_like = _nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None",
+                batch=BR.creation_like,
+                array_result=True, fresh=True)
+arange = _nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None",
+             batch=BR.creation,
+             array_result=True, fresh=True)
+eye = _nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch=BR.creation,
+          array_result=True, fresh=True)
+identity_matrix = _nd("identity_matrix", np.identity, "np.identity", "n, dtype=None",
+                      batch=BR.creation,
+                      array_result=True, fresh=True)
 
 # queries
-_nd("shape", np.shape, "np.shape", "x", batch=BR.query, query=True, shape_safe=True)
-_nd("ndim", np.ndim, "np.ndim", "x", batch=BR.query, query=True, shape_safe=True)
-_nd("size", np.size, "np.size", "x, axis=None", batch=BR.query, query=True, shape_safe=True)
-_nd("len", len, "len", "x", batch=BR.query,
-    int_result=True, meta=True, no_buffer=True, query=True, scalar_result=True, shape_safe=True)
-_nd("int", int, "int", "x", batch=BR.query,
-    int_result=True, no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
-_nd("bool", bool, "bool", "x", batch=BR.query,
-    no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
-_nd("result_type", np.result_type, "np.result_type", "*arrays", batch=BR.query, query=True)
-_nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction, int_result=True)
-_nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction, int_result=True)
-_nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction, numba=NF.argsort)
-_nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query,
-    meta=True, no_buffer=True, query=True, shape_safe=True)
-_nd("tuple_concat", None, "rt.tuple_concat", "a, b", batch=BR.query)     # (n,) + x.shape
-_nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch=BR.query,
-    int_result=True, meta=True, no_buffer=True, query=True, shape_safe=True)
-_nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR.query,
-    int_result=True, meta=True, no_buffer=True, query=True, shape_safe=True)
-_nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query,
-    meta=True, no_buffer=True, query=True, shape_safe=True)
-_nd("range", range, "range", "start, stop=None, step=None", batch=BR.query)
-_nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction, numba=NF.whole("any"),
-    bool_result=True)
-_nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction, numba=NF.whole("all"),
-    bool_result=True)
+shape = _nd("shape", np.shape, "np.shape", "x", batch=BR.query, query=True, shape_safe=True)
+ndim = _nd("ndim", np.ndim, "np.ndim", "x", batch=BR.query, query=True, shape_safe=True)
+size = _nd("size", np.size, "np.size", "x, axis=None", batch=BR.query, query=True, shape_safe=True)
+len_ = _nd("len", len, "len", "x", batch=BR.query,
+           int_result=True, meta=True, no_buffer=True, query=True, scalar_result=True,
+           shape_safe=True)
+int_ = _nd("int", int, "int", "x", batch=BR.query,
+           int_result=True, no_buffer=True, scalar_result=True, shape_safe=True,
+           unsafe_in_select=True)
+bool_ = _nd("bool", bool, "bool", "x", batch=BR.query,
+            no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
+result_type = _nd("result_type", np.result_type, "np.result_type", "*arrays", batch=BR.query,
+                  query=True)
+argmax = _nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction, int_result=True)
+argmin = _nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction, int_result=True)
+argsort = _nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction,
+              numba=NF.argsort)
+attr_shape = _nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query,
+                 meta=True, no_buffer=True, query=True, shape_safe=True)
+tuple_concat = _nd("tuple_concat", None, "rt.tuple_concat", "a, b",
+                   batch=BR.query)     # (n,) + x.shape
+attr_ndim = _nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch=BR.query,
+                int_result=True, meta=True, no_buffer=True, query=True, shape_safe=True)
+attr_size = _nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR.query,
+                int_result=True, meta=True, no_buffer=True, query=True, shape_safe=True)
+attr_dtype = _nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query,
+                 meta=True, no_buffer=True, query=True, shape_safe=True)
+range_ = _nd("range", range, "range", "start, stop=None, step=None", batch=BR.query)
+any_ = _nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction, numba=NF.whole("any"),
+           bool_result=True)
+all_ = _nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction, numba=NF.whole("all"),
+           bool_result=True)
 # results whose length depends on the values (np.where(c) and np.nonzero read argwhere's columns)
-_nd("argwhere", np.argwhere, "np.argwhere", "x", batch=BR.query, data_shape=True)
-_nd("flatnonzero", np.flatnonzero, "np.flatnonzero", "x", batch=BR.query, data_shape=True)
-_nd("unique", np.unique, "np.unique", "x", batch=BR.query, data_shape=True)
-_nd("count_nonzero", np.count_nonzero, "np.count_nonzero", "x, axis=None", batch=BR.reduction,
-    numba=NF.whole("count_nonzero"))
+argwhere = _nd("argwhere", np.argwhere, "np.argwhere", "x", batch=BR.query, data_shape=True)
+flatnonzero = _nd("flatnonzero", np.flatnonzero, "np.flatnonzero", "x", batch=BR.query,
+                  data_shape=True)
+unique = _nd("unique", np.unique, "np.unique", "x", batch=BR.query, data_shape=True)
+count_nonzero = _nd("count_nonzero", np.count_nonzero, "np.count_nonzero", "x, axis=None",
+                    batch=BR.reduction,
+                    numba=NF.whole("count_nonzero"))
 
 for _name in ["argmax", "argmin", "argsort", "any", "all"]:
     defmethod(_name, by_name(_name))
@@ -105,11 +117,12 @@ for _name in ["shape", "ndim", "size", "dtype"]:
     defmethod(_name, by_name(f"attr_{_name}"))   # attributes x.shape, x.ndim, ...
 
 # float(x) keeps its derivative (it is the identity on values); int/bool are piecewise constant.
-defprim("float", float, "float", "x", batch=BR.query, linear=("x",), vjp={"x": "rt.cast_like(g, x)"},
+float_ = defprim("float", float, "float", "x", batch=BR.query, linear=("x",),
+                 vjp={"x": "rt.cast_like(g, x)"},
         no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
 
 
 # np.random.RandomState(seed).randn(...) / default_rng(seed).normal(...) inside transformed code:
 # a value that is not differentiated (transpile/normalize_random.py)
-defprim("random_draw", _helpers.random_draw, "rt.random_draw",
+random_draw = defprim("random_draw", _helpers.random_draw, "rt.random_draw",
         "factory, seed, history, method, args", nondiff=True, pure=False, batch=per_example)

@@ -20,8 +20,8 @@ from transpile.primitives.registry import Primitive, by_name
 from transpile.transforms.avals import dummy
 
 # A broadcast to a known shape, as a primitive the backends can read elementwise.
-BCAST = Primitive("bcast", np.broadcast_to, "np.broadcast_to", "x, shape", batch="elementwise")
-BCAST.fusable = True
+BCAST = Primitive("bcast", np.broadcast_to, "np.broadcast_to", "x, shape", batch="elementwise",
+                  fusable=True, shape_safe=True)
 
 
 def _norm_axes(axis, ndim):
