@@ -62,7 +62,7 @@ KIND_TITLES = {
 
 def _spellings(prim):
     """How user code can call this primitive: numpy names, operators, builtins, methods."""
-    names = list(getattr(prim, "aliases", ()))          # scipy.special.erf, scipy.stats.norm.pdf
+    names = list(prim.aliases)          # scipy.special.erf, scipy.stats.norm.pdf
     for f in registry._KEEPALIVE:
         if registry.lookup(f) is not prim:
             continue
@@ -79,7 +79,7 @@ def _spellings(prim):
         elif name and getattr(builtins, name, None) is f:
             names.append(f"{name}()")
         elif prim.path.startswith("rt."):
-            if not getattr(prim, "aliases", ()):
+            if not prim.aliases:
                 names.append(prim.path)
         elif name:
             names.append(name)
