@@ -21,6 +21,8 @@ from transpile.normalize_pytree import node_attribute
 from transpile.normalize_random import RandomDraw, RandomStream
 from transpile.normalize_values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
+from transpile.primitives.nondiff import logical_not
+from transpile.primitives.structure import getitem
 
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
@@ -125,7 +127,7 @@ def expr_UnaryOp(norm, node, base):
     if prim is None:
         raise norm.error(node, f"unsupported operator {type(node.op).__name__}")
     x = norm.expr(node.operand, base)
-    if prim.name == "logical_not":
+    if prim is logical_not:
         known, truth = norm.static_truth(x)
         if known:
             return Const(not truth)
@@ -222,7 +224,7 @@ def _may_raise(body):
     for st in body:
         if isinstance(st, ir.If) and (_may_raise(st.body) or _may_raise(st.orelse)):
             return True
-        if isinstance(st, ir.Eqn) and st.prim.name == "getitem" and any(
+        if isinstance(st, ir.Eqn) and st.prim is getitem and any(
                 isinstance(a, Var) for a in ir.iter_atoms([st.args["index"]])):
             return True
     return False

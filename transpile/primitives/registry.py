@@ -50,6 +50,8 @@ the row's module; custom.py passes them for user rows). Every field is declared 
   shape_safe  the result's shape follows from the arguments' shapes while compiling, so a
           value of a run-time shape may flow through it (transforms/specialize_control.py)
   query   the result depends only on shapes/dtypes: folded to a constant when they are known
+  refusal  a derivative that raises when it runs (rt.refuse_norm_third: not supported); dropped
+          where its result is not used (transforms/modes.py)
   multi   a call with several results (np.linalg.eigh): (bound, const) -> [(part row name,
           params)], or one name for a call whose result is one part
   jvp_joint  forward mode in one write: ((arguments), template) replaces their separate jvps
@@ -132,7 +134,7 @@ class Primitive:
                  "fresh", "returns_arg", "no_buffer", "meta", "subscript_write", "view",
                  "int_result", "int_closed", "scalar_result", "array_result", "reduction",
                  "bool_result", "unsafe_in_select", "keep", "check", "shows_values", "product",
-                 "shape_safe", "query", "multi", "jvp_joint", "fusable",
+                 "shape_safe", "query", "refusal", "multi", "jvp_joint", "fusable",
                  "opaque", "opaque_hint", "user_rule", "user_path", "aliases",
                  "canonical_args")
 
@@ -144,7 +146,7 @@ class Primitive:
                  subscript_write=False, view=None, int_result=False, int_closed=False,
                  scalar_result=False, array_result=False, reduction=False, bool_result=False,
                  unsafe_in_select=False, keep=False, check=False, shows_values=False,
-                 product=False, shape_safe=False, query=False, multi=None,
+                 product=False, shape_safe=False, query=False, refusal=False, multi=None,
                  jvp_joint=None, fusable=False, opaque=False, opaque_hint=None,
                  user_rule=False, user_path=None, aliases=(), canonical_args=None):
         self.name = name
@@ -194,6 +196,7 @@ class Primitive:
         self.product = product
         self.shape_safe = shape_safe
         self.query = query
+        self.refusal = refusal
         self.multi = multi
         self.jvp_joint = jvp_joint
         self.fusable = fusable
