@@ -26,6 +26,8 @@ import numpy as np
 
 from transpile import ir
 from transpile.ir import Const, Eqn, Var
+from transpile.primitives.control import write_in_place
+from transpile.primitives.nondiff import bool_
 
 TAPE_START = 16
 
@@ -168,7 +170,7 @@ def _mask_write(lw, st, x, mask, v, xav):
     if isinstance(v, Var) and (vav is None or vav.shape):
         raise _unlowerable(st, "a boolean-mask write of an array (only a scalar value lowers)")
     val = _value_for(lw, v, xav, st)
-    dest = x.name if (st.prim.name == "write_in_place" or id(st) in lw.in_place) else st.out
+    dest = x.name if (st.prim is write_in_place or id(st) in lw.in_place) else st.out
     lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
     lines += [f"for {st.out}_at in np.ndindex({_shape(xav.shape)}):",
               f"    if {mask.name}[{st.out}_at]:",
@@ -188,7 +190,7 @@ def _setitem(lw, st):
         return _mask_write(lw, st, x, mask, v, xav)
     ix = lw.index(st.args["index"], st)
     val = _value_for(lw, v, xav, st)
-    if st.prim.name == "write_in_place" or id(st) in lw.in_place:
+    if st.prim is write_in_place or id(st) in lw.in_place:
         return [f"{x.name}[{ix}] = {val}", f"{st.out} = {x.name}"]
     return [f"{st.out} = {x.name}.copy()", f"{st.out}[{ix}] = {val}"]
 
@@ -298,7 +300,7 @@ def _scalar_cast(lw, st):
     if isinstance(x, Var) and (xa is None or xa.shape) or out is None or out.shape:
         raise _unlowerable(st, f"{st.prim.name}() of an array")
     text = x.name if isinstance(x, Var) else _const(x.value)
-    if st.prim.name == "bool":
+    if st.prim is bool_:
         return [f"{st.out} = bool({text})"]
     return [f"{st.out} = {_dt(out.dtype)}({text})"]
 

@@ -34,6 +34,9 @@ from transpile.lowering.numba_kernels import kernel
 from transpile.lowering.numba_segments import has_collectives, segmented_main
 from transpile.lowering.numba_text import Unlowerable, const_text, dtype_ctor, shape_text
 from transpile.transforms.fusion import FusedGroup, scalar_template
+from transpile.primitives.adjoint_helpers import getitem_vjp
+from transpile.primitives.control import write_back
+from transpile.primitives.debugging import debug_print, debug_printf
 
 PARALLEL_MIN_SIZE = 1 << 18
 
@@ -95,7 +98,7 @@ class Lowerer:
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}# {st.describe()}")
                 out += [indent + l for l in kernel(self, st)]
-            elif isinstance(st, Eqn) and st.prim.name == "getitem_vjp":
+            elif isinstance(st, Eqn) and st.prim is getitem_vjp:
                 # zeros shaped like x with the cotangent written at a basic index
                 self.comment(st.loc, indent, out)
                 av = self.avals.get(st.out)
@@ -109,21 +112,21 @@ class Lowerer:
                     out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
                 else:
                     out += self.scatter_add(st, k, indent)
-            elif isinstance(st, Eqn) and st.prim.name == "write_back":
+            elif isinstance(st, Eqn) and st.prim is write_back:
                 # the caller's array receives what the function wrote into it
                 self.comment(st.loc, indent, out)
                 dest, value = st.args["dest"], st.args["value"]
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
                 out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
-            elif isinstance(st, Eqn) and st.prim.name == "debug_print":
+            elif isinstance(st, Eqn) and st.prim is debug_print:
                 # print() in the user's function: Numba prints scalars, arrays and strings
                 self.comment(st.loc, indent, out)
                 a = st.args
                 if (a["sep"].value, a["end"].value) != (" ", "\n"):
                     raise Unlowerable(st, "print with sep= or end=")
                 out.append(f"{indent}print({', '.join(self.fmt(v) for v in a['values'].items)})")
-            elif isinstance(st, Eqn) and st.prim.name == "debug_printf":
+            elif isinstance(st, Eqn) and st.prim is debug_printf:
                 # print(f"..."): str.format in object mode (Numba's print has no format)
                 self.comment(st.loc, indent, out)
                 a = st.args
@@ -424,7 +427,7 @@ class Lowerer:
         for k in self.kernels:
             text += "\n\n" + k
         # print(f"...") runs in object mode, which needs the GIL
-        nogil = "" if any(e.prim.name == "debug_printf" or numba_checks.needs_gil(e)
+        nogil = "" if any(e.prim is debug_printf or numba_checks.needs_gil(e)
                           for e in ir.walk_eqns(body)) else \
             "nogil=True, "
         text += f"\n\n@njit({nogil}cache=True, error_model='numpy', boundscheck=True)\n"

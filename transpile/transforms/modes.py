@@ -7,11 +7,12 @@ from transpile.transforms.forward import ForwardSweep
 from transpile.transforms.forward_control import ControlForwardSweep
 from transpile.transforms.reverse import ReverseSweep
 from transpile.transforms.reverse_control import ControlReverseSweep
+from transpile.primitives.control import tape_pop
 
 
 def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphic=False):
     """Returns (body, extra cotangent params, gradient atoms, primal output atoms)."""
-    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+    if _ir.has_control_flow(core.body) or any(e.prim is tape_pop
                                               for e in _ir.walk_eqns(core.body)):
         rs = ControlReverseSweep(core, wrt)
         rs.holomorphic = holomorphic
@@ -34,7 +35,7 @@ def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphi
 
 def forward_core(core, wrt):
     """Returns (body, tangent params, primal output atoms, tangent output atoms)."""
-    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+    if _ir.has_control_flow(core.body) or any(e.prim is tape_pop
                                               for e in _ir.walk_eqns(core.body)):
         fs = ControlForwardSweep(core, wrt)
         fs.run()

@@ -10,6 +10,7 @@ from transpile.normalize import Namer
 from transpile.primitives import by_name
 from transpile.templates import instantiate, rule_env
 from transpile.transforms.sweep import Sweep, active_vars, check_opaque  # noqa: F401
+from transpile.primitives.control import setitem
 
 
 def core_namer(core):
@@ -38,7 +39,7 @@ def contributions(eqn, active, mode):
                 continue
             if pname in rules or pname in prim.deriv or (mode == "jvp" and pname in prim.linear):
                 out.append((pname, k, atom))
-            elif prim.batch == "helper" or prim.name in ("setitem",):
+            elif prim.batch == "helper" or prim in (setitem,):
                 continue   # runtime helpers: arguments without a rule only give a shape/dtype
             elif _reads_active(value, active) and pname not in ("index",):
                 where = f"{eqn.loc[0]}:{eqn.loc[1]}" if eqn.loc else "generated code"

@@ -5,6 +5,7 @@ import numpy as np
 
 from transpile.errors import IndexOutOfBounds, ShapeMismatch
 from transpile.ir import Const, IndexArg, Var
+from transpile.primitives.structure import getitem
 
 # the user's checks: an equation after one of them may never run (the check raises first)
 CHECKS = {"raise_error", "check_assert", "batch_check_assert"}
@@ -16,7 +17,7 @@ _SHAPE_WORDS = ("broadcast", "mismatch", "not aligned", "core dimension")
 def shape_mismatch(sp, eqn, error):
     """A ShapeMismatch for equation `eqn`, whose stand-in evaluation raised `error`, when it is
     a shape mismatch of operands whose shapes are all known; else None."""
-    if isinstance(error, IndexError) and eqn.prim.name == "getitem":
+    if isinstance(error, IndexError) and eqn.prim is getitem:
         return _out_of_bounds(sp, eqn, error)
     if not isinstance(error, ValueError) or not any(w in str(error) for w in _SHAPE_WORDS):
         return None

@@ -35,6 +35,10 @@ from transpile.transforms.specialize_batch import REWRITES as BATCH_REWRITES, no
 from transpile.transforms.specialize_rewrites import BCAST, REWRITES as _RULES
 from transpile.transforms.specialize_windows import (has_run_time_slice, note_offset,
                                                      scatter_aval, window_aval)
+from transpile.primitives.adjoint_helpers import clip_mask, getitem_vjp, select_weight
+from transpile.primitives.control import setitem, tape_pop, write_in_place
+from transpile.primitives.nondiff import zeros, zeros_like
+from transpile.primitives.structure import getitem
 
 __all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "dce", "reads",
            "REWRITES"]
@@ -153,12 +157,12 @@ class Specializer:
     def infer(self, eqn):
         prim = eqn.prim
         args = eqn.args
-        if prim.name == "tape_pop":
+        if prim is tape_pop:
             av = pop_aval(self, eqn)
             if av is not None:
                 self.avals[eqn.out] = av
             return av
-        if prim.name in ("getitem_vjp", "setitem", "write_in_place") and \
+        if prim in (getitem_vjp, setitem, write_in_place) and \
                 has_run_time_slice(eqn):
             av = scatter_aval(self, eqn)
             if av is not None:
@@ -195,7 +199,7 @@ class Specializer:
             return av
         try:
             if prim.elementwise or getattr(prim, "fusable", False) or \
-                    prim.name in ("clip_mask", "select_weight"):
+                    prim in (clip_mask, select_weight):
                 av = self._infer_elementwise(eqn)
             else:
                 av = self._infer_generic(eqn)
@@ -308,7 +312,7 @@ class Specializer:
             self.reads.update(ir.names_read(st))        # (nested statements included)
         self.multi = multi_bound(body)
         self.known_zeros = {st.out for st in ir.walk_eqns(body) if st.out not in self.multi
-                            and st.prim.name in ("zeros", "zeros_like")}
+                            and st.prim in (zeros, zeros_like)}
         self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
         self.runs_first = runs_first(body, self.multi)
@@ -465,7 +469,7 @@ def _regular(value):
 
 
 def _call(prim, vals):
-    if prim.name == "getitem" and isinstance(vals.get("x"), (tuple, list)):
+    if prim is getitem and isinstance(vals.get("x"), (tuple, list)):
         idx = vals["index"]
         return vals["x"][idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx]
     impl = prim.impl

@@ -22,6 +22,7 @@ from transpile.ir import Const, Eqn, IndexArg, SliceArg, Var
 from transpile.primitives.registry import by_name
 from transpile.transforms.specialize_control import is_zero
 from transpile.transforms.specialize_rewrites import _norm_axes
+from transpile.primitives.control import assign
 
 
 def _aval_class(sp):
@@ -227,7 +228,7 @@ def note_copy(sp, eqn):
     """`a = b` (an SSA join copy) of a set of rows: a belongs to b's allocation."""
     x = eqn.args.get("x")
     s = getattr(sp, "_slots", None)
-    if s is None or eqn.prim.name != "assign" or not isinstance(x, Var):
+    if s is None or eqn.prim is not assign or not isinstance(x, Var):
         return
     root = s.root.get(x.name)
     if root is not None:

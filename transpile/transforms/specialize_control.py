@@ -22,6 +22,8 @@ import numpy as np
 
 from transpile import ir
 from transpile.ir import Const, Eqn
+from transpile.primitives.control import assign, shape_only
+from transpile.primitives.structure import getitem
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -125,7 +127,7 @@ def specialize_loop(sp, st):
 def bind_joined(sp, eqn, av):
     """Record the abstract value of a name bound more than once (joined with earlier ones)."""
     old = sp.avals.get(eqn.out)
-    atom = eqn.args.get("x") if eqn.prim.name == "assign" else None
+    atom = eqn.args.get("x") if eqn.prim is assign else None
     if old is None:
         sp.avals[eqn.out] = av
         if is_zero(atom):
@@ -239,7 +241,7 @@ def rw_cast_into(sp, eqn, out):
 def dynamic_slice(eqn):
     """x[a:b] with a bound computed at run time: the result's shape is not known (the
     stand-in values abstract evaluation uses would give a wrong one)."""
-    if eqn.prim.name != "getitem":
+    if eqn.prim is not getitem:
         return False
     index = eqn.args.get("index")
     if not isinstance(index, ir.IndexArg):
@@ -295,7 +297,7 @@ def always_zero(body, multi):
         binds.setdefault(st.out, []).append(st)
     found = {}
     for name, eqns in binds.items():
-        if all(e.prim.name == "assign" and (is_zero(e.args.get("x")) or
+        if all(e.prim is assign and (is_zero(e.args.get("x")) or
                                             isinstance(e.args.get("x"), ir.Var))
                for e in eqns):
             found[name] = {(type(e.args["x"].value), e.args["x"].value) for e in eqns
@@ -374,7 +376,7 @@ def _resolve_shape_like(sp, eqn):
         return eqn
     from transpile.primitives.registry import by_name
     if not xa.shape:
-        keep = eqn.args["x"] if eqn.prim.name == "shape_only" else \
+        keep = eqn.args["x"] if eqn.prim is shape_only else \
             Const(np.dtype(xa.dtype).type(0))
         return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
     return Eqn(eqn.out, by_name("zeros_like"), {"x": eqn.args["x"]}, eqn.loc)

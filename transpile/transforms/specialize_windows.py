@@ -12,6 +12,7 @@ import numpy as np
 
 from transpile import ir
 from transpile.ir import Const, Var
+from transpile.primitives.adjoint_helpers import getitem_vjp
 
 MARK = "transpile window:"       # the lowering's IndexError message starts with this
 
@@ -126,7 +127,7 @@ def scatter_aval(sp, eqn):
     """getitem_vjp(ct, x, index) with run-time slice bounds: zeros of x's shape (ct's dtype)
     with ct added in; setitem(x, index, v): x's shape and dtype. Neither depends on the
     index (a write of the wrong size fails at run time, as in NumPy)."""
-    if eqn.prim.name != "getitem_vjp":
+    if eqn.prim is not getitem_vjp:
         return sp.aval(eqn.args.get("x"))
     xa, ca = sp.aval(eqn.args.get("x")), sp.aval(eqn.args.get("ct"))
     if xa is None or ca is None:
