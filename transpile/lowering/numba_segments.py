@@ -29,7 +29,7 @@ from transpile.ir import Eqn
 
 
 def is_collective(st):
-    return isinstance(st, Eqn) and getattr(st.prim, "batch", None) == "collective"
+    return isinstance(st, Eqn) and st.prim.batch == "collective"
 
 
 def _nested_collective(body):

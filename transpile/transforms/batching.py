@@ -43,14 +43,6 @@ from transpile.primitives.control import assign, tape_pop, write_back
 from transpile.primitives.nondiff import attr_shape, logical_not, shape
 from transpile.primitives.structure import getitem
 
-_BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
-         "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "signbit",
-         "any", "all"}
-_UNSAFE_IN_SELECT = {"check_scalar_output", "batch_check_scalar_output", "int", "float", "bool",
-                     "check_norm_ord", "batch_parts", "batch_set",
-                     # effects: under an untaken branch they must not run (a loop over the batch)
-                     "debug_print", "debug_breakpoint", "raise_error"}
-
 
 class BatchSweep:
     def __init__(self, core, batched, ranks, size=None, namer=None):
@@ -119,7 +111,7 @@ class BatchSweep:
         self.bld.body.append(Eqn(out, prim, dict(args), self.cur.loc))
         self.bat[out] = batched
         self.rk[out] = self.cur_rank if rank == "same" else rank
-        if prim.name in _BOOL:
+        if prim.bool_result:
             self.bools.add(out)
         else:
             self.bools.discard(out)
@@ -250,7 +242,7 @@ class BatchSweep:
             weak.note(self, e)
             if e.prim in (shape, attr_shape):
                 self.tlen[e.out] = self.r(e.args["x"])
-            self.bools.add(e.out) if e.prim.name in _BOOL else self.bools.discard(e.out)
+            self.bools.add(e.out) if e.prim.bool_result else self.bools.discard(e.out)
             return
         self.cur, self.cur_rank = e, rank
         mark = len(self.bld.body)
@@ -486,7 +478,6 @@ class WholeFunctionLoop(Exception):
         self.reason, self.loc = reason, loc
 
 
-
 def _safe(body):
     """Can this branch be evaluated for every example, whatever its predicate?"""
     for st in body:
@@ -494,7 +485,7 @@ def _safe(body):
             if not (_safe(st.body) and _safe(st.orelse)):
                 return False
         elif isinstance(st, Eqn):
-            if st.prim.name in _UNSAFE_IN_SELECT:
+            if st.prim.unsafe_in_select:
                 return False
             if st.prim is getitem and any(
                     not isinstance(it, SliceArg) and isinstance(it, Var)

@@ -54,7 +54,7 @@ def _drop_unread_refusals(body, outs):
     live = {o.name for o in outs if isinstance(o, _ir.Var)}
     kept = []
     for st in reversed(body):
-        if isinstance(st, _ir.Eqn) and st.prim.name.startswith("refuse_") and \
+        if isinstance(st, _ir.Eqn) and st.prim.refusal and \
                 st.out not in live:
             continue
         live.update(reads(st))

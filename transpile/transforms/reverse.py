@@ -58,8 +58,7 @@ def contributions(eqn, active, mode):
 
 def user_name(prim):
     """How the user spells a row (scipy.stats.t.cdf rather than the rt.t_cdf it runs)."""
-    aliases = getattr(prim, "aliases", ())
-    return aliases[0] if aliases else prim.path
+    return prim.aliases[0] if prim.aliases else prim.path
 
 
 def _reads_active(value, active):

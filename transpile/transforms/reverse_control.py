@@ -377,10 +377,9 @@ class ControlReverseSweep(ReverseSweep):
         self.backward_block(st.body, True)
 
     def backward_eqn(self, eqn, in_loop):
-        name = eqn.prim.name
-        if name == "tape_new":
+        if eqn.prim is tape_new:
             return
-        if name == "tape_pop":
+        if eqn.prim is tape_pop:
             t = eqn.args["tape"].name
             if t in self.active_tapes:
                 self.b.loc = _tag(eqn.loc, "adjoint of")

@@ -7,10 +7,6 @@ from transpile.errors import IndexOutOfBounds, ShapeMismatch
 from transpile.ir import Const, IndexArg, Var
 from transpile.primitives.structure import getitem
 
-# the user's checks: an equation after one of them may never run (the check raises first)
-CHECKS = {"raise_error", "check_assert", "batch_check_assert"}
-# operations whose operands' shapes alone decide whether they fit
-_PRODUCTS = {"matmul", "dot", "inner", "vdot"}
 _SHAPE_WORDS = ("broadcast", "mismatch", "not aligned", "core dimension")
 
 
@@ -22,7 +18,7 @@ def shape_mismatch(sp, eqn, error):
     if not isinstance(error, ValueError) or not any(w in str(error) for w in _SHAPE_WORDS):
         return None
     prim = eqn.prim
-    if not (prim.elementwise or prim.name in _PRODUCTS):
+    if not (prim.elementwise or prim.product):   # the operands' shapes alone decide the fit
         return None
     shapes = []
     for a in eqn.args.values():

@@ -20,7 +20,7 @@ import numpy as np
 
 import transpile_runtime as runtime
 from transpile import ir
-from transpile.transforms.shape_errors import CHECKS, shape_mismatch
+from transpile.transforms.shape_errors import shape_mismatch
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import by_name
@@ -35,7 +35,8 @@ from transpile.transforms.specialize_batch import REWRITES as BATCH_REWRITES, no
 from transpile.transforms.specialize_rewrites import BCAST, REWRITES as _RULES
 from transpile.transforms.specialize_windows import (has_run_time_slice, note_offset,
                                                      scatter_aval, window_aval)
-from transpile.primitives.adjoint_helpers import clip_mask, getitem_vjp, select_weight
+from transpile.primitives.adjoint_helpers import (clip_mask, getitem_vjp, identity,
+                                                  select_weight, stop_gradient)
 from transpile.primitives.control import setitem, tape_pop, write_in_place
 from transpile.primitives.nondiff import zeros, zeros_like
 from transpile.primitives.structure import getitem
@@ -43,9 +44,10 @@ from transpile.primitives.structure import getitem
 __all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "dce", "reads",
            "REWRITES"]
 
-# primitive name -> rw_<name>(sp, eqn, out), True when it replaced the equation
-REWRITES = {**_RULES, "add": rw_add_zero, "float_part": rw_float_part,
-            "cast_into": rw_cast_into, **BATCH_REWRITES}
+# row -> rw_<row name>(sp, eqn, out), True when it replaced the equation
+REWRITES = {by_name(name): rule for name, rule in {
+    **_RULES, "add": rw_add_zero, "float_part": rw_float_part, "cast_into": rw_cast_into,
+    **BATCH_REWRITES}.items()}
 
 
 def _all_weak(sp, args):
@@ -64,9 +66,6 @@ def _all_weak(sp, args):
     return True
 
 
-_QUERY = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "shape", "ndim", "size", "len",
-          "reduced_count", "transpose_inverse", "result_type"}
-_ALIAS = {"identity", "stop_gradient"}
 _ASSIGN = by_name("assign")
 
 
@@ -198,8 +197,7 @@ class Specializer:
                 self.avals[eqn.out] = av
             return av
         try:
-            if prim.elementwise or getattr(prim, "fusable", False) or \
-                    prim in (clip_mask, select_weight):
+            if prim.elementwise or prim.fusable or prim in (clip_mask, select_weight):
                 av = self._infer_elementwise(eqn)
             else:
                 av = self._infer_generic(eqn)
@@ -279,7 +277,7 @@ class Specializer:
 
     def _infer_generic(self, eqn):
         prim = eqn.prim
-        if prim.impl is None and prim.name not in _IMPL_BY_NAME:
+        if prim.impl is None:
             return None
         vals = {k: self.value(a, True) for k, a in eqn.args.items()}
         with np.errstate(all="ignore"):
@@ -384,7 +382,6 @@ class Specializer:
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
         eqn = resolve_if_array(self, Eqn(st.out, st.prim, args, st.loc), out)
         args = eqn.args
-        name = eqn.prim.name
         if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)
             self.subst[eqn.out] = self.always_zero[eqn.out]
             return
@@ -400,14 +397,14 @@ class Specializer:
             bind_joined(self, eqn, av)
             out.append(eqn)
             return
-        rewrite = REWRITES.get(name) if self.rewrite else None
+        rewrite = REWRITES.get(eqn.prim) if self.rewrite else None
         if rewrite is not None:
             try:
                 if rewrite(self, eqn, out):
                     return
             except _Unknown:
                 pass
-        if name in _ALIAS:
+        if eqn.prim in (identity, stop_gradient):
             return self.alias(eqn, args["x"])
         av = self.infer(eqn)
         atoms = list(ir.iter_atoms(args.values()))
@@ -415,7 +412,7 @@ class Specializer:
         # fold what the shapes alone decide (x.shape, len(x)) and what only reads constants;
         # int(v), bool(v), float(v), range(n) of a run-time value are never folded: the
         # stand-in values used for shapes are not the data
-        if eqn.prim.pure and (name in _QUERY or (all_const and (av is None or not av.shape))):
+        if eqn.prim.pure and (eqn.prim.query or (all_const and (av is None or not av.shape))):
             try:
                 vals = {k: self.value(a, True) for k, a in args.items()}
                 r = _call(eqn.prim, vals)
@@ -439,9 +436,6 @@ class Specializer:
 
 class _Unknown(Exception):
     pass
-
-
-_IMPL_BY_NAME = {}
 
 
 def _masked(sp, eqn):
@@ -548,7 +542,7 @@ def runs_first(body, multi):
     assert, a raise) could stop it: a shape mismatch there is an error now (shape_errors.py)."""
     names = set()
     for st in body:
-        if any(e.prim.name in CHECKS for e in ir.walk_eqns([st])):
+        if any(e.prim.check for e in ir.walk_eqns([st])):   # the check may raise first
             break
         if isinstance(st, Eqn) and st.out not in multi:
             names.add(st.out)
