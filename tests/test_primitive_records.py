@@ -22,6 +22,7 @@ PACKAGE = os.path.join(ROOT, "transpile")
 # Files another helper converts at the same time (the GPU lowerings and loop fusion). The merge
 # empties this set; a file here that has no site left fails the test, so it cannot go stale.
 PENDING = {
+    "transpile/lowering/cupy_backend.py",      # GPU side too: a step's eqn read with getattr
     "transpile/transforms/fusion.py",
     "transpile/lowering/gpu_plan.py",
     "transpile/lowering/cuda_c.py",
@@ -60,10 +61,14 @@ class _Scan(ast.NodeVisitor):
     def visit_Assign(self, node):
         # bound before the uses below it are visited (uses come later in the source)
         for t in node.targets:
-            for sub in ast.walk(t):
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                    if any(_is_prim_name(v) for v in ast.walk(node.value)):
-                        self.tainted[-1].add(sub.id)
+            pairs = [(t, node.value)]
+            if isinstance(t, ast.Tuple) and isinstance(node.value, ast.Tuple) and \
+                    len(t.elts) == len(node.value.elts):
+                pairs = list(zip(t.elts, node.value.elts))     # a, b = x.prim, x.prim.name
+            for target, value in pairs:
+                if any(_is_prim_name(v) for v in ast.walk(value)):
+                    self.tainted[-1].update(sub.id for sub in ast.walk(target)
+                                            if isinstance(sub, ast.Name))
         self.generic_visit(node)
 
     def visit_Compare(self, node):

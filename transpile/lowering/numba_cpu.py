@@ -193,7 +193,8 @@ class Lowerer:
         return form
 
     def expr(self, e):
-        prim, name = e.prim, e.prim.name
+        prim = e.prim
+        name = prim.name         # spelled in the text: np.{name}
         out_av = self.avals.get(e.out)
         if out_av is None:
             raise Unlowerable(e, "unknown result shape")

@@ -8,6 +8,15 @@ Templates are parsed once and instantiated by the same normalizer that reads use
 derivative code is again core Python, and transforms compose (grad of grad, jvp of grad, ...).
 
 Entry fields:
+  name    the row's own name (unique; by_name(name) finds it)
+  impl    the callable it stands for (np.exp), run while specializing; None for rt.* helpers
+          that only run in generated code
+  path    how generated code names it: "np.exp", "rt.unbroadcast"
+  params  its signature, parsed ([Param]): how call arguments bind (`bind`)
+  op      operator form for printing: "+", "neg", "getitem", "attr:shape", "method:pop"
+  nondiff  no derivative flows through it (comparisons, shapes, integer results)
+  diff    the arguments a derivative flows through (default: the first, or deriv's keys)
+  doc     a line for the docs tables
   deriv   elementwise partial derivative per argument ("ans" for exp); gives both
           vjp (g * d, summed back over broadcast axes) and jvp (x_dot * d)
   vjp     explicit reverse rule per argument
