@@ -115,7 +115,7 @@ def coverage_table():
         by_kind.setdefault(p.batch if isinstance(p.batch, str) else "other", []).append(p)
     kinds = [k for k in KIND_ORDER if k in by_kind] + sorted(k for k in by_kind
                                                              if k not in KIND_ORDER)
-    n_user = sum(1 for p in prims if not p.path.startswith("rt.") or getattr(p, "aliases", ()))
+    n_user = sum(1 for p in prims if not p.path.startswith("rt.") or p.aliases)
     lines = [f"{len(prims)} primitives: {n_user} for user code, {len(prims) - n_user} runtime "
              "helpers. *grad* = reverse-mode rule (or no derivative by definition), *jvp* = "
              "forward-mode rule, *vmap kind* = the batching entry in the table (`describe_rules`), "

@@ -37,6 +37,7 @@ from transpile.transforms.specialize_windows import (has_run_time_slice, note_of
                                                      scatter_aval, window_aval)
 from transpile.primitives.adjoint_helpers import (clip_mask, getitem_vjp, identity,
                                                   select_weight, stop_gradient)
+from transpile.primitives.array_rows import repeat
 from transpile.primitives.control import setitem, tape_pop, write_in_place
 from transpile.primitives.nondiff import zeros, zeros_like
 from transpile.primitives.structure import getitem
@@ -441,10 +442,10 @@ class _Unknown(Exception):
 def _masked(sp, eqn):
     """x[mask] with a boolean array: as many elements as the mask has True values; and
     np.repeat(x, counts) with an array of counts: as many as they add up to."""
-    counts = eqn.args.get("repeats") if eqn.prim.path == "np.repeat" else None
+    counts = eqn.args.get("repeats") if eqn.prim is repeat else None
     if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
         return True
-    index = eqn.args.get("index") if eqn.prim.op == "getitem" else None
+    index = eqn.args.get("index") if eqn.prim is getitem else None
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:
