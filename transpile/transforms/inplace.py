@@ -7,8 +7,9 @@ copies the whole array on every iteration. That copy is needed only while the ol
 derivative's backward sweep. This pass answers, for the final body:
 
   * `sources(name)`: the allocations a name may point to. A row with the flag `fresh` always
-    returns a new array (ufuncs, creation functions, setitem's copy); metadata (shapes, lengths:
-    `no_buffer`) points to none; `returns_arg` points where that argument does; anything else (views, `rt.assign`, helpers that may return their argument) may
+    returns a new array (ufuncs, creation functions, setitem's copy); metadata (shapes,
+    lengths: `no_buffer`) points to none; a row with `returns_arg` points where that argument
+    does; anything else (views, `rt.assign`, helpers that may return their argument) may
     point to whatever its array arguments point to. Arguments, globals, and values popped
     from a tape are EXTERNAL: never written in place. A value pushed on a tape escapes.
   * `live_after(stmt)`: the names read after a statement (backward dataflow over `If`,
@@ -26,10 +27,10 @@ API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set o
 from transpile import ir
 from transpile.ir import Eqn, Var
 from transpile.primitives.adjoint_helpers import getitem_vjp
-from transpile.primitives.structure import copy as copy_row
 from transpile.primitives.control import (add_at, added_to_zero, assign, setitem, tape_pop,
                                           write_back, write_in_place, write_in_place_if_array)
 from transpile.primitives.elementwise import add
+from transpile.primitives.structure import copy as copy_row
 
 EXTERNAL = "<external>"
 
