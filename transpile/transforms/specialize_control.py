@@ -24,7 +24,6 @@ from transpile import ir
 from transpile.ir import Const, Eqn
 from transpile.primitives import control as C
 from transpile.primitives.collectives import axis_index, pmax, pmean, pmin, psum
-from transpile.primitives.control import assign, shape_only
 from transpile.primitives.structure import getitem
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
@@ -129,7 +128,7 @@ def specialize_loop(sp, st):
 def bind_joined(sp, eqn, av):
     """Record the abstract value of a name bound more than once (joined with earlier ones)."""
     old = sp.avals.get(eqn.out)
-    atom = eqn.args.get("x") if eqn.prim is assign else None
+    atom = eqn.args.get("x") if eqn.prim is C.assign else None
     if old is None:
         sp.avals[eqn.out] = av
         if is_zero(atom):
@@ -291,7 +290,7 @@ def always_zero(body, multi):
         binds.setdefault(st.out, []).append(st)
     found = {}
     for name, eqns in binds.items():
-        if all(e.prim is assign and (is_zero(e.args.get("x")) or
+        if all(e.prim is C.assign and (is_zero(e.args.get("x")) or
                                             isinstance(e.args.get("x"), ir.Var))
                for e in eqns):
             found[name] = {(type(e.args["x"].value), e.args["x"].value) for e in eqns
@@ -370,7 +369,7 @@ def _resolve_shape_like(sp, eqn):
         return eqn
     from transpile.primitives.registry import by_name
     if not xa.shape:
-        keep = eqn.args["x"] if eqn.prim is shape_only else \
+        keep = eqn.args["x"] if eqn.prim is C.shape_only else \
             Const(np.dtype(xa.dtype).type(0))
         return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
     return Eqn(eqn.out, by_name("zeros_like"), {"x": eqn.args["x"]}, eqn.loc)
