@@ -62,7 +62,7 @@ KIND_TITLES = {
 
 def _spellings(prim):
     """How user code can call this primitive: numpy names, operators, builtins, methods."""
-    names = list(getattr(prim, "aliases", ()))          # scipy.special.erf, scipy.stats.norm.pdf
+    names = list(prim.aliases)          # scipy.special.erf, scipy.stats.norm.pdf
     for f in registry._KEEPALIVE:
         if registry.lookup(f) is not prim:
             continue
@@ -79,7 +79,7 @@ def _spellings(prim):
         elif name and getattr(builtins, name, None) is f:
             names.append(f"{name}()")
         elif prim.path.startswith("rt."):
-            if not getattr(prim, "aliases", ()):
+            if not prim.aliases:
                 names.append(prim.path)
         elif name:
             names.append(name)
@@ -115,7 +115,7 @@ def coverage_table():
         by_kind.setdefault(p.batch if isinstance(p.batch, str) else "other", []).append(p)
     kinds = [k for k in KIND_ORDER if k in by_kind] + sorted(k for k in by_kind
                                                              if k not in KIND_ORDER)
-    n_user = sum(1 for p in prims if not p.path.startswith("rt.") or getattr(p, "aliases", ()))
+    n_user = sum(1 for p in prims if not p.path.startswith("rt.") or p.aliases)
     lines = [f"{len(prims)} primitives: {n_user} for user code, {len(prims) - n_user} runtime "
              "helpers. *grad* = reverse-mode rule (or no derivative by definition), *jvp* = "
              "forward-mode rule, *vmap kind* = the batching entry in the table (`describe_rules`), "

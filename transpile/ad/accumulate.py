@@ -22,6 +22,10 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, Var
 from transpile.primitives import by_name
 from transpile.core.avals import AVal
+from transpile.primitives.internal.adjoint_helpers import getitem_vjp
+from transpile.primitives.internal.control import setitem
+from transpile.primitives.numpy.elementwise import add
+from transpile.primitives.numpy.structure import getitem
 
 
 def _walk(body):
@@ -94,11 +98,11 @@ def scatter_adds(body, outs, avals):
         pending = {}        # t -> getitem_vjp eqn, removable
         out = []
         for st in stmts:
-            if isinstance(st, Eqn) and st.prim.name == "getitem_vjp" and reads[st.out] == 1:
+            if isinstance(st, Eqn) and st.prim is getitem_vjp and reads[st.out] == 1:
                 pending[st.out] = st
                 out.append(st)
                 continue
-            if isinstance(st, Eqn) and st.prim.name == "add":
+            if isinstance(st, Eqn) and st.prim is add:
                 x, y = st.args.get("x"), st.args.get("y")
                 t, d = (y, x) if isinstance(y, Var) and y.name in pending else (x, y)
                 if isinstance(t, Var) and t.name in pending and isinstance(d, Var):
@@ -148,7 +152,7 @@ def reads_before_writes(body):
         out = []
         writes = {}            # d -> index in out of the first setitem of d
         for st in stmts:
-            if isinstance(st, Eqn) and st.prim.name == "getitem" and \
+            if isinstance(st, Eqn) and st.prim is getitem and \
                     isinstance(st.args.get("x"), Var) and st.args["x"].name in writes:
                 pos = writes[st.args["x"].name]
                 later = set()
@@ -158,7 +162,7 @@ def reads_before_writes(body):
                     out.insert(pos, st)
                     writes = {k: (p + 1 if p >= pos else p) for k, p in writes.items()}
                     continue
-            if isinstance(st, Eqn) and st.prim.name == "setitem" and \
+            if isinstance(st, Eqn) and st.prim is setitem and \
                     isinstance(st.args.get("x"), Var):
                 writes.setdefault(st.args["x"].name, len(out))
             if isinstance(st, ir.If):

@@ -49,7 +49,7 @@ class ForwardSweep(Sweep):
         """The tangent terms of an equation, one per active argument, or one term from the
         row's `jvp_joint` template (all tangents at once, `x_dot` of an inactive argument
         being zeros): setitem's tangent is then one write into x_dot, not a sum of arrays."""
-        joint = getattr(eqn.prim, "jvp_joint", None)
+        joint = eqn.prim.jvp_joint
         parts = contributions(eqn, self.active, "jvp")
         if joint and parts:
             env = rule_env(eqn)

@@ -14,6 +14,7 @@ from transpile.primitives import by_name
 from transpile.ad.forward import ForwardSweep
 from transpile.ad.reverse import _tag
 from transpile.ad.reverse_control import active_with_control
+from transpile.primitives.internal.control import tape_new, tape_pop
 
 
 def _inside_control(body, out):
@@ -65,8 +66,7 @@ class ControlForwardSweep(ForwardSweep):
 
     def eqn(self, eqn):
         self.b.body.append(eqn)
-        name = eqn.prim.name
-        if name == "tape_new":
+        if eqn.prim is tape_new:
             if eqn.out in self.active_tapes:
                 t = self.namer.fresh(eqn.out + "_dot")
                 self.b.body.append(Eqn(t, by_name("tape_new"), {}, eqn.loc))
@@ -75,7 +75,7 @@ class ControlForwardSweep(ForwardSweep):
         if eqn.out not in self.active:
             return
         self.b.loc = _tag(eqn.loc, "tangent of")
-        if name == "tape_pop":
+        if eqn.prim is tape_pop:
             t = self.tape_tans[eqn.args["tape"].name]
             out = self.fixed.get(eqn.out) or self.namer.fresh(eqn.out + "_dot")
             self.b.body.append(Eqn(out, by_name("tape_pop"), {"tape": t}, self.b.loc))

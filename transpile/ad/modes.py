@@ -8,11 +8,12 @@ from transpile.ad.forward_control import ControlForwardSweep
 from transpile.ad.reverse import ReverseSweep
 from transpile.ad.reverse_control import ControlReverseSweep
 from transpile.core.liveness import reads
+from transpile.primitives.internal.control import tape_pop
 
 
 def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphic=False):
     """Returns (body, extra cotangent params, gradient atoms, primal output atoms)."""
-    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+    if _ir.has_control_flow(core.body) or any(e.prim is tape_pop
                                               for e in _ir.walk_eqns(core.body)):
         rs = ControlReverseSweep(core, wrt)
         rs.holomorphic = holomorphic
@@ -35,7 +36,7 @@ def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphi
 
 def forward_core(core, wrt):
     """Returns (body, tangent params, primal output atoms, tangent output atoms)."""
-    if _ir.has_control_flow(core.body) or any(e.prim.name == "tape_pop"
+    if _ir.has_control_flow(core.body) or any(e.prim is tape_pop
                                               for e in _ir.walk_eqns(core.body)):
         fs = ControlForwardSweep(core, wrt)
         fs.run()
@@ -53,7 +54,7 @@ def _drop_unread_refusals(body, outs):
     live = {o.name for o in outs if isinstance(o, _ir.Var)}
     kept = []
     for st in reversed(body):
-        if isinstance(st, _ir.Eqn) and st.prim.name.startswith("refuse_") and \
+        if isinstance(st, _ir.Eqn) and st.prim.refusal and \
                 st.out not in live:
             continue
         live.update(reads(st))

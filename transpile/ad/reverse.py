@@ -10,6 +10,8 @@ from transpile.frontend.normalize.normalizer import Namer
 from transpile.primitives import by_name
 from transpile.frontend.templates import instantiate, rule_env
 from transpile.ad.sweep import Sweep, active_vars, check_opaque  # noqa: F401
+from transpile.ad.sweep import Sweep, active_vars, check_opaque  # noqa: F401
+from transpile.primitives.internal.control import setitem
 
 
 def core_namer(core):
@@ -37,7 +39,7 @@ def contributions(eqn, active, mode):
                 continue
             if pname in rules or pname in prim.deriv or (mode == "jvp" and pname in prim.linear):
                 out.append((pname, k, atom))
-            elif prim.batch == "helper" or prim.name in ("setitem",):
+            elif prim.batch == "helper" or prim in (setitem,):
                 continue   # runtime helpers: arguments without a rule only give a shape/dtype
             elif _reads_active(value, active) and pname not in ("index",):
                 where = f"{eqn.loc[0]}:{eqn.loc[1]}" if eqn.loc else "generated code"
@@ -56,8 +58,7 @@ def contributions(eqn, active, mode):
 
 def user_name(prim):
     """How the user spells a row (scipy.stats.t.cdf rather than the rt.t_cdf it runs)."""
-    aliases = getattr(prim, "aliases", ())
-    return aliases[0] if aliases else prim.path
+    return prim.aliases[0] if prim.aliases else prim.path
 
 
 def _reads_active(value, active):

@@ -29,6 +29,7 @@ from transpile.primitives import by_name
 from transpile.ad.reverse import ReverseSweep, _tag, check_opaque, contributions
 from transpile.core.liveness import live_after
 from transpile.ad.tape_slim import slim
+from transpile.primitives.internal.control import tape_new, tape_pop
 
 
 def walk_stmts(body):
@@ -53,7 +54,7 @@ def useful_names(body, outs):
         changed = False
         for st in walk_stmts(body):
             if isinstance(st, Eqn) and st.out in useful:
-                if st.prim.name == "tape_pop":
+                if st.prim is tape_pop:
                     new = {st.args["tape"].name} - tapes
                     tapes |= new
                     changed |= bool(new)
@@ -79,7 +80,7 @@ def active_with_control(body, seeds, outs=None):
             if isinstance(st, Eqn):
                 if st.out in active:
                     continue
-                if st.prim.name == "tape_pop":
+                if st.prim is tape_pop:
                     hit = st.args["tape"].name in tapes
                 else:
                     if st.prim.nondiff:
@@ -140,7 +141,7 @@ class ControlReverseSweep(ReverseSweep):
         out = []
         for st in stmts:
             if isinstance(st, Eqn):
-                if st.prim.name != "tape_new":
+                if st.prim is not tape_new:
                     out.append(st.out)
             elif isinstance(st, ir.If):
                 other = set(self.block_defs(st.orelse))
@@ -218,7 +219,7 @@ class ControlReverseSweep(ReverseSweep):
         back = self.b.body[split:]
         used = {g.name for g in outs if isinstance(g, Var)}
         for st in walk_stmts(back):
-            if not (isinstance(st, Eqn) and st.prim.name == "tape_pop"):
+            if not (isinstance(st, Eqn) and st.prim is tape_pop):
                 used |= set(ir.names_read(st))
         live = live_after(back, outs)
         dropped = set()
@@ -234,7 +235,7 @@ class ControlReverseSweep(ReverseSweep):
                 return False
             if isinstance(st, ir.Push) and st.tape == Var(tape):
                 return not isinstance(st.value, Var) or st.value.name in used
-            if isinstance(st, Eqn) and st.prim.name == "tape_pop" and st.args["tape"] == Var(tape):
+            if isinstance(st, Eqn) and st.prim is tape_pop and st.args["tape"] == Var(tape):
                 return st.out in used
             return True
 
@@ -376,10 +377,9 @@ class ControlReverseSweep(ReverseSweep):
         self.backward_block(st.body, True)
 
     def backward_eqn(self, eqn, in_loop):
-        name = eqn.prim.name
-        if name == "tape_new":
+        if eqn.prim is tape_new:
             return
-        if name == "tape_pop":
+        if eqn.prim is tape_pop:
             t = eqn.args["tape"].name
             if t in self.active_tapes:
                 self.b.loc = _tag(eqn.loc, "adjoint of")

@@ -42,10 +42,10 @@ def active_vars(body, seeds):
 
 def check_opaque(eqn, active):
     """A primitive with no rule whose derivative is not zero must not swallow a derivative."""
-    if getattr(eqn.prim, "opaque", False) and any(n in active for n in eqn.vars_read()):
+    if eqn.prim.opaque and any(n in active for n in eqn.vars_read()):
         where = f"{eqn.loc[0]}:{eqn.loc[1]}: " if eqn.loc and eqn.loc[1] else ""
-        what = getattr(eqn.prim, "user_path", eqn.prim.path)
+        what = eqn.prim.user_path or eqn.prim.path
         raise TranspileError(
             f"{where}cannot differentiate through {what}: it has no derivative rule "
             "and its derivative is not zero", construct=f"{what}(...)",
-            hint=getattr(eqn.prim, "opaque_hint", None))
+            hint=eqn.prim.opaque_hint)

@@ -19,6 +19,7 @@ from transpile.core import ir
 from transpile.core.ir import Eqn, Var, map_atoms
 from transpile.core.liveness import live_after, value_reads
 from transpile.primitives import by_name
+from transpile.primitives.internal.control import tape_pop
 
 
 
@@ -44,7 +45,7 @@ def slim(body, split, tape, outs, namer):
     status = {}            # popped name -> "dead" / "shape" / "value" (the strongest use)
     rank = {"dead": 0, "shape": 1, "value": 2}
     for st in _walk(back):
-        if isinstance(st, Eqn) and st.prim.name == "tape_pop" and st.args["tape"] == tape:
+        if isinstance(st, Eqn) and st.prim is tape_pop and st.args["tape"] == tape:
             n = st.out
             use = ("value" if n in full.get(id(st), ()) else
                    "shape" if n in live.get(id(st), ()) else "dead")
@@ -80,7 +81,7 @@ def slim(body, split, tape, outs, namer):
         out = []
         renames = dict(renames)
         for st in stmts:
-            if isinstance(st, Eqn) and st.prim.name == "tape_pop" and st.args["tape"] == tape:
+            if isinstance(st, Eqn) and st.prim is tape_pop and st.args["tape"] == tape:
                 use = status.get(st.out)
                 if use == "dead":
                     continue
@@ -103,7 +104,7 @@ def _pop_blocks(back, tape):
 
     def visit(stmts):
         for st in stmts:
-            if isinstance(st, Eqn) and st.prim.name == "tape_pop" and st.args["tape"] == tape:
+            if isinstance(st, Eqn) and st.prim is tape_pop and st.args["tape"] == tape:
                 out.setdefault(st.out, []).append(id(stmts))
             for sub in _blocks_of(st):
                 visit(sub)
@@ -125,7 +126,7 @@ def _popped_reads_contained(back, n, pop_blocks, tape):
     """Reads of n before the first statement that pops it see the forward sweep's value (they
     keep the name); every read from there on must lie below a pop."""
     for k, st in enumerate(back):
-        if any(isinstance(e, Eqn) and e.prim.name == "tape_pop" and e.out == n
+        if any(isinstance(e, Eqn) and e.prim is tape_pop and e.out == n
                and e.args["tape"] == tape for e in _walk([st])):
             return _reads_only_below_pops(back[k:], n, pop_blocks, False)
     return True
@@ -135,7 +136,7 @@ def _reads_only_below_pops(stmts, n, pop_blocks, below):
     """Is every read of n in stmts after a pop of n in the same (or an enclosing) block?"""
     popped = below
     for st in stmts:
-        if isinstance(st, Eqn) and st.prim.name == "tape_pop" and st.out == n:
+        if isinstance(st, Eqn) and st.prim is tape_pop and st.out == n:
             popped = id(stmts) in pop_blocks
             continue
         subs = _blocks_of(st)

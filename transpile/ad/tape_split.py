@@ -24,6 +24,7 @@ from transpile.core import ir
 from transpile.core.ir import Eqn, Var
 from transpile.primitives import by_name
 from transpile.core.liveness import dce
+from transpile.primitives.internal.control import assign, tape_new, tape_pop
 
 
 def _walk(body):
@@ -35,7 +36,7 @@ def _walk(body):
 
 def split_tapes(core):
     """A copy of `core` whose tapes are split per pushed name (core unchanged if none)."""
-    new_tapes = [st for st in _walk(core.body) if isinstance(st, Eqn) and st.prim.name == "tape_new"]
+    new_tapes = [st for st in _walk(core.body) if isinstance(st, Eqn) and st.prim is tape_new]
     if not new_tapes:
         return core
     pushes, pops = {}, {}
@@ -43,7 +44,7 @@ def split_tapes(core):
         if isinstance(st, ir.Push) and isinstance(st.tape, Var):
             pushes.setdefault(st.tape.name, Counter())[
                 st.value.name if isinstance(st.value, Var) else None] += 1
-        elif isinstance(st, Eqn) and st.prim.name == "tape_pop":
+        elif isinstance(st, Eqn) and st.prim is tape_pop:
             pops.setdefault(st.args["tape"].name, Counter())[st.out] += 1
     split = {}          # tape -> its new tapes, in order
     site_tape = {}      # id(push or pop) -> its new tape
@@ -55,7 +56,7 @@ def split_tapes(core):
             for st in _walk(core.body):
                 if isinstance(st, ir.Push) and st.tape == Var(t.out):
                     site_tape[id(st)] = f"{t.out}__{st.value.name}"
-                elif isinstance(st, Eqn) and st.prim.name == "tape_pop" and \
+                elif isinstance(st, Eqn) and st.prim is tape_pop and \
                         st.args["tape"] == Var(t.out):
                     site_tape[id(st)] = f"{t.out}__{st.out}"
             continue
@@ -77,7 +78,7 @@ def split_tapes(core):
     def rewrite(stmts):
         out = []
         for st in stmts:
-            if isinstance(st, Eqn) and st.prim.name == "tape_new" and st.out in split:
+            if isinstance(st, Eqn) and st.prim is tape_new and st.out in split:
                 out += [Eqn(n, st.prim, {}, st.loc) for n in split[st.out]]
             elif isinstance(st, ir.Push) and id(st) in site_tape:
                 out.append(ir.Push(Var(site_tape[id(st)]), st.value, st.loc))
@@ -152,7 +153,7 @@ def _pair_sites(body, tape):
         push = pop = False
         for st in _walk(stmts):
             push = push or isinstance(st, ir.Push) and st.tape == Var(tape)
-            pop = pop or isinstance(st, Eqn) and st.prim.name == "tape_pop" and \
+            pop = pop or isinstance(st, Eqn) and st.prim is tape_pop and \
                 st.args["tape"] == Var(tape)
         return push, pop
 
@@ -168,7 +169,7 @@ def _pair_sites(body, tape):
                 elif isinstance(st.value, Var) and st.value.name == tape:
                     raise _Unpaired
             elif isinstance(st, Eqn):
-                if st.prim.name == "tape_pop" and st.args["tape"] == Var(tape):
+                if st.prim is tape_pop and st.args["tape"] == Var(tape):
                     if not stack or isinstance(stack[-1], _Branch):
                         raise _Unpaired
                     (slot, depth), stack = stack[-1], stack[:-1]
@@ -181,7 +182,7 @@ def _pair_sites(body, tape):
                     values = {sites[k].value.name if isinstance(sites[k].value, Var) else None
                               for k in slot}
                     popped_from[st.out] = values if None not in values else set()
-                elif st.prim.name != "tape_new" and tape in st.vars_read():
+                elif st.prim is not tape_new and tape in st.vars_read():
                     raise _Unpaired      # the tape used some other way (copied, passed)
             elif isinstance(st, (ir.Break, ir.Continue)):
                 raise _Unpaired          # (only reached where the loop touches the tape)
@@ -242,16 +243,16 @@ def drop_dead_tapes(body, outs):
     stmts = list(_walk(body))
     pops = {}
     for st in stmts:
-        if isinstance(st, Eqn) and st.prim.name == "tape_pop":
+        if isinstance(st, Eqn) and st.prim is tape_pop:
             pops.setdefault(st.args["tape"].name, []).append(st.out)
     if not pops:
         return body
     live = {o.name for o in outs if isinstance(o, Var)}
     copies, pushes = [], []
     for st in stmts:
-        if isinstance(st, Eqn) and st.prim.name == "assign":
+        if isinstance(st, Eqn) and st.prim is assign:
             copies.append(st)
-        elif isinstance(st, Eqn) and st.prim.name != "tape_pop":
+        elif isinstance(st, Eqn) and st.prim is not tape_pop:
             live.update(st.vars_read())
         elif isinstance(st, ir.Push):
             pushes.append(st)
@@ -287,11 +288,11 @@ def drop_dead_tapes(body, outs):
         if isinstance(st, ir.Push):
             return not (isinstance(st.tape, Var) and st.tape.name in dead)
         if isinstance(st, Eqn):
-            if st.prim.name == "tape_pop":
+            if st.prim is tape_pop:
                 return st.args["tape"].name not in dead
-            if st.prim.name == "tape_new":
+            if st.prim is tape_new:
                 return st.out not in dead
-            if st.prim.name == "assign":
+            if st.prim is assign:
                 return st.out in live
         return True
 

@@ -24,6 +24,7 @@ from transpile.optimize.inplace import for_printing
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.core.ir import CoreFn, Eqn, Var
 from transpile.primitives import lookup
+from transpile.primitives.internal.control import write_back
 from transpile.primitives.registry import REQUIRED
 from transpile.frontend.normalize.normalizer import SPECIALIZE, build_core
 from transpile.frontend.parse import read_binding
@@ -509,7 +510,8 @@ def vjp(fun, *primals, has_aux=False, _argnums=None):
     core = spec.core
     out_tree = core.out_tree.children[0]
     n_out = out_tree.num_leaves
-    writes = any(e.prim.name == "write_back" for e in _ir.walk_eqns(core.body))
+    from transpile.core import ir as _ir
+    writes = any(e.prim is write_back for e in _ir.walk_eqns(core.body))
     snapshot = copy_arrays(leaves) if writes else leaves   # fun writes into its arguments:
 
     def inputs():                      # every vjp_fn call starts from the inputs as given

@@ -72,17 +72,13 @@ def defrule(fn, sig=None, *, vjp=None, jvp=None, deriv=None, linear=(), nondiff=
     slot = _slot(base)
     path = _publish(slot, fn)
     kind = "elementwise" if deriv else "helper"
-    prim = defprim(slot, fn, path, sig, deriv=deriv, vjp=vjp, jvp=jvp, linear=linear,
+    return defprim(slot, fn, path, sig, deriv=deriv, vjp=vjp, jvp=jvp, linear=linear,
                    nondiff=nondiff, batch=kind)
-    prim.user_rule = True
-    return prim
 
 
 def defprim(*args, **kwargs):
     """Registry entry for a rule the user supplied (left out of the built-in docs tables)."""
-    prim = _defprim(*args, **kwargs)
-    prim.user_rule = True
-    return prim
+    return _defprim(*args, user_rule=True, **kwargs)
 
 
 _SECOND_ORDER_HINT = (
@@ -95,11 +91,8 @@ _SECOND_ORDER_HINT = (
 def rule_helper(name, fn, path, sig, what):
     """A run-time helper that runs the user's rule (fwd/bwd, or the jvp rule): no derivative
     flows through it, so differentiating it again must fail loudly, never give zeros."""
-    prim = defprim(name, fn, path, sig, batch="helper", nondiff=True)
-    prim.opaque = True
-    prim.opaque_hint = _SECOND_ORDER_HINT
-    prim.user_path = what
-    return prim
+    return defprim(name, fn, path, sig, batch="helper", nondiff=True, opaque=True,
+                   opaque_hint=_SECOND_ORDER_HINT, user_path=what)
 
 
 # ---- custom_vjp / custom_jvp ------------------------------------------------------------------

@@ -3,6 +3,7 @@ a block reads and writes, which tapes it uses, and copies with names replaced.""
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var, map_atoms
 from transpile.primitives import by_name
+from transpile.primitives.internal.control import tape_pop
 
 
 def _atom_names(values):
@@ -14,7 +15,7 @@ def tapes_used(stmts):
     for st in stmts:
         if isinstance(st, ir.Push):
             out.add(st.tape.name)
-        elif isinstance(st, Eqn) and st.prim.name == "tape_pop":
+        elif isinstance(st, Eqn) and st.prim is tape_pop:
             out.add(st.args["tape"].name)
         elif isinstance(st, ir.If):
             out |= tapes_used(st.body) | tapes_used(st.orelse)

@@ -38,14 +38,10 @@ from transpile.batching.while_loops import can_mask, masked_while
 from transpile.batching.names import (  # noqa: F401  (re-exported)
     _atom_names, live_in, loop_live, reads, rename_branch, rename_stmt, tapes_used, writes)
 from transpile.ad.reverse import core_namer
-
-_BOOL = {"greater", "greater_equal", "less", "less_equal", "equal", "not_equal", "logical_and",
-         "logical_or", "logical_xor", "logical_not", "isnan", "isinf", "isfinite", "signbit",
-         "any", "all"}
-_UNSAFE_IN_SELECT = {"check_scalar_output", "batch_check_scalar_output", "int", "float", "bool",
-                     "check_norm_ord", "batch_parts", "batch_set",
-                     # effects: under an untaken branch they must not run (a loop over the batch)
-                     "debug_print", "debug_breakpoint", "raise_error"}
+from transpile.primitives.internal.batch_helpers import batch_any
+from transpile.primitives.internal.control import assign, tape_pop, write_back
+from transpile.primitives.numpy.nondiff import attr_shape, logical_not, shape
+from transpile.primitives.numpy.structure import getitem
 
 
 class BatchSweep:
@@ -115,7 +111,7 @@ class BatchSweep:
         self.bld.body.append(Eqn(out, prim, dict(args), self.cur.loc))
         self.bat[out] = batched
         self.rk[out] = self.cur_rank if rank == "same" else rank
-        if prim.name in _BOOL:
+        if prim.bool_result:
             self.bools.add(out)
         else:
             self.bools.discard(out)
@@ -217,18 +213,18 @@ class BatchSweep:
     def eqn(self, e):
         self.weak.pop(e.out, None)
         rule = e.prim.batch
-        if e.prim.name == "assign":        # a copy (branch joins, loop-carried values)
+        if e.prim is assign:        # a copy (branch joins, loop-carried values)
             rule = elementwise
-        if e.prim.name == "logical_not" and self.b(e.args["x"]):
+        if e.prim is logical_not and self.b(e.args["x"]):
             # Python's `not` (a loop's break flag, say) per example: np.logical_not
             e = Eqn(e.out, by_name("batch_not"), dict(e.args), e.loc)
             rule = elementwise
-        if e.prim.name == "batch_any" and e.out in self.own_any:   # this sweep's masked while
+        if e.prim is batch_any and e.out in self.own_any:   # this sweep's masked while
             self.bld.body.append(e)
             self.bat[e.out], self.rk[e.out] = False, 0
             return
         self.bld.loc = e.loc
-        if e.prim.name == "tape_pop" and e.args["tape"].name in self.batched_tapes:
+        if e.prim is tape_pop and e.args["tape"].name in self.batched_tapes:
             self.bld.body.append(e)
             self.bat[e.out] = True
             self.rk[e.out] = (self.tapes.get(e.args["tape"].name) or [True, None])[1]
@@ -244,9 +240,9 @@ class BatchSweep:
             self.bld.body.append(e)
             self.bat[e.out], self.rk[e.out] = False, rank
             weak.note(self, e)
-            if e.prim.name in ("shape", "attr_shape"):
+            if e.prim in (shape, attr_shape):
                 self.tlen[e.out] = self.r(e.args["x"])
-            self.bools.add(e.out) if e.prim.name in _BOOL else self.bools.discard(e.out)
+            self.bools.add(e.out) if e.prim.bool_result else self.bools.discard(e.out)
             return
         self.cur, self.cur_rank = e, rank
         mark = len(self.bld.body)
@@ -456,7 +452,7 @@ class BatchSweep:
         # the caller's array receives an example's writes when that example is done: after
         # its backward sweep, which still reads the argument's value on entry (as codegen
         # orders them for a whole function)
-        backs = [st for st in body if isinstance(st, Eqn) and st.prim.name == "write_back"]
+        backs = [st for st in body if isinstance(st, Eqn) and st.prim is write_back]
         body = [st for st in body if not any(st is b for b in backs)] + backs
         self.bld.body.append(ir.ForRange(i, Const(0), self.B, Const(1), body, loc))
         for o in sorted(outs):
@@ -482,7 +478,6 @@ class WholeFunctionLoop(Exception):
         self.reason, self.loc = reason, loc
 
 
-
 def _safe(body):
     """Can this branch be evaluated for every example, whatever its predicate?"""
     for st in body:
@@ -490,9 +485,9 @@ def _safe(body):
             if not (_safe(st.body) and _safe(st.orelse)):
                 return False
         elif isinstance(st, Eqn):
-            if st.prim.name in _UNSAFE_IN_SELECT:
+            if st.prim.unsafe_in_select:
                 return False
-            if st.prim.name == "getitem" and any(
+            if st.prim is getitem and any(
                     not isinstance(it, SliceArg) and isinstance(it, Var)
                     for it in st.args["index"].items):
                 return False

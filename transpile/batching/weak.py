@@ -10,6 +10,8 @@ the cast changes no value)."""
 import numpy as np
 
 from transpile.core.ir import Const, Eqn, TupleArg, Var
+from transpile.primitives.internal.adjoint_helpers import identity
+from transpile.primitives.internal.control import assign
 
 
 def python_number(sweep, atom):
@@ -24,7 +26,7 @@ def python_number(sweep, atom):
 def note(sweep, eqn):
     """Record (or forget) that an unbatched equation's output is a Python number."""
     value = None
-    if eqn.prim.name in ("assign", "identity"):
+    if eqn.prim in (assign, identity):
         value = python_number(sweep, eqn.args["x"])
     if value is None:
         sweep.weak.pop(eqn.out, None)

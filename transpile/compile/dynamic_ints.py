@@ -9,6 +9,7 @@ code is generated (a range bound, an index, a shape, an axis, a list length...),
 is specialized on the int's value instead (the compile cache keys on it), as before.
 """
 from transpile.core.ir import (Const, Eqn, ForRange, If, Push, TupleArg, IndexArg, Var, While, iter_atoms)
+from transpile.primitives.internal.control import trip_count
 
 LIMIT = 2 ** 62        # larger ints stay static: they may not fit the compiled int64
 
@@ -27,18 +28,14 @@ def int_params(core, in_avals):
             if getattr(a, "weak", False) and a.dtype.kind in "iu"}
 
 
-_COUNTS = frozenset({"trip_count"})     # a loop's trip count: a run-time int like its bounds
-
-
 def _value_only(prim, param):
     """Does the primitive read this argument only as data (its value never shapes the result)?"""
-    if prim.name in _COUNTS or prim.name in _SHOWS_VALUES:
-        return True
-    batch = getattr(prim, "batch", None)
+    if prim is trip_count or prim.shows_values:   # a loop's trip count: a run-time int like
+        return True                                # its bounds; printed or raised values
+    batch = prim.batch
     if batch == "elementwise" or getattr(batch, "name", None) == "elementwise":
         return True
-    return (param in getattr(prim, "diff", ()) or param in getattr(prim, "shape_args", ())
-            or param in _DATA_PARAMS)
+    return param in prim.diff or param in prim.shape_args or param in _DATA_PARAMS
 
 
 # Parameter names that always hold array data in the primitive table (the operand, the
@@ -80,16 +77,11 @@ def _atoms(arg):
     return list(iter_atoms([arg]))
 
 
-# effects that only show their values (a message, a print): any int value is fine there
-_SHOWS_VALUES = {"raise_error", "check_assert", "batch_check_assert", "debug_print",
-                 "debug_printf"}
-
-
 def _scan(body, tainted):
     for st in body:
         if isinstance(st, Eqn):
             if any(_nested(a, tainted) and not (k == "index" and _scalar_index(a, tainted))
-                   and not (k == "values" and st.prim.name in _SHOWS_VALUES)
+                   and not (k == "values" and st.prim.shows_values)
                    for k, a in st.args.items()):
                 return False
             hit = [k for k, a in st.args.items() if _direct(a, tainted)]

@@ -90,13 +90,9 @@ def _block(stmts, live, record, reads=Eqn.vars_read):
     return live
 
 
-# read only an array's shape/dtype, which a write in place does not change
-META = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "shape_like", "shape_only"}
-
-
 def value_reads(st):
     """Names an equation reads for their values (metadata reads and shape arguments aside)."""
-    if st.prim.name in META:
+    if st.prim.meta:      # only the shape/dtype, which a write in place does not change
         return []
     shape = set(st.prim.shape_args)
     return [a.name for a in ir.iter_atoms(v for k, v in st.args.items() if k not in shape)

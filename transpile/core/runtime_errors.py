@@ -25,11 +25,11 @@ import warnings
 import numpy as np
 from transpile.core import ir
 
+from transpile.primitives.internal.debugging import debug_breakpoint
+
 GENERATED_MODULE = "transpile_generated."
 # "# line 7: y = x[i]", "# adjoint of line 7: ...", "# helpers.py:12: ..."
 _COMMENT = re.compile(r"^\s*#\s*(?:(?:adjoint|tangent)\s+of\s+)?(?:line\s+(\d+)|([^\s:#]+):(\d+)):")
-# effects that must not run twice (a breakpoint) or that run on a device
-_NO_RERUN = {"debug_breakpoint"}
 # the user's own raise/assert: their message is kept as it is
 _USER_RAISES = ("rt.raise_error(", "rt.check_assert(", "rt.batch_check_assert(")
 
@@ -48,8 +48,7 @@ def _located(compiled, e, leaves, free):
         return None
     if generated_frame(e.__traceback__) is not None:
         return None     # the NumPy version raised: its frame stays (core/tracebacks.py adds the user's)
-    if any(getattr(q, "prim", None) is not None and q.prim.name in _NO_RERUN
-           for q in _eqns(compiled.core)):
+    if any(q.prim is debug_breakpoint for q in _eqns(compiled.core)):   # must not run twice
         return None
     source = _rerun(compiled, leaves, free)
     if source is None or not isinstance(source, type(e)) and not isinstance(e, type(source)):

@@ -11,12 +11,9 @@ accumulate.scatter_adds looks for). Writes, tapes and effects are never dropped.
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var
 
-_KEEP = {"setitem", "setitem_if_array", "write_in_place", "write_back", "add_at", "tape_new",
-         "tape_pop", "debug_print", "debug_printf", "debug_breakpoint"}
-
 
 def _removable(st):
-    return isinstance(st, Eqn) and st.prim.pure and st.prim.name not in _KEEP
+    return isinstance(st, Eqn) and st.prim.pure and not st.prim.keep
 
 
 def _mark(stmts, defs, roots):

@@ -6,9 +6,10 @@ copies the whole array on every iteration. That copy is needed only while the ol
 (or anything sharing its buffer) is still read afterwards, by the forward code or by a
 derivative's backward sweep. This pass answers, for the final body:
 
-  * `sources(name)`: the allocations a name may point to. A primitive in FRESH always returns
-    a new array (ufuncs, creation functions, setitem's copy); metadata (shapes, lengths) points
-    to none; anything else (views, `rt.assign`, helpers that may return their argument) may
+  * `sources(name)`: the allocations a name may point to. A row with the flag `fresh` always
+    returns a new array (ufuncs, creation functions, setitem's copy); metadata (shapes,
+    lengths: `no_buffer`) points to none; a row with `returns_arg` points where that argument
+    does; anything else (views, `rt.assign`, helpers that may return their argument) may
     point to whatever its array arguments point to. Arguments, globals, and values popped
     from a tape are EXTERNAL: never written in place. A value pushed on a tape escapes.
   * liveness (core/liveness.py): the names read after a statement (backward dataflow over
@@ -26,30 +27,14 @@ API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set o
 from transpile.core import ir
 from transpile.core.liveness import live_after, value_reads
 from transpile.core.ir import Eqn, Var
-from transpile.primitives import by_name
 from transpile.core.codegen import deferred_writes_last, fmt
+from transpile.primitives.internal.adjoint_helpers import getitem_vjp
+from transpile.primitives.internal.control import (add_at, added_to_zero, assign, setitem, tape_pop,
+                                          write_back, write_in_place, write_in_place_if_array)
+from transpile.primitives.numpy.elementwise import add
+from transpile.primitives.numpy.structure import copy as copy_row
 
 EXTERNAL = "<external>"
-
-FRESH = {
-    # creation
-    "zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like", "full_like",
-    "arange", "linspace", "eye", "identity_matrix", "copy", "setitem", "stack", "written_part",
-    "concatenate", "outer", "matmul", "dot", "where", "check_scalar_output",
-    # ufuncs without a `deriv` entry in the table
-    "ceil", "floor", "floor_divide", "mod", "rint", "trunc", "sign", "equal", "not_equal",
-    "greater", "greater_equal", "less", "less_equal", "logical_and", "logical_or",
-    "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "signbit",
-}
-ALIASES_FIRST = {"add_at": "acc", "write_in_place": "x", "added_to_zero": "d",
-                 "setitem_if_array": "x", "write_in_place_if_array": "x"}
-NO_BUFFER = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "len", "int", "float",
-             "bool", "trip_count", "tape_new", "write_back", "shape_like", "shape_only"}
-
-
-def _fresh(prim):
-    return prim.name in FRESH or (bool(prim.deriv) and prim.name not in ("real", "imag"))
-
 
 def _stmts(body):
     for st in body:
@@ -75,15 +60,15 @@ def sources(body, params, scalars=(), owned=()):
         changed = False
         for st in _stmts(body):
             if isinstance(st, Eqn):
-                name = st.prim.name
-                if name in NO_BUFFER or st.out in scalars:
+                prim = st.prim
+                if prim.no_buffer or st.out in scalars:
                     new = set()
-                elif name == "tape_pop":
+                elif prim is tape_pop:
                     new = {EXTERNAL}
-                elif _fresh(st.prim):
+                elif prim.fresh:
                     new = {st.out}
-                elif name in ALIASES_FIRST:      # the result is (a view of) that argument
-                    a = st.args[ALIASES_FIRST[name]]
+                elif prim.returns_arg is not None:   # the result is (a view of) that argument
+                    a = st.args[prim.returns_arg]
                     new = set(src.get(a.name, {EXTERNAL})) if isinstance(a, Var) else set()
                 else:
                     new = set()
@@ -167,13 +152,13 @@ class _Generations:
         return len(path) > depth and path[depth][0] is block and lo <= path[depth][1] <= hi
 
     def _young_def(self, st, young):
-        if not isinstance(st, Eqn) or st.prim.name in NO_BUFFER or st.out in self.scalars \
-                or st.prim.name == "tape_pop":
+        if not isinstance(st, Eqn) or st.prim.no_buffer or st.out in self.scalars \
+                or st.prim is tape_pop:
             return False
-        if _fresh(st.prim):
+        if st.prim.fresh:
             return True
-        if st.prim.name in ALIASES_FIRST:
-            a = st.args[ALIASES_FIRST[st.prim.name]]
+        if st.prim.returns_arg is not None:
+            a = st.args[st.prim.returns_arg]
             return isinstance(a, Var) and a.name in young
         held = [a for a in value_reads(st) if self.src.get(a, {EXTERNAL})]
         if not held:
@@ -232,13 +217,13 @@ def written_back(body):
     """The arguments the function writes into: the caller's array receives their final value
     (`rt.write_back(x, x_final)`), so NumPy's own writes into them may go there directly."""
     return {st.args["dest"].name for st in _stmts(body) if isinstance(st, Eqn)
-            and st.prim.name == "write_back" and isinstance(st.args["dest"], Var)}
+            and st.prim is write_back and isinstance(st.args["dest"], Var)}
 
 
 def _reads_values_into(st):
     """value_reads, but the array a write-back writes into is a destination, not a read."""
     names = value_reads(st)
-    if st.prim.name == "write_back" and isinstance(st.args["dest"], Var):
+    if st.prim is write_back and isinstance(st.args["dest"], Var):
         names = [n for n in names if n != st.args["dest"].name]
     return names
 
@@ -253,7 +238,7 @@ def _choices(body, params, outs, scalars=()):
     for st in _stmts(body):
         if not isinstance(st, Eqn):
             continue
-        if st.prim.name in ("setitem", "setitem_if_array"):
+        if st.prim.subscript_write:
             x = st.args["x"]
             if isinstance(x, Var) and _dead_young(x.name, st, src, escaped, live, gens):
                 writes.add(id(st))
@@ -293,7 +278,7 @@ class Del:
 
 
 def _is_zero(st):
-    return isinstance(st, Eqn) and st.prim.name == "assign" and isinstance(
+    return isinstance(st, Eqn) and st.prim is assign and isinstance(
         st.args["x"], ir.Const) and isinstance(st.args["x"].value, float) and \
         st.args["x"].value == 0.0
 
@@ -303,14 +288,14 @@ def adds_to_zero(body):
     `d = rt.added_to_zero(c)` (c's buffer, no new array). Known-zero names are followed through
     straight-line code, both paths of an `if` and around loops (zero on entry and at the end of
     the body)."""
-    move = by_name("added_to_zero")
+    move = added_to_zero
 
     def block(stmts, zero):
         out = []
         for st in stmts:
             if isinstance(st, Eqn):
                 args = st.args
-                if st.prim.name == "add" and st.out in zero:
+                if st.prim is add and st.out in zero:
                     others = [a for k, a in args.items()
                               if not (isinstance(a, Var) and a.name == st.out)]
                     if len(others) == 1 and len(args) == 2:
@@ -364,7 +349,6 @@ def accumulations_at(body, params, outs):
             names = [h.name for h in heads if isinstance(h, Var)]
         for n in names:
             reads[n] = reads.get(n, 0) + 1
-    add_at = by_name("add_at")
 
     def fuse(stmts):
         out = []
@@ -372,8 +356,8 @@ def accumulations_at(body, params, outs):
         while k < len(stmts):
             st = stmts[k]
             nxt = stmts[k + 1] if k + 1 < len(stmts) else None
-            if isinstance(st, Eqn) and st.prim.name == "getitem_vjp" and isinstance(nxt, Eqn) \
-                    and nxt.prim.name == "add" and reads.get(st.out) == 1:
+            if isinstance(st, Eqn) and st.prim is getitem_vjp and isinstance(nxt, Eqn) \
+                    and nxt.prim is add and reads.get(st.out) == 1:
                 acc = [a for a in nxt.args.values() if not (isinstance(a, Var) and
                                                             a.name == st.out)]
                 g = st.args["ct"]
@@ -397,20 +381,16 @@ def accumulations_at(body, params, outs):
     return fuse(body)
 
 
-_WRITES = ("setitem", "setitem_if_array")
-
-
 def copies_on_entry(body, params):
     """A loop that writes into a carried array (`for ...: y_1 = rt.setitem(y, i, v); y = y_1`)
     whose value on entry is not the function's own (an argument, a tangent passed in, a
     value saved on a tape) would copy it on every iteration: copy it once before the loop
     instead (`y = np.copy(x)` for `y = x`), so the writes inside can be done in place."""
     src, escaped = sources(body, params)
-    copy = by_name("copy")
 
     def written(stmts):
         return {st.args["x"].name for st in _stmts(stmts) if isinstance(st, Eqn)
-                and st.prim.name in _WRITES and isinstance(st.args["x"], Var)}
+                and st.prim.subscript_write and isinstance(st.args["x"], Var)}
 
     def block(stmts):
         out = list(stmts)
@@ -426,13 +406,13 @@ def copies_on_entry(body, params):
             names = written(st.body if isinstance(st, ir.ForRange) else
                             st.cond_body + st.body)
             j = k - 1
-            while j >= 0 and isinstance(out[j], Eqn) and out[j].prim.name == "assign":
+            while j >= 0 and isinstance(out[j], Eqn) and out[j].prim is assign:
                 e = out[j]
                 b = e.args["x"]
                 if e.out in names and isinstance(b, Var):
                     sb = src.get(b.name, {EXTERNAL})
                     if EXTERNAL in sb or sb & escaped:
-                        out[j] = Eqn(e.out, copy, {"x": b}, e.loc)
+                        out[j] = Eqn(e.out, copy_row, {"x": b}, e.loc)
                 j -= 1
         return out
     return block(body)
@@ -446,14 +426,14 @@ def apply(body, params, outs):
     chosen, reuse = _choices(body, params, outs)
     body = release_dead(body, params, outs)
     if chosen or reuse:
-        store = by_name("write_in_place")
+        store = write_in_place
 
         def rewrite(stmts):
             out = []
             for st in stmts:
                 if isinstance(st, Eqn) and id(st) in chosen:
-                    st = Eqn(st.out, store if st.prim.name == "setitem" else by_name(
-                        "write_in_place_if_array"), dict(st.args), st.loc)
+                    st = Eqn(st.out, store if st.prim is setitem else write_in_place_if_array,
+                             dict(st.args), st.loc)
                 elif isinstance(st, Eqn) and id(st) in reuse:
                     st = ComputeInto(st, reuse[id(st)])
                 elif isinstance(st, ir.If):
@@ -477,9 +457,9 @@ def release_dead(body, params, outs):
     bound = set()
     for st in body:
         out.append(st)
-        if isinstance(st, Eqn) and st.prim.name == "write_back":
+        if isinstance(st, Eqn) and st.prim is write_back:
             continue
-        if isinstance(st, Eqn) and st.prim.name not in NO_BUFFER:
+        if isinstance(st, Eqn) and not st.prim.no_buffer:
             bound.add(st.out)
         if isinstance(st, Eqn):
             used = set(st.vars_read()) | {st.out}

@@ -6,23 +6,20 @@ import numpy as np
 from transpile.errors import IndexOutOfBounds, ShapeMismatch
 from transpile.core.ir import Const, IndexArg, Var
 from transpile.lowering.cpu.control import construct_of
+from transpile.primitives.numpy.structure import getitem
 
-# the user's checks: an equation after one of them may never run (the check raises first)
-CHECKS = {"raise_error", "check_assert", "batch_check_assert"}
-# operations whose operands' shapes alone decide whether they fit
-_PRODUCTS = {"matmul", "dot", "inner", "vdot"}
 _SHAPE_WORDS = ("broadcast", "mismatch", "not aligned", "core dimension")
 
 
 def shape_mismatch(sp, eqn, error):
     """A ShapeMismatch for equation `eqn`, whose stand-in evaluation raised `error`, when it is
     a shape mismatch of operands whose shapes are all known; else None."""
-    if isinstance(error, IndexError) and eqn.prim.name == "getitem":
+    if isinstance(error, IndexError) and eqn.prim is getitem:
         return _out_of_bounds(sp, eqn, error)
     if not isinstance(error, ValueError) or not any(w in str(error) for w in _SHAPE_WORDS):
         return None
     prim = eqn.prim
-    if not (prim.elementwise or prim.name in _PRODUCTS):
+    if not (prim.elementwise or prim.product):   # the operands' shapes alone decide the fit
         return None
     shapes = []
     for a in eqn.args.values():

@@ -20,7 +20,7 @@ import numpy as np
 
 import transpile_runtime as runtime
 from transpile.core import ir
-from transpile.optimize.shape_errors import CHECKS, shape_mismatch
+from transpile.optimize.shape_errors import shape_mismatch
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
 from transpile.primitives.registry import by_name
 from transpile.core.avals import AVal, aval_of, dummy
@@ -37,12 +37,19 @@ from transpile.optimize.specialize_windows import (has_run_time_slice, note_offs
                                                      scatter_aval, window_aval)
 from transpile.core.rename import ssa
 from transpile.ad.reverse import core_namer
+from transpile.primitives.internal.adjoint_helpers import (clip_mask, getitem_vjp, identity,
+                                                  select_weight, stop_gradient)
+from transpile.primitives.numpy.arrays import repeat
+from transpile.primitives.internal.control import setitem, tape_pop, write_in_place
+from transpile.primitives.numpy.nondiff import zeros, zeros_like
+from transpile.primitives.numpy.structure import getitem
 
 __all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "REWRITES"]
 
-# primitive name -> rw_<name>(sp, eqn, out), True when it replaced the equation
-REWRITES = {**_RULES, "add": rw_add_zero, "float_part": rw_float_part,
-            "cast_into": rw_cast_into, **BATCH_REWRITES}
+# row -> rw_<row name>(sp, eqn, out), True when it replaced the equation
+REWRITES = {by_name(name): rule for name, rule in {
+    **_RULES, "add": rw_add_zero, "float_part": rw_float_part, "cast_into": rw_cast_into,
+    **BATCH_REWRITES}.items()}
 
 
 def _all_weak(sp, args):
@@ -61,9 +68,6 @@ def _all_weak(sp, args):
     return True
 
 
-_QUERY = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "shape", "ndim", "size", "len",
-          "reduced_count", "transpose_inverse", "result_type"}
-_ALIAS = {"identity", "stop_gradient"}
 _ASSIGN = by_name("assign")
 
 
@@ -154,12 +158,12 @@ class Specializer:
     def infer(self, eqn):
         prim = eqn.prim
         args = eqn.args
-        if prim.name == "tape_pop":
+        if prim is tape_pop:
             av = pop_aval(self, eqn)
             if av is not None:
                 self.avals[eqn.out] = av
             return av
-        if prim.name in ("getitem_vjp", "setitem", "write_in_place") and \
+        if prim in (getitem_vjp, setitem, write_in_place) and \
                 has_run_time_slice(eqn):
             av = scatter_aval(self, eqn)
             if av is not None:
@@ -195,8 +199,7 @@ class Specializer:
                 self.avals[eqn.out] = av
             return av
         try:
-            if prim.elementwise or getattr(prim, "fusable", False) or \
-                    prim.name in ("clip_mask", "select_weight"):
+            if prim.elementwise or prim.fusable or prim in (clip_mask, select_weight):
                 av = self._infer_elementwise(eqn)
             else:
                 av = self._infer_generic(eqn)
@@ -276,7 +279,7 @@ class Specializer:
 
     def _infer_generic(self, eqn):
         prim = eqn.prim
-        if prim.impl is None and prim.name not in _IMPL_BY_NAME:
+        if prim.impl is None:
             return None
         vals = {k: self.value(a, True) for k, a in eqn.args.items()}
         with np.errstate(all="ignore"):
@@ -307,7 +310,7 @@ class Specializer:
             self.reads.update(ir.names_read(st))        # (nested statements included)
         self.multi = multi_bound(body)
         self.known_zeros = {st.out for st in ir.walk_eqns(body) if st.out not in self.multi
-                            and st.prim.name in ("zeros", "zeros_like")}
+                            and st.prim in (zeros, zeros_like)}
         self.always_zero = always_zero(body, self.multi)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
         self.runs_first = runs_first(body, self.multi)
@@ -379,7 +382,6 @@ class Specializer:
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
         eqn = resolve_if_array(self, Eqn(st.out, st.prim, args, st.loc), out)
         args = eqn.args
-        name = eqn.prim.name
         if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)
             self.subst[eqn.out] = self.always_zero[eqn.out]
             return
@@ -395,14 +397,14 @@ class Specializer:
             bind_joined(self, eqn, av)
             out.append(eqn)
             return
-        rewrite = REWRITES.get(name) if self.rewrite else None
+        rewrite = REWRITES.get(eqn.prim) if self.rewrite else None
         if rewrite is not None:
             try:
                 if rewrite(self, eqn, out):
                     return
             except _Unknown:
                 pass
-        if name in _ALIAS:
+        if eqn.prim in (identity, stop_gradient):
             return self.alias(eqn, args["x"])
         av = self.infer(eqn)
         atoms = list(ir.iter_atoms(args.values()))
@@ -410,7 +412,7 @@ class Specializer:
         # fold what the shapes alone decide (x.shape, len(x)) and what only reads constants;
         # int(v), bool(v), float(v), range(n) of a run-time value are never folded: the
         # stand-in values used for shapes are not the data
-        if eqn.prim.pure and (name in _QUERY or (all_const and (av is None or not av.shape))):
+        if eqn.prim.pure and (eqn.prim.query or (all_const and (av is None or not av.shape))):
             try:
                 vals = {k: self.value(a, True) for k, a in args.items()}
                 r = _call(eqn.prim, vals)
@@ -436,16 +438,13 @@ class _Unknown(Exception):
     pass
 
 
-_IMPL_BY_NAME = {}
-
-
 def _masked(sp, eqn):
     """x[mask] with a boolean array: as many elements as the mask has True values; and
     np.repeat(x, counts) with an array of counts: as many as they add up to."""
-    counts = eqn.args.get("repeats") if eqn.prim.path == "np.repeat" else None
+    counts = eqn.args.get("repeats") if eqn.prim is repeat else None
     if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
         return True
-    index = eqn.args.get("index") if eqn.prim.op == "getitem" else None
+    index = eqn.args.get("index") if eqn.prim is getitem else None
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:
@@ -464,7 +463,7 @@ def _regular(value):
 
 
 def _call(prim, vals):
-    if prim.name == "getitem" and isinstance(vals.get("x"), (tuple, list)):
+    if prim is getitem and isinstance(vals.get("x"), (tuple, list)):
         idx = vals["index"]
         return vals["x"][idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx]
     impl = prim.impl
@@ -510,7 +509,7 @@ def runs_first(body, multi):
     assert, a raise) could stop it: a shape mismatch there is an error now (optimize/shape_errors.py)."""
     names = set()
     for st in body:
-        if any(e.prim.name in CHECKS for e in ir.walk_eqns([st])):
+        if any(e.prim.check for e in ir.walk_eqns([st])):   # the check may raise first
             break
         if isinstance(st, Eqn) and st.out not in multi:
             names.add(st.out)

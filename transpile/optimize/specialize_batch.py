@@ -23,6 +23,7 @@ from transpile.primitives.registry import by_name
 from transpile.optimize.specialize_control import is_zero
 from transpile.optimize.specialize_rewrites import _norm_axes
 from transpile_runtime.batching import batch_check_scalar_output
+from transpile.primitives.internal.control import assign
 
 
 def _aval_class(sp):
@@ -227,7 +228,7 @@ def note_copy(sp, eqn):
     """`a = b` (an SSA join copy) of a set of rows: a belongs to b's allocation."""
     x = eqn.args.get("x")
     s = getattr(sp, "_slots", None)
-    if s is None or eqn.prim.name != "assign" or not isinstance(x, Var):
+    if s is None or eqn.prim is not assign or not isinstance(x, Var):
         return
     root = s.root.get(x.name)
     if root is not None:

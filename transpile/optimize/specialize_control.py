@@ -24,6 +24,9 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn
 from transpile.primitives.registry import by_name
 from transpile.core.rename import _stem
+from transpile.primitives.internal import control as C
+from transpile.primitives.internal.collectives import axis_index, pmax, pmean, pmin, psum
+from transpile.primitives.numpy.structure import getitem
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -126,7 +129,7 @@ def specialize_loop(sp, st):
 def bind_joined(sp, eqn, av):
     """Record the abstract value of a name bound more than once (joined with earlier ones)."""
     old = sp.avals.get(eqn.out)
-    atom = eqn.args.get("x") if eqn.prim.name == "assign" else None
+    atom = eqn.args.get("x") if eqn.prim is C.assign else None
     if old is None:
         sp.avals[eqn.out] = av
         if is_zero(atom):
@@ -238,7 +241,7 @@ def rw_cast_into(sp, eqn, out):
 def dynamic_slice(eqn):
     """x[a:b] with a bound computed at run time: the result's shape is not known (the
     stand-in values abstract evaluation uses would give a wrong one)."""
-    if eqn.prim.name != "getitem":
+    if eqn.prim is not getitem:
         return False
     index = eqn.args.get("index")
     if not isinstance(index, ir.IndexArg):
@@ -248,19 +251,11 @@ def dynamic_slice(eqn):
                for it in index.items)
 
 
-# primitives whose result shape never depends on the value of a scalar integer argument
-_SHAPE_SAFE = {"getitem", "getitem_vjp", "setitem", "write_in_place", "assign", "cast_into",
-               "float_part", "adjoint_like", "tape_pop", "tape_new", "trip_count", "astype",
-               "copy", "identity", "stop_gradient", "write_back", "check_scalar_output",
-               "bcast", "int", "float", "bool", "len", "attr_shape", "attr_ndim", "attr_size",
-               "attr_dtype", "shape", "ndim", "size"}
-
-
 def sized_by_run_time_int(sp, eqn):
     """np.zeros(n), np.arange(k), x.reshape(n, -1) ... with n an integer computed at run time
     (a loop count): abstract evaluation with a stand-in for n would give a wrong shape."""
     prim = eqn.prim
-    if prim.elementwise or getattr(prim, "fusable", False) or prim.name in _SHAPE_SAFE:
+    if prim.elementwise or prim.fusable or prim.shape_safe:   # shape never set by an int's value
         return False
     for a in ir.iter_atoms(v for v in eqn.args.values() if not isinstance(v, ir.IndexArg)):
         if isinstance(a, ir.Var):
@@ -274,13 +269,13 @@ def collective_aval(sp, eqn):
     """A collective's result, known without running it (it would wait at a barrier for the
     other shards): psum & co. keep their operand's shape and dtype; axis_index is an int32."""
     AVal = _aval_class(sp)
-    name, x = eqn.prim.name, eqn.args.get("x")
-    if name in ("psum", "pmean", "pmax", "pmin") and isinstance(x, (ir.Var, Const)):
+    prim, x = eqn.prim, eqn.args.get("x")
+    if prim in (psum, pmean, pmax, pmin) and isinstance(x, (ir.Var, Const)):
         av = sp.aval(x)
-        if av is not None and name == "pmean" and av.dtype.kind in "biu":
+        if av is not None and prim is pmean and av.dtype.kind in "biu":
             return AVal(av.shape, np.dtype(np.float64))
         return av
-    if name == "axis_index":
+    if prim is axis_index:
         return AVal((), np.dtype(np.int32))
     return None
 
@@ -294,7 +289,7 @@ def always_zero(body, multi):
         binds.setdefault(st.out, []).append(st)
     found = {}
     for name, eqns in binds.items():
-        if all(e.prim.name == "assign" and (is_zero(e.args.get("x")) or
+        if all(e.prim is C.assign and (is_zero(e.args.get("x")) or
                                             isinstance(e.args.get("x"), ir.Var))
                for e in eqns):
             found[name] = {(type(e.args["x"].value), e.args["x"].value) for e in eqns
@@ -333,8 +328,8 @@ def rw_add_zero(sp, eqn, out):
     return False
 
 
-_IF_ARRAY = {"if_array": None, "setitem_if_array": "setitem",
-             "write_in_place_if_array": "write_in_place"}
+# `v op= e` written into v's array: the plain row, once v is known to be an array
+_IF_ARRAY = {C.setitem_if_array: C.setitem, C.write_in_place_if_array: C.write_in_place}
 
 
 def resolve_if_array(sp, eqn, out):
@@ -343,24 +338,24 @@ def resolve_if_array(sp, eqn, out):
     probe's shape is known the choice is made here, so the compiled code holds the plain form
     (identity or setitem / write_in_place). A probe of shape () is a scalar (NumPy copies an
     element out of its array)."""
-    name = eqn.prim.name
-    if name in ("shape_like", "shape_only"):
+    prim = eqn.prim
+    if prim in (C.shape_like, C.shape_only):
         return _resolve_shape_like(sp, eqn)
-    if name == "written_part":
+    if prim is C.written_part:
         return _resolve_written_part(sp, eqn, out)
-    if name not in _IF_ARRAY:
+    if prim is not C.if_array and prim not in _IF_ARRAY:
         return eqn
     pa = sp.aval(eqn.args["probe"])
     if pa is None:
         return eqn
     is_array = bool(pa.shape)
-    if name == "if_array":
+    if prim is C.if_array:
         keep = eqn.args["a"] if is_array else eqn.args["b"]
         return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
     if not is_array:
         return Eqn(eqn.out, by_name("identity"), {"x": eqn.args["x"]}, eqn.loc)
     args = {k: eqn.args[k] for k in ("x", "index", "v")}
-    return Eqn(eqn.out, by_name(_IF_ARRAY[name]), args, eqn.loc)
+    return Eqn(eqn.out, _IF_ARRAY[prim], args, eqn.loc)
 
 
 def _resolve_shape_like(sp, eqn):
@@ -371,7 +366,7 @@ def _resolve_shape_like(sp, eqn):
     if xa is None:
         return eqn
     if not xa.shape:
-        keep = eqn.args["x"] if eqn.prim.name == "shape_only" else \
+        keep = eqn.args["x"] if eqn.prim is C.shape_only else \
             Const(np.dtype(xa.dtype).type(0))
         return Eqn(eqn.out, by_name("identity"), {"x": keep}, eqn.loc)
     return Eqn(eqn.out, by_name("zeros_like"), {"x": eqn.args["x"]}, eqn.loc)

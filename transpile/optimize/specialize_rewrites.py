@@ -10,7 +10,7 @@ returning True when they replaced the equation (appending to `out`), False to ke
     norm, var, std       sums, products and sqrt (so fusion sees elementwise + reduction)
 
 `BCAST` is the broadcast to a known shape these rewrites (and the specializer) emit. optimize/specialize.py
-looks the rules up by primitive name in `REWRITES`; nothing here imports optimize/specialize.py.
+keys its table `REWRITES` by the rows these names give; nothing here imports optimize/specialize.py.
 """
 import numpy as np
 
@@ -21,8 +21,7 @@ from transpile.core.avals import dummy
 
 # A broadcast to a known shape, as a primitive the backends can read elementwise.
 BCAST = Primitive("bcast", np.broadcast_to, "np.broadcast_to", "x, shape", batch="elementwise",
-                  lower="{x}", operands=("x",))
-BCAST.fusable = True
+                  lower="{x}", operands=("x",), fusable=True, shape_safe=True)
 
 
 def _norm_axes(axis, ndim):
@@ -460,7 +459,7 @@ REWRITES = {f.__name__[3:]: f for f in (
     rw_matmul_vjp_right, rw_dot_vjp_left, rw_dot_vjp_right, rw_dot, rw_check_norm_ord, rw_norm,
     rw_var, rw_std)}
 REWRITES["angle_vjp"] = rw_angle_vjp
-for _name in ("sum", "mean", "prod", "max", "min", "amax", "amin"):
+for _name in ("sum", "mean", "prod", "max", "min"):
     REWRITES[_name] = rw_reduce_no_axes
 REWRITES["take_axis"] = rw_take_axis
 REWRITES["put_axis"] = rw_put_axis

@@ -12,6 +12,8 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Var
+from transpile.primitives.internal.adjoint_helpers import getitem_vjp
+from transpile.primitives.numpy.elementwise import add, multiply, subtract
 
 MARK = "transpile window:"       # the lowering's IndexError message starts with this
 
@@ -25,11 +27,11 @@ def note_offset(sp, eqn):
     """Remember t = i + c / t = i - c / t = c + i, and t = c * i (a stride: x[2 * k:2 * k + 2]
     computes 2 * k twice): the root of t (a name, or ("*", c, root)) and its constant offset
     (integers; i bound once in its scope)."""
-    name = eqn.prim.name
-    if name not in ("add", "subtract", "multiply") or eqn.out in sp.multi:
+    prim = eqn.prim
+    if prim not in (add, subtract, multiply) or eqn.out in sp.multi:
         return
     x, y = eqn.args.get("x"), eqn.args.get("y")
-    if name == "multiply":
+    if prim is multiply:
         base, c = (x, y) if isinstance(x, Var) and _int_const(y) else (y, x)
         if not (isinstance(base, Var) and _int_const(c)):
             return
@@ -37,8 +39,8 @@ def note_offset(sp, eqn):
         _note(sp, eqn, base, lambda root, c0: (("*", k, root), k * c0))
         return
     if isinstance(x, Var) and _int_const(y):
-        base, c = x, int(y.value) * (1 if name == "add" else -1)
-    elif name == "add" and isinstance(y, Var) and _int_const(x):
+        base, c = x, int(y.value) * (1 if prim is add else -1)
+    elif prim is add and isinstance(y, Var) and _int_const(x):
         base, c = y, int(x.value)
     else:
         return
@@ -126,7 +128,7 @@ def scatter_aval(sp, eqn):
     """getitem_vjp(ct, x, index) with run-time slice bounds: zeros of x's shape (ct's dtype)
     with ct added in; setitem(x, index, v): x's shape and dtype. Neither depends on the
     index (a write of the wrong size fails at run time, as in NumPy)."""
-    if eqn.prim.name != "getitem_vjp":
+    if eqn.prim is not getitem_vjp:
         return sp.aval(eqn.args.get("x"))
     xa, ca = sp.aval(eqn.args.get("x")), sp.aval(eqn.args.get("ct"))
     if xa is None or ca is None:

@@ -8,6 +8,15 @@ Templates are parsed once and instantiated by the same normalizer that reads use
 derivative code is again core Python, and transforms compose (grad of grad, jvp of grad, ...).
 
 Entry fields:
+  name    the row's own name (unique; by_name(name) finds it)
+  impl    the callable it stands for (np.exp), run while specializing; None for rt.* helpers
+          that only run in generated code
+  path    how generated code names it: "np.exp", "rt.unbroadcast"
+  params  its signature, parsed ([Param]): how call arguments bind (`bind`)
+  op      operator form for printing: "+", "neg", "getitem", "attr:shape", "method:pop"
+  nondiff  no derivative flows through it (comparisons, shapes, integer results)
+  diff    the arguments a derivative flows through (default: the first, or deriv's keys)
+  doc     a line for the docs tables
   deriv   elementwise partial derivative per argument ("ans" for exp); gives both
           vjp (g * d, summed back over broadcast axes) and jvp (x_dot * d)
   vjp     explicit reverse rule per argument
@@ -44,6 +53,47 @@ the call runs as a whole-array operation; forms and their helpers: primitives/sc
               with broadcast indexing and is the value; the others give only the shape
   shape_only  the result depends only on shapes and dtypes: GPU plans fold it to a constant
   writes_arg  writes into an argument's buffer: a fused loop is never moved past it
+Flags: what the passes ask of a row (each set in the row's own `defprim` call, or next to it in
+the row's module; api/custom_rules.py passes them for user rows). Every field is declared in `__init__`
+(`__slots__`): setting an undeclared one fails.
+  fresh   the result is always a new buffer (creation functions, ufuncs, setitem's copy);
+          default: rows with an elementwise `deriv` (optimize/inplace.py)
+  returns_arg  the result is (a view of) this argument's buffer, written in place:
+          rt.add_at -> "acc" (optimize/inplace.py)
+  no_buffer  the result holds no array buffer: shapes, lengths, Python scalars, tapes
+  meta    reads only its arguments' shape/dtype, never their values (x.shape, len(x))
+  subscript_write  `x[index] = v` on a copy of x, which may become a write in place
+  view    NumPy returns a view of argument x (transpile/frontend/normalize/aliasing.py): "same" (the array
+          itself), "index" (x[index]), "transpose", "reshape" (a view when x is contiguous),
+          or "opaque" (a view not written back through: np.diagonal, x.real)
+  int_result  the result is an integer scalar (len, int, np.argmax)
+  int_closed  integer operands give an integer result (+, -, *, //, %, min, max)
+  scalar_result  the result is a Python/NumPy scalar, never a buffer (float(), x.item())
+  array_result  the result is always an ndarray, never a scalar (np.zeros, np.stack)
+  reduction  reduces over `axis`; axis=None gives a scalar (np.sum, np.mean, ...)
+  bool_result  the result is boolean (comparisons, logical ops, np.isnan, np.any)
+  unsafe_in_select  never run for the examples of a batched branch they were not in (vmap
+          computes both sides of an `if` and selects): checks, conversions, effects
+  keep    never removed as dead code (writes in place, tapes, printing)
+  check   an assert or raise of the user's code: a message with run-time values
+  shows_values  prints or raises the values of its `values` argument (compile/dynamic_ints.py)
+  product  the operands' shapes alone decide whether they fit (np.matmul, np.dot)
+  shape_safe  the result's shape follows from the arguments' shapes while compiling, so a
+          value of a run-time shape may flow through it (optimize/specialize_control.py)
+  query   the result depends only on shapes/dtypes: folded to a constant when they are known
+  refusal  a derivative that raises when it runs (rt.refuse_norm_third: not supported); dropped
+          where its result is not used (ad/modes.py)
+  multi   a call with several results (np.linalg.eigh): (bound, const) -> [(part row name,
+          params)], or one name for a call whose result is one part
+  jvp_joint  forward mode in one write: ((arguments), template) replaces their separate jvps
+  fusable  fused into loops like an elementwise row (its `lower` form), though not one
+  opaque  no derivative flows through it: differentiating it raises (opaque_hint says why)
+  opaque_hint  the hint of the error `opaque` raises
+  user_rule  a rule the user added (transpile.custom): left out of the built-in tables
+  user_path  how messages name a user's function (opaque user rows)
+  aliases  other names of the function ("scipy.special.erf"), for the docs (defalias)
+  canonical_args  bound arguments -> the same call in its canonical form (np.einsum's
+          sublist form -> the subscripts string)
 """
 import inspect
 import sys
@@ -108,13 +158,35 @@ def _split_top(s):
 
 
 class Primitive:
+    __slots__ = ("name", "impl", "path", "params", "op", "nondiff", "diff", "deriv", "vjp",
+                 "jvp", "linear", "batch", "lower", "numba", "data_shape", "doc", "shape_args",
+                 "pure",
+                 # lowerings
+                 "lower_loop", "cuda_c", "numba_cuda", "operands", "uncast", "truth", "logical",
+                 "reduce", "bcast_operand", "shape_only", "writes_arg",
+                 # flags
+                 "fresh", "returns_arg", "no_buffer", "meta", "subscript_write", "view",
+                 "int_result", "int_closed", "scalar_result", "array_result", "reduction",
+                 "bool_result", "unsafe_in_select", "keep", "check", "shows_values", "product",
+                 "shape_safe", "query", "refusal", "multi", "jvp_joint", "fusable",
+                 "opaque", "opaque_hint", "user_rule", "user_path", "aliases",
+                 "canonical_args")
+
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, nondiff=False, doc=None,
                  shape_args=(), pure=True, numba=None, data_shape=False,
                  # lowerings
                  lower=None, lower_loop=None, cuda_c=None, numba_cuda=None, operands=None,
                  uncast=(), truth=False, logical=False, reduce=None, bcast_operand=None,
-                 shape_only=False, writes_arg=False):
+                 shape_only=False, writes_arg=False,
+                 # flags (documented in the module docstring)
+                 fresh=None, returns_arg=None, no_buffer=False, meta=False,
+                 subscript_write=False, view=None, int_result=False, int_closed=False,
+                 scalar_result=False, array_result=False, reduction=False, bool_result=False,
+                 unsafe_in_select=False, keep=False, check=False, shows_values=False,
+                 product=False, shape_safe=False, query=False, refusal=False, multi=None,
+                 jvp_joint=None, fusable=False, opaque=False, opaque_hint=None,
+                 user_rule=False, user_path=None, aliases=(), canonical_args=None):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -152,6 +224,38 @@ class Primitive:
             for k in table:
                 if k not in names:
                     raise ValueError(f"primitive {name}: rule for unknown argument {k!r}")
+        # flags
+        self.fresh = bool(self.deriv) if fresh is None else fresh
+        self.returns_arg = returns_arg
+        self.no_buffer = no_buffer
+        self.meta = meta
+        self.subscript_write = subscript_write
+        if view not in (None, "same", "index", "transpose", "reshape", "opaque"):
+            raise ValueError(f"primitive {name}: unknown view kind {view!r}")
+        self.view = view
+        self.int_result = int_result
+        self.int_closed = int_closed
+        self.scalar_result = scalar_result
+        self.array_result = array_result
+        self.reduction = reduction
+        self.bool_result = bool_result
+        self.unsafe_in_select = unsafe_in_select
+        self.keep = keep
+        self.check = check
+        self.shows_values = shows_values
+        self.product = product
+        self.shape_safe = shape_safe
+        self.query = query
+        self.refusal = refusal
+        self.multi = multi
+        self.jvp_joint = jvp_joint
+        self.fusable = fusable
+        self.opaque = opaque
+        self.opaque_hint = opaque_hint
+        self.user_rule = user_rule
+        self.user_path = user_path
+        self.aliases = tuple(aliases)
+        self.canonical_args = canonical_args
 
     @property
     def elementwise(self):
@@ -220,7 +324,7 @@ def defalias(prim, module, attr):
     the table does not import SciPy itself. A bound method (scipy.stats.norm.logpdf is a new
     object at every access) is keyed by its instance and method name."""
     _PENDING.setdefault(module, []).append((attr, prim))
-    prim.aliases = getattr(prim, "aliases", ()) + (f"{module}.{attr}",)
+    prim.aliases = prim.aliases + (f"{module}.{attr}",)
 
 
 def _bind_pending():
@@ -256,7 +360,7 @@ def all_primitives(builtin_only=False):
     """Every registered primitive; builtin_only leaves out rules users added with defrule."""
     prims = list(_BY_NAME.values())
     if builtin_only:
-        prims = [p for p in prims if not getattr(p, "user_rule", False)]
+        prims = [p for p in prims if not p.user_rule]
     return prims
 
 

@@ -34,22 +34,10 @@ from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.primitives import by_name
 from transpile.frontend.normalize.values import Struct
+from transpile.primitives.numpy.nondiff import attr_shape
+from transpile.primitives.numpy.structure import getitem
 
 PARAM_PREFIX = ".param."     # hidden env entries: the current version of an argument's buffer
-
-# prims whose result is a view of argument x (when written through, write back into x)
-_RESHAPES = {"reshape", "ravel", "squeeze", "expand_dims"}
-_VIEWS = {"getitem", "transpose", "array", "assign"} | _RESHAPES
-# prims that NumPy answers with a view we do not write back through (read-only or rare)
-_OPAQUE_VIEWS = {"diagonal", "broadcast_to", "atleast_1d", "atleast_2d", "swapaxes",
-                 "moveaxis", "real", "imag"}
-# prims whose result is known to be an integer scalar (an index `y[i]` with it is basic)
-_INT_SCALARS = {"int", "len", "trip_count", "argmax", "argmin", "attr_ndim", "attr_size"}
-_INT_ARITH = {"add", "subtract", "multiply", "floor_divide", "mod", "negative", "minimum",
-              "maximum"}
-# prims whose result is a scalar, never a buffer (`s += 1` rebinds s only)
-_SCALARS = {"float", "int", "bool", "len", "trip_count", "item"}
-
 
 class Stale:
     """A name whose value may have changed through a write the normalizer cannot follow."""
@@ -133,14 +121,13 @@ class MemoryModel:
         eqn = self.defs.get(atom.name)
         if eqn is None:
             return False
-        name = eqn.prim.name
-        if name in _INT_SCALARS:
+        if eqn.prim.int_result:
             return True
-        if name in _INT_ARITH:
+        if eqn.prim.int_closed:
             return all(self.is_int(a) for a in eqn.args.values() if isinstance(a, (Var, Const)))
-        if name == "getitem" and isinstance(eqn.args.get("x"), Var):
+        if eqn.prim is getitem and isinstance(eqn.args.get("x"), Var):
             src = self.defs.get(eqn.args["x"].name)
-            return src is not None and src.prim.name == "attr_shape"
+            return src is not None and src.prim is attr_shape
         return False
 
     # -- what a name is a view of --------------------------------------------------------------
@@ -151,22 +138,20 @@ class MemoryModel:
         if name in self.rel:
             return self.rel[name]
         eqn = self.defs.get(name)
-        if eqn is None or eqn.prim.name not in _VIEWS | _OPAQUE_VIEWS:
+        if eqn is None or eqn.prim.view is None:
             return None
         x = eqn.args.get("x")
         if not isinstance(x, Var) or x.name == name:
             return None
-        pname = eqn.prim.name
-        if pname in _OPAQUE_VIEWS:
-            return x, Opaque(pname)
-        if pname == "assign":
-            return x, ("identity",)
-        if pname == "array":
+        kind = eqn.prim.view
+        if kind == "opaque":          # read-only or rare: not written back through
+            return x, Opaque(eqn.prim.name)
+        if kind == "same":            # rt.assign, np.asarray without a dtype
             dtype = eqn.args.get("dtype")
             if dtype is None or (isinstance(dtype, Const) and dtype.value is None):
                 return x, ("identity",)
             return x, Opaque("np.asarray(..., dtype)")
-        if pname == "getitem":
+        if kind == "index":
             index = eqn.args["index"]
             for it in index.items:
                 if isinstance(it, (SliceArg, type(None))) or it is Ellipsis:
@@ -180,15 +165,16 @@ class MemoryModel:
                 # an array (or unknown) index: NumPy copies, unless it is an integer scalar
                 return x, Opaque("y[index] with an index that may be an integer array")
             return x, ("index", index)
-        if pname == "transpose":
+        if kind == "transpose":
             axes = eqn.args.get("axes", Const(None))
             if not isinstance(axes, Const):
                 return x, Opaque("np.transpose with computed axes")
             return x, ("transpose", axes.value)
         # reshape-like: a view when the base is contiguous
         if not self.contiguous(x.name):
-            return x, Opaque(f"{pname} of an array that may not be contiguous")
-        return x, (pname, tuple(sorted((k, v) for k, v in eqn.args.items() if k != "x")))
+            return x, Opaque(f"{eqn.prim.name} of an array that may not be contiguous")
+        return x, ("reshape", eqn.prim, tuple(sorted((k, v) for k, v in eqn.args.items()
+                                                     if k != "x")))
 
     def contiguous(self, name):
         v = self.view(name)
@@ -197,7 +183,7 @@ class MemoryModel:
         parent, op = v
         if isinstance(op, Opaque):
             return False
-        if op[0] == "identity" or op[0] in _RESHAPES:
+        if op[0] in ("identity", "reshape"):
             return self.contiguous(parent.name)
         if op[0] == "index":
             seen_slice = False
@@ -398,7 +384,7 @@ class MemoryModel:
         if kind == "transpose":
             return b.emit(_by_name("transpose"), {"x": parent_new, "axes": Const(op[1])},
                           base=base)
-        return b.emit(_by_name(kind), dict([("x", parent_new)] + list(op[1])), base=base)
+        return b.emit(op[1], dict([("x", parent_new)] + list(op[2])), base=base)   # reshape
 
     # -- augmented assignment on a name --------------------------------------------------------
 
@@ -409,11 +395,9 @@ class MemoryModel:
         if current.name in self.int_vars or current.name in self.scalar_vars:
             return False
         eqn = self.defs.get(current.name)
-        if eqn is not None and (eqn.prim.name in _SCALARS or self.is_int(current)):
+        if eqn is not None and (eqn.prim.scalar_result or self.is_int(current)):
             return False
-        if eqn is not None and eqn.prim.name in ("sum", "mean", "max", "min", "prod",
-                                                 "std", "var") \
-                and _const_none(eqn.args.get("axis")):
+        if eqn is not None and eqn.prim.reduction and _const_none(eqn.args.get("axis")):
             return False
         return True
 

@@ -12,16 +12,8 @@ happens is known when the code is generated only for values known to be arrays
     it) gets `rt.if_array(v_old, its_new_value, its_old_value)`.
 """
 from transpile.core.ir import SliceArg, Var
-from transpile.primitives import by_name
-from transpile.frontend.normalize.values import Struct
-
-# primitives whose result is always an ndarray
-_ARRAY_MAKERS = {"zeros", "ones", "empty", "full", "zeros_like", "ones_like", "empty_like",
-                 "full_like", "arange", "linspace", "eye", "identity_matrix", "copy", "array",
-                 "outer", "stack", "hstack", "vstack", "concatenate", "setitem", "reshape",
-                 "ravel", "transpose", "squeeze", "expand_dims", "tile", "repeat", "flatten",
-                 "atleast_1d", "atleast_2d", "broadcast_to", "diag", "diagonal", "cumsum",
-                 "sort", "meshgrid", "where"}
+from transpile.primitives.internal.control import assign, cast_into
+from transpile.primitives.numpy.structure import getitem
 
 
 def known_array(model, name, depth=0):
@@ -34,13 +26,12 @@ def known_array(model, name, depth=0):
         return known_array(model, model.carried_from[name], depth + 1)   # a loop's variable
     if eqn is None or depth > 30:
         return False
-    p = eqn.prim.name
-    if p in _ARRAY_MAKERS:
+    if eqn.prim.array_result:
         return True
-    if p == "getitem":
+    if eqn.prim is getitem:
         items = eqn.args["index"].items
         return any(isinstance(it, SliceArg) or it is None or it is Ellipsis for it in items)
-    if p in ("assign", "cast_into"):
+    if eqn.prim in (assign, cast_into):
         x = eqn.args.get("like", eqn.args.get("x"))
         return isinstance(x, Var) and known_array(model, x.name, depth + 1)
     if eqn.prim.elementwise:

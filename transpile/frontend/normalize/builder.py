@@ -9,6 +9,7 @@ import gast
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.primitives import by_name
+from transpile.primitives.numpy.elementwise import add, divide, multiply, negative, power, subtract
 
 # jit (and a transform that needs its arguments' shapes) installs a hook here: the outermost
 # function's parameters have known shapes (transpile/api/shape_folding.py)
@@ -65,12 +66,14 @@ def names_in(node):
 # the builder: emits equations with small algebraic simplifications
 
 
-_FOLD = {"add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-         "divide": operator.truediv, "power": operator.pow, "negative": operator.neg,
-         "positive": operator.pos, "greater": operator.gt, "less": operator.lt,
-         "greater_equal": operator.ge, "less_equal": operator.le, "equal": operator.eq,
-         "not_equal": operator.ne, "floor_divide": operator.floordiv, "mod": operator.mod,
-         "logical_not": operator.not_}
+# row -> the operator that folds it on constants
+_FOLD = {by_name(name): op for name, op in {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "divide": operator.truediv, "power": operator.pow, "negative": operator.neg,
+    "positive": operator.pos, "greater": operator.gt, "less": operator.lt,
+    "greater_equal": operator.ge, "less_equal": operator.le, "equal": operator.eq,
+    "not_equal": operator.ne, "floor_divide": operator.floordiv, "mod": operator.mod,
+    "logical_not": operator.not_}.items()}
 
 
 def _is_num(a, v):
@@ -114,40 +117,41 @@ class Builder:
 
     def _simplify_any(self, prim, args):
         vals = list(args.values())
-        name = prim.name
-        if name in _FOLD and vals and all(isinstance(a, Const) and _foldable(a.value) for a in vals):
+        fold = _FOLD.get(prim)
+        if fold is not None and vals and all(isinstance(a, Const) and _foldable(a.value)
+                                             for a in vals):
             try:
-                result = _FOLD[name](*[a.value for a in vals])
+                result = fold(*[a.value for a in vals])
             except Exception:
                 return None
             if ir.is_literal(result):
                 return Const(result)
         x, y = args.get("x"), args.get("y")
-        if name == "multiply":
+        if prim is multiply:
             if _is_num(y, 1) and isinstance(x, Var):
                 return x
             if _is_num(x, 1) and isinstance(y, Var):
                 return y
             if _is_num(y, -1) and isinstance(x, Var):
-                return self.emit(by_name("negative"), {"x": x}, base=x.name)
+                return self.emit(negative, {"x": x}, base=x.name)
             if _is_num(x, -1) and isinstance(y, Var):
-                return self.emit(by_name("negative"), {"x": y}, base=y.name)
-        if name == "add":
+                return self.emit(negative, {"x": y}, base=y.name)
+        if prim is add:
             if _is_num(y, 0) and isinstance(x, Var):
                 return x
             if _is_num(x, 0) and isinstance(y, Var):
                 return y
-        if name == "subtract" and _is_num(y, 0) and isinstance(x, Var):
+        if prim is subtract and _is_num(y, 0) and isinstance(x, Var):
             return x
-        if name == "divide" and _is_num(y, 1) and isinstance(x, Var):
+        if prim is divide and _is_num(y, 1) and isinstance(x, Var):
             return x
-        if name == "power" and _is_num(y, 1) and isinstance(x, Var):
+        if prim is power and _is_num(y, 1) and isinstance(x, Var):
             return x
-        if name == "negative" and isinstance(x, Var) and self.body:
+        if prim is negative and isinstance(x, Var) and self.body:
             last = self.body[-1]
             if not isinstance(last, Eqn):
                 return None
-            if last.out == x.name and last.prim.name == "negative" and isinstance(last.args["x"], Var):
+            if last.out == x.name and last.prim is negative and isinstance(last.args["x"], Var):
                 return last.args["x"]
         return None
 

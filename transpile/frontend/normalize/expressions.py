@@ -22,6 +22,8 @@ from transpile.frontend.normalize.random import RandomDraw, RandomStream
 from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
 from transpile.frontend.normalize.builtins import items_of
+from transpile.primitives.numpy.nondiff import logical_not
+from transpile.primitives.numpy.structure import getitem
 
 
 _BINOPS = {gast.Add: "add", gast.Sub: "subtract", gast.Mult: "multiply", gast.Div: "divide",
@@ -126,7 +128,7 @@ def expr_UnaryOp(norm, node, base):
     if prim is None:
         raise norm.error(node, f"unsupported operator {type(node.op).__name__}")
     x = norm.expr(node.operand, base)
-    if prim.name == "logical_not":
+    if prim is logical_not:
         known, truth = norm.static_truth(x)
         if known:
             return Const(not truth)
@@ -223,7 +225,7 @@ def _may_raise(body):
     for st in body:
         if isinstance(st, ir.If) and (_may_raise(st.body) or _may_raise(st.orelse)):
             return True
-        if isinstance(st, ir.Eqn) and st.prim.name == "getitem" and any(
+        if isinstance(st, ir.Eqn) and st.prim is getitem and any(
                 isinstance(a, Var) for a in ir.iter_atoms([st.args["index"]])):
             return True
     return False

@@ -33,9 +33,11 @@ import numpy as np
 from transpile.core import ir
 from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, IndexArg, TupleArg, Var
-from transpile.frontend.normalize import array_literals
+from transpile.frontend.normalize import array_literals, calls, expressions, loops, statements
 from transpile.frontend.parse import Resolver, parse_function
 from transpile.primitives import by_name
+from transpile.primitives.numpy.nondiff import bool_, float_, int_, len_
+from transpile.primitives.numpy.structure import array
 from transpile.frontend.normalize.values import (  # noqa: F401  (normalize.Struct, ...: re-exported)
     BoundMethod, Frame, Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: re-exported)
@@ -43,10 +45,6 @@ from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: r
 from transpile.frontend.normalize.bindings import aliased
 from transpile.frontend.callables import is_data
 from transpile.frontend.normalize.returns import NestedLoopReturn, fold_early_returns
-from transpile.frontend.normalize import calls
-from transpile.frontend.normalize import expressions
-from transpile.frontend.normalize import loops
-from transpile.frontend.normalize import statements
 from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
 from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
 
@@ -222,22 +220,22 @@ class Normalizer:
         return False, None
 
     def apply(self, prim, args, kwargs, node, base):
-        if getattr(prim, "canonical_args", None) is not None:   # np.einsum's sublist form
+        if prim.canonical_args is not None:   # np.einsum's sublist form
             args, kwargs = prim.canonical_args(args, kwargs)
         try:
             bound = prim.bind(args, kwargs)
         except TypeError as e:
             raise self.error(node, str(e), cls=TranspileError) from None
-        if prim.name == "array" and "dtype" in bound and isinstance(bound["x"], Struct):
+        if prim is array and "dtype" in bound and isinstance(bound["x"], Struct):
             stacked = array_literals.stack_struct(self, bound["x"], node, base)
             if isinstance(stacked, Var):
                 return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
-        if prim.name in ("len",) and isinstance(bound["x"], Struct):
+        if prim is len_ and isinstance(bound["x"], Struct):
             return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
         bound = array_literals.array_arguments(self, prim, bound, node, base)
-        if getattr(prim, "multi", None) is not None:
+        if prim.multi is not None:
             return array_literals.multi_output(self, prim, bound, node, base)
-        if prim.name in ("float", "int", "bool") and isinstance(bound["x"], Const):
+        if prim in (float_, int_, bool_) and isinstance(bound["x"], Const):
             return Const(prim.impl(bound["x"].value))
         out = {}
         for name, value in bound.items():

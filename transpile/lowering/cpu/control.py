@@ -27,15 +27,19 @@ import numpy as np
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.optimize.specialize_windows import MARK
+from transpile.primitives.internal import control as C
+from transpile.primitives.internal.adjoint_helpers import getitem_vjp
+from transpile.primitives.numpy.nondiff import bool_, float_, int_
+from transpile.primitives.numpy.structure import array, getitem
 
 TAPE_START = 16
 
 CONSTRUCTS = {
-    "assign": "assignment", "setitem": "subscript assignment",
-    "write_in_place": "subscript assignment", "getitem": "subscript",
-    "getitem_vjp": "gradient of a subscript", "tape_new": "reverse-mode tape of a loop",
-    "tape_pop": "reverse-mode tape of a loop", "cast_into": "augmented assignment",
-    "write_back": "write into an argument",
+    C.assign: "assignment", C.setitem: "subscript assignment",
+    C.write_in_place: "subscript assignment", getitem: "subscript",
+    getitem_vjp: "gradient of a subscript", C.tape_new: "reverse-mode tape of a loop",
+    C.tape_pop: "reverse-mode tape of a loop", C.cast_into: "augmented assignment",
+    C.write_back: "write into an argument",
 }
 
 
@@ -43,11 +47,10 @@ def construct_of(eqn):
     """How the user would name the construct an equation comes from."""
     if eqn is None:
         return "a statement"
-    name = eqn.prim.name
-    if name in CONSTRUCTS:
-        return CONSTRUCTS[name]
+    if eqn.prim in CONSTRUCTS:
+        return CONSTRUCTS[eqn.prim]
     path = eqn.prim.path
-    return f"{path}(...)" if not path.startswith("rt.") else f"{name}(...)"
+    return f"{path}(...)" if not path.startswith("rt.") else f"{eqn.prim.name}(...)"
 
 
 def _cpu(lw):
@@ -79,7 +82,7 @@ def lower_stmt(lw, st, indent, out):
     if not isinstance(st, Eqn):
         return False
     _MOD["cpu"] = _cpu(lw)
-    handler = _HANDLERS.get(st.prim.name)
+    handler = _HANDLERS.get(st.prim)
     if handler is None:
         return False
     lw.comment(st.loc, indent, out)
@@ -169,7 +172,7 @@ def _mask_write(lw, st, x, mask, v, xav):
     if isinstance(v, Var) and (vav is None or vav.shape):
         raise _unlowerable(st, "a boolean-mask write of an array (only a scalar value lowers)")
     val = _value_for(lw, v, xav, st)
-    dest = x.name if (st.prim.name == "write_in_place" or id(st) in lw.in_place) else st.out
+    dest = x.name if (st.prim is C.write_in_place or id(st) in lw.in_place) else st.out
     lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
     lines += [f"for {st.out}_at in np.ndindex({_shape(xav.shape)}):",
               f"    if {mask.name}[{st.out}_at]:",
@@ -189,7 +192,7 @@ def _setitem(lw, st):
         return _mask_write(lw, st, x, mask, v, xav)
     ix = lw.index(st.args["index"], st)
     val = _value_for(lw, v, xav, st)
-    if st.prim.name == "write_in_place" or id(st) in lw.in_place:
+    if st.prim is C.write_in_place or id(st) in lw.in_place:
         return [f"{x.name}[{ix}] = {val}", f"{st.out} = {x.name}"]
     return [f"{st.out} = {x.name}.copy()", f"{st.out}[{ix}] = {val}"]
 
@@ -299,7 +302,7 @@ def _scalar_cast(lw, st):
     if isinstance(x, Var) and (xa is None or xa.shape) or out is None or out.shape:
         raise _unlowerable(st, f"{st.prim.name}() of an array")
     text = x.name if isinstance(x, Var) else _const(x.value)
-    if st.prim.name == "bool":
+    if st.prim is bool_:
         return [f"{st.out} = bool({text})"]
     return [f"{st.out} = {_dt(out.dtype)}({text})"]
 
@@ -350,9 +353,9 @@ def _array(lw, st):
 
 
 _HANDLERS = {
-    "getitem": _getitem, "array": _array,
-    "int": _scalar_cast, "float": _scalar_cast, "bool": _scalar_cast,
-    "assign": _assign, "setitem": _setitem, "write_in_place": _setitem,
-    "cast_into": _cast_into, "float_part": _float_part, "adjoint_like": _adjoint_like,
-    "trip_count": _trip_count, "tape_new": _tape_new, "tape_pop": _tape_pop,
+    getitem: _getitem, array: _array,
+    int_: _scalar_cast, float_: _scalar_cast, bool_: _scalar_cast,
+    C.assign: _assign, C.setitem: _setitem, C.write_in_place: _setitem,
+    C.cast_into: _cast_into, C.float_part: _float_part, C.adjoint_like: _adjoint_like,
+    C.trip_count: _trip_count, C.tape_new: _tape_new, C.tape_pop: _tape_pop,
 }

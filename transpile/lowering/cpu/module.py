@@ -35,6 +35,19 @@ from transpile.lowering.cpu.segments import has_collectives, segmented_main, com
 from transpile.lowering.cpu.text import Unlowerable, const_text, dtype_ctor, shape_text
 from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
+from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp, log_base, select_weight
+from transpile.primitives.numpy.arrays import linspace
+from transpile.primitives.internal.control import write_back
+from transpile.primitives.internal.debugging import debug_print, debug_printf
+from transpile.primitives.numpy.products import det, dot, inv, matmul, outer, solve
+from transpile.primitives.numpy.nondiff import (arange, argmax, argmin, empty, empty_like, eye, full,
+                                          full_like, identity_matrix, ones, ones_like, zeros,
+                                          zeros_like)
+from transpile.primitives.numpy.reductions import max_, mean, min_, prod, sum_
+from transpile.primitives.numpy.structure import (array, astype, atleast_1d, atleast_2d, concatenate,
+                                            copy, expand_dims, getitem, moveaxis, ravel, reshape,
+                                            squeeze, stack, swapaxes, transpose)
+from transpile.optimize.specialize_rewrites import BCAST
 
 PARALLEL_MIN_SIZE = 1 << 18
 
@@ -96,7 +109,7 @@ class Lowerer:
                 self.comment(st.loc, indent, out)
                 out.append(f"{indent}# {st.describe()}")
                 out += [indent + l for l in kernel(self, st)]
-            elif isinstance(st, Eqn) and st.prim.name == "getitem_vjp":
+            elif isinstance(st, Eqn) and st.prim is getitem_vjp:
                 # zeros shaped like x with the cotangent written at a basic index
                 self.comment(st.loc, indent, out)
                 av = self.avals.get(st.out)
@@ -110,21 +123,21 @@ class Lowerer:
                     out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
                 else:
                     out += self.scatter_add(st, k, indent)
-            elif isinstance(st, Eqn) and st.prim.name == "write_back":
+            elif isinstance(st, Eqn) and st.prim is write_back:
                 # the caller's array receives what the function wrote into it
                 self.comment(st.loc, indent, out)
                 dest, value = st.args["dest"], st.args["value"]
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
                 out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
-            elif isinstance(st, Eqn) and st.prim.name == "debug_print":
+            elif isinstance(st, Eqn) and st.prim is debug_print:
                 # print() in the user's function: Numba prints scalars, arrays and strings
                 self.comment(st.loc, indent, out)
                 a = st.args
                 if (a["sep"].value, a["end"].value) != (" ", "\n"):
                     raise Unlowerable(st, "print with sep= or end=")
                 out.append(f"{indent}print({', '.join(self.fmt(v) for v in a['values'].items)})")
-            elif isinstance(st, Eqn) and st.prim.name == "debug_printf":
+            elif isinstance(st, Eqn) and st.prim is debug_printf:
                 # print(f"..."): str.format in object mode (Numba's print has no format)
                 self.comment(st.loc, indent, out)
                 a = st.args
@@ -132,7 +145,7 @@ class Lowerer:
                 out.append(f"{indent}with objmode():")
                 out.append(f"{indent}    print({a['template'].value!r}.format({vals[2:]}), "
                            f"end={a['end'].value!r})")
-            elif isinstance(st, Eqn) and st.prim.name in numba_checks.NAMES:
+            elif isinstance(st, Eqn) and st.prim.check:
                 self.comment(st.loc, indent, out)      # assert / raise
                 numba_checks.lower_check(self, st, indent, out)
             elif isinstance(st, Eqn):
@@ -181,7 +194,8 @@ class Lowerer:
         return form
 
     def expr(self, e):
-        name = e.prim.name
+        prim = e.prim
+        name = prim.name         # spelled in the text: np.{name}
         out_av = self.avals.get(e.out)
         if out_av is None:
             raise Unlowerable(e, "unknown result shape")
@@ -189,12 +203,12 @@ class Lowerer:
         x = a.get("x")
         if not out_av.shape:
             # scalar arithmetic (0-d values are scalars in the lowered code)
-            tmpl = scalar_template(e) if (e.prim.elementwise or name in (
-                "astype", "bcast", "clip_mask", "select_weight", "log_base")) else None
-            if name in ("sum", "mean", "max", "min", "prod") and self.av(x) is None:
+            tmpl = scalar_template(e) if (prim.elementwise or prim in (
+                astype, BCAST, clip_mask, select_weight, log_base)) else None
+            if prim in (sum_, mean, max_, min_, prod) and self.av(x) is None:
                 # every element of an array whose length is known only at run time
                 return f"{dtype_ctor(out_av.dtype)}(np.{name}({self.fmt(x)}))"
-            if name in ("sum", "mean", "max", "min", "prod") and not self.av(x).shape:
+            if prim in (sum_, mean, max_, min_, prod) and not self.av(x).shape:
                 tmpl = "{x}"
             if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
                                         if not isinstance(v, Const) or True):
@@ -206,7 +220,7 @@ class Lowerer:
                 if np.issubdtype(out_av.dtype, np.number):
                     text = f"{dtype_ctor(out_av.dtype)}({text})"
                 return text
-        if name in ("matmul", "dot"):
+        if prim in (matmul, dot):
             y = a["y"]
             xs, ys = self.av(x), self.av(y)
             if xs is None or ys is None or xs.ndim > 2 or ys.ndim > 2:
@@ -217,17 +231,17 @@ class Lowerer:
             if not out_av.shape:
                 return f"{dt}(np.dot({xt}, {yt}))"
             return f"np.dot({xt}, {yt})"
-        if name == "outer":
+        if prim is outer:
             return f"np.outer({self._cast(x, out_av.dtype)}, {self._cast(a['y'], out_av.dtype)})"
-        if name == "transpose":
+        if prim is transpose:
             axes = a.get("axes", Const(None))
             if isinstance(axes, Const) and axes.value is not None:
                 return f"np.transpose({self.fmt(x)}, {shape_text(axes.value)})"
             return f"np.transpose({self.fmt(x)})"
-        if name in ("swapaxes", "moveaxis"):
+        if prim in (swapaxes, moveaxis):
             xs = self.av(x)
             perm = list(range(xs.ndim))
-            if name == "swapaxes":
+            if prim is swapaxes:
                 i, j = a["axis1"].value % xs.ndim, a["axis2"].value % xs.ndim
                 perm[i], perm[j] = perm[j], perm[i]
             else:
@@ -235,7 +249,7 @@ class Lowerer:
                                         a["source"].value, a["destination"].value).shape)
                 perm = [p - 1 for p in perm]
             return f"np.transpose({self.fmt(x)}, {shape_text(perm)})"
-        if name in ("reshape", "ravel", "expand_dims", "squeeze", "atleast_1d", "atleast_2d"):
+        if prim in (reshape, ravel, expand_dims, squeeze, atleast_1d, atleast_2d):
             xs = self.av(x)
             if xs is None:
                 raise Unlowerable(e)
@@ -245,8 +259,7 @@ class Lowerer:
             if not out_av.shape:
                 return f"{self.fmt(x)}.ravel()[0]"
             return f"np.ascontiguousarray({self.fmt(x)}).reshape({shape_text(out_av.shape)})"
-        if name in ("zeros", "ones", "empty", "zeros_like", "ones_like", "empty_like", "full",
-                    "full_like"):
+        if prim in (zeros, ones, empty, zeros_like, ones_like, empty_like, full, full_like):
             fn = name.replace("_like", "")
             if not out_av.shape:      # shape (): a scalar, as every 0-d value is here (a
                 # 0-d array would not join the scalars a loop carries: zeros_like(x[0]))
@@ -257,35 +270,35 @@ class Lowerer:
                 return f"np.full({shape_text(out_av.shape)}, {self.fmt(a['fill_value'])}, " \
                        f"{dtype_ctor(out_av.dtype)})"
             return f"np.{fn}({shape_text(out_av.shape)}, {dtype_ctor(out_av.dtype)})"
-        if name in ("arange", "linspace", "eye", "identity_matrix"):
-            keys = {"arange": ("start", "stop", "step"), "linspace": ("start", "stop", "num"),
-                    "eye": ("N", "M", "k"), "identity_matrix": ("n",)}[name]
+        if prim in (arange, linspace, eye, identity_matrix):
+            keys = {arange: ("start", "stop", "step"), linspace: ("start", "stop", "num"),
+                    eye: ("N", "M", "k"), identity_matrix: ("n",)}[prim]
             vals = [a[k] for k in keys if k in a and not (isinstance(a[k], Const) and
                                                          a[k].value is None)]
-            fn = "np.eye" if name == "identity_matrix" else f"np.{name}"
-            if name == "eye" and len(vals) == 1:
+            fn = "np.eye" if prim is identity_matrix else f"np.{name}"
+            if prim is eye and len(vals) == 1:
                 vals = vals + [vals[0]]
-            if name == "linspace" and "num" not in a:
+            if prim is linspace and "num" not in a:
                 vals = vals + [Const(50)]
             endpoint = a.get("endpoint", Const(True))
-            if name == "linspace" and not (isinstance(endpoint, Const) and endpoint.value):
+            if prim is linspace and not (isinstance(endpoint, Const) and endpoint.value):
                 if not isinstance(vals[2], Const) or not isinstance(endpoint, Const):
                     raise Unlowerable(e, "endpoint=False with a traced num")
                 # endpoint=False: the first num points of num + 1 with the endpoint
                 return (f"np.linspace({self.fmt(vals[0])}, {self.fmt(vals[1])}, "
                         f"{int(vals[2].value) + 1})[:-1].astype({dtype_ctor(out_av.dtype)})")
             return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
-        if name == "copy":
+        if prim is copy:
             return f"{self.fmt(x)}.copy()" if self.av(x) is None or self.av(x).shape \
                 else self.fmt(x)
-        if name == "astype":
+        if prim is astype:
             return f"{self.fmt(x)}.astype({dtype_ctor(out_av.dtype)})"
-        if name == "array":
+        if prim is array:
             xs = self.av(x)
             if xs is not None and xs.dtype == out_av.dtype:
                 return self.fmt(x)
             raise Unlowerable(e)
-        if name == "getitem":
+        if prim is getitem:
             index = a["index"]
             if isinstance(index, IndexArg) and index.items == (Ellipsis,) and \
                     self.av(x) is not None:         # x[...]: Numba reads x[:, :] instead
@@ -298,24 +311,24 @@ class Lowerer:
                 part = f"{self.fmt(x)}[{self.index(rest, e)}]" if rest.items else self.fmt(x)
                 return f"np.ascontiguousarray({part}).reshape({shape_text(out_av.shape)})"
             return f"{self.fmt(x)}[{self.index(index, e)}]"
-        if name in ("concatenate", "stack"):
+        if prim in (concatenate, stack):
             arrs = a["arrays"]
             if not isinstance(arrs, TupleArg):
                 raise Unlowerable(e)
             axis = a.get("axis", Const(0)).value
-            if name == "stack" and all(not (self.av(v).shape if isinstance(v, Var) else
+            if prim is stack and all(not (self.av(v).shape if isinstance(v, Var) else
                                             np.shape(v.value)) for v in arrs.items):
                 # scalars (Numba's np.stack takes arrays only): a 1-D array of them
                 items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
                 return f"np.array([{items}], dtype={dtype_ctor(out_av.dtype)})"
             items = ", ".join(self._cast(v, out_av.dtype) for v in arrs.items)
             return f"np.{name}(({items},), axis={axis})"
-        if name in ("inv", "det", "solve"):
+        if prim in (inv, det, solve):
             args = ", ".join(self.fmt(v) for v in a.values())
             return f"np.linalg.{name}({args})"
-        if name in ("argmax", "argmin") and a.get("axis", Const(None)).value is None:
+        if prim in (argmax, argmin) and a.get("axis", Const(None)).value is None:
             return f"np.{name}({self.fmt(x)})"
-        if name in ("sum", "mean", "max", "min", "prod") and self.av(x) is not None \
+        if prim in (sum_, mean, max_, min_, prod) and self.av(x) is not None \
                 and not self.av(x).shape:
             return self.fmt(x)
         raise Unlowerable(e, "no Numba lowering")
@@ -424,7 +437,7 @@ class Lowerer:
         for k in self.kernels:
             text += "\n\n" + k
         # print(f"...") runs in object mode, which needs the GIL
-        nogil = "" if any(e.prim.name == "debug_printf" or numba_checks.needs_gil(e)
+        nogil = "" if any(e.prim is debug_printf or numba_checks.needs_gil(e)
                           for e in ir.walk_eqns(body)) else \
             "nogil=True, "
         text += f"\n\n@njit({nogil}cache=True, error_model='numpy', boundscheck=True)\n"

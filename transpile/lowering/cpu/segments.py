@@ -31,7 +31,7 @@ from transpile.optimize.fusion import FusedGroup
 
 
 def is_collective(st):
-    return isinstance(st, Eqn) and getattr(st.prim, "batch", None) == "collective"
+    return isinstance(st, Eqn) and st.prim.batch == "collective"
 
 
 def _nested_collective(body):

@@ -22,23 +22,24 @@ grad_like = defprim("grad_like", B.grad_like, "rt.grad_like", "t, x", shape_args
                     batch=BR.helper, linear=("t",), vjp={"t": "rt.grad_like(g, t)"})
 mT = defprim("mT", B.mT, "rt.mT", "x", batch=BR.helper, linear=("x",), vjp={"x": "rt.mT(g)"})
 identity = defprim("identity", B.identity, "rt.identity", "x", batch=BR.elementwise,
-                   linear=("x",), vjp={"x": "g"},
+                   linear=("x",), vjp={"x": "g"}, shape_safe=True,
                    lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))
 stop_gradient = defprim("stop_gradient", B.stop_gradient, "rt.stop_gradient", "x",
-                        batch=BR.elementwise, nondiff=True,
+                        batch=BR.elementwise, nondiff=True, shape_safe=True,
                         lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))
-for _name, _f, _sig, _lowerings in [
-        ("reduced_count", B.reduced_count, "x, axis=None", dict(shape_only=True)),
+(reduced_count, extremum_mask, select_weight, clip_mask, transpose_inverse,
+ check_scalar_output) = [defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True,
+                                 **_fields) for _name, _f, _sig, _fields in [
+        ("reduced_count", B.reduced_count, "x, axis=None", dict(query=True, shape_only=True)),
         ("extremum_mask", B.extremum_mask, "x, ans, axis=None, keepdims=False", {}),
         ("select_weight", B.select_weight, "x, y", dict(
             lower="(T(1) if {x} > {y} else (T(0.5) if {x} == {y} else T(0)))",
             cuda_c=SF.c_text("{x} > {y} ? {one} : ({x} == {y} ? {half} : {zero})"),
             numba_cuda=SF.py_text("{one} if {x} > {y} else ({half} if {x} == {y} else {zero})"))),
         ("clip_mask", B.clip_mask, "x, lo, hi", dict(lower=SF.clip_mask)),
-        ("transpose_inverse", A.transpose_inverse, "axes", {}),
+        ("transpose_inverse", A.transpose_inverse, "axes", dict(query=True)),
         ("check_scalar_output", A.check_scalar_output, "out, fname, holomorphic=False",
-         dict(shape_only=True))]:
-    defprim(_name, _f, f"rt.{_name}", _sig, batch=BR.helper, nondiff=True, **_lowerings)
+         dict(fresh=True, unsafe_in_select=True, shape_safe=True, shape_only=True))]]
 
 matmul_vjp_left = defprim(
     "matmul_vjp_left", A.matmul_vjp_left, "rt.matmul_vjp_left", "ct, x, y", shape_args=("x",), batch=BR.helper,
@@ -57,7 +58,8 @@ dot_vjp_right = defprim(
     linear=("ct", "x"),
     vjp={"ct": "rt.broadcast_like(np.dot(x, g), ct)", "x": "rt.dot_vjp_left(ct, x, g)"})
 getitem_vjp = defprim("getitem_vjp", A.getitem_vjp, "rt.getitem_vjp", "ct, x, index",
-                      shape_args=("x",), batch=BR.helper, linear=("ct",), vjp={"ct": "g[index]"})
+                      shape_args=("x",), batch=BR.helper, linear=("ct",), vjp={"ct": "g[index]"},
+                      shape_safe=True)
 concat_vjp = defprim("concat_vjp", A.concat_vjp, "rt.concat_vjp", "ct, arrays, k, axis=0",
                      shape_args=("arrays",), batch=BR.helper, linear=("ct",),
                      vjp={"ct": "rt.concat_pad(g, arrays, k, axis)"})
@@ -79,7 +81,8 @@ cumsum_vjp = defprim("cumsum_vjp", H.cumsum_vjp, "rt.cumsum_vjp", "ct, x, axis=N
                      vjp={"ct": "np.reshape(np.cumsum(g, axis=axis), np.shape(ct))"},
                      numba=NF.cumsum_vjp)
 check_norm_ord = defprim("check_norm_ord", H.check_norm_ord, "rt.check_norm_ord", "x, ord",
-                         batch=BR.helper, linear=("x",), vjp={"x": "rt.check_norm_ord(g, ord)"})
+                         batch=BR.helper, linear=("x",), vjp={"x": "rt.check_norm_ord(g, ord)"},
+                         unsafe_in_select=True)
 expand_last = defprim("expand_last", H.expand_last, "rt.expand_last", "x", batch=BR.helper,
                       linear=("x",), vjp={"x": "np.sum(g, axis=-1)"})
 tile_vjp = defprim("tile_vjp", H.tile_vjp, "rt.tile_vjp", "ct, x, reps", shape_args=("x",), batch=BR.helper,

@@ -1,11 +1,10 @@
 """Rows for the run-time helpers that batched (vmap) code calls (runtime/batching.py), with
 reverse rules so that batched code can be differentiated again (grad of vmap)."""
 from transpile_runtime import batching as RB
-from transpile.primitives.batching import rules as BR
-from transpile.primitives.batching import jacobian as JB
+from transpile.primitives.batching import rules as BR, jacobian as JB
 from transpile.core.ir import Const
 from transpile.primitives.batching.rules import NoRule, Rule
-from transpile.primitives.registry import by_name, defprim
+from transpile.primitives.registry import defprim
 
 _H = BR.batch_helper
 
@@ -93,14 +92,23 @@ def _any_batch(s, eqn):
 # is any example of a batched while loop still running (a bool of the whole batch)
 batch_any = defprim("batch_any", RB.batch_any, "rt.batch_any", "going",
                     batch=BR.Rule("helper", _any_batch, lambda s, e: 0), nondiff=True)
-for _name, _sig in [("batch_basis_like", "x"), ("batch_slots", "n"),
-                    ("batch_not", "x"),
-                    ("batch_parts", "n"), ("batch_set", "parts, i, value"),
-                    ("batch_reduced_count", "x, axis=None"),
-                    ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched"),
-                    ("batch_check_scalar_output", "out, fname, holomorphic=False"),
-                    ("batch_sum_grad_vjp", "g, ct, axis, keepdims, ct_batched")]:
-    defprim(_name, getattr(RB, _name), f"rt.{_name}", _sig, batch=_H, nondiff=True)
+# The loop fallback collects per-example results in a Python list: no derivative flows through
+# that list, so differentiating it must fail loudly rather than give zeros.
+_LOOP_SET = {"opaque": True, "opaque_hint": (
+    "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
+    "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")}
+(batch_basis_like, batch_slots, batch_not, batch_parts, batch_set, batch_reduced_count,
+ batch_extremum_mask, batch_check_scalar_output, batch_sum_grad_vjp) = [
+    defprim(_name, getattr(RB, _name), f"rt.{_name}", _sig, batch=_H, nondiff=True, **_flags)
+    for _name, _sig, _flags in [
+        ("batch_basis_like", "x", {}), ("batch_slots", "n", {}), ("batch_not", "x", {}),
+        ("batch_parts", "n", {"unsafe_in_select": True}),
+        ("batch_set", "parts, i, value", {"unsafe_in_select": True, **_LOOP_SET}),
+        ("batch_reduced_count", "x, axis=None", {}),
+        ("batch_extremum_mask", "x, ans, axis, keepdims, x_batched, ans_batched", {}),
+        ("batch_check_scalar_output", "out, fname, holomorphic=False",
+         {"unsafe_in_select": True}),
+        ("batch_sum_grad_vjp", "g, ct, axis, keepdims, ct_batched", {})]]
 
 
 
@@ -121,9 +129,3 @@ batch_axes = defprim("batch_axes", RB.batch_axes, "rt.batch_axes", "x, outer=0",
 batch_shift_axes = defprim("batch_shift_axes", RB.batch_shift_axes, "rt.batch_shift_axes",
                            "axis", batch=Rule("batch_shift_axes", _shift_batch,
                                               lambda s, eqn: None), nondiff=True)
-# The loop fallback collects per-example results in a Python list: no derivative flows through
-# that list, so differentiating it must fail loudly rather than give zeros.
-by_name("batch_set").opaque = True
-by_name("batch_set").opaque_hint = (
-    "grad of a vmap that fell back to a loop over the batch is not supported yet; apply grad "
-    "inside the vmap (vmap(grad(f))), or call the vmapped function on arrays outside grad")

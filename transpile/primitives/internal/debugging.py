@@ -6,13 +6,15 @@ from transpile.primitives.batching.adjoint_helper_rules import batch_helper
 from transpile.primitives.registry import defprim
 
 debug_print = defprim("debug_print", D.debug_print, "rt.debug_print", "sep, end, *values",
-                      batch="helper", nondiff=True, pure=False)
+                      batch="helper", nondiff=True, pure=False,
+                      keep=True, shows_values=True, unsafe_in_select=True)
 # print(f"x0={x[0]:.3f}"): a format template and its values
 debug_printf = defprim("debug_printf", D.debug_printf, "rt.debug_printf", "template, end, *values",
-                       batch="helper", nondiff=True, pure=False)
+                       batch="helper", nondiff=True, pure=False, keep=True, shows_values=True)
 # breakpoint(): the user's variables at that line, by name, in the debugger's `env`
 debug_breakpoint = defprim("debug_breakpoint", D.debug_breakpoint, "rt.debug_breakpoint",
-                           "names, *values", batch="helper", nondiff=True, pure=False)
+                           "names, *values", batch="helper", nondiff=True, pure=False,
+                           keep=True, unsafe_in_select=True)
 
 
 # ---- assert and raise in transformed code (transpile/frontend/normalize/checks.py) ------------------
@@ -31,11 +33,11 @@ def _assert_batch(s, eqn):
 
 raise_error = defprim("raise_error", D.raise_error, "rt.raise_error", "exc, template, *values",
                       batch=Rule("helper", _raise_batch, lambda s, e: None), nondiff=True,
-                      pure=False)
+                      pure=False, check=True, shows_values=True, unsafe_in_select=True)
 check_assert = defprim("check_assert", D.check_assert, "rt.check_assert",
                        "cond, template, *values",
                        batch=Rule("helper", _assert_batch, lambda s, e: None), nondiff=True,
-                       pure=False)
+                       pure=False, check=True, shows_values=True)
 batch_check_assert = defprim("batch_check_assert", D.batch_check_assert, "rt.batch_check_assert",
                              "cond, template, *values", batch=batch_helper, nondiff=True,
-                             pure=False)
+                             pure=False, check=True, shows_values=True)

@@ -21,7 +21,7 @@ E = BR.elementwise
 
 # ---- the mod family: derivative 1 in x, -floor(x / y) (mod) or -trunc(x / y) (fmod) in y --------
 mod = defprim("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E,
-              deriv={"x": "1", "y": "-np.floor(x / y)"},
+              deriv={"x": "1", "y": "-np.floor(x / y)"}, int_closed=True,
               lower="np.mod({x}, {y})", cuda_c=SF.c_helper("tp_mod", "x", "y"))
 fmod = defprim("fmod", np.fmod, "np.fmod", "x, y", batch=E,
                deriv={"x": "1", "y": "-np.trunc(x / y)"}, lower="np.fmod({x}, {y})")
@@ -33,7 +33,8 @@ linspace = defprim(
     vjp={"start": "rt.linspace_part_vjp(g, num, endpoint, 0, start)",
          "stop": "rt.linspace_part_vjp(g, num, endpoint, 1, stop)"},
     jvp={"start": "rt.linspace_part(start_dot, num, endpoint, 0, start)",
-         "stop": "rt.linspace_part(stop_dot, num, endpoint, 1, stop)"})
+         "stop": "rt.linspace_part(stop_dot, num, endpoint, 1, stop)"},
+         array_result=True, fresh=True)
 linspace_part = defprim(
     "linspace_part", AA.linspace_part, "rt.linspace_part", "t, num, endpoint, which, like",
     shape_args=("like",), batch=per_example, linear=("t",),
@@ -45,9 +46,9 @@ linspace_part_vjp = defprim(
 
 # ---- complex parts ---------------------------------------------------------------------------
 real = defprim("real", np.real, "np.real", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(g, x)"}, lower="{x}.real")
+               vjp={"x": "rt.match_complex(g, x)"}, lower="{x}.real", view="opaque")
 imag = defprim("imag", np.imag, "np.imag", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(-1j * g, x)"}, lower="{x}.imag")
+               vjp={"x": "rt.match_complex(-1j * g, x)"}, lower="{x}.imag", view="opaque")
 conj = defprim("conj", [np.conj, np.conjugate], "np.conj", "x", batch=E, linear=("x",),
                vjp={"x": "np.conj(g)"}, lower="np.conj({x})")
 angle = defprim("angle", np.angle, "np.angle", "x", batch=E, lower="np.arctan2({x}.imag, {x}.real)",
@@ -90,7 +91,7 @@ rot90 = defprim("rot90", np.rot90, "np.rot90", "x, k=1, axes=(0, 1)", linear=("x
                 batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"})
 repeat = defprim("repeat", np.repeat, "np.repeat", "x, repeats, axis=None", linear=("x",),
                  batch=per_example, vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"},
-                 numba=NF.repeat)
+                 numba=NF.repeat, array_result=True)
 repeat_vjp = defprim("repeat_vjp", AA.repeat_vjp, "rt.repeat_vjp", "ct, x, repeats, axis=None",
                      shape_args=("x",), linear=("ct",), batch=per_example,
                      vjp={"ct": "np.repeat(g, repeats, axis)"}, numba=NF.repeat_vjp)
@@ -113,7 +114,8 @@ for _kind in ("vstack", "hstack", "dstack", "column_stack"):
                               hasattr(np, "row_stack") else []),
                              f"np.{_kind}", "arrays", linear=("arrays",), batch=per_example,
                              vjp={"arrays": _joined_vjp(_kind)},
-                             numba=NF.joined(_kind))
+                             numba=NF.joined(_kind),
+                             array_result=_kind in ("vstack", "hstack"))
 joined_array = defprim("joined_array", AA.joined_array, "rt.joined_array", "x, kind",
                        linear=("x",), batch=per_example,
                        vjp={"x": "rt.joined_array_vjp(g, x, kind)"})
@@ -155,7 +157,7 @@ split_part_vjp = defprim("split_part_vjp", AA.split_part_vjp, "rt.split_part_vjp
                          vjp={"ct": "rt.split_part(g, indices_or_sections, axis, k, even)"})
 
 diag = defprim("diag", np.diag, "np.diag", "x, k=0", linear=("x",), batch=per_example,
-               vjp={"x": "rt.diag_vjp(g, x, k)"})
+               vjp={"x": "rt.diag_vjp(g, x, k)"}, array_result=True)
 diag_vjp = defprim("diag_vjp", CP.diag_vjp, "rt.diag_vjp", "ct, x, k=0", shape_args=("x",),
                    linear=("ct",), batch=per_example, vjp={"ct": "np.diag(g, k)"})
 triu = defprim("triu", np.triu, "np.triu", "x, k=0", linear=("x",), batch=per_example,
@@ -213,7 +215,8 @@ tensordot_vjp = defprim("tensordot_vjp", AA.tensordot_vjp, "rt.tensordot_vjp",
 # ---- sorting: a data-dependent permutation (differentiable almost everywhere) -----------------
 sort = defprim("sort", np.sort, "np.sort", "x, axis=-1", batch=axis_rule(["axis"]),
                vjp={"x": "rt.put_along(g, x, rt.sort_perm(x, axis), axis)"},
-               jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"}, numba=NF.sort)
+               jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"}, numba=NF.sort,
+               array_result=True)
 defprim("sort_perm", AA.sort_perm, "rt.sort_perm", "x, axis=-1", nondiff=True,
         batch=axis_rule(["axis"]))
 take_along = defprim("take_along", AA.take_along, "rt.take_along", "x, idx, axis=-1",

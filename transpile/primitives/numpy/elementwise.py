@@ -14,16 +14,16 @@ E = BR.elementwise
 add = defprim("add", [np.add, operator.add], "np.add", "x, y", op="+", batch=E,
               deriv={"x": "1", "y": "1"}, vjp={"x": "g", "y": "g"}, jvp={"x": "x_dot", "y": "y_dot"},
               lower="({x} + {y})", cuda_c=SF.c_text("{x} + {y}"),
-              numba_cuda=SF.py_text("{x} + {y}"))
+              numba_cuda=SF.py_text("{x} + {y}"), int_closed=True)
 subtract = defprim("subtract", [np.subtract, operator.sub], "np.subtract", "x, y", op="-", batch=E,
                    deriv={"x": "1", "y": "-1"}, vjp={"x": "g", "y": "-g"},
                    jvp={"x": "x_dot", "y": "-y_dot"},
                    lower="({x} - {y})", cuda_c=SF.c_text("{x} - {y}"),
-                   numba_cuda=SF.py_text("{x} - {y}"))
+                   numba_cuda=SF.py_text("{x} - {y}"), int_closed=True)
 multiply = defprim("multiply", [np.multiply, operator.mul], "np.multiply", "x, y", op="*", batch=E,
                    deriv={"x": "y", "y": "x"},
                    lower="({x} * {y})", cuda_c=SF.c_text("{x} * {y}"),
-                   numba_cuda=SF.py_text("{x} * {y}"))
+                   numba_cuda=SF.py_text("{x} * {y}"), int_closed=True)
 divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.divide", "x, y",
                  op="/", batch=E, deriv={"x": "1 / y", "y": "-ans / y"},
                  vjp={"x": "g / y", "y": "-g * ans / y"},
@@ -35,7 +35,8 @@ power = defprim("power", [np.power, operator.pow], "np.power", "x, y", op="**", 
                 lower=SF.power, cuda_c=SF.c_pow, numba_cuda=SF.py_pow)
 negative = defprim("negative", [np.negative, operator.neg], "np.negative", "x", op="neg", batch=E,
                    deriv={"x": "-1"}, vjp={"x": "-g"}, jvp={"x": "-x_dot"},
-                   lower="(-{x})", cuda_c=SF.c_text("-{x}"), numba_cuda=SF.py_text("-{x}"))
+                   lower="(-{x})", cuda_c=SF.c_text("-{x}"), numba_cuda=SF.py_text("-{x}"),
+                   int_closed=True)
 positive = defprim("positive", [np.positive, operator.pos], "np.positive", "x", op="pos", batch=E,
                    deriv={"x": "1"}, vjp={"x": "g"}, jvp={"x": "x_dot"},
                    lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))
@@ -124,17 +125,17 @@ absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=
 maximum = defprim("maximum", [np.maximum, np.fmax], "np.maximum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"},
                   lower="np.maximum({x}, {y})", cuda_c=SF.c_helper("tp_maximum", "x", "y"),
-                  numba_cuda=SF.py_helper("tp_maximum", "x", "y"))
+                  numba_cuda=SF.py_helper("tp_maximum", "x", "y"), int_closed=True)
 minimum = defprim("minimum", [np.minimum, np.fmin], "np.minimum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(y, x)", "y": "rt.select_weight(x, y)"},
                   lower="np.minimum({x}, {y})", cuda_c=SF.c_helper("tp_minimum", "x", "y"),
-                  numba_cuda=SF.py_helper("tp_minimum", "x", "y"))
+                  numba_cuda=SF.py_helper("tp_minimum", "x", "y"), int_closed=True)
 where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=("x", "y"),
                 vjp={"x": "np.where(condition, g, 0)", "y": "np.where(condition, 0, g)"},
                 jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"},
                 lower="({x} if {condition} else {y})", cuda_c=SF.c_text("{condition} ? {x} : {y}"),
                 numba_cuda=SF.py_text("{x} if {condition} else {y}"), operands=("x", "y"),
-                uncast=("condition",), logical=True)
+                uncast=("condition",), logical=True, array_result=True, fresh=True)
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
                deriv={"x": "rt.clip_mask(x, a_min, a_max)"},
                lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"))

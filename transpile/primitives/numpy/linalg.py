@@ -315,4 +315,5 @@ defprim("norm_second", LA.norm_second, "rt.norm_second",
         vjp={p: _THIRD for p in ("u", "v", "x", "nrm")},
         jvp={p: f"rt.refuse_norm_third({p}_dot, ord)" for p in ("u", "v", "x", "nrm")})
 for _name in ("refuse_norm_second", "refuse_norm_third"):
-    defprim(_name, getattr(LA, _name), f"rt.{_name}", "g, ord", nondiff=True, batch=per_example)
+    defprim(_name, getattr(LA, _name), f"rt.{_name}", "g, ord", nondiff=True, batch=per_example,
+            refusal=True)

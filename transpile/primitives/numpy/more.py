@@ -32,7 +32,7 @@ float_power = defprim("float_power", np.float_power, "np.float_power", "x, y", b
 # vdot(x, y) = sum(conj(x) * y) over the flattened arrays (anti-linear in x)
 vdot = defprim("vdot", np.vdot, "np.vdot", "x, y", batch=per_example, linear=("x", "y"),
                vjp={"x": "np.reshape(np.conj(g * np.ravel(y)), np.shape(x))",
-                    "y": "np.reshape(g * np.conj(np.ravel(x)), np.shape(y))"})
+                    "y": "np.reshape(g * np.conj(np.ravel(x)), np.shape(y))"}, product=True)
 nansum = defprim("nansum", np.nansum, "np.nansum",
                  "x, axis=None, dtype=None, out=None, keepdims=False", batch=BR.reduction,
                  vjp={"x": "np.where(np.isnan(x), 0.0, rt.sum_grad(g, x, axis, keepdims))"},

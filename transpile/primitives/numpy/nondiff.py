@@ -24,6 +24,7 @@ for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
                               ("equal", np.equal, operator.eq, "=="),
                               ("not_equal", np.not_equal, operator.ne, "!=")]:
     _nd(_name, [_np, _op], f"np.{_name}", "x, y", op=_sym, batch=E, truth=True,
+        bool_result=True, fresh=True,
         lower=f"({{x}} {_sym} {{y}})", cuda_c=SF.c_text(f"{{x}} {_sym} {{y}}"),
         numba_cuda=SF.py_text(f"{{x}} {_sym} {{y}}"))
 
@@ -31,75 +32,106 @@ for _name, _c, _py in [("logical_and", "{x} && {y}", "bool({x}) and bool({y})"),
                        ("logical_or", "{x} || {y}", "bool({x}) or bool({y})"),
                        ("logical_xor", "(bool)({x}) != (bool)({y})", None)]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E, truth=True, logical=True,
+        bool_result=True, fresh=True,
         lower=f"({_py or 'bool({x}) != bool({y})'})", cuda_c=SF.c_text(_c),
         numba_cuda=_py and SF.py_text(_py))
-_nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x", op="not", batch=E,
-    truth=True, logical=True, lower="(not {x})", cuda_c=SF.c_text("!({x})"),
-    numba_cuda=SF.py_text("not {x}"))
+logical_not = _nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x",
+                  op="not", batch=E, truth=True, logical=True, bool_result=True, fresh=True,
+                  lower="(not {x})", cuda_c=SF.c_text("!({x})"), numba_cuda=SF.py_text("not {x}"))
 # bitwise operators on bool/int arrays (`m & n`, `~m`, `a << 1`): NumPy's ufuncs, no derivative
 for _name, _op, _sym in [("bitwise_and", operator.and_, "&"), ("bitwise_or", operator.or_, "|"),
                          ("bitwise_xor", operator.xor, "^"), ("left_shift", operator.lshift, "<<"),
                          ("right_shift", operator.rshift, ">>")]:
     _nd(_name, [getattr(np, _name), _op], f"np.{_name}", "x, y", op=_sym, batch=E,
         lower=f"np.{_name}({{x}}, {{y}})")
-_nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch=E,
-    lower="np.invert({x})")
-_nd("sign", np.sign, "np.sign", "x", batch=E, lower=SF.np_fn("sign"),
+invert = _nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch=E,
+             lower="np.invert({x})")
+_nd("sign", np.sign, "np.sign", "x", batch=E, fresh=True, lower=SF.np_fn("sign"),
     cuda_c=SF.c_helper("tp_sign"), numba_cuda=SF.py_helper("tp_sign"))
 # rounding an integer or a bool is the identity (Python's math has no rint)
 for _name, _py in [("floor", SF.py_round_int("math.floor({x})")),
                    ("ceil", SF.py_round_int("math.ceil({x})")), ("rint", None),
                    ("trunc", SF.py_round_int("(math.floor({x}) if {x} >= 0 else math.ceil({x}))"))]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, lower=SF.np_fn(_name),
-        cuda_c=SF.c_float_fn(_name, "{x}"), numba_cuda=_py)
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, fresh=True,
+        lower=SF.np_fn(_name), cuda_c=SF.c_float_fn(_name, "{x}"), numba_cuda=_py)
 # an integer or a bool is never nan or inf (nor has a sign bit: Python's math has no signbit)
 for _name, _int, _py in [("isnan", "false", SF.py_fn("isnan")),
                          ("isinf", "false", SF.py_fn("isinf")),
                          ("isfinite", "true", SF.py_fn("isfinite")),
                          ("signbit", "{x} < 0", None)]:
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, truth=True,
+        bool_result=True, fresh=True,
         lower=SF.np_fn(_name), cuda_c=SF.c_float_text(_name + "({x})", _int), numba_cuda=_py)
-_nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.round_,
-    cuda_c=SF.c_round)
-_nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide", "x, y", op="//",
-    batch=E, lower="np.floor_divide({x}, {y})", cuda_c=SF.c_helper("tp_floor_divide", "x", "y"))
+round_ = _nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.round_,
+             cuda_c=SF.c_round)
+floor_divide = _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide",
+                   "x, y", op="//", batch=E, fresh=True, int_closed=True,
+                   lower="np.floor_divide({x}, {y})",
+                   cuda_c=SF.c_helper("tp_floor_divide", "x", "y"))
 
 # creation from a shape or from another array's shape
-for _name in ["zeros", "ones", "empty"]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "shape, dtype=None", batch=BR.creation)
-for _name in ["zeros_like", "ones_like", "empty_like"]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "x, dtype=None", batch=BR.creation_like)
-_nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch=BR.creation)
-_nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None", batch=BR.creation_like)
-_nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None", batch=BR.creation)
-_nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch=BR.creation)
-_nd("identity_matrix", np.identity, "np.identity", "n, dtype=None", batch=BR.creation)
+zeros, ones, empty = [_nd(_name, getattr(np, _name), f"np.{_name}", "shape, dtype=None",
+                          batch=BR.creation, array_result=True, fresh=True)
+                      for _name in ["zeros", "ones", "empty"]]
+zeros_like, ones_like, empty_like = [
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x, dtype=None", batch=BR.creation_like,
+        array_result=True, fresh=True)
+    for _name in ["zeros_like", "ones_like", "empty_like"]]
+full = _nd("full", np.full, "np.full", "shape, fill_value, dtype=None", batch=BR.creation,
+           array_result=True, fresh=True)
+full_like = _nd("full_like", np.full_like, "np.full_like", "x, fill_value, dtype=None",
+                batch=BR.creation_like,
+                array_result=True, fresh=True)
+arange = _nd("arange", np.arange, "np.arange", "start, stop=None, step=None, dtype=None",
+             batch=BR.creation,
+             array_result=True, fresh=True)
+eye = _nd("eye", np.eye, "np.eye", "N, M=None, k=0, dtype=float", batch=BR.creation,
+          array_result=True, fresh=True)
+identity_matrix = _nd("identity_matrix", np.identity, "np.identity", "n, dtype=None",
+                      batch=BR.creation,
+                      array_result=True, fresh=True)
 
 # queries
-_nd("shape", np.shape, "np.shape", "x", batch=BR.query)
-_nd("ndim", np.ndim, "np.ndim", "x", batch=BR.query)
-_nd("size", np.size, "np.size", "x, axis=None", batch=BR.query)
-_nd("len", len, "len", "x", batch=BR.query)
-_nd("int", int, "int", "x", batch=BR.query)
-_nd("bool", bool, "bool", "x", batch=BR.query)
-_nd("result_type", np.result_type, "np.result_type", "*arrays", batch=BR.query)
-_nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction)
-_nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction)
-_nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction, numba=NF.argsort)
-_nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query)
-_nd("tuple_concat", None, "rt.tuple_concat", "a, b", batch=BR.query)     # (n,) + x.shape
-_nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch=BR.query)
-_nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR.query)
-_nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query)
-_nd("range", range, "range", "start, stop=None, step=None", batch=BR.query)
-_nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction, numba=NF.whole("any"))
-_nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction, numba=NF.whole("all"))
+shape = _nd("shape", np.shape, "np.shape", "x", batch=BR.query, query=True, shape_safe=True)
+ndim = _nd("ndim", np.ndim, "np.ndim", "x", batch=BR.query, query=True, shape_safe=True)
+size = _nd("size", np.size, "np.size", "x, axis=None", batch=BR.query, query=True, shape_safe=True)
+len_ = _nd("len", len, "len", "x", batch=BR.query,
+           int_result=True, meta=True, no_buffer=True, query=True, scalar_result=True,
+           shape_safe=True)
+int_ = _nd("int", int, "int", "x", batch=BR.query,
+           int_result=True, no_buffer=True, scalar_result=True, shape_safe=True,
+           unsafe_in_select=True)
+bool_ = _nd("bool", bool, "bool", "x", batch=BR.query,
+            no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
+result_type = _nd("result_type", np.result_type, "np.result_type", "*arrays", batch=BR.query,
+                  query=True)
+argmax = _nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction, int_result=True)
+argmin = _nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction, int_result=True)
+argsort = _nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction,
+              numba=NF.argsort)
+attr_shape = _nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query,
+                 meta=True, no_buffer=True, query=True, shape_safe=True)
+tuple_concat = _nd("tuple_concat", None, "rt.tuple_concat", "a, b",
+                   batch=BR.query)     # (n,) + x.shape
+attr_ndim = _nd("attr_ndim", None, "rt.attr_ndim", "x", op="attr:ndim", batch=BR.query,
+                int_result=True, meta=True, no_buffer=True, query=True, shape_safe=True)
+attr_size = _nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR.query,
+                int_result=True, meta=True, no_buffer=True, query=True, shape_safe=True)
+attr_dtype = _nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query,
+                 meta=True, no_buffer=True, query=True, shape_safe=True)
+range_ = _nd("range", range, "range", "start, stop=None, step=None", batch=BR.query)
+any_ = _nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction, numba=NF.whole("any"),
+           bool_result=True)
+all_ = _nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction, numba=NF.whole("all"),
+           bool_result=True)
 # results whose length depends on the values (np.where(c) and np.nonzero read argwhere's columns)
-_nd("argwhere", np.argwhere, "np.argwhere", "x", batch=BR.query, data_shape=True)
-_nd("flatnonzero", np.flatnonzero, "np.flatnonzero", "x", batch=BR.query, data_shape=True)
-_nd("unique", np.unique, "np.unique", "x", batch=BR.query, data_shape=True)
-_nd("count_nonzero", np.count_nonzero, "np.count_nonzero", "x, axis=None", batch=BR.reduction,
-    numba=NF.whole("count_nonzero"))
+argwhere = _nd("argwhere", np.argwhere, "np.argwhere", "x", batch=BR.query, data_shape=True)
+flatnonzero = _nd("flatnonzero", np.flatnonzero, "np.flatnonzero", "x", batch=BR.query,
+                  data_shape=True)
+unique = _nd("unique", np.unique, "np.unique", "x", batch=BR.query, data_shape=True)
+count_nonzero = _nd("count_nonzero", np.count_nonzero, "np.count_nonzero", "x, axis=None",
+                    batch=BR.reduction,
+                    numba=NF.whole("count_nonzero"))
 
 for _name in ["argmax", "argmin", "argsort", "any", "all"]:
     defmethod(_name, by_name(_name))
@@ -107,10 +139,12 @@ for _name in ["shape", "ndim", "size", "dtype"]:
     defmethod(_name, by_name(f"attr_{_name}"))   # attributes x.shape, x.ndim, ...
 
 # float(x) keeps its derivative (it is the identity on values); int/bool are piecewise constant.
-defprim("float", float, "float", "x", batch=BR.query, linear=("x",), vjp={"x": "rt.cast_like(g, x)"})
+float_ = defprim("float", float, "float", "x", batch=BR.query, linear=("x",),
+                 vjp={"x": "rt.cast_like(g, x)"},
+        no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
 
 
 # np.random.RandomState(seed).randn(...) / default_rng(seed).normal(...) inside transformed code:
 # a value that is not differentiated (transpile/frontend/normalize/random.py)
-defprim("random_draw", _helpers.random_draw, "rt.random_draw",
+random_draw = defprim("random_draw", _helpers.random_draw, "rt.random_draw",
         "factory, seed, history, method, args", nondiff=True, pure=False, batch=per_example)

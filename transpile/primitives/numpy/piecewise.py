@@ -18,8 +18,7 @@ from transpile.primitives.batching.axis_rules import per_example, pointwise
 from transpile.primitives.batching.rules import NoRule, Rule, _const, _shift
 from transpile.primitives.numpy.stats import is_none, refuse
 from transpile.primitives.registry import defmethod, defprim
-from transpile_runtime import stats_adjoints as SA
-from transpile_runtime import array_adjoints as AA
+from transpile_runtime import stats_adjoints as SA, array_adjoints as AA
 from transpile_runtime.array_adjoints import select_part as SA_select_part
 
 # ---- interp -------------------------------------------------------------------------------------
@@ -149,7 +148,8 @@ append = defprim("append", np.append, "np.append", "arr, values, axis=None", bat
 
 # ---- meshgrid: output k broadcasts xi[k] along its own axis (axes 0 and 1 swap for 'xy') -------
 meshgrid = defprim("meshgrid", np.meshgrid, "np.meshgrid",
-                   "*xi, copy=True, sparse=False, indexing='xy'", batch=per_example)
+                   "*xi, copy=True, sparse=False, indexing='xy'", batch=per_example,
+                   array_result=True)
 meshgrid.multi = lambda bound, const: [("meshgrid_part", {"k": k})
                                        for k in range(len(bound["xi"]))]
 

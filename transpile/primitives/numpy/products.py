@@ -11,15 +11,18 @@ L = BR.linalg
 
 matmul = defprim("matmul", [np.matmul, operator.matmul], "np.matmul", "x, y", op="@", batch=L,
                  linear=("x", "y"),
-                 vjp={"x": "rt.matmul_vjp_left(g, x, y)", "y": "rt.matmul_vjp_right(g, x, y)"})
+                 vjp={"x": "rt.matmul_vjp_left(g, x, y)", "y": "rt.matmul_vjp_right(g, x, y)"},
+                 fresh=True, product=True)
 dot = defprim("dot", np.dot, "np.dot", "x, y", batch=L, linear=("x", "y"),
-              vjp={"x": "rt.dot_vjp_left(g, x, y)", "y": "rt.dot_vjp_right(g, x, y)"})
+              vjp={"x": "rt.dot_vjp_left(g, x, y)", "y": "rt.dot_vjp_right(g, x, y)"},
+              fresh=True, product=True)
 outer = defprim("outer", np.outer, "np.outer", "x, y", batch=L, linear=("x", "y"),
                 vjp={"x": "np.reshape(np.dot(g, np.ravel(y)), np.shape(x))",
-                     "y": "np.reshape(np.dot(np.ravel(x), g), np.shape(y))"})
+                     "y": "np.reshape(np.dot(np.ravel(x), g), np.shape(y))"},
+                     array_result=True, fresh=True)
 inner = defprim("inner", np.inner, "np.inner", "x, y", batch=L, linear=("x", "y"),
                 vjp={"x": "rt.dot_vjp_left(g, x, rt.mT(y))",
-                     "y": "rt.mT(rt.dot_vjp_right(g, x, rt.mT(y)))"})
+                     "y": "rt.mT(rt.dot_vjp_right(g, x, rt.mT(y)))"}, product=True)
 
 
 def _einsum_parts(eqn):

@@ -10,35 +10,34 @@ R = BR.reduction
 SIG = "x, axis=None, dtype=None, out=None, keepdims=False"
 
 sum_ = defprim("sum", np.sum, "np.sum", SIG, batch=R, linear=("x",),
-               vjp={"x": "rt.sum_grad(g, x, axis, keepdims)"},
-               reduce="sum")
+               vjp={"x": "rt.sum_grad(g, x, axis, keepdims)"}, reduction=True, reduce="sum")
 mean = defprim("mean", np.mean, "np.mean", SIG, batch=R, linear=("x",),
                vjp={"x": "rt.sum_grad(g, x, axis, keepdims) / rt.reduced_count(x, axis)"},
-               reduce="mean")
+               reduction=True, reduce="mean")
 prod = defprim("prod", np.prod, "np.prod", SIG, batch=R,
                vjp={"x": "rt.sum_grad(g * ans, x, axis, keepdims) / x"},
                jvp={"x": "np.sum(x_dot * rt.sum_grad(ans, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)"},
-               reduce="prod")
+               reduction=True, reduce="prod")
 _EXT_VJP = {"x": "rt.sum_grad(g, x, axis, keepdims) * rt.extremum_mask(x, ans, axis, keepdims)"}
 _EXT_JVP = {"x": "np.sum(x_dot * rt.extremum_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims)"}
 max_ = defprim("max", [np.max, np.amax], "np.max", "x, axis=None, out=None, keepdims=False",
-               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP,
-               reduce="max")
+               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP, reduction=True, reduce="max")
 min_ = defprim("min", [np.min, np.amin], "np.min", "x, axis=None, out=None, keepdims=False",
-               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP,
-               reduce="min")
+               batch=R, vjp=_EXT_VJP, jvp=_EXT_JVP, reduction=True, reduce="min")
 _CENTERED = "(x - np.mean(x, axis=axis, keepdims=True))"
 var = defprim("var", np.var, "np.var", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
               batch=R,
               vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * 2 * np.conj({_CENTERED}) / (rt.reduced_count(x, axis) - ddof)"},
-              jvp={"x": f"np.sum(2 * np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / (rt.reduced_count(x, axis) - ddof)"})
+              jvp={"x": f"np.sum(2 * np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / (rt.reduced_count(x, axis) - ddof)"},
+              reduction=True)
 std = defprim("std", np.std, "np.std", "x, axis=None, dtype=None, out=None, ddof=0, keepdims=False",
               batch=R,
               vjp={"x": f"rt.sum_grad(g / ans, x, axis, keepdims) * np.conj({_CENTERED}) / (rt.reduced_count(x, axis) - ddof)"},
-              jvp={"x": f"np.sum(np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"})
+              jvp={"x": f"np.sum(np.real(x_dot * np.conj({_CENTERED})), axis=axis, keepdims=keepdims) / ((rt.reduced_count(x, axis) - ddof) * ans)"},
+              reduction=True)
 cumsum = defprim("cumsum", np.cumsum, "np.cumsum", "x, axis=None, dtype=None, out=None",
                  batch=BR.cumulative, linear=("x",),
-                 vjp={"x": "rt.cumsum_vjp(g, x, axis)"}, numba=NF.cumsum)
+                 vjp={"x": "rt.cumsum_vjp(g, x, axis)"}, numba=NF.cumsum, array_result=True)
 
 
 def _plain_norm(eqn):
