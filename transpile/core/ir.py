@@ -263,3 +263,13 @@ def names_read(st):
 
 def has_control_flow(body):
     return any(not isinstance(st, (Eqn, Comment)) for st in body)
+
+
+def construct_of(eqn):
+    """How the user would name the construct an equation comes from (for messages)."""
+    if eqn is None:
+        return "a statement"
+    if eqn.prim.construct is not None:
+        return eqn.prim.construct
+    path = eqn.prim.path
+    return f"{path}(...)" if not path.startswith("rt.") else f"{eqn.prim.name}(...)"

@@ -4,8 +4,7 @@ line and with both shapes, instead of compiling nothing and falling back to NumP
 import numpy as np
 
 from transpile.errors import IndexOutOfBounds, ShapeMismatch
-from transpile.core.ir import Const, IndexArg, Var
-from transpile.lowering.cpu.control import construct_of
+from transpile.core.ir import Const, IndexArg, Var, construct_of
 from transpile.primitives.numpy.structure import getitem
 
 _SHAPE_WORDS = ("broadcast", "mismatch", "not aligned", "core dimension")

@@ -92,6 +92,8 @@ the row's module; api/custom_rules.py passes them for user rows). Every field is
   user_rule  a rule the user added (transpile.custom): left out of the built-in tables
   user_path  how messages name a user's function (opaque user rows)
   aliases  other names of the function ("scipy.special.erf"), for the docs (defalias)
+  construct  how the user names the construct the row comes from, in messages ("subscript
+          assignment" for rt.setitem); default: the call, `np.exp(...)`
   canonical_args  bound arguments -> the same call in its canonical form (np.einsum's
           sublist form -> the subscripts string)
 """
@@ -170,7 +172,7 @@ class Primitive:
                  "bool_result", "unsafe_in_select", "keep", "check", "shows_values", "product",
                  "shape_safe", "query", "refusal", "multi", "jvp_joint", "fusable",
                  "opaque", "opaque_hint", "user_rule", "user_path", "aliases",
-                 "canonical_args")
+                 "canonical_args", "construct")
 
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, nondiff=False, doc=None,
@@ -186,7 +188,8 @@ class Primitive:
                  unsafe_in_select=False, keep=False, check=False, shows_values=False,
                  product=False, shape_safe=False, query=False, refusal=False, multi=None,
                  jvp_joint=None, fusable=False, opaque=False, opaque_hint=None,
-                 user_rule=False, user_path=None, aliases=(), canonical_args=None):
+                 user_rule=False, user_path=None, aliases=(), canonical_args=None,
+                 construct=None):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -256,6 +259,7 @@ class Primitive:
         self.user_path = user_path
         self.aliases = tuple(aliases)
         self.canonical_args = canonical_args
+        self.construct = construct
 
     @property
     def elementwise(self):

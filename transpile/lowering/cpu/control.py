@@ -28,30 +28,10 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
-from transpile.primitives.internal.adjoint_helpers import getitem_vjp
 from transpile.primitives.numpy.nondiff import bool_, float_, int_
 from transpile.primitives.numpy.structure import array, getitem
 
 TAPE_START = 16
-
-CONSTRUCTS = {
-    C.assign: "assignment", C.setitem: "subscript assignment",
-    C.write_in_place: "subscript assignment", getitem: "subscript",
-    getitem_vjp: "gradient of a subscript", C.tape_new: "reverse-mode tape of a loop",
-    C.tape_pop: "reverse-mode tape of a loop", C.cast_into: "augmented assignment",
-    C.write_back: "write into an argument",
-}
-
-
-def construct_of(eqn):
-    """How the user would name the construct an equation comes from."""
-    if eqn is None:
-        return "a statement"
-    if eqn.prim in CONSTRUCTS:
-        return CONSTRUCTS[eqn.prim]
-    path = eqn.prim.path
-    return f"{path}(...)" if not path.startswith("rt.") else f"{eqn.prim.name}(...)"
-
 
 def _cpu(lw):
     """The code generator's module (dtype/shape/constant text, Unlowerable)."""

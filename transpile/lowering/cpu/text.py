@@ -8,7 +8,7 @@ lowering/cpu/control.py and lowering/cpu/segments.py all print through these.
 import numpy as np
 
 from transpile.core import ir
-from transpile.lowering.cpu.control import construct_of
+from transpile.core.ir import construct_of
 
 
 class Unlowerable(Exception):

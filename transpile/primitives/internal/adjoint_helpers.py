@@ -59,7 +59,8 @@ dot_vjp_right = defprim(
     vjp={"ct": "rt.broadcast_like(np.dot(x, g), ct)", "x": "rt.dot_vjp_left(ct, x, g)"})
 getitem_vjp = defprim("getitem_vjp", A.getitem_vjp, "rt.getitem_vjp", "ct, x, index",
                       shape_args=("x",), batch=BR.helper, linear=("ct",), vjp={"ct": "g[index]"},
-                      shape_safe=True)
+                      shape_safe=True,
+                      construct="gradient of a subscript")
 concat_vjp = defprim("concat_vjp", A.concat_vjp, "rt.concat_vjp", "ct, arrays, k, axis=0",
                      shape_args=("arrays",), batch=BR.helper, linear=("ct",),
                      vjp={"ct": "rt.concat_pad(g, arrays, k, axis)"})

@@ -9,7 +9,8 @@ from transpile.primitives.batching import rules as BR, writes as BW
 from transpile.primitives.registry import defprim
 
 assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch=BW.assign,
-                 linear=("x",), vjp={"x": "g"}, shape_safe=True, view="same")
+                 linear=("x",), vjp={"x": "g"}, shape_safe=True, view="same",
+                 construct="assignment")
 setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.setitem,
                   linear=("x", "v"),
                   # v's rule first, on a copy of g[index]: x's rule may then zero g in place
@@ -18,7 +19,8 @@ setitem = defprim("setitem", T.setitem, "rt.setitem", "x, index, v", batch=BW.se
                   jvp={"x": "rt.setitem(x_dot, index, 0)",
                        "v": "rt.float_part(rt.setitem(np.zeros_like(ans), index, v_dot), ans)"},
                   array_result=True, fresh=True, keep=True, shape_safe=True,
-                  subscript_write=True)
+                  subscript_write=True,
+                  construct="subscript assignment")
 # forward mode: one write of v's tangent into x's tangent (ad/forward.py, jvp_joint)
 setitem.jvp_joint = (("x", "v"), "rt.setitem(x_dot, index, rt.float_part(v_dot, ans))")
 # `v op= e` where v may be a scalar (transpile/frontend/normalize/aliasing_scalars.py): decided when it runs
@@ -46,17 +48,21 @@ float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", bat
                      shape_safe=True)
 cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=BW.cast_into,
                     shape_args=("like",), vjp={"x": "rt.float_part(g, like)"},
-                    jvp={"x": "rt.float_part(x_dot, like)"}, shape_safe=True)
+                    jvp={"x": "rt.float_part(x_dot, like)"}, shape_safe=True,
+                    construct="augmented assignment")
 # the caller's array argument receives the final value of a function that wrote into it
 write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch=BW.write_back,
                      nondiff=True, pure=False, keep=True, no_buffer=True, shape_safe=True,
-                     writes_arg=True)
+                     writes_arg=True,
+                     construct="write into an argument")
 adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
                        linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"}, shape_safe=True)
 tape_new = defprim("tape_new", T.Tape, "rt.Tape", "", batch="helper", nondiff=True, pure=False,
-                   keep=True, no_buffer=True, shape_safe=True)
+                   keep=True, no_buffer=True, shape_safe=True,
+                   construct="reverse-mode tape of a loop")
 tape_pop = defprim("tape_pop", T.tape_pop, "rt.tape_pop", "tape", op="method:pop", batch="helper",
-                    pure=False, keep=True, shape_safe=True)
+                    pure=False, keep=True, shape_safe=True,
+                   construct="reverse-mode tape of a loop")
 trip_count = defprim("trip_count", T.trip_count, "rt.trip_count", "start, stop, step",
                      batch="helper", nondiff=True,
                      int_result=True, no_buffer=True, scalar_result=True, shape_safe=True)
@@ -82,4 +88,5 @@ add_at = defprim("add_at", T.add_at, "rt.add_at", "acc, index, ct, like", batch=
 # `y = rt.setitem(x, index, v)` where x is owned and dead afterwards (optimize/inplace.py)
 write_in_place = defprim("write_in_place", T.write_in_place, "rt.write_in_place", "x, index, v",
                          batch="helper", nondiff=True, keep=True, returns_arg="x", shape_safe=True,
-                         writes_arg=True)
+                         writes_arg=True,
+                         construct="subscript assignment")

@@ -12,7 +12,8 @@ S = BR.structure
 
 getitem = defprim("getitem", operator.getitem, "rt.getitem", "x, index", op="getitem", batch=BR.index,
                   linear=("x",), vjp={"x": "rt.getitem_vjp(g, x, index)"},
-                  shape_safe=True, view="index")
+                  shape_safe=True, view="index",
+                  construct="subscript")
 transpose = defprim("transpose", np.transpose, "np.transpose", "x, axes=None", batch=S,
                     linear=("x",), vjp={"x": "rt.transpose_back(g, axes)"},
                     array_result=True, view="transpose")
