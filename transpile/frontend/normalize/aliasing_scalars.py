@@ -12,6 +12,8 @@ happens is known when the code is generated only for values known to be arrays
     it) gets `rt.if_array(v_old, its_new_value, its_old_value)`.
 """
 from transpile.core.ir import SliceArg, Var
+from transpile.frontend.normalize.values import Struct
+from transpile.primitives import by_name
 from transpile.primitives.internal.control import assign, cast_into
 from transpile.primitives.numpy.structure import getitem
 

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 from transpile.core import ir
-from transpile.core.ir import Const, Eqn, Var
+from transpile.core.ir import Const, Eqn, Var, construct_of
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
 from transpile.primitives.numpy.nondiff import bool_, float_, int_
