@@ -101,7 +101,8 @@ for _name, _expr, _dom in [
         ("sinh", "np.sinh(x)", "real"), ("cosh", "np.cosh(x)", "real"),
         ("tanh", "np.tanh(x)", "real"), ("arcsinh", "np.arcsinh(x)", "real"),
         ("arccosh", "np.arccosh(x)", "gt1"), ("arctanh", "np.arctanh(x)", "unit"),
-        ("absolute", "np.abs(x)", "real"), ("real", "np.real(x)", "real"),
+        ("absolute", "np.abs(x)", "real"), ("fabs", "np.fabs(x)", "real"),
+        ("real", "np.real(x)", "real"),
         ("imag", "np.imag(x) + x", "real"), ("conj", "np.conj(x)", "real"),
         ("angle", "np.angle(x) * x + x", "real"),
         ("clip", "np.clip(x, -0.5, 0.5)", "real"), ("float", "float(x) * 2.0", "real"),
@@ -123,9 +124,13 @@ for _name, _expr, _dom in [
         ("logaddexp", "np.logaddexp(x, y)", "real"), ("maximum", "np.maximum(x, y)", "distinct"),
         ("minimum", "np.minimum(x, y)", "distinct"), ("mod", "np.mod(x, y)", "pos"),
         ("mod", "x % y", "pos"), ("fmod", "np.fmod(x, y)", "pos"),
-        ("where", "np.where(x > y, x, y * 2.0)", "distinct")]:
+        ("where", "np.where(x > y, x, y * 2.0)", "distinct"),
+        ("copysign", "np.copysign(x, y)", "real")]:
     for _s in _PAIRS:
         case(_name, _expr, _s, domain=_dom, dtypes=("float64", "float32"))
+for _expr, _s in [("np.ldexp(x, 3)", (2, 3)), ("np.ldexp(x, np.array([1, -2, 0]))", (3,)),
+                  ("np.ldexp(x * x, -1)", ())]:
+    case("ldexp", _expr, [_s], dtypes=("float64", "float32"))
 
 # ---- reductions ---------------------------------------------------------------------------------
 for _name, _f in [("sum", "np.sum"), ("mean", "np.mean"), ("prod", "np.prod"),

@@ -128,7 +128,8 @@ def test_truth_rows_give_bools_and_logical_rows_read_truth_values():
 
 # how a row is called when its required arguments are not just (x) or (x, y)
 CALLS = {"where": "np.where(x > 0.5, x, y)", "clip": "np.clip(x, 0.3, 0.6)",
-         "round": "np.round(x, 1)", "arccosh": "np.arccosh(x + 1.0)", "astype": None}
+         "round": "np.round(x, 1)", "arccosh": "np.arccosh(x + 1.0)", "astype": None,
+         "ldexp": "np.ldexp(x, 3)"}
 # rows the integer pass and the pass with NaN, inf, -0.0 and huge values cover too (the
 # simulator runs Python's math module, which raises where CUDA gives NaN: log, sqrt, sin, ...
 # are left out of that pass)
@@ -136,7 +137,7 @@ INT_ROWS = {"add", "subtract", "multiply", "negative", "positive", "square", "ab
             "maximum", "minimum", "sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf",
             "isfinite", "signbit", "floor_divide", "mod", "greater", "greater_equal", "less",
             "less_equal", "equal", "not_equal", "logical_and", "logical_or", "logical_xor",
-            "logical_not", "where"}
+            "logical_not", "where", "copysign", "fabs", "ldexp"}
 
 
 def _gpu_rows(field):

@@ -73,7 +73,7 @@ def kernel(lw, g: FusedGroup):
         vals = {}
         for k, a in e.args.items():
             if isinstance(a, (Var, Const)):
-                vals[k] = operand(a, cdt if k != "condition" else None)
+                vals[k] = operand(a, None if k in e.prim.uncast else cdt)   # (where's condition)
         expr = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals) \
             if "T(" in tmpl else tmpl.format(**vals)
         if not e.prim.truth:      # a truth value is stored as the bool it is

@@ -100,6 +100,17 @@ hypot = defprim("hypot", np.hypot, "np.hypot", "x, y", batch=E,
                 deriv={"x": "x / ans", "y": "y / ans"},
                 lower="np.hypot({x}, {y})", cuda_c=SF.c_fn("hypot", "x", "y"),
                 numba_cuda=SF.py_fn("hypot", "x", "y"))
+# |x| with the sign of y (y's sign bit: -0.0 counts as negative); no derivative flows to y
+copysign = defprim("copysign", np.copysign, "np.copysign", "x, y", batch=E,
+                   deriv={"x": "np.sign(x) * np.copysign(np.ones_like(ans), y)", "y": "0.0 * ans"},
+                   lower="np.copysign({x}, {y})", cuda_c=SF.c_fn("copysign", "x", "y"),
+                   numba_cuda=SF.py_fn("copysign", "x", "y"))
+# x * 2**y for an integer y (read as an integer by every backend)
+ldexp = defprim("ldexp", np.ldexp, "np.ldexp", "x, y", batch=E,
+                deriv={"x": "np.ldexp(np.ones_like(ans), y)"}, uncast=("y",),
+                lower="np.ldexp({x}, {y})",
+                cuda_c=lambda a, m, e: f"{m('ldexp')}({a['x']}, (int)({a['y']}))",
+                numba_cuda=SF.py_text("math.ldexp({x}, int({y}))"))
 sinh = defprim("sinh", np.sinh, "np.sinh", "x", batch=E, deriv={"x": "np.cosh(x)"},
                lower=SF.np_fn("sinh"), cuda_c=SF.c_fn("sinh"), numba_cuda=SF.py_fn("sinh"))
 cosh = defprim("cosh", np.cosh, "np.cosh", "x", batch=E, deriv={"x": "np.sinh(x)"},
@@ -122,6 +133,8 @@ absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=
                    vjp={"x": "g * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"},
                    lower="abs({x})", cuda_c=SF.c_float_fn("fabs", "abs({x})"),
                    numba_cuda=SF.py_text("abs({x})"))
+fabs = defprim("fabs", np.fabs, "np.fabs", "x", batch=E, deriv={"x": "np.sign(x)"},
+              lower=SF.np_fn("fabs"), cuda_c=SF.c_fn("fabs"), numba_cuda=SF.py_fn("fabs"))
 maximum = defprim("maximum", [np.maximum, np.fmax], "np.maximum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"},
                   lower="np.maximum({x}, {y})", cuda_c=SF.c_helper("tp_maximum", "x", "y"),
