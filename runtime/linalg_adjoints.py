@@ -1,7 +1,6 @@
-"""Helpers named in numpy.linalg rules (transpile/primitives/numpy/linalg.py, and lstsq's in
-primitives/numpy/products_more.py): the parts of multi-output factorizations and of np.linalg.lstsq, small
-linear maps (sym, phi, copyltu) and np.linalg.norm's rules for ords other than the 2-norm /
-Frobenius norm."""
+"""Helpers named in numpy.linalg rules (transpile/primitives/numpy/linalg.py): the parts of
+multi-output factorizations and of np.linalg.lstsq, small linear maps (sym, phi, copyltu) and
+np.linalg.norm's rules for ords other than the 2-norm / Frobenius norm."""
 import numpy as np
 
 

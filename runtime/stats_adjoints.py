@@ -1,4 +1,4 @@
-"""Helpers named in the rules of transpile/primitives/numpy/stats.py and primitives/numpy/products_more.py:
+"""Helpers named in the rules of transpile/primitives/numpy/stats.py and primitives/numpy/filters.py:
 order-statistic weights (median, quantile, percentile), np.average's weights, np.cov's
 observation matrix, the offsets of np.convolve's modes, np.interp's segment index, the
 transpose of np.polyval in its coefficients, the scatter that undoes np.take, and one output of np.meshgrid. Plain NumPy; each linear helper has its

@@ -286,7 +286,7 @@ case("pinv", "np.linalg.pinv(x, rcond=1e-12)", [(2, 3)])
 case("pinv", "np.linalg.pinv(x @ x.T + np.eye(3), hermitian=True)", [(3, 3)])
 case("pinv", "np.linalg.pinv(x + 3.0 * np.eye(3), hermitian=True)", [(3, 3)])  # lower read
 
-# ---- transpile/primitives/numpy/more.py ------------------------------------------------------
+# ---- np.diff, np.sinc, np.logaddexp2, degrees/radians, np.float_power, np.vdot, np.nansum -------
 for _name, _expr, _shapes, _dom in [
         ("diff", "np.diff(x)", [(4,)], "real"), ("diff", "np.diff(x, 2, axis=0)", [(4, 2)], "real"),
         ("diff", "np.diff(x, axis=1)", [(2, 3)], "real"),
@@ -348,7 +348,7 @@ for _name, _expr, _shapes in [
          dtypes=_F32 if _expr in ("np.average(x)", "np.cov(x)", "np.corrcoef(x)") else
          ("float64",))
 
-# ---- transpile/primitives/numpy/products_more.py -----------------------------------------------------
+# ---- np.cross, np.convolve, np.correlate, np.polyval, np.linalg.multi_dot, np.linalg.lstsq -------
 for _name, _expr, _shapes in [
         ("cross", "np.cross(x, y)", [(3,), (3,)]), ("cross", "np.cross(x, y)", [(2, 3), (3,)]),
         ("cross", "np.cross(x, y, axisa=0, axisb=0, axisc=0)", [(3, 2), (3, 2)]),

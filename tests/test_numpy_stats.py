@@ -1,5 +1,5 @@
-"""User-style code with NumPy's statistics, products and piecewise functions (the rows of
-transpile/primitives/numpy/stats.py, primitives/numpy/products_more.py and primitives/numpy/piecewise.py) under grad,
+"""User-style code with NumPy's statistics, filters, products and piecewise functions (the rows
+of transpile/primitives/numpy/stats.py, filters.py, products.py, linalg.py and piecewise.py) under grad,
 jvp, vmap(grad) and jit(grad): against central differences in float64 and against JAX
 (which has every one of these functions). The row-by-row sweep is tests/test_primitive_sweep.py.
 """

@@ -39,7 +39,8 @@ from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp
 from transpile.primitives.numpy.arrays import linspace
 from transpile.primitives.internal.control import write_back
 from transpile.primitives.internal.debugging import debug_print, debug_printf
-from transpile.primitives.numpy.products import det, dot, inv, matmul, outer, solve
+from transpile.primitives.numpy.linalg import det, inv, solve
+from transpile.primitives.numpy.products import dot, matmul, outer
 from transpile.primitives.numpy.nondiff import (arange, argmax, argmin, empty, empty_like, eye, full,
                                           full_like, identity_matrix, ones, ones_like, zeros,
                                           zeros_like)

@@ -235,3 +235,9 @@ for _name, _prim in [("cumprod", cumprod), ("repeat", repeat),
                      ("conj", conj), ("conjugate", conj)]:
     if _prim is not None:
         defmethod(_name, _prim)
+
+# ---- np.diff and its transpose -----------------------------------------------------------------
+diff = defprim("diff", np.diff, "np.diff", "x, n=1, axis=-1", linear=("x",), batch=per_example,
+               vjp={"x": "rt.diff_vjp(g, n, axis)"}, numba=NF.diff)
+diff_vjp = defprim("diff_vjp", AA.diff_vjp, "rt.diff_vjp", "ct, n=1, axis=-1", linear=("ct",),
+                   batch=per_example, vjp={"ct": "np.diff(g, n, axis)"}, numba=NF.diff_vjp)

@@ -152,3 +152,19 @@ where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
                deriv={"x": "rt.clip_mask(x, a_min, a_max)"},
                lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"))
+
+# ---- np.sinc, np.logaddexp2, degrees and radians, np.float_power -------------------------------
+# d sinc(x) / dx = (cos(pi x) - sinc(x)) / x, 0 at x = 0
+sinc = defprim("sinc", np.sinc, "np.sinc", "x", batch=E, deriv={
+    "x": "np.where(x == 0, 0.0 * x, (np.cos(3.141592653589793 * x) - ans) / "
+         "np.where(x == 0, 1.0 + 0.0 * x, x))"}, lower="np.sinc({x})")
+logaddexp2 = defprim("logaddexp2", np.logaddexp2, "np.logaddexp2", "x, y", batch=E,
+                     deriv={"x": "np.exp2(x - ans)", "y": "np.exp2(y - ans)"},
+                     lower="np.logaddexp2({x}, {y})")
+for _name, _fns, _k in [("deg2rad", [np.deg2rad, np.radians], "0.017453292519943295"),
+                        ("rad2deg", [np.rad2deg, np.degrees], "57.29577951308232")]:
+    defprim(_name, _fns, f"np.{_name}", "x", batch=E, linear=("x",),
+            deriv={"x": _k}, lower=f"({{x}} * T({_k}))")
+float_power = defprim("float_power", np.float_power, "np.float_power", "x, y", batch=E,
+                      deriv={"x": "y * np.float_power(x, y - 1)",
+                             "y": "rt.log_base(x) * ans"})

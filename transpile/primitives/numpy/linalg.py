@@ -1,5 +1,5 @@
-"""numpy.linalg rows: cholesky, eigh, slogdet, pinv, matrix_power, qr, svd, and
-np.linalg.norm for every ord. Reverse and forward rules are written with other primitives
+"""numpy.linalg rows: cholesky, eigh, slogdet, pinv, matrix_power, qr, svd, np.linalg.norm for
+every ord, solve, det, inv, multi_dot and lstsq. Reverse and forward rules are written with other primitives
 (solve, matmul, tril, ...) wherever possible, so second derivatives follow.
 
 Conventions: cholesky and eigh/eigvalsh follow NumPy, which reads one triangle (cholesky the
@@ -14,9 +14,12 @@ import numpy as np
 
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching.axis_rules import per_example, rank_minus, stacked
+from transpile.primitives.batching import rules as BR
 from transpile.primitives.batching.rules import Rule
 from transpile.primitives.registry import defprim
 from transpile_runtime import linalg_adjoints as LA
+
+L = BR.linalg
 
 _rank0 = Rule("linalg", stacked.batch, rank_minus(2))
 _rank1 = Rule("linalg", stacked.batch, rank_minus(1))
@@ -317,3 +320,93 @@ defprim("norm_second", LA.norm_second, "rt.norm_second",
 for _name in ("refuse_norm_second", "refuse_norm_third"):
     defprim(_name, getattr(LA, _name), f"rt.{_name}", "g, ord", nondiff=True, batch=per_example,
             refusal=True)
+
+
+# ---- solve, det, inv ---------------------------------------------------------------------------
+det = defprim("det", np.linalg.det, "np.linalg.det", "x", batch=L,
+              vjp={"x": "rt.mT(np.linalg.inv(x)) * rt.expand_last(rt.expand_last(g * ans))"},
+              jvp={"x": "ans * np.sum(rt.mT(np.linalg.inv(x)) * x_dot, axis=(-2, -1))"})
+inv = defprim("inv", np.linalg.inv, "np.linalg.inv", "x", batch=L,
+              vjp={"x": "-(rt.mT(ans) @ g @ rt.mT(ans))"},
+              jvp={"x": "-(ans @ x_dot @ ans)"})
+solve = defprim("solve", np.linalg.solve, "np.linalg.solve", "a, b", batch=L,
+                vjp={"b": "np.linalg.solve(rt.mT(a), g)",
+                     "a": "-rt.matmul_vjp_left(np.linalg.solve(rt.mT(a), g), a, ans)"},
+                jvp={"b": "np.linalg.solve(a, b_dot)", "a": "-np.linalg.solve(a, a_dot @ ans)"})
+
+# ---- multi_dot: A_0 A_1 ... A_{n-1} (a 1-D first array is a row, a 1-D last one a column) -------
+
+
+def _chain(eqn):
+    n = len(eqn.args["arrays"].items)
+    mats = [f"arrays_{i}" for i in range(n)]
+    mats[0] = f"np.reshape(arrays_0, (-1, np.shape(arrays_0)[-1]))"
+    mats[-1] = f"np.reshape(arrays_{n - 1}, (np.shape(arrays_{n - 1})[0], -1))"
+    return mats
+
+
+def _multi_dot_vjp(eqn, k):
+    """dA_k = (A_0 ... A_{k-1})^T G (A_{k+1} ... A_{n-1})^T, G the 2-D cotangent."""
+    mats = _chain(eqn)
+    out = f"np.reshape(g, (np.shape({mats[0]})[0], np.shape({mats[-1]})[1]))"
+    if k > 0:
+        out = f"rt.mT({' @ '.join(mats[:k])}) @ {out}"
+    if k < len(mats) - 1:
+        out = f"{out} @ rt.mT({' @ '.join(mats[k + 1:])})"
+    return f"np.reshape({out}, np.shape(arrays_{k}))"
+
+
+def _multi_dot_jvp(eqn, k):
+    items = [f"arrays_{i}_dot" if i == k else f"arrays_{i}"
+             for i in range(len(eqn.args["arrays"].items))]
+    return f"np.linalg.multi_dot([{', '.join(items)}])"
+
+
+multi_dot = defprim("multi_dot", np.linalg.multi_dot, "np.linalg.multi_dot", "arrays, *, out=None",
+                    batch=per_example, vjp={"arrays": _multi_dot_vjp},
+                    jvp={"arrays": _multi_dot_jvp})
+
+# ---- lstsq -----------------------------------------------------------------------------------
+lstsq = defprim("lstsq", np.linalg.lstsq, "np.linalg.lstsq", "x, y, rcond=None",
+                batch=per_example)
+lstsq.multi = lambda bound, const: [("lstsq_x", {}), ("lstsq_residuals", {}),
+                                    ("lstsq_rank", {}), ("svd_values", {})]
+
+
+def _col(v):
+    """A 1-D vector as a column; a matrix as it is."""
+    return f"np.reshape({v}, (np.shape({v})[0], -1))"
+
+
+# x = P y with P = pinv(a) (computed once: the lambda binds it); P's cotangent is g y^T
+_GY = f"({_col('g')} @ rt.mT({_col('y')}))"
+lstsq_x = defprim(
+    "lstsq_x", LA.lstsq_x, "rt.lstsq_x", "x, y, rcond=None", batch=per_example,
+    vjp={"x": f"(lambda p: {pinv_vjp(_GY, 'p')})(np.linalg.pinv(x))",
+         "y": "rt.mT(np.linalg.pinv(x)) @ g"},
+    jvp={"x": f"(lambda p: ({pinv_jvp('x_dot', 'p')}) @ y)(np.linalg.pinv(x))",
+         "y": "np.linalg.pinv(x) @ y_dot"})
+
+
+def _at_solution(body):
+    """body over sol = lstsq's x and r = y - x @ sol (bound once each)."""
+    return f"(lambda sol: (lambda r: {body})(y - x @ sol))(rt.lstsq_x(x, y, rcond))"
+
+
+_W = "rt.residual_weights(g, y[0])"           # the cotangent per column of y
+lstsq_residuals = defprim(
+    "lstsq_residuals", LA.lstsq_residuals, "rt.lstsq_residuals", "x, y, rcond=None",
+    batch=per_example, data_shape=True,     # empty unless a has full column rank (m > n)
+    vjp={"x": _at_solution(f"-2 * {_col(f'(r * {_W})')} @ rt.mT({_col('sol')})"),
+         "y": _at_solution(f"2 * r * {_W}")},
+    jvp={"x": _at_solution("rt.residual_weights_t(-2 * np.sum(r * (x_dot @ sol), axis=0), ans)"),
+         "y": _at_solution("rt.residual_weights_t(2 * np.sum(r * y_dot, axis=0), ans)")})
+defprim("lstsq_rank", LA.lstsq_rank, "rt.lstsq_rank", "x, y, rcond=None", nondiff=True,
+        batch=per_example)
+residual_weights = defprim("residual_weights", LA.residual_weights, "rt.residual_weights",
+                           "ct, like", shape_args=("like",), linear=("ct",), batch=per_example,
+                           vjp={"ct": "rt.residual_weights_t(g, ct)"})
+residual_weights_t = defprim("residual_weights_t", LA.residual_weights_t,
+                             "rt.residual_weights_t", "c, res", shape_args=("res",),
+                             linear=("c",), batch=per_example,
+                             vjp={"c": "rt.residual_weights(g, c)"})

@@ -1,11 +1,16 @@
-"""Products and linear algebra."""
+"""Products: np.matmul (`@`), np.dot, np.outer, np.inner, np.einsum, np.vdot and np.cross (np.linalg's
+rows, np.linalg.multi_dot among them, are in linalg.py)."""
 import operator
 
 import numpy as np
 
-from transpile.primitives.batching import rules as BR
-from transpile.primitives.registry import defmethod, defprim
 from transpile.core.ir import Const
+from transpile.primitives.batching import rules as BR
+from transpile.primitives.batching.axis_rules import axis_rule, per_example
+from transpile.primitives.batching.rules import NoRule, Rule, _const, elementwise_batch
+from transpile.primitives.numpy.stats import is_none
+from transpile.primitives.registry import defmethod, defprim
+from transpile_runtime import stats_adjoints as SA
 
 L = BR.linalg
 
@@ -106,15 +111,45 @@ def _einsum_sublists(args, kwargs):
 
 
 einsum.canonical_args = _einsum_sublists
-det = defprim("det", np.linalg.det, "np.linalg.det", "x", batch=L,
-              vjp={"x": "rt.mT(np.linalg.inv(x)) * rt.expand_last(rt.expand_last(g * ans))"},
-              jvp={"x": "ans * np.sum(rt.mT(np.linalg.inv(x)) * x_dot, axis=(-2, -1))"})
-inv = defprim("inv", np.linalg.inv, "np.linalg.inv", "x", batch=L,
-              vjp={"x": "-(rt.mT(ans) @ g @ rt.mT(ans))"},
-              jvp={"x": "-(ans @ x_dot @ ans)"})
-solve = defprim("solve", np.linalg.solve, "np.linalg.solve", "a, b", batch=L,
-                vjp={"b": "np.linalg.solve(rt.mT(a), g)",
-                     "a": "-rt.matmul_vjp_left(np.linalg.solve(rt.mT(a), g), a, ans)"},
-                jvp={"b": "np.linalg.solve(a, b_dot)", "a": "-np.linalg.solve(a, a_dot @ ans)"})
-
 defmethod("dot", dot)
+
+# ---- cross: <g, x × y> = <x, y × g> = <y, g × x> ------------------------------------------------
+
+
+def _cross_batch(s, eqn):
+    """Vectors along negative axes: np.cross broadcasts the other axes like an elementwise op."""
+    for p in ("axisa", "axisb", "axisc", "axis"):
+        ax = _const(eqn.args, p, eqn.prim.param(p).default)
+        if ax is not None and ax >= 0:
+            raise NoRule(f"{p}={ax}")
+    elementwise_batch(s, eqn)
+
+
+def _cross_vjp(first, second, arg):
+    """The cotangent of `arg`: first × second (g stands for the result's vectors),
+    un-broadcast with the vectors last, then moved back to arg's vector axis. The vectors of
+    x and y are checked to have 3 entries (NumPy 2 deprecates 2-entry vectors in np.cross)."""
+    def rule(eqn, k):
+        axes = {a: "axis" if not is_none(eqn, "axis") else ax for a, ax in _AXIS_OF.items()}
+        vec = {a: a if a == "g" else f"rt.three_vectors({a}, {axes[a]})" for a in _AXIS_OF}
+        cross = f"np.cross({vec[first]}, {vec[second]}, {axes[first]}, {axes[second]})"
+        if all(eqn.args.get(a, Const(-1)).value in (-1, None) for a in _AXIS_OF.values()) \
+                and is_none(eqn, "axis"):
+            return f"rt.unbroadcast({cross}, {vec[arg]})"    # vectors last: as NumPy broadcasts
+        return (f"np.moveaxis(rt.unbroadcast({cross}, np.moveaxis({vec[arg]}, {axes[arg]}, -1)), "
+                f"-1, {axes[arg]})")
+    return rule
+
+
+_AXIS_OF = {"x": "axisa", "y": "axisb", "g": "axisc"}
+cross = defprim("cross", np.cross, "np.cross", "x, y, axisa=-1, axisb=-1, axisc=-1, axis=None",
+                linear=("x", "y"), batch=Rule("linalg", _cross_batch, lambda s, eqn: None),
+                vjp={"x": _cross_vjp("y", "g", "x"), "y": _cross_vjp("g", "x", "y")})
+three_vectors = defprim("three_vectors", SA.three_vectors, "rt.three_vectors", "x, axis=-1",
+                        linear=("x",), batch=axis_rule(["axis"]),
+                        vjp={"x": "rt.three_vectors(g, axis)"})
+
+# vdot(x, y) = sum(conj(x) * y) over the flattened arrays (anti-linear in x)
+vdot = defprim("vdot", np.vdot, "np.vdot", "x, y", batch=per_example, linear=("x", "y"),
+               vjp={"x": "np.reshape(np.conj(g * np.ravel(y)), np.shape(x))",
+                    "y": "np.reshape(g * np.conj(np.ravel(x)), np.shape(y))"}, product=True)

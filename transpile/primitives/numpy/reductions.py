@@ -65,3 +65,9 @@ norm = defprim("norm", np.linalg.norm, "np.linalg.norm", "x, ord=None, axis=None
 for _name, _prim in [("sum", sum_), ("mean", mean), ("prod", prod), ("max", max_), ("min", min_),
                      ("var", var), ("std", std), ("cumsum", cumsum)]:
     defmethod(_name, _prim)
+
+nansum = defprim("nansum", np.nansum, "np.nansum",
+                 "x, axis=None, dtype=None, out=None, keepdims=False", batch=BR.reduction,
+                 vjp={"x": "np.where(np.isnan(x), 0.0, rt.sum_grad(g, x, axis, keepdims))"},
+                 jvp={"x": "np.sum(np.where(np.isnan(x), 0.0, x_dot), axis=axis, "
+                           "keepdims=keepdims)"})
