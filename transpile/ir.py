@@ -32,6 +32,14 @@ class Const:
 
 
 @dataclass(frozen=True)
+class SizeConst(Const):
+    """A count of elements folded while specializing (x.size, a mean's divisor): `value` is
+    the product of the sizes `dims`, which compiled code reads at run time where it can
+    (lowering/numba_text.py), so the code does not depend on the batch size."""
+    dims: tuple = ()
+
+
+@dataclass(frozen=True)
 class SliceArg:
     lower: Any = None   # Atom or None
     upper: Any = None

@@ -90,6 +90,14 @@ _PLAIN = frozenset([float, complex, np.float64, np.float32, np.float16, np.compl
                     np.uint16, np.uint8, np.bool_])
 
 
+def _type_text(av):
+    """An argument's type as the lowered code's comments show it: dtype and rank, sizes
+    generic (`float32[:,:]`) except those of 1, which broadcasting depends on."""
+    if not av.shape:
+        return repr(av)
+    return f"{av.dtype.name}[{','.join('1' if n == 1 else ':' for n in av.shape)}]"
+
+
 def _leaf_key(a, dynamic_ints):
     """One flat argument's part of the fast key (None: no fast path for it). Arrays key on
     (shape, dtype), floats and NumPy scalars on their type, dynamic ints on int, static
@@ -622,7 +630,7 @@ class Jit(Transform):
         in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
                                    scalars={n for n, a in av.items() if a is not None and not a.shape})
         body = fuse(body, av, outs, in_place)
-        sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))
+        sig = "signature: " + ", ".join(f"{p}: {_type_text(a)}" for p, a in zip(core.params, avals))
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
                     origin)

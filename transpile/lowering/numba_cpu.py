@@ -30,9 +30,10 @@ from transpile import ir
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering import numba_checks
 from transpile.lowering.numba_control import check_conflicts, lower_stmt, pushed_tapes
-from transpile.lowering.numba_kernels import kernel
+from transpile.lowering.numba_kernels import describe, kernel
 from transpile.lowering.numba_segments import has_collectives, segmented_main
-from transpile.lowering.numba_text import Unlowerable, const_text, dtype_ctor, shape_text
+from transpile.lowering.numba_text import (SizeNamer, Unlowerable, atom_const_text, const_text,
+                                          dtype_ctor, shape_text)
 from transpile.transforms.fusion import FusedGroup, scalar_template
 
 PARALLEL_MIN_SIZE = 1 << 18
@@ -63,7 +64,7 @@ class Lowerer:
         if isinstance(a, Var):
             return a.name
         if isinstance(a, Const):
-            return const_text(a.value, dtype)
+            return atom_const_text(a, dtype)
         if isinstance(a, TupleArg):
             inner = ", ".join(self.fmt(x) for x in a.items)
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
@@ -93,7 +94,7 @@ class Lowerer:
                 continue
             if isinstance(st, FusedGroup):
                 self.comment(st.loc, indent, out)
-                out.append(f"{indent}# {st.describe()}")
+                out.append(f"{indent}# {describe(st)}")
                 out += [indent + l for l in kernel(self, st)]
             elif isinstance(st, Eqn) and st.prim.name == "getitem_vjp":
                 # zeros shaped like x with the cotangent written at a basic index
@@ -408,8 +409,13 @@ class Lowerer:
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
         lines = []
+        # sizes read from the arguments at run time (numba_text.py), where the function is
+        # one compiled function (the parts of a segmented one are left with constants)
+        sizes = SizeNamer([(p, self.avals[p].shape) for p in self.params
+                           if self.avals.get(p) is not None], local=True)
         try:
-            self.block(deferred_writes_last(body), "    ", lines)
+            with sizes:
+                self.block(deferred_writes_last(body), "    ", lines)
         except Unlowerable:
             if self.pushed_tapes or not self.allow_breaks:   # (a tape lives in compiled code)
                 raise
@@ -418,8 +424,10 @@ class Lowerer:
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', "
                                   "boundscheck=True)", self.breaks)
-        rets = [self.fmt(o) for o in outs]
+        with sizes:
+            rets = [self.fmt(o) for o in outs]
         lines.append(f"    return ({', '.join(rets)},)" if rets else "    return ()")
+        lines[:0] = sizes.prologue("    ")
         text = header
         for k in self.kernels:
             text += "\n\n" + k

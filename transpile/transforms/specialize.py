@@ -64,6 +64,8 @@ _QUERY = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "shape", "ndim",
           "reduced_count", "transpose_inverse", "result_type"}
 _ALIAS = {"identity", "stop_gradient"}
 _ASSIGN = by_name("assign")
+# counts of elements: folded to an ir.SizeConst that remembers the sizes it multiplies
+_COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
 
 
 class Specializer:
@@ -424,13 +426,38 @@ class Specializer:
                         r = tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in r)
                     elif isinstance(r, np.integer):
                         r = int(r)
-                    self.subst[eqn.out] = Const(r)
+                    self.subst[eqn.out] = self.count_const(eqn, r) or Const(r)
                     return
             except Exception:
                 pass
         if av is None and all(isinstance(a, Const) for a in ir.iter_atoms(args.values())):
             pass
         out.append(eqn)
+
+
+    def count_const(self, eqn, r):
+        """x.size / np.size(x) / a reduction's count as an ir.SizeConst (None: not a count
+        of an array's elements, or one with an axis argument SizeConst does not follow)."""
+        if not any(eqn.prim is p for p in _COUNTS) or type(r) is not int:
+            return None
+        av = self.aval(eqn.args.get("x"))
+        if av is None or not av.shape:
+            return None
+        axis = eqn.args.get("axis", Const(None))
+        if not isinstance(axis, Const):
+            return None
+        axes = axis.value
+        if axes is None:
+            axes = range(len(av.shape))
+        elif isinstance(axes, int):
+            axes = (axes,)
+        try:
+            dims = tuple(int(av.shape[a]) for a in axes)
+        except (TypeError, IndexError):
+            return None
+        if int(np.prod(dims)) != r:
+            return None
+        return ir.SizeConst(r, dims)
 
 
 class _Unknown(Exception):
