@@ -54,6 +54,7 @@ class Plan:
         self._eager = None
         self.in_place = set()      # id() of setitem equations that may store in place
         self.allow_breaks = False  # lower what Numba cannot compile as NumPy between parts
+        self.reused = False        # the lowered text is one this process compiled already
 
     def eager_callable(self):
         if self._eager is None:
@@ -147,6 +148,10 @@ class Compiled:
         try:
             import numba
             sig = tuple(numba.typeof(a) for a in args)
+            if self.plan.reused and sig in self.fn.overloads:
+                # another batch size compiled this text for these types: nothing to build
+                self.checked = True
+                return
             with diskcache.entry_lock(self.plan.path):
                 if self.plan.path:
                     diskcache.verify(self.plan.path)

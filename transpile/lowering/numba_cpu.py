@@ -496,15 +496,30 @@ def limit_numba_blas_threads():
         pass
 
 
+def _module_name(path):
+    return "transpile_jit_" + os.path.splitext(os.path.basename(path))[0]
+
+
+def loaded(path, name):
+    """The entry dispatcher of the module at `path` when this process has loaded it already
+    (the file name hashes the text: another batch size whose lowered text is the same gets
+    the same dispatcher, and Numba's own dispatch serves it without compiling), else None."""
+    import sys
+    mod = sys.modules.get(_module_name(path))
+    if mod is not None and getattr(mod, "__file__", None) == path:
+        return getattr(mod, name, None)
+    return None
+
+
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
     import linecache
     import sys
     import types
-    modname = "transpile_jit_" + os.path.splitext(os.path.basename(path))[0]
-    mod = sys.modules.get(modname)
-    if mod is not None and getattr(mod, "__file__", None) == path and hasattr(mod, name):
-        return getattr(mod, name)
+    modname = _module_name(path)
+    fn = loaded(path, name)
+    if fn is not None:
+        return fn
     if "np.dot(" in text:
         limit_numba_blas_threads()
     code = compile(text, path, "exec")
