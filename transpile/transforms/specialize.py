@@ -14,6 +14,7 @@ are plain functions `rw_<primitive>(sp, eqn, out)` looked up in `REWRITES`:
 Abstract values (AVal) are in avals.py. The result is what `jit` lowers (transpile/lowering/)
 and what fusion groups (transforms/fusion.py).
 """
+import re
 from collections import Counter
 
 import numpy as np
@@ -280,6 +281,9 @@ class Specializer:
         if prim.impl is None and prim.name not in _IMPL_BY_NAME:
             return None
         vals = {k: self.value(a, True) for k, a in eqn.args.items()}
+        av = _gufunc_aval(prim, vals)
+        if av is not None:
+            return av
         with np.errstate(all="ignore"):
             try:
                 r = _call(prim, vals)
@@ -481,6 +485,52 @@ def _masked(sp, eqn):
         if av is not None and av.shape and av.dtype == np.bool_:
             return True
     return False
+
+
+_CORE = re.compile(r"\(([^)]*)\)")
+
+
+def _gufunc_aval(prim, vals):
+    """The result of a generalized ufunc (np.matmul) from its signature, without running it
+    on the stand-ins (NumPy multiplies zero-strided stand-ins in a slow loop: 3-16 ms per MLP
+    layer, most of what generating the code of a new batch size cost). None: run it."""
+    impl = prim.impl
+    if not isinstance(impl, np.ufunc) or impl.signature is None or impl.nout != 1:
+        return None
+    names = [p.name for p in prim.params]
+    if set(vals) != set(names[:impl.nin]):
+        return None
+    xs = [vals[n] for n in names[:impl.nin]]
+    if not all(isinstance(x, np.ndarray) for x in xs):
+        return None
+    ins, out = impl.signature.replace(" ", "").split("->")
+    specs = [[d for d in c.split(",") if d] for c in _CORE.findall(ins)]
+    out_spec = [d for d in _CORE.findall(out)[0].split(",") if d]
+    sizes, loops = {}, []
+    for x, spec in zip(xs, specs):
+        if x.ndim < len(spec):
+            present = [d for d in spec if not d.endswith("?")]
+            if x.ndim < len(present):
+                return None
+        else:
+            present = spec
+        k = x.ndim - len(present)
+        loops.append(x.shape[:k])
+        for d, n in zip(present, x.shape[k:]):
+            if d.isdigit():
+                if int(d) != n:
+                    return None
+                continue
+            if sizes.setdefault(d.rstrip("?"), n) != n:
+                return None            # mismatched core dimensions: running it says why
+    try:
+        loop = np.broadcast_shapes(*loops)
+        shape = tuple(loop) + tuple(sizes[d.rstrip("?")] if not d.isdigit() else int(d)
+                                    for d in out_spec if d.rstrip("?") in sizes or d.isdigit())
+        tiny = impl(*[np.ones((1,) * x.ndim, x.dtype) for x in xs])
+    except (ValueError, TypeError, KeyError):
+        return None
+    return AVal(shape, np.asarray(tiny).dtype)
 
 
 def _regular(value):
