@@ -406,7 +406,7 @@ class Jit(Transform):
                     return _INTS_STATIC
                 except Exception:        # noqa: BLE001 (the blocking path raises it clearly)
                     return _NO_TIER
-                if built.plan.reused:
+                if built.ready(leaves):
                     self._specs[key] = built
                     self._count(built)
                     out = built.run(leaves)
@@ -548,8 +548,12 @@ class Jit(Transform):
             return c
 
     def _count(self, c):
+        """Count a specialization built: compiled, unless its lowered code is that of one of
+        this function's specializations (another batch size: the same dispatcher)."""
         self.build_count += 1
-        if not c.plan.reused:
+        path = c.plan.path
+        if path is None or not any(s is not c and s.plan.path == path
+                                   for s in list(self._specs.values())):
             self.compile_count += 1
 
     def _build(self, trees, in_avals):

@@ -123,6 +123,21 @@ class Compiled:
         except Exception as e:
             return self.raised(e, leaves, free)
 
+    def ready(self, leaves):
+        """Is the compiled code for these arguments' types there already (a text another
+        batch size compiled), so a call runs it without waiting for the compiler?"""
+        if self.checked:
+            return not self.eager
+        if not self.plan.reused or not _is_numba_dispatcher(self.fn):
+            return False
+        free = [read_binding(w) for w in self.free]
+        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
+        try:
+            import numba
+            return tuple(numba.typeof(a) for a in args) in self.fn.overloads
+        except Exception:      # noqa: BLE001 (a type Numba does not know: not ready)
+            return False
+
     @property
     def tier(self):
         """Which code a call of this specialization runs: 'compiled' or 'numpy'."""
