@@ -199,8 +199,8 @@ class Lowerer:
             if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
                                         if not isinstance(v, Const) or True):
                 cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
-                vals = {k: (v.name if isinstance(v, Var) else const_text(v.value, cdt
-                                                                        if k != "condition" else None))
+                vals = {k: (v.name if isinstance(v, Var) else atom_const_text(v, cdt
+                                                                         if k != "condition" else None))
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
                 if np.issubdtype(out_av.dtype, np.number):
@@ -326,7 +326,7 @@ class Lowerer:
             return f"{self.fmt(a)}.astype({dtype_ctor(dtype)})"
         if isinstance(a, Var):
             return a.name
-        return const_text(a.value, dtype)
+        return atom_const_text(a, dtype)
 
     def index(self, index, e):
         if not isinstance(index, IndexArg):
@@ -356,7 +356,7 @@ class Lowerer:
             elif isinstance(it, Const):
                 if isinstance(it.value, tuple):
                     raise Unlowerable(e, "index")
-                parts.append(const_text(it.value))
+                parts.append(atom_const_text(it))
         if arrays:
             # NumPy puts the array's axis where Numba does only when the integers and the
             # array stand side by side (x[1, idx], not x[1, :, idx]: that axis goes first)

@@ -65,8 +65,11 @@ _QUERY = {"attr_shape", "attr_ndim", "attr_size", "attr_dtype", "shape", "ndim",
           "reduced_count", "transpose_inverse", "result_type"}
 _ALIAS = {"identity", "stop_gradient"}
 _ASSIGN = by_name("assign")
-# counts of elements: folded to an ir.SizeConst that remembers the sizes it multiplies
+# counts of elements: folded to an ir.SizeConst that remembers the sizes it multiplies; shapes
+# to an ir.ShapeConst, whose items (x.shape[0]) and len(x) are SizeConsts as well
 _COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
+_SHAPES = (by_name("shape"), by_name("attr_shape"))
+_GETITEM, _LEN = by_name("getitem"), by_name("len")
 
 
 class Specializer:
@@ -440,11 +443,24 @@ class Specializer:
 
 
     def count_const(self, eqn, r):
-        """x.size / np.size(x) / a reduction's count as an ir.SizeConst (None: not a count
-        of an array's elements, or one with an axis argument SizeConst does not follow)."""
-        if not any(eqn.prim is p for p in _COUNTS) or type(r) is not int:
+        """x.size / np.size(x) / a reduction's count / x.shape[k] / len(x) as an
+        ir.SizeConst, x.shape as an ir.ShapeConst (None: none of those, or an axis argument
+        this does not follow)."""
+        x = eqn.args.get("x")
+        if any(eqn.prim is p for p in _SHAPES) and isinstance(r, tuple) \
+                and all(type(n) is int for n in r):
+            return ir.ShapeConst(r)
+        if type(r) is not int:
             return None
-        av = self.aval(eqn.args.get("x"))
+        if eqn.prim is _GETITEM:
+            return ir.SizeConst(r, (r,)) if isinstance(x, ir.ShapeConst) and r in x.value \
+                else None
+        if eqn.prim is _LEN:
+            av = self.aval(x)
+            return ir.SizeConst(r, (r,)) if av is not None and av.shape else None
+        if not any(eqn.prim is p for p in _COUNTS):
+            return None
+        av = self.aval(x)
         if av is None or not av.shape:
             return None
         axis = eqn.args.get("axis", Const(None))
