@@ -7,7 +7,11 @@ A call looks up the *abstract signature* of its arguments (pytree structure, sha
 values of static arguments). A new signature builds the function's core Python (through any
 inner transforms: jit(grad(f)) compiles the gradient), specializes it to those shapes
 (`x.ndim` is a constant; runtime helpers such as unbroadcast disappear), fuses elementwise
-chains and reductions into loops, lowers that to a Numba module and compiles it. The module
+chains and reductions into loops, lowers that to a Numba module and compiles it. The lowered
+text reads sizes from the arguments at run time (lowering/numba_text.py), so a new batch size
+regenerates (a few ms) the same text, whose module is loaded already: its Numba dispatcher
+serves the call without compiling (`compile_count` counts new code, `build_count` every
+specialization). A dimension of 1, a dtype or rank change gives another text and compiles. The module
 is a real file (see `show(jit(f), *args)`), and Numba's cache of it is kept on disk, checked
 against a manifest (runtime/diskcache.py), so another process loads it instead of compiling.
 
