@@ -163,16 +163,14 @@ class Compiled:
         try:
             import numba
             sig = tuple(numba.typeof(a) for a in args)
-            if self.plan.reused and sig in self.fn.overloads:
-                # another batch size compiled this text for these types: nothing to build
-                self.checked = True
-                return
-            with diskcache.entry_lock(self.plan.path):
-                if self.plan.path:
-                    diskcache.verify(self.plan.path)
-                _call_guarding_cache(self.fn.compile, [sig], self.plan.path)
-                if self.plan.path:
-                    diskcache.record(self.plan.path)
+            # (another batch size may have compiled this text for these types already)
+            if not (self.plan.reused and sig in self.fn.overloads):
+                with diskcache.entry_lock(self.plan.path):
+                    if self.plan.path:
+                        diskcache.verify(self.plan.path)
+                    _call_guarding_cache(self.fn.compile, [sig], self.plan.path)
+                    if self.plan.path:
+                        diskcache.record(self.plan.path)
             if self.plan.text and "parallel=True" in self.plan.text:
                 self.fn = AdaptiveThreads.wrap(self.fn)
         except Exception as e:
