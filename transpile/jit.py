@@ -464,8 +464,7 @@ class Jit(Transform):
                 raise StaticIntsNeeded("an int argument's value is needed when generating code")
         p = Pending(self, core, _origin(self))
         self._pending[key] = p
-        self.build_count += 1
-        self.compile_count += 1
+        self.build_count += 1          # (compile_count: when it is built, _background)
         t = threading.Thread(target=self._background, name=f"transpile-jit-{self.__name__}",
                              args=(key, trees, in_avals, list(leaves), core, ranked, dyn, p,
                                    built),
@@ -494,6 +493,8 @@ class Jit(Transform):
                            "this signature keeps running the NumPy version.")
                 return
             with self._compile_lock:
+                if self._new_code(c):
+                    self.compile_count += 1
                 if self._pending.get(key) is p:
                     if c.fresh():
                         self._specs[key] = c
@@ -555,10 +556,14 @@ class Jit(Transform):
         """Count a specialization built: compiled, unless its lowered code is that of one of
         this function's specializations (another batch size: the same dispatcher)."""
         self.build_count += 1
-        path = c.plan.path
-        if path is None or not any(s is not c and s.plan.path == path
-                                   for s in list(self._specs.values())):
+        if self._new_code(c):
             self.compile_count += 1
+
+    def _new_code(self, c):
+        """Is `c`'s lowered code other than that of this function's other specializations?"""
+        path = c.plan.path
+        return path is None or not any(s is not c and s.plan.path == path
+                                       for s in list(self._specs.values()))
 
     def _build(self, trees, in_avals):
         if not self.dynamic_ints or not any(a.weak and a.dtype.kind in "iu" for a in in_avals):
