@@ -214,3 +214,16 @@ def test_a_size_folded_into_the_code_stays_right():
     # (x.shape[0] in the user's code is folded while normalizing: a constant in the text,
     # so each size compiles; what matters is that each is right)
     assert j.compile_count in (1, 2)
+
+
+def test_a_layout_change_compiles_and_stays_right():
+    rng = np.random.default_rng(9)
+    j = jit(add_bias)
+    x, b = rng.standard_normal((200, 3)), rng.standard_normal(3)
+    np.testing.assert_allclose(j(x, b), add_bias(x, b), rtol=1e-12)
+    strided = rng.standard_normal((57, 6))[:, ::2]      # the same text, another Numba layout
+    np.testing.assert_allclose(j(strided, b), add_bias(strided, b), rtol=1e-12)
+    assert j.compile_count == 2
+    x = rng.standard_normal((31, 3))                      # contiguous again: compiled already
+    np.testing.assert_allclose(j(x, b), add_bias(x, b), rtol=1e-12)
+    assert j.compile_count == 2

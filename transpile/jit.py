@@ -412,7 +412,7 @@ class Jit(Transform):
                     return _NO_TIER
                 if built.ready(leaves):
                     self._specs[key] = built
-                    self._count(built)
+                    self._count(built, leaves)
                     out = built.run(leaves)
                     if out is FREE_CHANGED:
                         return _NO_TIER
@@ -480,6 +480,8 @@ class Jit(Transform):
             try:
                 c = built if built is not None else self._finish_build(
                     trees, in_avals, core, ranked, int_params if dyn else None, False)
+                with self._compile_lock:
+                    new = self._new_code(c, leaves)
                 c.precompile(leaves)
             except StaticIntsNeeded:
                 self.dynamic_ints = False     # the next call keys on int values, builds again
@@ -493,7 +495,7 @@ class Jit(Transform):
                            "this signature keeps running the NumPy version.")
                 return
             with self._compile_lock:
-                if self._new_code(c):
+                if new:
                     self.compile_count += 1
                 if self._pending.get(key) is p:
                     if c.fresh():
@@ -549,21 +551,25 @@ class Jit(Transform):
                     return c
             c = self._build(trees, list(key[1]))
             self._specs[key] = c
-            self._count(c)
+            self._count(c, leaves)
             return c
 
-    def _count(self, c):
+    def _count(self, c, leaves):
         """Count a specialization built: compiled, unless its lowered code is that of one of
         this function's specializations (another batch size: the same dispatcher)."""
         self.build_count += 1
-        if self._new_code(c):
+        if self._new_code(c, leaves):
             self.compile_count += 1
 
-    def _new_code(self, c):
-        """Is `c`'s lowered code other than that of this function's other specializations?"""
+    def _new_code(self, c, leaves):
+        """Does running `c` on `leaves` need Numba to compile: code other than that of this
+        function's other specializations, or the same code for argument types (a layout)
+        it was not compiled for?"""
         path = c.plan.path
-        return path is None or not any(s is not c and s.plan.path == path
-                                       for s in list(self._specs.values()))
+        if path is None or not any(s is not c and s.plan.path == path
+                                   for s in list(self._specs.values())):
+            return True
+        return not c.ready(leaves)
 
     def _build(self, trees, in_avals):
         if not self.dynamic_ints or not any(a.weak and a.dtype.kind in "iu" for a in in_avals):
