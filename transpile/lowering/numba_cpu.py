@@ -9,7 +9,9 @@ source is plain loops and the subset of NumPy that Numba compiles:
   accumulators for the reductions; inputs are read once per element, only values needed
   later are written out;
 * other equations become Numba-supported NumPy calls (np.dot, np.transpose, np.reshape, ...)
-  with shapes written as constants;
+  with shapes written in sizes read from the arguments at the function's start
+  (`x__n0 = x.shape[0]`; numba_text.SizeNamer), so the text, and the compiled code, serve
+  every batch size; sizes no argument has stay constants;
 * Python control flow (if / for range / while) is printed as is (the statements control flow
   brings, assign / setitem / tapes, in numba_control.py; functions with collectives are
   split into compiled parts, numba_segments.py).
