@@ -317,7 +317,7 @@ def main(argv):
             print(f"  {label:32s} {fmt(o):>10s} {fmt(t):>10s} {o / t:9.2f}")
         print(f"  (tiers: first call ran {r['tiered']['first_tier']}, call 100 ran "
               f"{r['tiered']['tier100']}, the new size ran {r['tiered']['new_size_tier']}; "
-              f"specializations built: {r['tiered']['compiles']})")
+              f"compilations: {r['tiered']['compiles']})")
     print("\n## geometric means of ours/JAX over the workloads")
     for label, ours, theirs in cols:
         rs = [ours(rows[n]) / theirs(rows[n]) for n in names

@@ -204,7 +204,8 @@ def test_jit_of_vmap_of_grad_of_loop_matches_fd_and_is_compiled(name):
 def test_tape_is_preallocated_arrays_sized_by_the_trip_count():
     f, _, args = CASES["euler"]
     text = jit(grad(f)).show_source(*args)
-    assert "tape" in text and "np.empty((50, 5), np.float64)" in text
+    # 50 steps of a vector whose length is read at run time (y__n0 = y.shape[0])
+    assert "tape" in text and "np.empty((50, y__n0), np.float64)" in text
     assert ".pop()" not in text and ".push(" not in text
 
 
@@ -483,7 +484,8 @@ def test_mask_writes_compile_and_write_the_callers_array():
     x = np.linspace(-1, 1.5, 7)
     mine, theirs = x.copy(), x.copy()
     jc = jit(cap_argument)
-    assert jc(mine) == cap_argument(theirs)
+    # (the sum may be reordered, as the compiled code's fastmath allows: to the last bit)
+    np.testing.assert_allclose(jc(mine), cap_argument(theirs), rtol=1e-15)
     np.testing.assert_array_equal(mine, theirs)
     assert_compiled(jc, x)
 

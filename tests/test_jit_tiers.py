@@ -77,17 +77,26 @@ def test_each_call_runs_the_function_exactly_once_across_tiers():
     assert j.compile_count == 1
 
 
-def test_new_batch_size_runs_numpy_at_once_and_compiles_behind():
+def test_new_batch_size_runs_the_compiled_code_at_once():
     def f(x):
         return np.tanh(x) * 2.0
     j = jit(f, wait=False)
-    for n in (5, 9):
-        x = np.linspace(0.0, 1.0, n)
-        np.testing.assert_allclose(j(x), np.tanh(x) * 2.0, rtol=1e-12)
-        assert j.last_tier == "numpy"
-        j.wait()
-        np.testing.assert_allclose(j(x), np.tanh(x) * 2.0, rtol=1e-12)
-        assert j.last_tier == "compiled"
+    x = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose(j(x), np.tanh(x) * 2.0, rtol=1e-12)
+    assert j.last_tier == "numpy"
+    j.wait()
+    np.testing.assert_allclose(j(x), np.tanh(x) * 2.0, rtol=1e-12)
+    assert j.last_tier == "compiled"
+    # the code reads its sizes at run time: another length runs it at once, nothing compiles
+    x = np.linspace(0.0, 1.0, 9)
+    np.testing.assert_allclose(j(x), np.tanh(x) * 2.0, rtol=1e-12)
+    assert j.last_tier == "compiled" and j.compile_count == 1
+    # another dtype compiles behind the NumPy tier
+    x32 = x.astype(np.float32)
+    np.testing.assert_allclose(j(x32), np.tanh(x32) * 2.0, rtol=1e-6)
+    assert j.last_tier == "numpy"
+    j.wait()
+    assert j.compile_count == 2
 
 
 def test_failing_background_compile_warns_once_and_numpy_keeps_running(monkeypatch):

@@ -510,7 +510,6 @@ def vjp(fun, *primals, has_aux=False, _argnums=None):
     core = spec.core
     out_tree = core.out_tree.children[0]
     n_out = out_tree.num_leaves
-    from transpile.core import ir as _ir
     writes = any(e.prim is write_back for e in _ir.walk_eqns(core.body))
     snapshot = copy_arrays(leaves) if writes else leaves   # fun writes into its arguments:
 

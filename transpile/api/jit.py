@@ -7,7 +7,11 @@ A call looks up the *abstract signature* of its arguments (pytree structure, sha
 values of static arguments). A new signature builds the function's core Python (through any
 inner transforms: jit(grad(f)) compiles the gradient), specializes it to those shapes
 (`x.ndim` is a constant; runtime helpers such as unbroadcast disappear), fuses elementwise
-chains and reductions into loops, lowers that to a Numba module and compiles it. The module
+chains and reductions into loops, lowers that to a Numba module and compiles it. The lowered
+text reads sizes from the arguments at run time (lowering/cpu/text.py), so a new batch size
+regenerates (a few ms) the same text, whose module is loaded already: its Numba dispatcher
+serves the call without compiling (`compile_count` counts new code, `build_count` every
+specialization). A dimension of 1, a dtype or rank change gives another text and compiles. The module
 is a real file (see `show(jit(f), *args)`), and Numba's cache of it is kept on disk, checked
 against a manifest (runtime/diskcache.py), so another process loads it instead of compiling.
 
@@ -93,6 +97,20 @@ _ND = np.ndarray
 _PLAIN = frozenset([float, complex, np.float64, np.float32, np.float16, np.complex64,
                     np.complex128, np.int64, np.int32, np.int16, np.int8, np.uint64, np.uint32,
                     np.uint16, np.uint8, np.bool_])
+
+
+def _size_free(av):
+    """An abstract value without its sizes: what compiled code generic in sizes depends on
+    (dtype, weak type, rank, which dimensions are 1)."""
+    return (av.dtype, av.weak, tuple(n == 1 for n in av.shape))
+
+
+def _type_text(av):
+    """An argument's type as the lowered code's comments show it: dtype and rank, sizes
+    generic (`float32[:,:]`) except those of 1, which broadcasting depends on."""
+    if not av.shape:
+        return repr(av)
+    return f"{av.dtype.name}[{','.join('1' if n == 1 else ':' for n in av.shape)}]"
 
 
 def _leaf_key(a, dynamic_ints):
@@ -234,7 +252,10 @@ class Jit(Transform):
         self._specs = {}
         self._compile_lock = threading.RLock()
         self._warned = set()
-        self.compile_count = 0          # specializations built (for tests and curiosity)
+        self.compile_count = 0          # specializations whose lowered code was new: a new
+        #                                 batch size whose code reads its sizes at run time
+        #                                 reuses the compiled code and does not count
+        self.build_count = 0            # specializations built (generated, maybe not compiled)
         self.wait_mode = wait           # None: the TRANSPILE_TIERS default; True: calls wait
         #                                 for the compiler; False: tiered (see tiers_enabled)
         self._entry = self._entry_default   # a generated entry for the latest signature
@@ -382,9 +403,27 @@ class Jit(Transform):
             if p is not None and not p.fresh():
                 del self._pending[key]
                 p = None
+            built = None
+            if p is None and self._sibling(key):
+                # another batch size of a compiled signature: generating is cheap, and when
+                # the text is the same its compiled code serves this call too
+                try:
+                    built = self._build(trees, list(key[1]))
+                except StaticIntsNeeded:
+                    return _INTS_STATIC
+                except Exception:        # noqa: BLE001 (the blocking path raises it clearly)
+                    return _NO_TIER
+                if built.ready(leaves):
+                    self._specs[key] = built
+                    self._count(built, leaves)
+                    out = built.run(leaves)
+                    if out is FREE_CHANGED:
+                        return _NO_TIER
+                    self.last_tier = built.tier
+                    return out
             if p is None:
                 try:
-                    p = self._start_background(key, trees, leaves)
+                    p = self._start_background(key, trees, leaves, built)
                 except StaticIntsNeeded:
                     return _INTS_STATIC
                 except Exception:        # noqa: BLE001 (the blocking path raises it clearly)
@@ -402,34 +441,50 @@ class Jit(Transform):
             if start is not None:
                 _start_compile_thread(start)
 
-    def _start_background(self, key, trees, leaves):
+    def _sibling(self, key):
+        """Is there a specialization whose arguments differ from `key`'s in sizes only (the
+        same pytrees, dtypes, ranks, and dimensions of 1)?"""
+        trees, avals = key
+        want = [_size_free(a) for a in avals]
+        return any(k[0] == trees and [_size_free(a) for a in k[1]] == want
+                   for k in list(self._specs))
+
+    def _start_background(self, key, trees, leaves, built=None):
+        """Start building `key`'s specialization off the caller's thread (`built`: already
+        generated, only Numba's compilation is left)."""
         in_avals = list(key[1])
         dyn = self.dynamic_ints and any(a.weak and a.dtype.kind in "iu" for a in in_avals)
-        try:
-            core, ranked, folded = self._core_for(trees, in_avals, False)
-        except Exception as e:
-            if dyn:
-                raise StaticIntsNeeded(str(e)) from e
-            raise
-        if dyn and not ints_stay_dynamic(core, int_params(core, in_avals)):
-            raise StaticIntsNeeded("an int argument's value is needed when generating code")
+        if built is not None:
+            core, ranked = built.core, False
+        else:
+            try:
+                core, ranked, folded = self._core_for(trees, in_avals, False)
+            except Exception as e:
+                if dyn:
+                    raise StaticIntsNeeded(str(e)) from e
+                raise
+            if dyn and not ints_stay_dynamic(core, int_params(core, in_avals)):
+                raise StaticIntsNeeded("an int argument's value is needed when generating code")
         p = Pending(self, core, _origin(self))
         self._pending[key] = p
-        self.compile_count += 1
+        self.build_count += 1          # (compile_count: when it is built, _background)
         t = threading.Thread(target=self._background, name=f"transpile-jit-{self.__name__}",
-                             args=(key, trees, in_avals, list(leaves), core, ranked, dyn, p),
+                             args=(key, trees, in_avals, list(leaves), core, ranked, dyn, p,
+                                   built),
                              daemon=True)
         p.thread = t
         return p
 
-    def _background(self, key, trees, in_avals, leaves, core, ranked, dyn, p):
+    def _background(self, key, trees, in_avals, leaves, core, ranked, dyn, p, built=None):
         """Build and compile one specialization off the caller's thread; on success the next
         call of that signature runs the compiled code. Warnings wait for the next call."""
         _TLS.defer = self._deferred
         try:
             try:
-                c = self._finish_build(trees, in_avals, core, ranked,
-                                       int_params if dyn else None, False)
+                c = built if built is not None else self._finish_build(
+                    trees, in_avals, core, ranked, int_params if dyn else None, False)
+                with self._compile_lock:
+                    new = self._new_code(c, leaves)
                 c.precompile(leaves)
             except StaticIntsNeeded:
                 self.dynamic_ints = False     # the next call keys on int values, builds again
@@ -443,6 +498,8 @@ class Jit(Transform):
                            "this signature keeps running the NumPy version.")
                 return
             with self._compile_lock:
+                if new:
+                    self.compile_count += 1
                 if self._pending.get(key) is p:
                     if c.fresh():
                         self._specs[key] = c
@@ -497,8 +554,25 @@ class Jit(Transform):
                     return c
             c = self._build(trees, list(key[1]))
             self._specs[key] = c
-            self.compile_count += 1
+            self._count(c, leaves)
             return c
+
+    def _count(self, c, leaves):
+        """Count a specialization built: compiled, unless its lowered code is that of one of
+        this function's specializations (another batch size: the same dispatcher)."""
+        self.build_count += 1
+        if self._new_code(c, leaves):
+            self.compile_count += 1
+
+    def _new_code(self, c, leaves):
+        """Does running `c` on `leaves` need Numba to compile: code other than that of this
+        function's other specializations, or the same code for argument types (a layout)
+        it was not compiled for?"""
+        path = c.plan.path
+        if path is None or not any(s is not c and s.plan.path == path
+                                   for s in list(self._specs.values())):
+            return True
+        return not c.ready(leaves)
 
     def _build(self, trees, in_avals):
         if not self.dynamic_ints or not any(a.weak and a.dtype.kind in "iu" for a in in_avals):
@@ -618,7 +692,7 @@ class Jit(Transform):
         in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
                                    scalars={n for n, a in av.items() if a is not None and not a.shape})
         body = fuse(body, av, outs, in_place)
-        sig = "signature: " + ", ".join(f"{p}: {a!r}" for p, a in zip(core.params, avals))
+        sig = "signature: " + ", ".join(f"{p}: {_type_text(a)}" for p, a in zip(core.params, avals))
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
                     origin)

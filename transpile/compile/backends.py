@@ -56,6 +56,8 @@ def _numba_compile(plan):
     for attempt in range(10):
         path = diskcache.source_path(codegen.cache_dir(), plan.core.name, text)
         plan.path = path
+        # the same text as a specialization loaded before (another batch size): its dispatcher
+        plan.reused = numba_cpu.loaded(path, name) is not None
         diskcache.verify(path)
         try:
             return numba_cpu.compile_module(text, path, name)

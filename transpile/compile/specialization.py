@@ -56,6 +56,7 @@ class Plan:
         self._eager = None
         self.in_place = set()      # id() of setitem equations that may store in place
         self.allow_breaks = False  # lower what Numba cannot compile as NumPy between parts
+        self.reused = False        # the lowered text is one this process compiled already
 
     def eager_callable(self):
         if self._eager is None:
@@ -123,6 +124,21 @@ class Compiled:
         except Exception as e:
             return self.raised(e, leaves, free)
 
+    def ready(self, leaves):
+        """Is the compiled code for these arguments' types there already (a text another
+        batch size compiled), so a call runs it without waiting for the compiler?"""
+        if self.checked:
+            return not self.eager
+        if not self.plan.reused or not _is_numba_dispatcher(self.fn):
+            return False
+        free = [read_binding(w) for w in self.free]
+        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
+        try:
+            import numba
+            return tuple(numba.typeof(a) for a in args) in self.fn.overloads
+        except Exception:      # noqa: BLE001 (a type Numba does not know: not ready)
+            return False
+
     @property
     def tier(self):
         """Which code a call of this specialization runs: 'compiled' or 'numpy'."""
@@ -147,12 +163,14 @@ class Compiled:
         try:
             import numba
             sig = tuple(numba.typeof(a) for a in args)
-            with diskcache.entry_lock(self.plan.path):
-                if self.plan.path:
-                    diskcache.verify(self.plan.path)
-                _call_guarding_cache(self.fn.compile, [sig], self.plan.path)
-                if self.plan.path:
-                    diskcache.record(self.plan.path)
+            # (another batch size may have compiled this text for these types already)
+            if not (self.plan.reused and sig in self.fn.overloads):
+                with diskcache.entry_lock(self.plan.path):
+                    if self.plan.path:
+                        diskcache.verify(self.plan.path)
+                    _call_guarding_cache(self.fn.compile, [sig], self.plan.path)
+                    if self.plan.path:
+                        diskcache.record(self.plan.path)
             if self.plan.text and "parallel=True" in self.plan.text:
                 self.fn = AdaptiveThreads.wrap(self.fn)
         except Exception as e:

@@ -31,6 +31,20 @@ class Const:
         return format_const(self.value)
 
 
+@dataclass(frozen=True, repr=False)     # (prints as its value: Const.__repr__)
+class SizeConst(Const):
+    """A count of elements folded while specializing (x.size, a mean's divisor): `value` is
+    the product of the sizes `dims`, which compiled code reads at run time where it can
+    (lowering/cpu/text.py), so the code does not depend on the batch size."""
+    dims: tuple = ()
+
+
+@dataclass(frozen=True, repr=False)
+class ShapeConst(Const):
+    """An array's shape folded while specializing (x.shape): an item taken from it is an
+    ir.SizeConst, which compiled code reads at run time."""
+
+
 @dataclass(frozen=True)
 class SliceArg:
     lower: Any = None   # Atom or None

@@ -14,6 +14,7 @@ are plain functions `rw_<primitive>(sp, eqn, out)` looked up in `REWRITES`:
 Abstract values (AVal) are in core/avals.py. The result is what `jit` lowers (transpile/lowering/)
 and what fusion groups (optimize/fusion.py).
 """
+import re
 from collections import Counter
 
 import numpy as np
@@ -69,6 +70,11 @@ def _all_weak(sp, args):
 
 
 _ASSIGN = by_name("assign")
+# counts of elements: folded to an ir.SizeConst that remembers the sizes it multiplies; shapes
+# to an ir.ShapeConst, whose items (x.shape[0]) and len(x) are SizeConsts as well
+_COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
+_SHAPES = (by_name("shape"), by_name("attr_shape"))
+_GETITEM, _LEN = by_name("getitem"), by_name("len")
 
 
 class Specializer:
@@ -282,6 +288,9 @@ class Specializer:
         if prim.impl is None:
             return None
         vals = {k: self.value(a, True) for k, a in eqn.args.items()}
+        av = _gufunc_aval(prim, vals)
+        if av is not None:
+            return av
         with np.errstate(all="ignore"):
             try:
                 r = _call(prim, vals)
@@ -425,13 +434,51 @@ class Specializer:
                         r = tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in r)
                     elif isinstance(r, np.integer):
                         r = int(r)
-                    self.subst[eqn.out] = Const(r)
+                    self.subst[eqn.out] = self.count_const(eqn, r) or Const(r)
                     return
             except Exception:
                 pass
         if av is None and all(isinstance(a, Const) for a in ir.iter_atoms(args.values())):
             pass
         out.append(eqn)
+
+
+    def count_const(self, eqn, r):
+        """x.size / np.size(x) / a reduction's count / x.shape[k] / len(x) as an
+        ir.SizeConst, x.shape as an ir.ShapeConst (None: none of those, or an axis argument
+        this does not follow)."""
+        x = eqn.args.get("x")
+        if any(eqn.prim is p for p in _SHAPES) and isinstance(r, tuple) \
+                and all(type(n) is int for n in r):
+            return ir.ShapeConst(r)
+        if type(r) is not int:
+            return None
+        if eqn.prim is _GETITEM:
+            return ir.SizeConst(r, (r,)) if isinstance(x, ir.ShapeConst) and r in x.value \
+                else None
+        if eqn.prim is _LEN:
+            av = self.aval(x)
+            return ir.SizeConst(r, (r,)) if av is not None and av.shape else None
+        if not any(eqn.prim is p for p in _COUNTS):
+            return None
+        av = self.aval(x)
+        if av is None or not av.shape:
+            return None
+        axis = eqn.args.get("axis", Const(None))
+        if not isinstance(axis, Const):
+            return None
+        axes = axis.value
+        if axes is None:
+            axes = range(len(av.shape))
+        elif isinstance(axes, int):
+            axes = (axes,)
+        try:
+            dims = tuple(int(av.shape[a]) for a in axes)
+        except (TypeError, IndexError):
+            return None
+        if int(np.prod(dims)) != r:
+            return None
+        return ir.SizeConst(r, dims)
 
 
 class _Unknown(Exception):
@@ -452,6 +499,52 @@ def _masked(sp, eqn):
         if av is not None and av.shape and av.dtype == np.bool_:
             return True
     return False
+
+
+_CORE = re.compile(r"\(([^)]*)\)")
+
+
+def _gufunc_aval(prim, vals):
+    """The result of a generalized ufunc (np.matmul) from its signature, without running it
+    on the stand-ins (NumPy multiplies zero-strided stand-ins in a slow loop: 3-16 ms per MLP
+    layer, most of what generating the code of a new batch size cost). None: run it."""
+    impl = prim.impl
+    if not isinstance(impl, np.ufunc) or impl.signature is None or impl.nout != 1:
+        return None
+    names = [p.name for p in prim.params]
+    if set(vals) != set(names[:impl.nin]):
+        return None
+    xs = [vals[n] for n in names[:impl.nin]]
+    if not all(isinstance(x, np.ndarray) for x in xs):
+        return None
+    ins, out = impl.signature.replace(" ", "").split("->")
+    specs = [[d for d in c.split(",") if d] for c in _CORE.findall(ins)]
+    out_spec = [d for d in _CORE.findall(out)[0].split(",") if d]
+    sizes, loops = {}, []
+    for x, spec in zip(xs, specs):
+        if x.ndim < len(spec):
+            present = [d for d in spec if not d.endswith("?")]
+            if x.ndim < len(present):
+                return None
+        else:
+            present = spec
+        k = x.ndim - len(present)
+        loops.append(x.shape[:k])
+        for d, n in zip(present, x.shape[k:]):
+            if d.isdigit():
+                if int(d) != n:
+                    return None
+                continue
+            if sizes.setdefault(d.rstrip("?"), n) != n:
+                return None            # mismatched core dimensions: running it says why
+    try:
+        loop = np.broadcast_shapes(*loops)
+        shape = tuple(loop) + tuple(sizes[d.rstrip("?")] if not d.isdigit() else int(d)
+                                    for d in out_spec if d.rstrip("?") in sizes or d.isdigit())
+        tiny = impl(*[np.ones((1,) * x.ndim, x.dtype) for x in xs])
+    except (ValueError, TypeError, KeyError):
+        return None
+    return AVal(shape, np.asarray(tiny).dtype)
 
 
 def _regular(value):

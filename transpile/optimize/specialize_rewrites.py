@@ -5,7 +5,7 @@ returning True when they replaced the equation (appending to `out`), False to ke
     unbroadcast(g, x)    same shapes: g                  else: np.sum over the broadcast axes
     sum_grad(ct, x, ..)  a broadcast of ct to x's shape (fusable: read with broadcasting)
     check_scalar_output  checked now; the seed cotangent is the constant 1 of the output dtype
-    reduced_count        an int constant
+    reduced_count        an int constant (an ir.SizeConst: the sizes it multiplies)
     matmul_vjp_left/..   np.matmul / np.outer / * with transposes, by the operands' ndims
     norm, var, std       sums, products and sqrt (so fusion sees elementwise + reduction)
 
@@ -15,7 +15,7 @@ keys its table `REWRITES` by the rows these names give; nothing here imports opt
 import numpy as np
 
 import transpile_runtime as runtime
-from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg
+from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, SizeConst
 from transpile.primitives.registry import Primitive, by_name
 from transpile.core.avals import dummy
 
@@ -144,10 +144,12 @@ def rw_reduced_count(sp, eqn, out):
     axis = eqn.args.get("axis", Const(None))
     if xa is None or not isinstance(axis, Const):
         return False
+    dims = tuple(int(xa.shape[a]) for a in _norm_axes(axis.value, xa.ndim))
     n = 1
-    for a in _norm_axes(axis.value, xa.ndim):
-        n *= xa.shape[a]
-    sp.subst[eqn.out] = Const(int(n))
+    for d in dims:
+        n *= d
+    # the sizes it multiplies stay known: compiled code reads them at run time
+    sp.subst[eqn.out] = SizeConst(int(n), dims)
     return True
 
 

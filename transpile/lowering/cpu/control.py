@@ -89,6 +89,11 @@ def _const(value, dtype=None):
     return _MOD["cpu"].const_text(value, dtype)
 
 
+def _atom(c, dtype=None):
+    """A Const atom (a count of elements as the sizes it multiplies: lowering/cpu/text.py)."""
+    return _MOD["cpu"].atom_const_text(c, dtype)
+
+
 def convert(lw, atom, to, st):
     """Text of `atom` converted to the abstract value `to` (a join's type)."""
     src = lw.av(atom) if isinstance(atom, Var) else None
@@ -99,10 +104,10 @@ def convert(lw, atom, to, st):
             v = atom.value
             if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and v == 0:
                 return f"np.zeros({_shape(to.shape)}, {_dt(to.dtype)})"
-            return f"np.full({_shape(to.shape)}, {_const(v, to.dtype)}, {_dt(to.dtype)})"
+            return f"np.full({_shape(to.shape)}, {_atom(atom, to.dtype)}, {_dt(to.dtype)})"
         if isinstance(atom.value, (bool, np.bool_)) and to.dtype == np.bool_:
             return _const(atom.value)
-        return _const(atom.value, to.dtype)
+        return _atom(atom, to.dtype)
     if src is None:
         raise _unlowerable(st, "unknown shape of " + atom.name)
     if src.shape == to.shape and src.dtype == to.dtype:
@@ -123,7 +128,7 @@ def _assign(lw, st):
 def _value_for(lw, v, dest_av, st):
     """A written value, cast to the destination's dtype (NumPy casts on assignment)."""
     if isinstance(v, Const):
-        return _const(v.value, dest_av.dtype) if not isinstance(v.value, bool) \
+        return _atom(v, dest_av.dtype) if not isinstance(v.value, bool) \
             else _const(v.value)
     vav = lw.av(v)
     if vav is None:
@@ -281,7 +286,7 @@ def _scalar_cast(lw, st):
     xa, out = lw.av(x) if isinstance(x, Var) else None, lw.avals.get(st.out)
     if isinstance(x, Var) and (xa is None or xa.shape) or out is None or out.shape:
         raise _unlowerable(st, f"{st.prim.name}() of an array")
-    text = x.name if isinstance(x, Var) else _const(x.value)
+    text = x.name if isinstance(x, Var) else _atom(x)
     if st.prim is bool_:
         return [f"{st.out} = bool({text})"]
     return [f"{st.out} = {_dt(out.dtype)}({text})"]

@@ -6,13 +6,17 @@ once per element (with broadcasting), one scalar expression per elementwise equa
 accumulators for the reductions (a local per outer index when the reduced axes are the
 innermost ones), and only the values needed later written out. `kernel(lw, g)` appends the
 kernel's source to `lw.kernels` and returns the lines that call it in the main function.
+
+Loop bounds are read from the kernel's own arrays (`range(out.shape[0])`), so one compiled
+kernel serves every batch size; which inputs broadcast (a dimension of 1) is in the text.
 """
 import re
 
 import numpy as np
 
 from transpile.core.ir import Const, Var
-from transpile.lowering.cpu.text import const_text, dtype_ctor, shape_text
+from transpile.lowering.cpu.text import (SizeNamer, atom_const_text, dtype_ctor,
+                                         product_text, shape_text, size_text)
 from transpile.optimize.fusion import FusedGroup, scalar_template
 
 def kernel(lw, g: FusedGroup):
@@ -30,11 +34,23 @@ def kernel(lw, g: FusedGroup):
     if axis_reds and 0 in g.axes:
         parallel = False
     params = list(g.inputs) + list(g.outputs) + [f"acc_{r.out}" for r in axis_reds]
+    # the loop's sizes, read from arrays that span them (outputs first)
+    spans = [(n, avals[n].shape) for n in list(g.outputs) + arrays_in
+             if len(avals[n].shape) == nd and all(a == b or a == 1 for a, b in
+                                                  zip(avals[n].shape, S))]
+    with SizeNamer(spans):
+        L = _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_reds)
+    kname = _shared(lw, kname, "\n".join(L) + "\n")
+    return _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds)
+
+
+def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_reds):
+    avals = lw.avals
     L = []
     L.append(f"@njit(nogil=True, cache=True, error_model='numpy', fastmath=FASTMATH"
              f"{', parallel=True' if parallel else ''})")
     L.append(f"def {kname}({', '.join(params)}):")
-    L.append(f'    """{g.describe()}"""')
+    L.append(f'    """{describe(g)}"""')
     idx = [f"i{j}" for j in range(nd)]
 
     def read(name):
@@ -62,7 +78,7 @@ def kernel(lw, g: FusedGroup):
                     av.dtype != np.dtype(dtype) and np.issubdtype(av.dtype, np.number):
                 return f"{dtype_ctor(dtype)}({local[a.name]})"
             return local[a.name]
-        return const_text(a.value, dtype)
+        return atom_const_text(a, dtype)
 
     for e in g.eqns:
         out_av = avals[e.out]
@@ -110,13 +126,13 @@ def kernel(lw, g: FusedGroup):
         ind = ""
         for j in range(k):
             rng = "prange" if (j == 0 and parallel) else "range"
-            L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
+            L_body.append(f"{ind}for i{j} in {rng}({size_text(S[j])}):")
             ind += "    "
         for a, init, r in rowpre:
             L_body.append(f"{ind}{a} = {init}")
         ind2 = ind
         for j in range(k, nd):
-            L_body.append(f"{ind2}for i{j} in range({S[j]}):")
+            L_body.append(f"{ind2}for i{j} in range({size_text(S[j])}):")
             ind2 += "    "
         L_body += [ind2 + b for b in body]
         kix = ", ".join("0" if j in g.axes else idx[j] for j in range(nd))
@@ -129,10 +145,11 @@ def kernel(lw, g: FusedGroup):
         L_body.append(f"for c in prange({P}):")
         for a, init, r in pre:
             L_body.append(f"    {a} = {init}")
-        L_body.append(f"    for i0 in range(c * {S[0]} // {P}, (c + 1) * {S[0]} // {P}):")
+        n0 = size_text(S[0])
+        L_body.append(f"    for i0 in range(c * {n0} // {P}, (c + 1) * {n0} // {P}):")
         ind = "        "
         for j in range(1, nd):
-            L_body.append(f"{ind}for i{j} in range({S[j]}):")
+            L_body.append(f"{ind}for i{j} in range({size_text(S[j])}):")
             ind += "    "
         L_body += [ind + b for b in body]
         for a, init, r in pre:
@@ -147,18 +164,27 @@ def kernel(lw, g: FusedGroup):
         ind = ""
         for j in range(nd):
             rng = "prange" if (j == 0 and parallel) else "range"
-            L_body.append(f"{ind}for i{j} in {rng}({S[j]}):")
+            L_body.append(f"{ind}for i{j} in {rng}({size_text(S[j])}):")
             ind += "    "
         L_body += [ind + b for b in body]
     for a, init, r in pre:
-        n = int(np.prod(S))
-        res = f"{a} / {n}" if r.prim.reduce == "mean" else a
+        res = f"{a} / ({product_text(S)})" if r.prim.reduce == "mean" else a
         rets.append(f"{dtype_ctor(avals[r.out].dtype)}({res})")
     if rets:
         L_body.append(f"return ({', '.join(rets)},)")
     L += ["    " + b for b in L_body]
-    kname = _shared(lw, kname, "\n".join(L) + "\n")
-    # the call in the main function
+    return L
+
+
+def describe(g):
+    """The group's description with its shape as the code reads it."""
+    text = g.describe()
+    plain = f"over {g.shape}:"
+    return text.replace(plain, f"over {shape_text(g.shape)}:", 1) if g.shape else text
+
+
+def _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds):
+    """The lines that call the kernel in the main function."""
     lines = []
     for o in g.outputs:
         lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
@@ -180,12 +206,9 @@ def kernel(lw, g: FusedGroup):
         lines.append(call)
     for r in axis_reds:
         out_av = avals[r.out]
-        n = 1
-        for j in g.axes:
-            n *= S[j]
         val = f"acc_{r.out}"
         if r.prim.reduce == "mean":
-            val = f"({val} / {n})"
+            val = f"({val} / ({product_text([S[j] for j in g.axes])}))"
         val = f"{val}.astype({dtype_ctor(out_av.dtype)})"
         kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
         if tuple(out_av.shape) != kshape:

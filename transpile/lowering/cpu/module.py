@@ -9,7 +9,9 @@ source is plain loops and the subset of NumPy that Numba compiles:
   accumulators for the reductions; inputs are read once per element, only values needed
   later are written out;
 * other equations become Numba-supported NumPy calls (np.dot, np.transpose, np.reshape, ...)
-  with shapes written as constants;
+  with shapes written in sizes read from the arguments at the function's start
+  (`x__n0 = x.shape[0]`; numba_text.SizeNamer), so the text, and the compiled code, serve
+  every batch size; sizes no argument has stay constants;
 * Python control flow (if / for range / while) is printed as is (the statements control flow
   brings, assign / setitem / tapes, in lowering/cpu/control.py; functions with collectives are
   split into compiled parts, lowering/cpu/segments.py).
@@ -30,9 +32,8 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu import checks as numba_checks
 from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
-from transpile.lowering.cpu.kernels import kernel
+from transpile.lowering.cpu.kernels import kernel, describe
 from transpile.lowering.cpu.segments import has_collectives, segmented_main, compile_parts
-from transpile.lowering.cpu.text import Unlowerable, const_text, dtype_ctor, shape_text
 from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
 from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp, log_base, select_weight
@@ -49,6 +50,8 @@ from transpile.primitives.numpy.structure import (array, astype, atleast_1d, atl
                                             copy, expand_dims, getitem, moveaxis, ravel, reshape,
                                             squeeze, stack, swapaxes, transpose)
 from transpile.optimize.specialize_rewrites import BCAST
+from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,
+                                          dtype_ctor, shape_text)
 
 PARALLEL_MIN_SIZE = 1 << 18
 
@@ -78,7 +81,7 @@ class Lowerer:
         if isinstance(a, Var):
             return a.name
         if isinstance(a, Const):
-            return const_text(a.value, dtype)
+            return atom_const_text(a, dtype)
         if isinstance(a, TupleArg):
             inner = ", ".join(self.fmt(x) for x in a.items)
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
@@ -108,7 +111,7 @@ class Lowerer:
                 continue
             if isinstance(st, FusedGroup):
                 self.comment(st.loc, indent, out)
-                out.append(f"{indent}# {st.describe()}")
+                out.append(f"{indent}# {describe(st)}")
                 out += [indent + l for l in kernel(self, st)]
             elif isinstance(st, Eqn) and st.prim is getitem_vjp:
                 # zeros shaped like x with the cotangent written at a basic index
@@ -214,8 +217,8 @@ class Lowerer:
             if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
                                         if not isinstance(v, Const) or True):
                 cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
-                vals = {k: (v.name if isinstance(v, Var) else const_text(v.value, cdt
-                                                                        if k != "condition" else None))
+                vals = {k: (v.name if isinstance(v, Var) else atom_const_text(v, cdt
+                                                                         if k != "condition" else None))
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
                 if np.issubdtype(out_av.dtype, np.number):
@@ -340,7 +343,7 @@ class Lowerer:
             return f"{self.fmt(a)}.astype({dtype_ctor(dtype)})"
         if isinstance(a, Var):
             return a.name
-        return const_text(a.value, dtype)
+        return atom_const_text(a, dtype)
 
     def index(self, index, e):
         if not isinstance(index, IndexArg):
@@ -370,7 +373,7 @@ class Lowerer:
             elif isinstance(it, Const):
                 if isinstance(it.value, tuple):
                     raise Unlowerable(e, "index")
-                parts.append(const_text(it.value))
+                parts.append(atom_const_text(it))
         if arrays:
             # NumPy puts the array's axis where Numba does only when the integers and the
             # array stand side by side (x[1, idx], not x[1, :, idx]: that axis goes first)
@@ -422,8 +425,13 @@ class Lowerer:
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
         lines = []
+        # sizes read from the arguments at run time (lowering/cpu/text.py), where the function is
+        # one compiled function (the parts of a segmented one are left with constants)
+        sizes = SizeNamer([(p, self.avals[p].shape) for p in self.params
+                           if self.avals.get(p) is not None], local=True)
         try:
-            self.block(deferred_writes_last(body), "    ", lines)
+            with sizes:
+                self.block(deferred_writes_last(body), "    ", lines)
         except Unlowerable:
             if self.pushed_tapes or not self.allow_breaks:   # (a tape lives in compiled code)
                 raise
@@ -432,8 +440,10 @@ class Lowerer:
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', "
                                   "boundscheck=True)", self.breaks)
-        rets = [self.fmt(o) for o in outs]
+        with sizes:
+            rets = [self.fmt(o) for o in outs]
         lines.append(f"    return ({', '.join(rets)},)" if rets else "    return ()")
+        lines[:0] = sizes.prologue("    ")
         text = header
         for k in self.kernels:
             text += "\n\n" + k
@@ -502,15 +512,30 @@ def limit_numba_blas_threads():
         pass
 
 
+def _module_name(path):
+    return "transpile_jit_" + os.path.splitext(os.path.basename(path))[0]
+
+
+def loaded(path, name):
+    """The entry dispatcher of the module at `path` when this process has loaded it already
+    (the file name hashes the text: another batch size whose lowered text is the same gets
+    the same dispatcher, and Numba's own dispatch serves it without compiling), else None."""
+    import sys
+    mod = sys.modules.get(_module_name(path))
+    if mod is not None and getattr(mod, "__file__", None) == path:
+        return getattr(mod, name, None)
+    return None
+
+
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
     import linecache
     import sys
     import types
-    modname = "transpile_jit_" + os.path.splitext(os.path.basename(path))[0]
-    mod = sys.modules.get(modname)
-    if mod is not None and getattr(mod, "__file__", None) == path and hasattr(mod, name):
-        return getattr(mod, name)
+    modname = _module_name(path)
+    fn = loaded(path, name)
+    if fn is not None:
+        return fn
     if "np.dot(" in text:
         limit_numba_blas_threads()
     code = compile(text, path, "exec")

@@ -2,6 +2,14 @@
 for a construct with no Numba lowering; jit then runs the NumPy code) and how dtypes,
 constants and shapes are written in the lowered source (`np.float32(1.5)`, `(3,)`).
 
+Sizes are read at run time where the generator knows where they come from: while a function
+is lowered, a `SizeNamer` names each size (2 or more) after the first argument dimension that
+has it (`x__n0 = x.shape[0]`), so `shape_text((200, 64))` prints `(x__n0, w__n0)`. The text
+is then the same for another batch size, and jit reuses the compiled code (compile/backends.py).
+A size no argument has (a concatenation's, say) stays a constant; a size of 1 always does
+(broadcasting depends on it). Either way the text is right for the shapes it was generated
+for: jit compares texts, never assumes them equal.
+
 lowering/cpu/module.py (statements, expressions, module), lowering/cpu/kernels.py (fused loops),
 lowering/cpu/control.py and lowering/cpu/segments.py all print through these.
 """
@@ -9,6 +17,8 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import construct_of
+
+_NAMERS = []     # the SizeNamer of the function being lowered (innermost last)
 
 
 class Unlowerable(Exception):
@@ -35,6 +45,17 @@ def dtype_ctor(dtype):
     return f"np.{dtype.name}"
 
 
+def atom_const_text(c, dtype=None):
+    """A Const atom: a count of elements (ir.SizeConst) as the product of the sizes it came
+    from, read at run time where they are named; any other as `const_text`."""
+    if isinstance(c, ir.SizeConst) and _NAMERS:
+        expr = product_text(c.dims)
+        if dtype is not None and np.issubdtype(np.dtype(dtype), np.number):
+            return f"{dtype_ctor(dtype)}({expr})"
+        return expr
+    return const_text(c.value, dtype)
+
+
 def const_text(value, dtype=None):
     """A constant in the lowered source, typed as `dtype` when it is a number."""
     if isinstance(value, (bool, np.bool_)):
@@ -54,5 +75,60 @@ def const_text(value, dtype=None):
 
 
 def shape_text(shape):
-    shape = tuple(int(n) for n in shape)
-    return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
+    namer = _NAMERS[-1] if _NAMERS else None
+    items = [namer.size(n) if namer is not None else str(int(n)) for n in shape]
+    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
+
+
+def size_text(n):
+    """One size (an int) as the function being lowered reads it."""
+    return _NAMERS[-1].size(n) if _NAMERS else str(int(n))
+
+
+def product_text(dims):
+    """The product of sizes, as a run-time expression where the sizes are named."""
+    dims = [int(d) for d in dims if int(d) != 1]
+    if not dims:
+        return "1"
+    return " * ".join(size_text(d) for d in dims)
+
+
+class SizeNamer:
+    """Names sizes after array dimensions that are in scope: `names` maps a size to the
+    expression that reads it (the first array dimension with that size wins). `local` (a
+    function's parameters) binds each used size to a local at the function's start, listed by
+    `prologue`; otherwise the expression (`out.shape[0]`) is used as is."""
+
+    def __init__(self, arrays, local=False):
+        self.names = {}          # size -> (array, dimension)
+        self.local = local
+        self.used = {}           # local name -> (array, dimension), in order of first use
+        for name, shape in arrays:
+            for d, n in enumerate(shape):
+                if int(n) >= 2 and int(n) not in self.names:
+                    self.names[int(n)] = (name, d)
+
+    def size(self, n):
+        where = self.names.get(int(n))
+        if where is None:
+            return str(int(n))
+        if not self.local:
+            return f"{where[0]}.shape[{where[1]}]"
+        name = f"{where[0]}__n{where[1]}"
+        self.used[name] = where
+        return name
+
+    def prologue(self, indent):
+        """The lines that read the sizes this function used from its arguments."""
+        lines = [f"{indent}{name} = {arr}.shape[{d}]" for name, (arr, d) in self.used.items()]
+        if lines:
+            lines.insert(0, f"{indent}# sizes, read at run time (one compilation serves every "
+                            "batch size)")
+        return lines
+
+    def __enter__(self):
+        _NAMERS.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _NAMERS.pop()
