@@ -57,12 +57,9 @@ from transpile.frontend.normalize.normalizer import SPECIALIZE
 from transpile.frontend.parse import read_binding
 from transpile.pytree import TreeDef, tree_unflatten
 from transpile.api.shape_folding import shape_folder
-from transpile.ad.accumulate import reads_before_writes, scatter_adds
-from transpile.optimize.dead_code import drop_dead_values
-from transpile.optimize.fusion import fuse
-from transpile.optimize.inplace import in_place_writes, for_printing
-from transpile.ad.tape_split import drop_dead_tapes, split_tapes
-from transpile.optimize.specialize import aval_of, specialize
+from transpile.compile.pipeline import optimized_body
+from transpile.optimize.inplace import for_printing
+from transpile.optimize.specialize import aval_of
 from transpile.api.pmap import set_shard_compiler
 from transpile.lowering import backends
 from transpile.api.vmap import Vmap
@@ -685,13 +682,7 @@ class Jit(Transform):
         free_vals = [read_binding(where) for _, where, _ in core.free]
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
-        body, outs, av = specialize(split_tapes(core), avals)
-        body = drop_dead_values(body, outs)     # (dead copies hide single reads from scatter_adds)
-        body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
-        body = drop_dead_values(body, outs)
-        in_place = in_place_writes(body, list(core.params) + static_arrays, outs,
-                                   scalars={n for n, a in av.items() if a is not None and not a.shape})
-        body = fuse(body, av, outs, in_place)
+        body, outs, av, in_place = optimized_body(core, avals, list(core.params) + static_arrays)
         sig = "signature: " + ", ".join(f"{p}: {_type_text(a)}" for p, a in zip(core.params, avals))
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,

@@ -1,0 +1,31 @@
+"""jit's pass order, in one place: core Python (after every transform) -> the body a backend
+lowers.
+
+    split_tapes        a loop's tape per value, so each can be dropped on its own (ad/)
+    specialize         fold what the argument shapes decide; runtime helpers become plain
+                       NumPy (optimize/specialize.py)
+    drop_dead_values   (again after the next two: dead copies hide single reads from them)
+    scatter_adds       `a = a + rt.getitem_vjp(...)` becomes a scatter-add into a (ad/)
+    reads_before_writes, drop_dead_tapes
+    in_place_writes    which subscript writes may reuse their array (optimize/inplace.py)
+    fuse               elementwise chains and reductions -> loops (optimize/fusion.py)
+"""
+from transpile.ad.accumulate import reads_before_writes, scatter_adds
+from transpile.ad.tape_split import drop_dead_tapes, split_tapes
+from transpile.optimize.dead_code import drop_dead_values
+from transpile.optimize.fusion import fuse
+from transpile.optimize.inplace import in_place_writes
+from transpile.optimize.specialize import specialize
+
+
+def optimized_body(core, avals, params):
+    """(body, outs, avals by name, ids of the writes done in place) for these argument avals;
+    `params`: the names whose buffers come from outside (arguments, static arrays)."""
+    body, outs, av = specialize(split_tapes(core), avals)
+    body = drop_dead_values(body, outs)
+    body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
+    body = drop_dead_values(body, outs)
+    in_place = in_place_writes(body, params, outs,
+                               scalars={n for n, a in av.items() if a is not None and not a.shape})
+    body = fuse(body, av, outs, in_place)
+    return body, outs, av, in_place
