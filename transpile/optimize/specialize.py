@@ -79,11 +79,14 @@ _GETITEM, _LEN = by_name("getitem"), by_name("len")
 
 class Specializer:
     rewrite = True      # False: only infer shapes and fold queries (used while normalizing)
+    standins_for_unsized = False   # value() of a value of unknown length: a stand-in (only
+    # while typing what reads it, never for folding a query)
 
     def __init__(self, core, in_avals):
         self.core = core
         self.avals = AvalMap()   # name -> AVal (and .conflicts: names with no single type)
-        self.unsized = {}        # name -> AVal of a value whose length depends on the data
+        self.unsized = self.avals.unsized   # name -> AVal (rank, dtype) of a value whose
+        # length depends on the data (the lowering reads its length at run time)
         self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
         self.multi = set()       # names bound more than once (branch joins, loop-carried)
         self.always_zero = {}    # ... every time to the constant 0: name -> that Const
@@ -133,6 +136,8 @@ class Specializer:
             return a.value
         if isinstance(a, Var):
             av = self.avals.get(a.name)
+            if av is None and self.standins_for_unsized and a.name in self.unsized:
+                return dummy(self.unsized[a.name], True)   # (its type, never its length)
             if av is None:
                 raise _Unknown(a.name)
             return dummy(av, full)
@@ -141,7 +146,7 @@ class Specializer:
             return vals if a.kind == "list" else tuple(vals)
         if isinstance(a, IndexArg):
             items = []
-            for it in a.items:
+            for it in _tuple_index(a).items:
                 if isinstance(it, SliceArg):
                     items.append(slice(*[None if x is None else self.value(x) for x in
                                          (it.lower, it.upper, it.step)]))
@@ -162,6 +167,7 @@ class Specializer:
     # -- abstract evaluation ---------------------------------------------------------------------
 
     def infer(self, eqn):
+        self.unsized.pop(eqn.out, None)
         prim = eqn.prim
         args = eqn.args
         if prim is tape_pop:
@@ -182,19 +188,16 @@ class Specializer:
                 av = None
             if av is not None:
                 self.avals[eqn.out] = av
-            return av
+                return av
+            # x[:i], L[i, :i]: a length read at run time
+            return self._unsized_result(eqn)
         if prim.data_shape or _masked(self, eqn):
             # the shape depends on the values: never guessed from stand-ins (the rank and
             # dtype are kept aside: a reduction of every element is a scalar all the same)
-            try:
-                av = self._infer_generic(eqn)
-            except Exception:
-                av = None
-            if av is not None:
-                self.unsized[eqn.out] = av
-            return None
-        if any(isinstance(a, Var) and a.name in self.unsized for a in args.values()):
-            return self._full_reduction(eqn)
+            return self._unsized_result(eqn)
+        if any(isinstance(a, Var) and a.name in self.unsized for a in ir.iter_atoms(
+                args.values())):
+            return self._full_reduction(eqn) or self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
             return None       # its shape depends on values known only at run time
         if not prim.pure:
@@ -224,6 +227,31 @@ class Specializer:
             av = None
         if av is not None:
             self.avals[eqn.out] = av
+        return av
+
+    def _unsized_result(self, eqn):
+        """The result of an equation whose shape depends on the data (or that reads such a
+        value): a scalar's AVal (its type holds whatever the lengths), or, for an array, its
+        rank and dtype kept in `unsized` (returns None: no shape is known)."""
+        self.standins_for_unsized = True
+        try:
+            vals = {k: self.value(a, True) for k, a in eqn.args.items()}
+            with np.errstate(all="ignore"):
+                r = _call(eqn.prim, vals)
+        except Exception:
+            return None
+        finally:
+            self.standins_for_unsized = False
+        if isinstance(r, np.ndarray) and r.ndim:
+            self.unsized[eqn.out] = AVal(r.shape, r.dtype)
+            return None
+        if isinstance(r, (np.ndarray, np.generic)):
+            av = AVal((), np.result_type(r))
+        elif isinstance(r, (bool, int, float, complex)):
+            av = AVal((), np.dtype(type(r)), True)
+        else:
+            return None
+        self.avals[eqn.out] = av
         return av
 
     def _full_reduction(self, eqn):
@@ -483,6 +511,14 @@ class Specializer:
 
 class _Unknown(Exception):
     pass
+
+
+def _tuple_index(index):
+    """x[idx] with idx a tuple (for idx in np.ndindex(shape)) indexes as x[i, j]."""
+    if len(index.items) == 1 and isinstance(index.items[0], TupleArg) and \
+            index.items[0].kind == "tuple":
+        return IndexArg(index.items[0].items)
+    return index
 
 
 def _masked(sp, eqn):

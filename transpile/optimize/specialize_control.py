@@ -53,6 +53,9 @@ class AvalMap(dict):
         self.conflicts = {}
         self.tapes = {}          # tape name -> AVal of the values pushed on it (one type)
         self.windows = {}        # x[i:i + 3] -> (its fixed shape, loc): checked at run time
+        # name -> AVal of a value whose length depends on the data (x[mask], np.argwhere(x),
+        # x[:i]): its rank and dtype hold, its shape is a stand-in's and is never a length
+        self.unsized = {}
 
 
 def multi_bound(body):

@@ -63,6 +63,9 @@ class Lowerer:
         self.in_place = set(in_place)     # id() of setitems that may store in place
         self.params = params
         self.avals = avals
+        # values whose length is read at run time (rank and dtype: their stand-in shape is
+        # never written): lowering/cpu/unsized.py
+        self.unsized = getattr(avals, "unsized", {})
         self.core = core
         self.kernels = []
         self.shared_kernels = {}    # a kernel's text with canonical names -> its name
@@ -348,6 +351,9 @@ class Lowerer:
     def index(self, index, e):
         if not isinstance(index, IndexArg):
             raise Unlowerable(e, "index")
+        if len(index.items) == 1 and isinstance(index.items[0], TupleArg) and \
+                index.items[0].kind == "tuple":
+            index = IndexArg(index.items[0].items)     # x[idx], idx = (i, j): x[i, j]
         parts = []
         arrays = 0
         for it in index.items:
@@ -360,7 +366,7 @@ class Lowerer:
                 hi = "" if it.upper is None else self.fmt(it.upper)
                 parts.append(f"{lo}:{hi}" + (f":{self.fmt(it.step)}" if it.step is not None else ""))
             elif isinstance(it, Var):
-                av = self.av(it)
+                av = self.av(it) or self.unsized.get(it.name)   # (np.flatnonzero(m))
                 if av is None or not np.issubdtype(av.dtype, np.integer) or len(av.shape) > 1:
                     raise Unlowerable(e, "advanced (array) indexing")
                 if av.shape:
