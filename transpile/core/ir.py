@@ -187,6 +187,8 @@ def iter_atoms(values):
                     yield from iter_atoms([x for x in (it.lower, it.upper, it.step) if x is not None])
                 elif isinstance(it, (Var, Const)):
                     yield it
+                elif isinstance(it, TupleArg):        # x[idx] with idx a tuple
+                    yield from iter_atoms(it.items)
 
 
 def map_atoms(value, fn):

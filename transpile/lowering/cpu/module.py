@@ -33,6 +33,7 @@ from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu import checks as numba_checks
 from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
 from transpile.lowering.cpu.kernels import kernel, describe
+from transpile.lowering.cpu.unsized import lower_unsized, reads_unsized
 from transpile.lowering.cpu.segments import has_collectives, segmented_main, compile_parts
 from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
@@ -110,6 +111,12 @@ class Lowerer:
 
     def _block(self, stmts, indent, out):
         for st in stmts:
+            if isinstance(st, Eqn) and reads_unsized(self, st):
+                lines = lower_unsized(self, st)     # a length read at run time
+                if lines is not None:
+                    self.comment(st.loc, indent, out)
+                    out += [indent + line for line in lines]
+                    continue
             if lower_stmt(self, st, indent, out):
                 continue
             if isinstance(st, FusedGroup):

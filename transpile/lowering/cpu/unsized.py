@@ -1,0 +1,174 @@
+"""Numba lowering of values whose length depends on the data.
+
+`np.argwhere(m)`, `np.flatnonzero(m)`, `x[mask]` and `x[:i]` (a bound computed at run time)
+have a rank and a dtype but no length known when the code is generated; specialization
+(optimize/specialize.py) keeps them in `avals.unsized` with a stand-in's shape, which is never
+written here: the lowered code asks Numba for the value and reads its length at run time
+(`len(x)`, `x.shape[0]`). What reads such a value is lowered here too:
+
+* `np.argwhere(m)`, `np.flatnonzero(m)`, `np.unique(x)`: Numba's own;
+* `x[mask]`: Numba's boolean selection (a mask of x's shape; of more than one axis, the
+  raveled mask selects from the raveled array, NumPy's order), after a check of the shapes;
+* `x[...]` with slices of run-time bounds or an index array of run-time length, and
+  `v[0]`, `idx[:, 0]` of such values: the index as written;
+* `len(x)`, `x.size`; `np.dot` of two vectors (a scalar);
+* elementwise functions of vectors of run-time length: one loop over the length, with the
+  row's scalar form (the fused loops' form); the operands' lengths are checked first, and
+  a mismatch (NumPy would broadcast a length of 1, or raise) makes the call run the NumPy
+  version (api/jit.py, as a window past an end does).
+
+Fusion never takes these values (they have no AVal), so no loop is ever sized by a stand-in.
+Anything else reading them is `Unlowerable` (that statement runs in NumPy).
+"""
+import sys
+
+import numpy as np
+
+from transpile.core import ir
+from transpile.core.ir import Const, IndexArg, Var
+from transpile.optimize.fusion import scalar_template
+from transpile.optimize.specialize_windows import MARK
+from transpile.primitives.internal import control as C
+from transpile.primitives.numpy.nondiff import argwhere, attr_size, flatnonzero, len_, size, unique
+from transpile.primitives.numpy.products import dot, matmul
+from transpile.primitives.numpy.structure import astype, copy, getitem
+
+# rows whose result Numba computes as NumPy does, its length found at run time
+_DATA_SHAPED = (argwhere, flatnonzero, unique)
+
+
+def _cpu(lw):
+    """The code generator's module (dtype text, Unlowerable), as lowering/cpu/control.py."""
+    return sys.modules[type(lw).__module__]
+
+
+def reads_unsized(lw, st):
+    """Does the equation bind or read a value of run-time length?"""
+    if not lw.unsized:
+        return False
+    if st.out in lw.unsized:
+        return True
+    return any(isinstance(a, Var) and a.name in lw.unsized
+               for a in ir.iter_atoms(st.args.values()))
+
+
+def rank_dtype(lw, a):
+    """(rank, dtype) of an atom (a value of run-time length included), or None."""
+    if isinstance(a, Var):
+        av = lw.avals.get(a.name) or lw.unsized.get(a.name)
+        return None if av is None else (av.ndim, av.dtype)
+    if isinstance(a, Const) and np.ndim(a.value) == 0 and not isinstance(a.value, str):
+        return 0, np.result_type(a.value)
+    return None
+
+
+def _where(st):
+    loc = st.loc
+    return f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
+
+
+def _out_dtype(lw, st):
+    av = lw.avals.get(st.out) or lw.unsized.get(st.out)
+    return None if av is None else av.dtype
+
+
+def lower_unsized(lw, st):
+    """The lines that bind st.out (an equation reading or binding a value of run-time
+    length), or None: not one of ours (the generic lowering decides, and refuses what it
+    cannot type)."""
+    cpu = _cpu(lw)
+    prim, a = st.prim, st.args
+    x = a.get("x")
+    fmt = lw.fmt
+    dt = _out_dtype(lw, st)
+    if prim is C.assign and isinstance(x, Var) and x.name in lw.unsized:
+        return [f"{st.out} = {x.name}"]
+    if prim is copy and isinstance(x, Var):
+        return [f"{st.out} = {x.name}.copy()"]
+    if prim in _DATA_SHAPED and set(a) == {"x"} and isinstance(x, Var):
+        xs = rank_dtype(lw, x)
+        if xs is None or (prim is unique and xs[0] != 1):
+            return None
+        return [f"{st.out} = {prim.path}({x.name})"]
+    if prim is len_ and isinstance(x, Var):
+        return [f"{st.out} = len({x.name})"]
+    if prim in (size, attr_size) and isinstance(x, Var) and (
+            "axis" not in a or isinstance(a["axis"], Const) and a["axis"].value is None):
+        return [f"{st.out} = {x.name}.size"]
+    if prim is astype and isinstance(x, Var) and dt is not None:
+        return [f"{st.out} = {x.name}.astype({cpu.dtype_ctor(dt)})"]
+    if prim is getitem and isinstance(x, Var):
+        return _getitem(lw, st)
+    if prim in (dot, matmul):
+        xs, ys = rank_dtype(lw, x), rank_dtype(lw, a["y"])
+        if xs is None or ys is None or xs[0] != 1 or ys[0] != 1 or dt is None:
+            return None
+        cast = [f"{v.name}.astype({cpu.dtype_ctor(dt)})" if r[1] != dt else v.name
+                for v, r in ((x, xs), (a["y"], ys))]
+        return [f"{st.out} = {cpu.dtype_ctor(dt)}(np.dot({cast[0]}, {cast[1]}))"]
+    if prim.elementwise and st.out in lw.unsized:
+        return _elementwise(lw, st)
+    return None
+
+
+def _mask_of(lw, index):
+    """The boolean mask of x[mask] (a Var), or None."""
+    if not isinstance(index, IndexArg) or len(index.items) != 1:
+        return None
+    m = index.items[0]
+    r = rank_dtype(lw, m) if isinstance(m, Var) else None
+    return m if r is not None and r[0] >= 1 and r[1] == np.bool_ else None
+
+
+def _getitem(lw, st):
+    x, index = st.args["x"], st.args["index"]
+    mask = _mask_of(lw, index)
+    if mask is None:
+        return [f"{st.out} = {x.name}[{lw.index(index, st)}]"]
+    xs, ms = rank_dtype(lw, x), rank_dtype(lw, mask)
+    if xs is None or xs[0] != ms[0]:
+        raise _cpu(lw).Unlowerable(st, "a boolean mask of fewer axes than the array")
+    # NumPy raises on a mask of another shape: the NumPy version then runs (and says so)
+    check = [f"if {mask.name}.shape != {x.name}.shape:     # NumPy's error, from NumPy",
+             f"    raise IndexError({MARK + ' ' + _where(st) + ' (boolean mask shape)'!r})"]
+    if xs[0] == 1:
+        return check + [f"{st.out} = {x.name}[{mask.name}]"]
+    return check + [f"{st.out} = {x.name}.ravel()[{mask.name}.ravel()]"]
+
+
+def _elementwise(lw, st):
+    """An elementwise row over vectors of run-time length: one loop, the row's scalar form."""
+    cpu = _cpu(lw)
+    tmpl = scalar_template(st)
+    dt = _out_dtype(lw, st)
+    if tmpl is None or dt is None:
+        return None
+    vectors, vals = [], {}
+    cdt = dt if np.issubdtype(dt, np.inexact) else None
+    i = f"{st.out}_i"
+    for k, v in st.args.items():
+        if isinstance(v, Const):
+            vals[k] = cpu.atom_const_text(v, cdt if k != "condition" else None)
+            continue
+        r = rank_dtype(lw, v) if isinstance(v, Var) else None
+        if r is None or r[0] > 1:
+            return None           # (more than one axis: refused)
+        if r[0] == 1:
+            vectors.append(v.name)
+            vals[k] = f"{v.name}[{i}]"
+        else:
+            vals[k] = v.name
+    if not vectors:
+        return None
+    text = tmpl.replace("T(", f"{cpu.dtype_ctor(dt)}(").format(**vals)
+    if np.issubdtype(dt, np.number):
+        text = f"{cpu.dtype_ctor(dt)}({text})"
+    n = f"{vectors[0]}.shape[0]"
+    lines = []
+    for v in dict.fromkeys(vectors[1:]):
+        if v != vectors[0]:
+            lines += [f"if {v}.shape[0] != {n}:     # NumPy broadcasts a length of 1, or raises",
+                      f"    raise IndexError({MARK + ' ' + _where(st) + ' (lengths)'!r})"]
+    return lines + [f"{st.out} = np.empty({n}, {cpu.dtype_ctor(dt)})",
+                    f"for {i} in range({n}):",
+                    f"    {st.out}[{i}] = {text}"]
