@@ -205,6 +205,8 @@ def map_atoms(value, fn):
                                         for x in (it.lower, it.upper, it.step)]))
             elif isinstance(it, (Var, Const)):
                 items.append(fn(it))
+            elif isinstance(it, TupleArg):       # x[idx] with idx a tuple
+                items.append(map_atoms(it, fn))
             else:
                 items.append(it)
         return IndexArg(tuple(items))

@@ -381,6 +381,8 @@ def _basic_index(sp, index):
         items = (index,)
     else:
         items = index.items
+    if len(items) == 1 and isinstance(items[0], ir.TupleArg) and items[0].kind == "tuple":
+        items = items[0].items          # x[idx], idx = (i, j) (np.ndindex): x[i, j]
     for it in items:
         if it is None or it is Ellipsis or isinstance(it, ir.SliceArg):
             continue
@@ -402,6 +404,8 @@ def _resolve_written_part(sp, eqn, out):
         return eqn
     sel = sp.emit(out, by_name("getitem"), {"x": x, "index": index}, eqn.loc, base="sel")
     sa = sp.aval(sel)
+    if sa is None and sel.name in sp.unsized:       # y[:i] = v: as long as the slice
+        return Eqn(eqn.out, by_name("copy"), {"x": sel}, eqn.loc)
     if sa is None:
         return eqn
     if not sa.shape:

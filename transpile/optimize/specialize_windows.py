@@ -130,7 +130,10 @@ def scatter_aval(sp, eqn):
     index (a write of the wrong size fails at run time, as in NumPy)."""
     if eqn.prim is not getitem_vjp:
         return sp.aval(eqn.args.get("x"))
-    xa, ca = sp.aval(eqn.args.get("x")), sp.aval(eqn.args.get("ct"))
+    xa, ct = sp.aval(eqn.args.get("x")), eqn.args.get("ct")
+    ca = sp.aval(ct)
+    if ca is None and isinstance(ct, Var):      # ct of run-time length (x[:i]'s): its dtype
+        ca = sp.unsized.get(ct.name)
     if xa is None or ca is None:
         return None
     import sys
