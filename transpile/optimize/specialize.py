@@ -175,8 +175,9 @@ class Specializer:
             if av is not None:
                 self.avals[eqn.out] = av
             return av
-        if prim in (getitem_vjp, setitem, write_in_place) and \
-                has_run_time_slice(eqn):
+        if prim in (getitem_vjp, setitem, write_in_place) and (
+                has_run_time_slice(eqn) or self._reads_unsized(eqn)):
+            # (x's shape, whatever the written part's length)
             av = scatter_aval(self, eqn)
             if av is not None:
                 self.avals[eqn.out] = av
@@ -195,8 +196,7 @@ class Specializer:
             # the shape depends on the values: never guessed from stand-ins (the rank and
             # dtype are kept aside: a reduction of every element is a scalar all the same)
             return self._unsized_result(eqn)
-        if any(isinstance(a, Var) and a.name in self.unsized for a in ir.iter_atoms(
-                args.values())):
+        if self._reads_unsized(eqn):
             return self._full_reduction(eqn) or self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
             return None       # its shape depends on values known only at run time
@@ -228,6 +228,10 @@ class Specializer:
         if av is not None:
             self.avals[eqn.out] = av
         return av
+
+    def _reads_unsized(self, eqn):
+        return any(isinstance(a, Var) and a.name in self.unsized
+                   for a in ir.iter_atoms(eqn.args.values()))
 
     def _unsized_result(self, eqn):
         """The result of an equation whose shape depends on the data (or that reads such a

@@ -56,6 +56,7 @@ class AvalMap(dict):
         # name -> AVal of a value whose length depends on the data (x[mask], np.argwhere(x),
         # x[:i]): its rank and dtype hold, its shape is a stand-in's and is never a length
         self.unsized = {}
+        self.list_tapes = {}     # tape -> the unsized AVal of the values it holds (a list)
 
 
 def multi_bound(body):
@@ -188,6 +189,13 @@ def specialize_push(sp, st):
         return new
     t = st.tape.name
     av = sp.aval(value)
+    if av is None and isinstance(value, ir.Var) and value.name in sp.unsized:
+        # values of run-time length (x[:i]): a list of them (lowering/cpu/control.py)
+        u, old = sp.unsized[value.name], sp.avals.list_tapes.get(t)
+        if old is not None and (old.ndim, old.dtype) != (u.ndim, u.dtype):
+            sp.avals.conflicts.setdefault(t, Conflict(t, st.loc, old, u))
+        sp.avals.list_tapes[t] = u
+        return new
     old = sp.avals.tapes.get(t)
     if old is None:
         sp.avals.tapes[t] = av
@@ -202,6 +210,9 @@ def specialize_push(sp, st):
 
 def pop_aval(sp, eqn):
     tape = eqn.args.get("tape")
+    if isinstance(tape, ir.Var) and tape.name in sp.avals.list_tapes:
+        sp.unsized[eqn.out] = sp.avals.list_tapes[tape.name]     # a length read at run time
+        return None
     return sp.avals.tapes.get(tape.name) if isinstance(tape, ir.Var) else None
 
 

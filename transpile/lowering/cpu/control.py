@@ -219,7 +219,14 @@ def _tape_av(lw, tape, st):
     return av
 
 
+def _list_tape(lw, tape):
+    """A tape of values of run-time length (x[:i]): a list, pushed copies, popped back."""
+    return tape in getattr(lw.avals, "list_tapes", {})
+
+
 def _tape_new(lw, st):
+    if _list_tape(lw, st.out):
+        return [f"{st.out} = []     # values of run-time length (copies)"]
     av = _tape_av(lw, st.out, st)
     if av is None:
         if st.out in lw.pushed_tapes:
@@ -233,6 +240,8 @@ def _tape_new(lw, st):
 
 def push_lines(lw, st):
     t = st.tape.name
+    if _list_tape(lw, t):
+        return [f"{t}.append({st.value.name}.copy())"]
     av = _tape_av(lw, t, st)
     if av is None:
         raise _unlowerable(None, "a reverse-mode tape holding values of several types")
@@ -252,6 +261,8 @@ def push_lines(lw, st):
 
 def _tape_pop(lw, st):
     t = st.args["tape"].name
+    if _list_tape(lw, t):
+        return [f"{st.out} = {t}.pop()"]
     _tape_av(lw, t, st)
     return [f"{t}_n -= 1", f"{st.out} = {t}[{t}_n]"]
 

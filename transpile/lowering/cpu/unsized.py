@@ -25,10 +25,13 @@ import sys
 import numpy as np
 
 from transpile.core import ir
-from transpile.core.ir import Const, IndexArg, Var
+from transpile.core.ir import Const, Eqn, IndexArg, Var
 from transpile.optimize.fusion import scalar_template
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
+from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp_right,
+                                                          getitem_vjp, sum_grad)
+from transpile.primitives.numpy.elementwise import multiply
 from transpile.primitives.numpy.nondiff import argwhere, attr_size, flatnonzero, len_, size, unique
 from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.structure import astype, copy, getitem
@@ -106,9 +109,50 @@ def lower_unsized(lw, st):
         cast = [f"{v.name}.astype({cpu.dtype_ctor(dt)})" if r[1] != dt else v.name
                 for v, r in ((x, xs), (a["y"], ys))]
         return [f"{st.out} = {cpu.dtype_ctor(dt)}(np.dot({cast[0]}, {cast[1]}))"]
+    if prim is sum_grad and _no_axis(a) and isinstance(x, Var) and dt is not None:
+        # of a sum of every element: the cotangent everywhere
+        ct = a["ct"]
+        if rank_dtype(lw, ct) is None or rank_dtype(lw, ct)[0] != 0:
+            return None
+        return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {cpu.dtype_ctor(dt)})"]
+    if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:
+        return _mask_scatter(lw, st)
+    if prim in (dot_vjp_left, dot_vjp_right):
+        # of a dot of two vectors: the cotangent (a scalar) times the other vector
+        other = a["y"] if prim is dot_vjp_left else x
+        ranks = [rank_dtype(lw, v) for v in (a["ct"], x, a["y"])]
+        if None in ranks or [r[0] for r in ranks] != [0, 1, 1]:
+            return None
+        return _elementwise(lw, Eqn(st.out, multiply, {"x": a["ct"], "y": other}, st.loc))
     if prim.elementwise and st.out in lw.unsized:
         return _elementwise(lw, st)
     return None
+
+
+def _no_axis(a):
+    axis, keep = a.get("axis", Const(None)), a.get("keepdims", Const(False))
+    return isinstance(axis, Const) and axis.value is None and isinstance(keep, Const) and \
+        not keep.value
+
+
+def _mask_scatter(lw, st):
+    """The cotangent of x in x[mask]: zeros of x's shape, ct's values where the mask is
+    true, in NumPy's (C) order."""
+    cpu = _cpu(lw)
+    ct, x, mask = st.args["ct"], st.args["x"], _mask_of(lw, st.args["index"])
+    av = lw.avals.get(st.out)
+    if av is None or not isinstance(ct, Var) or rank_dtype(lw, ct) is None or \
+            rank_dtype(lw, ct)[0] != 1 or rank_dtype(lw, mask)[0] != len(av.shape):
+        return None
+    j, at = f"{st.out}_j", f"{st.out}_at"
+    return [f"if {mask.name}.shape != {cpu.shape_text(av.shape)}:",
+            f"    raise IndexError({MARK + ' ' + _where(st) + ' (boolean mask shape)'!r})",
+            f"{st.out} = np.zeros({cpu.shape_text(av.shape)}, {cpu.dtype_ctor(av.dtype)})",
+            f"{j} = 0",
+            f"for {at} in np.ndindex({cpu.shape_text(av.shape)}):",
+            f"    if {mask.name}[{at}]:",
+            f"        {st.out}[{at}] = {ct.name}[{j}]",
+            f"        {j} += 1"]
 
 
 def _mask_of(lw, index):
