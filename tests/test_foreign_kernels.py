@@ -28,17 +28,12 @@ XFAIL_JIT = {
     "nbody_broadcast": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:208: an expression statement has no effect in a transformed function (side effects such as print or in-place methods are not kept)"),
     "median3_stack_sort": (TranspileWarning, "TranspileWarning: jit(median3_stack_sort): foreign_kernels.py:390: Numba cannot compile np.sort(...) (no Numba form for these arguments); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     "weighted_average_cols": (TranspileWarning, "TranspileWarning: jit(weighted_average_cols): foreign_kernels.py:556: Numba cannot compile np.average(...) (no Numba form for these arguments); running the NumPy version instead."),
-    "outlier_indices": (TranspileWarning, "TranspileWarning: jit(outlier_indices): foreign_kernels.py:600: Numba cannot compile np.argwhere(...) (unknown result shape); 3 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     "mc_pi": (TranspileWarning, "TranspileWarning: jit(mc_pi): foreign_kernels.py:713: Numba cannot compile random_draw(...) (unknown result shape); running the NumPy version instead."),
     "random_walk": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:727: unsupported attribute access .standard_normal"),
     "mc_integrate": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:737: unsupported attribute access .uniform"),
     "bootstrap_means": (TranspileError, "TranspileError: foreign_kernels.py:752: a draw from np.random.default_rng(...) inside a loop or branch on run-time values, from a generator made outside it"),
     "metropolis_gaussian": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:767: unsupported attribute access .normal"),
-    "bool_mask_logic": (TranspileWarning, "TranspileWarning: jit(bool_mask_logic): foreign_kernels.py:796: Numba cannot compile np.argwhere(...) (unknown result shape); 5 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    "masked_where_select": (TranspileWarning, "TranspileWarning: jit(masked_where_select): foreign_kernels.py:825: Numba cannot compile subscript (unknown result shape); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    "cholesky_forward": (TranspileWarning, "TranspileWarning: jit(cholesky_forward): foreign_kernels.py:938: Numba cannot compile a value changing type in a loop or branch (the shape of the variable 'y' depends on values known only at run time (a slice with computed bounds, x[i:i + 3]?)); running the NumPy version instead."),
     "complex_parts": (TranspileWarning, "TranspileWarning: jit(complex_parts): foreign_kernels.py:1043: Numba cannot compile np.multiply(...) (no Numba lowering); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    "ndindex_fill": (TranspileWarning, "TranspileWarning: jit(ndindex_fill): foreign_kernels.py:1087: Numba cannot compile a value changing type in a loop or branch (the shape of the variable 'out' depends on values known only at run time (a slice with computed bounds, x[i:i + 3]?)); running the NumPy version instead."),
 }
 # (transform, kernel name) -> (exception type, the current error)
 XFAIL_GRAD = {
@@ -46,12 +41,10 @@ XFAIL_GRAD = {
     ("jit(grad)", "pdist_broadcast"): (TranspileWarning, "TranspileWarning: jit(pdist_broadcast_loss): foreign_kernels.py:460: Numba cannot compile gradient of a subscript (np.newaxis in an index); 2 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     ("jit(grad)", "pdist_gram"): (TranspileWarning, "TranspileWarning: jit(pdist_gram_loss): foreign_kernels.py:476: Numba cannot compile gradient of a subscript (np.newaxis in an index); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     ("jit(grad)", "weighted_average_cols"): (TranspileWarning, "TranspileWarning: jit(weighted_average_cols_loss): foreign_kernels.py:556: Numba cannot compile np.average(...) (no Numba form for these arguments); 3 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    ("jit(grad)", "masked_where_select"): (TranspileWarning, "TranspileWarning: jit(masked_where_select_loss): foreign_kernels.py:825: Numba cannot compile subscript (unknown result shape); 9 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     ("jit(grad)", "normalize_rows_inplace"): (TranspileWarning, "TranspileWarning: jit(normalize_rows_inplace_loss): foreign_kernels.py:867: Numba cannot compile gradient of a subscript (np.newaxis in an index); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     ("jit(grad)", "solve_3x3"): (TranspileWarning, "TranspileWarning: jit(solve_3x3_loss): foreign_kernels.py:905: Numba cannot compile expand_last(...) (no Numba lowering); 2 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    ("jit(grad)", "cholesky_forward"): (TranspileWarning, "TranspileWarning: jit(cholesky_forward_loss): foreign_kernels.py:937: Numba cannot compile a value changing type in a loop or branch (the shape of the variable 'y' depends on values known only at run time (a slice with computed bounds, x[i:i + 3]?)); running the NumPy version instead."),
+    ("jit(grad)", "cholesky_forward"): (TranspileWarning, "TranspileWarning: jit(cholesky_forward_loss): foreign_kernels.py:934: Numba cannot compile phi(...) (no Numba lowering); running the NumPy version instead."),
     ("jit(grad)", "complex_parts"): (TranspileWarning, "TranspileWarning: jit(complex_parts_loss): foreign_kernels.py:1043: Numba cannot compile np.multiply(...) (no Numba lowering); 3 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    ("jit(grad)", "ndindex_fill"): (TranspileWarning, "TranspileWarning: jit(ndindex_fill_loss): foreign_kernels.py:1085: Numba cannot compile a value changing type in a loop or branch (the shape of the variable 'out' depends on values known only at run time (a slice with computed bounds, x[i:i + 3]?)); running the NumPy version instead."),
 }
 
 

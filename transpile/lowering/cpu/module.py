@@ -51,8 +51,8 @@ from transpile.primitives.numpy.structure import (array, astype, atleast_1d, atl
                                             copy, expand_dims, getitem, moveaxis, ravel, reshape,
                                             squeeze, stack, swapaxes, transpose)
 from transpile.optimize.specialize_rewrites import BCAST
-from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,
-                                          dtype_ctor, shape_text)
+from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,  # noqa: F401
+                                          const_text, dtype_ctor, shape_text)  # (control.py, unsized.py)
 
 PARALLEL_MIN_SIZE = 1 << 18
 
