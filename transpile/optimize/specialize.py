@@ -148,8 +148,11 @@ class Specializer:
             items = []
             for it in _tuple_index(a).items:
                 if isinstance(it, SliceArg):
-                    items.append(slice(*[None if x is None else self.value(x) for x in
-                                         (it.lower, it.upper, it.step)]))
+                    # (typing a slice of run-time length: the whole axis, never an empty
+                    # stand-in a reduction would refuse)
+                    items.append(slice(*[None if x is None or self.standins_for_unsized and
+                                         isinstance(x, Var) else self.value(x)
+                                         for x in (it.lower, it.upper, it.step)]))
                 elif isinstance(it, (Var, Const)):
                     items.append(self.value(it, True))
                 else:

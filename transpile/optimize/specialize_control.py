@@ -377,6 +377,9 @@ def _resolve_shape_like(sp, eqn):
     scalar. Where the tape saves it (shape_only) only its type is read: a scalar x itself then,
     which keeps the type its loop joins gave it."""
     xa = sp.aval(eqn.args["x"])
+    x = eqn.args["x"]
+    if xa is None and isinstance(x, ir.Var) and x.name in sp.unsized:    # a run-time length
+        return Eqn(eqn.out, by_name("zeros_like"), {"x": x}, eqn.loc)
     if xa is None:
         return eqn
     if not xa.shape:

@@ -32,7 +32,8 @@ from transpile.primitives.internal import control as C
 from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp_right,
                                                           getitem_vjp, sum_grad)
 from transpile.primitives.numpy.elementwise import multiply
-from transpile.primitives.numpy.nondiff import argwhere, attr_size, flatnonzero, len_, size, unique
+from transpile.primitives.numpy.nondiff import (argwhere, attr_size, empty_like, flatnonzero, len_,
+                                                ones_like, size, unique, zeros_like)
 from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.structure import astype, copy, getitem
 
@@ -98,6 +99,10 @@ def lower_unsized(lw, st):
     if prim in (size, attr_size) and isinstance(x, Var) and (
             "axis" not in a or isinstance(a["axis"], Const) and a["axis"].value is None):
         return [f"{st.out} = {x.name}.size"]
+    if prim in (zeros_like, ones_like, empty_like) and set(a) == {"x"} and dt is not None \
+            and isinstance(x, Var):
+        fn = {zeros_like: "zeros", ones_like: "ones", empty_like: "empty"}[prim]
+        return [f"{st.out} = np.{fn}({x.name}.shape, {cpu.dtype_ctor(dt)})"]
     if prim is astype and isinstance(x, Var) and dt is not None:
         return [f"{st.out} = {x.name}.astype({cpu.dtype_ctor(dt)})"]
     if prim is getitem and isinstance(x, Var):
