@@ -171,6 +171,7 @@ class Specializer:
 
     def infer(self, eqn):
         self.unsized.pop(eqn.out, None)
+        self.avals.unsized_shapes.pop(eqn.out, None)
         prim = eqn.prim
         args = eqn.args
         if prim is tape_pop:
@@ -199,7 +200,13 @@ class Specializer:
             # the shape depends on the values: never guessed from stand-ins (the rank and
             # dtype are kept aside: a reduction of every element is a scalar all the same)
             return self._unsized_result(eqn)
+        if prim is _GETITEM and isinstance(args.get("x"), Var) and \
+                args["x"].name in self.avals.unsized_shapes:
+            return self._run_time_size(eqn)
         if self._reads_unsized(eqn):
+            if prim in _SHAPES:      # x.shape of a value of run-time length: read at run time
+                self.avals.unsized_shapes[eqn.out] = self.unsized[args["x"].name].ndim
+                return None
             return self._full_reduction(eqn) or self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
             return None       # its shape depends on values known only at run time
@@ -231,6 +238,18 @@ class Specializer:
         if av is not None:
             self.avals[eqn.out] = av
         return av
+
+    def _run_time_size(self, eqn):
+        """x.shape[k] of a value of run-time length: a Python int (as the folded sizes are)."""
+        index = eqn.args.get("index")
+        rank = self.avals.unsized_shapes[eqn.args["x"].name]
+        if isinstance(index, IndexArg) and len(index.items) == 1 and \
+                isinstance(index.items[0], Const) and type(index.items[0].value) is int and \
+                -rank <= index.items[0].value < rank:
+            av = AVal((), np.dtype(np.int64), True)
+            self.avals[eqn.out] = av
+            return av
+        return None
 
     def _reads_unsized(self, eqn):
         return any(isinstance(a, Var) and a.name in self.unsized

@@ -56,6 +56,7 @@ class AvalMap(dict):
         # name -> AVal of a value whose length depends on the data (x[mask], np.argwhere(x),
         # x[:i]): its rank and dtype hold, its shape is a stand-in's and is never a length
         self.unsized = {}
+        self.unsized_shapes = {}  # x.shape of an unsized x -> its length (a run-time tuple)
         self.list_tapes = {}     # tape -> the unsized AVal of the values it holds (a list)
 
 

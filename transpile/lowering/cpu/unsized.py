@@ -32,8 +32,9 @@ from transpile.primitives.internal import control as C
 from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp_right,
                                                           getitem_vjp, sum_grad)
 from transpile.primitives.numpy.elementwise import multiply
-from transpile.primitives.numpy.nondiff import (argwhere, attr_size, empty_like, flatnonzero, len_,
-                                                ones_like, size, unique, zeros_like)
+from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, empty_like,
+                                                flatnonzero, len_, ones_like, shape, size, unique,
+                                                zeros_like)
 from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.structure import astype, copy, getitem
 
@@ -94,6 +95,8 @@ def lower_unsized(lw, st):
         if xs is None or (prim is unique and xs[0] != 1):
             return None
         return [f"{st.out} = {prim.path}({x.name})"]
+    if prim in (shape, attr_shape) and st.out in getattr(lw.avals, "unsized_shapes", {}):
+        return [f"{st.out} = {x.name}.shape"]
     if prim is len_ and isinstance(x, Var):
         return [f"{st.out} = len({x.name})"]
     if prim in (size, attr_size) and isinstance(x, Var) and (
