@@ -251,3 +251,51 @@ def test_ndindex_tuple_index_jit_and_jit_grad():
     same(compiled(ndindex_fill, A), ndindex_fill(A))
     want = numerical_grad(ndindex_loss, [A])
     np.testing.assert_allclose(compiled(grad(ndindex_loss), A), want, rtol=1e-6, atol=1e-6)
+
+
+# ---- one variable holding slices of different lengths ---------------------------------------------
+
+def best_prefix(x):
+    """The prefix with the largest sum: `best` holds slices of several lengths."""
+    best = x[:1]
+    for i in range(2, x.shape[0] + 1):
+        seg = x[:i]
+        if np.sum(seg) > np.sum(best):
+            best = seg
+    return best * 1.0, len(best)
+
+
+def test_a_variable_holding_slices_of_several_lengths_is_one_type():
+    for seed in (25, 26, 27):
+        x = rng(seed).standard_normal(12)
+        same(compiled(best_prefix, x), best_prefix(x))
+
+
+def growing_segments(x):
+    seg = x[:0]
+    total = 0.0
+    for i in range(x.shape[0]):
+        seg = x[i // 2:i + 1]
+        total += np.sum(seg * seg) / seg.shape[0]
+    return total, seg
+
+
+def test_a_loop_carried_window_of_changing_length():
+    x = rng(28).standard_normal(11)
+    same(compiled(growing_segments, x), growing_segments(x))
+
+
+def length_read_before_the_rebinding(x):
+    best = x[:1]
+    total = 0
+    for i in range(2, x.shape[0] + 1):
+        total += best.shape[0] + len(best)
+        if np.sum(x[:i]) > np.sum(best):
+            best = x[:i]
+    return total, best.size
+
+
+def test_a_length_read_in_the_loop_before_the_rebinding():
+    for seed in (29, 30):
+        x = rng(seed).standard_normal(10)
+        same(compiled(length_read_before_the_rebinding, x), length_read_before_the_rebinding(x))

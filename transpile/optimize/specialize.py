@@ -29,7 +29,7 @@ from transpile.core.liveness import dce
 from transpile.optimize.specialize_control import (resolve_if_array, AvalMap, bind_joined, multi_bound,
                                                      dynamic_slice, pop_aval, rw_cast_into,
                                                      sized_by_run_time_int, collective_aval,
-                                                     always_zero, rw_add_zero,
+                                                     always_zero, rw_add_zero, join_unsized,
                                                      rw_float_part,
                                                      specialize_loop, specialize_push)
 from transpile.optimize.specialize_batch import REWRITES as BATCH_REWRITES, note_copy
@@ -270,6 +270,7 @@ class Specializer:
             self.standins_for_unsized = False
         if isinstance(r, np.ndarray) and r.ndim:
             self.unsized[eqn.out] = AVal(r.shape, r.dtype)
+            self.avals.pop(eqn.out, None)     # (a sized value it held before: not its length)
             return None
         if isinstance(r, (np.ndarray, np.generic)):
             av = AVal((), np.result_type(r))
@@ -453,8 +454,15 @@ class Specializer:
         if eqn.out in self.multi:
             # bound more than once: never folded or aliased; its value is the join
             old = self.avals.get(eqn.out)
+            old_unsized = self.unsized.get(eqn.out)
             av = self.infer(eqn)           # (may read its own old value: x_2 = x_2)
             self.avals.pop(eqn.out, None)
+            if old_unsized is not None or eqn.out in self.unsized:
+                # a value of run-time length among its bindings: the name has one when its
+                # bindings share a rank and dtype (slices of several lengths), else a conflict
+                join_unsized(self, eqn, old or old_unsized, av or self.unsized.get(eqn.out))
+                out.append(eqn)
+                return
             if old is not None:
                 self.avals[eqn.out] = old
             bind_joined(self, eqn, av)

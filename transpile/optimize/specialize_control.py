@@ -57,6 +57,7 @@ class AvalMap(dict):
         # x[:i]): its rank and dtype hold, its shape is a stand-in's and is never a length
         self.unsized = {}
         self.unsized_shapes = {}  # x.shape of an unsized x -> its length (a run-time tuple)
+        self.demoted = set()     # names bound to sized and run-time-length values (a join)
         self.list_tapes = {}     # tape -> the unsized AVal of the values it holds (a list)
 
 
@@ -121,6 +122,18 @@ def specialize_loop(sp, st):
             cb = sp.block(st.cond_body)
             new = ir.While(cb, sp.atom(st.cond), sp.block(st.body), st.loc)
         changed = {n: sp.avals.get(n) for n in carried if sp.avals.get(n) != before[n]}
+        # carried names that now hold values of run-time length: the body again, with them
+        # unsized from its start (no statement may have read a length from the first binding)
+        unsized = {n: sp.unsized[n] for n in changed if changed[n] is None and n in sp.unsized}
+        if unsized:
+            avals, subst, counter, taken, zeros = snap
+            sp.avals.clear()
+            sp.avals.update(avals)
+            for n, u in unsized.items():
+                sp.avals.pop(n, None)
+                sp.unsized[n] = u
+            sp.subst, sp.counter, sp.taken, sp.zero_names = subst, counter, taken, zeros
+            continue
         if not changed or any(v is None for v in changed.values()):
             return new
         avals, subst, counter, taken, zeros = snap
@@ -156,6 +169,28 @@ def bind_joined(sp, eqn, av):
     if not is_zero(atom) and not av.shape:
         sp.zero_names[eqn.out] = False      # a scalar that may not be 0: never widened
     sp.avals[eqn.out] = j
+
+
+def join_unsized(sp, eqn, old, new):
+    """A name bound more than once, one of its values of run-time length: of run-time length
+    (kept in sp.unsized, never in sp.avals: no binding's length is taken for the others')
+    when every binding so far has the same rank (at least 1) and dtype; else a conflict."""
+    sp.avals.pop(eqn.out, None)
+    sp.unsized.pop(eqn.out, None)
+    if old is None or new is None and not (eqn.prim is C.assign and isinstance(
+            eqn.args.get("x"), ir.Var) and eqn.args["x"].name == eqn.out):
+        first = old or new
+        if first is not None and old is None and new is not None:
+            sp.unsized[eqn.out] = new           # its first binding
+            return
+        sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new))
+        return
+    new = new or old
+    if old.ndim == new.ndim and old.ndim and old.dtype == new.dtype and not new.weak:
+        sp.unsized[eqn.out] = old
+        sp.avals.demoted.add(eqn.out)
+        return
+    sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new))
 
 
 def _widen_zeros(sp, name, target):

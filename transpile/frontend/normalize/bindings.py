@@ -34,6 +34,13 @@ def sub_body(norm, fn):
 
 def emit_copy(norm, out, atom):
     norm.b.body.append(Eqn(out, by_name("assign"), {"x": atom}, norm.b.loc))
+    avals = norm.b.avals       # (shapes known while normalizing, api/shape_folding.py)
+    if avals is not None and out in avals and isinstance(atom, Var):
+        # a loop's or a branch's join: another shape, or one known only at run time
+        # (best = x[:i] in a loop), and `out`'s shape is not known (len(out) never folds)
+        joined = avals.get(atom.name)
+        if joined is None or joined.shape != avals[out].shape:
+            del avals[out]
     return Var(out)
 
 

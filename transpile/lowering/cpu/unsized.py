@@ -86,8 +86,9 @@ def lower_unsized(lw, st):
     x = a.get("x")
     fmt = lw.fmt
     dt = _out_dtype(lw, st)
-    if prim is C.assign and isinstance(x, Var) and x.name in lw.unsized:
-        return [f"{st.out} = {x.name}"]
+    if prim is C.assign and isinstance(x, Var) and (x.name in lw.unsized or (
+            st.out in lw.unsized and rank_dtype(lw, x) == rank_dtype(lw, Var(st.out)))):
+        return [f"{st.out} = {x.name}"]     # (a name holding slices of several lengths)
     if prim is copy and isinstance(x, Var):
         return [f"{st.out} = {x.name}.copy()"]
     if prim in _DATA_SHAPED and set(a) == {"x"} and isinstance(x, Var):
