@@ -283,6 +283,8 @@ class Normalizer:
             av = avals[last.out]
             if avals.setdefault(new, av) != av:
                 del avals[new]      # bound before with another shape: not known
+        elif avals is not None:
+            avals.pop(new, None)    # now a value of unknown shape (seg = x[lo:hi] in a loop)
         last.out = new
 
 
