@@ -299,3 +299,20 @@ def test_a_length_read_in_the_loop_before_the_rebinding():
     for seed in (29, 30):
         x = rng(seed).standard_normal(10)
         same(compiled(length_read_before_the_rebinding, x), length_read_before_the_rebinding(x))
+
+
+# ---- what the compiled code does not handle runs the NumPy version, never a wrong number ---------
+
+def mask_times(x, y, t):
+    return x[x > t] * y[y > t]
+
+
+def test_lengths_that_differ_run_numpy_with_a_warning():
+    f = jit(mask_times)
+    x, y = np.array([0.5, 2.0, 3.0, -1.0]), np.array([4.0, 5.0, -2.0, 0.0])
+    same(compiled(mask_times, x, y, 1.0), mask_times(x, y, 1.0))       # 2 and 3 selected
+    y1 = np.array([4.0, -5.0, -2.0, -7.0])                              # one selected
+    with pytest.warns(TranspileWarning, match="different run-time lengths"):
+        same(f(x, y1, 1.0), mask_times(x, y1, 1.0))                     # NumPy broadcasts
+    with pytest.raises(ValueError):
+        f(x, np.array([4.0, 5.0, 6.0, -7.0]), 1.0)                      # 2 against 3

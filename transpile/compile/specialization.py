@@ -218,10 +218,11 @@ class Compiled:
         """A fixed-length window x[i:i + 3] reached past an end of the array in this call:
         NumPy gives a shorter slice there, which the compiled code cannot, so this call runs
         the NumPy version (the compiled code stops before it writes any argument)."""
-        where = str(e)[len(WINDOW_MARK):].strip()
-        self.jit._warn(f"jit({self.jit.__name__}): {where}: a slice with run-time bounds "
-                       "reached past an end of the array (NumPy gives a shorter slice there); "
-                       "such calls run the NumPy version.")
+        where, _, why = str(e)[len(WINDOW_MARK):].strip().partition(" | ")
+        why = why or ("a slice with run-time bounds reached past an end of the array (NumPy "
+                      "gives a shorter slice there)")
+        self.jit._warn(f"jit({self.jit.__name__}): {where}: {why}; such calls run the NumPy "
+                       "version.")
         return self.finish(self.plan.eager_callable()(*leaves, *free), convert=False)
 
     def fall_back(self, e):

@@ -42,6 +42,11 @@ from transpile.primitives.numpy.structure import astype, copy, getitem
 _DATA_SHAPED = (argwhere, flatnonzero, unique)
 
 
+# the reasons a call runs the NumPy version (compile/specialization.py warns with them)
+_MASK_SHAPE = " | a boolean mask of another shape than the array (NumPy raises)"
+_LENGTHS = " | operands of different run-time lengths (NumPy broadcasts a length of 1, or raises)"
+
+
 def _cpu(lw):
     """The code generator's module (dtype text, Unlowerable), as lowering/cpu/control.py."""
     return sys.modules[type(lw).__module__]
@@ -155,7 +160,7 @@ def _mask_scatter(lw, st):
         return None
     j, at = f"{st.out}_j", f"{st.out}_at"
     return [f"if {mask.name}.shape != {cpu.shape_text(av.shape)}:",
-            f"    raise IndexError({MARK + ' ' + _where(st) + ' (boolean mask shape)'!r})",
+            f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
             f"{st.out} = np.zeros({cpu.shape_text(av.shape)}, {cpu.dtype_ctor(av.dtype)})",
             f"{j} = 0",
             f"for {at} in np.ndindex({cpu.shape_text(av.shape)}):",
@@ -183,7 +188,7 @@ def _getitem(lw, st):
         raise _cpu(lw).Unlowerable(st, "a boolean mask of fewer axes than the array")
     # NumPy raises on a mask of another shape: the NumPy version then runs (and says so)
     check = [f"if {mask.name}.shape != {x.name}.shape:     # NumPy's error, from NumPy",
-             f"    raise IndexError({MARK + ' ' + _where(st) + ' (boolean mask shape)'!r})"]
+             f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})"]
     if xs[0] == 1:
         return check + [f"{st.out} = {x.name}[{mask.name}]"]
     return check + [f"{st.out} = {x.name}.ravel()[{mask.name}.ravel()]"]
@@ -221,7 +226,7 @@ def _elementwise(lw, st):
     for v in dict.fromkeys(vectors[1:]):
         if v != vectors[0]:
             lines += [f"if {v}.shape[0] != {n}:     # NumPy broadcasts a length of 1, or raises",
-                      f"    raise IndexError({MARK + ' ' + _where(st) + ' (lengths)'!r})"]
+                      f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})"]
     return lines + [f"{st.out} = np.empty({n}, {cpu.dtype_ctor(dt)})",
                     f"for {i} in range({n}):",
                     f"    {st.out}[{i}] = {text}"]
