@@ -12,6 +12,8 @@ source is plain loops and the subset of NumPy that Numba compiles:
   with shapes written in sizes read from the arguments at the function's start
   (`x__n0 = x.shape[0]`; numba_text.SizeNamer), so the text, and the compiled code, serve
   every batch size; sizes no argument has stay constants;
+* values whose length depends on the data (x[mask], np.argwhere, x[:i]) and what reads
+  them: Numba's own forms, their lengths read at run time (lowering/cpu/unsized.py);
 * Python control flow (if / for range / while) is printed as is (the statements control flow
   brings, assign / setitem / tapes, in lowering/cpu/control.py; functions with collectives are
   split into compiled parts, lowering/cpu/segments.py).
