@@ -57,7 +57,6 @@ class AvalMap(dict):
         # x[:i]): its rank and dtype hold, its shape is a stand-in's and is never a length
         self.unsized = {}
         self.unsized_shapes = {}  # x.shape of an unsized x -> its length (a run-time tuple)
-        self.demoted = set()     # names bound to sized and run-time-length values (a join)
         self.list_tapes = {}     # tape -> the unsized AVal of the values it holds (a list)
 
 
@@ -177,18 +176,17 @@ def join_unsized(sp, eqn, old, new):
     when every binding so far has the same rank (at least 1) and dtype; else a conflict."""
     sp.avals.pop(eqn.out, None)
     sp.unsized.pop(eqn.out, None)
-    if old is None or new is None and not (eqn.prim is C.assign and isinstance(
-            eqn.args.get("x"), ir.Var) and eqn.args["x"].name == eqn.out):
-        first = old or new
-        if first is not None and old is None and new is not None:
-            sp.unsized[eqn.out] = new           # its first binding
-            return
+    if old is None and new is not None:
+        sp.unsized[eqn.out] = new               # its first binding
+        return
+    rebinds_itself = eqn.prim is C.assign and isinstance(eqn.args.get("x"), ir.Var) and \
+        eqn.args["x"].name == eqn.out           # (x_2 = x_2)
+    if old is None or new is None and not rebinds_itself:
         sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new))
         return
     new = new or old
     if old.ndim == new.ndim and old.ndim and old.dtype == new.dtype and not new.weak:
         sp.unsized[eqn.out] = old
-        sp.avals.demoted.add(eqn.out)
         return
     sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new))
 
