@@ -316,3 +316,44 @@ def test_lengths_that_differ_run_numpy_with_a_warning():
         same(f(x, y1, 1.0), mask_times(x, y1, 1.0))                     # NumPy broadcasts
     with pytest.raises(ValueError):
         f(x, np.array([4.0, 5.0, 6.0, -7.0]), 1.0)                      # 2 against 3
+
+
+def loop_over_flatnonzero(x):
+    s = 0.0
+    for k in np.flatnonzero(x > 0):
+        s += x[k] * k
+    return s
+
+
+def square_where_large(x):
+    idx = np.nonzero(x > 0.2)[0]
+    out = np.zeros_like(x)
+    out[idx] = x[idx] ** 2
+    return out, np.mean(x[idx])
+
+
+def rows_and_columns(A):
+    r, c = np.nonzero(A > 0.5)
+    return A[r, c].sum(), r * 10 + c
+
+
+@pytest.mark.parametrize("f, shape", [(loop_over_flatnonzero, (12,)),
+                                      (square_where_large, (12,)),
+                                      (rows_and_columns, (3, 4))])
+def test_nonzero_styles(f, shape):
+    for seed in (31, 32):
+        x = rng(seed).standard_normal(shape)
+        same(compiled(f, x), f(x))
+
+
+def square_where_large_loss(x):
+    out, m = square_where_large(x)
+    return np.sum(out * x) + m
+
+
+def test_a_write_at_nonzero_indices_grad():
+    x = rng(33).standard_normal(10)
+    want = numerical_grad(square_where_large_loss, [x])
+    np.testing.assert_allclose(grad(square_where_large_loss)(x), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(compiled(grad(square_where_large_loss), x), want, rtol=1e-6,
+                               atol=1e-7)

@@ -254,6 +254,12 @@ def rw_float_part(sp, eqn, out):
     """rt.float_part(t, like): t where like is inexact (its shape, not like's), else zeros."""
     t, like = eqn.args["t"], eqn.args["like"]
     ta, la = sp.aval(t), sp.aval(like)
+    if la is None and isinstance(like, ir.Var):
+        la = sp.unsized.get(like.name)
+    if ta is None and isinstance(t, ir.Var) and t.name in sp.unsized and la is not None and \
+            np.issubdtype(la.dtype, np.inexact):
+        sp.alias(eqn, t)                # t of run-time length, like a float array
+        return True
     if ta is None or la is None:
         return False
     if np.issubdtype(la.dtype, np.inexact):

@@ -130,7 +130,7 @@ def _value_for(lw, v, dest_av, st):
     if isinstance(v, Const):
         return _atom(v, dest_av.dtype) if not isinstance(v.value, bool) \
             else _const(v.value)
-    vav = lw.av(v)
+    vav = lw.av(v) or lw.unsized.get(v.name)    # (x[idx] = v, v of run-time length)
     if vav is None:
         raise _unlowerable(st, "unknown shape of the written value")
     if vav.dtype == dest_av.dtype:

@@ -30,7 +30,8 @@ from transpile.optimize.fusion import scalar_template
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
 from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp_right,
-                                                          getitem_vjp, sum_grad)
+                                                          getitem_vjp, reduced_count,
+                                                          sum_grad, unbroadcast)
 from transpile.primitives.numpy.elementwise import multiply
 from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, empty_like,
                                                 flatnonzero, len_, ones_like, shape, size, unique,
@@ -105,7 +106,7 @@ def lower_unsized(lw, st):
         return [f"{st.out} = {x.name}.shape"]
     if prim is len_ and isinstance(x, Var):
         return [f"{st.out} = len({x.name})"]
-    if prim in (size, attr_size) and isinstance(x, Var) and (
+    if prim in (size, attr_size, reduced_count) and isinstance(x, Var) and (
             "axis" not in a or isinstance(a["axis"], Const) and a["axis"].value is None):
         return [f"{st.out} = {x.name}.size"]
     if prim in (zeros_like, ones_like, empty_like) and set(a) == {"x"} and dt is not None \
@@ -131,6 +132,10 @@ def lower_unsized(lw, st):
         return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {cpu.dtype_ctor(dt)})"]
     if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:
         return _mask_scatter(lw, st)
+    if prim is unbroadcast:
+        return _unbroadcast(lw, st)
+    if prim is C.written_part:
+        return _written_part(lw, st)
     if prim in (dot_vjp_left, dot_vjp_right):
         # of a dot of two vectors: the cotangent (a scalar) times the other vector
         other = a["y"] if prim is dot_vjp_left else x
@@ -181,6 +186,8 @@ def _mask_of(lw, index):
 def _getitem(lw, st):
     x, index = st.args["x"], st.args["index"]
     mask = _mask_of(lw, index)
+    if mask is None and _gather_all_axes(lw, x, index):
+        return _gather(lw, st)
     if mask is None:
         return [f"{st.out} = {x.name}[{lw.index(index, st)}]"]
     xs, ms = rank_dtype(lw, x), rank_dtype(lw, mask)
@@ -192,6 +199,78 @@ def _getitem(lw, st):
     if xs[0] == 1:
         return check + [f"{st.out} = {x.name}[{mask.name}]"]
     return check + [f"{st.out} = {x.name}.ravel()[{mask.name}.ravel()]"]
+
+
+def _gather_all_axes(lw, x, index):
+    """A[r, c] with one integer vector per axis of A (np.nonzero's result)?"""
+    xs = rank_dtype(lw, x)
+    if xs is None or xs[0] < 2 or not isinstance(index, IndexArg) or len(index.items) != xs[0]:
+        return False
+    for it in index.items:
+        r = rank_dtype(lw, it) if isinstance(it, Var) else None
+        if r is None or r[0] != 1 or r[1].kind not in "iu":
+            return False
+    return True
+
+
+def _gather(lw, st):
+    """A[r, c]: element k is A[r[k], c[k]] (Numba indexes with one array at most)."""
+    cpu = _cpu(lw)
+    x, items = st.args["x"], [it.name for it in st.args["index"].items]
+    dt = _out_dtype(lw, st)
+    k = f"{st.out}_k"
+    lines = []
+    for v in dict.fromkeys(items[1:]):
+        if v != items[0]:
+            lines += [f"if {v}.shape[0] != {items[0]}.shape[0]:",
+                      f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})"]
+    at = ", ".join(f"{v}[{k}]" for v in items)
+    return lines + [f"{st.out} = np.empty({items[0]}.shape[0], {cpu.dtype_ctor(dt)})",
+                    f"for {k} in range({items[0]}.shape[0]):",
+                    f"    {st.out}[{k}] = {x.name}[{at}]"]
+
+
+def _unbroadcast(lw, st):
+    """rt.unbroadcast(ct, x), ct a vector of run-time length: summed for a scalar x, itself
+    for a vector x of its length (another length: the NumPy version runs)."""
+    cpu = _cpu(lw)
+    ct, x = st.args["ct"], st.args["x"]
+    cs, xs = rank_dtype(lw, ct), rank_dtype(lw, x)
+    dt = _out_dtype(lw, st)
+    if cs is None or xs is None or dt is None or cs[0] != 1 or not isinstance(ct, Var):
+        return None
+    if xs[0] == 0:
+        return [f"{st.out} = {cpu.dtype_ctor(dt)}(np.sum({ct.name}))"]
+    if xs[0] != 1 or not isinstance(x, Var):
+        return None
+    cast = ct.name if cs[1] == dt else f"{ct.name}.astype({cpu.dtype_ctor(dt)})"
+    return [f"if {ct.name}.shape[0] != {x.name}.shape[0]:",
+            f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})",
+            f"{st.out} = {cast}"]
+
+
+def _written_part(lw, st):
+    """rt.written_part(g, idx) of a write v[idx] = ... into a vector, idx an integer vector of
+    run-time length: g[idx], with 0 where a later position of idx names the same element
+    (NumPy keeps the last value written there)."""
+    cpu = _cpu(lw)
+    x, index = st.args["x"], st.args["index"]
+    xs = rank_dtype(lw, x) if isinstance(x, Var) else None
+    if xs is None or xs[0] != 1 or not isinstance(index, IndexArg) or len(index.items) != 1:
+        return None
+    idx = index.items[0]
+    r = rank_dtype(lw, idx) if isinstance(idx, Var) else None
+    dt = _out_dtype(lw, st)
+    if r is None or r[0] != 1 or r[1].kind not in "iu" or dt is None:
+        return None
+    k, at, seen = f"{st.out}_k", f"{st.out}_at", f"{st.out}_seen"
+    return [f"{st.out} = np.empty({idx.name}.shape[0], {cpu.dtype_ctor(dt)})",
+            f"{seen} = np.zeros({x.name}.shape[0], np.bool_)",
+            f"for {k} in range({idx.name}.shape[0] - 1, -1, -1):     # the last write wins",
+            f"    {at} = {idx.name}[{k}] % {x.name}.shape[0] if {idx.name}[{k}] < 0 "
+            f"else {idx.name}[{k}]",
+            f"    {st.out}[{k}] = 0 if {seen}[{at}] else {x.name}[{at}]",
+            f"    {seen}[{at}] = True"]
 
 
 def _elementwise(lw, st):
