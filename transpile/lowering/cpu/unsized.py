@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 from transpile.core import ir
-from transpile.core.ir import Const, Eqn, IndexArg, Var
+from transpile.core.ir import Const, Eqn, IndexArg, TupleArg, Var
 from transpile.optimize.fusion import scalar_template
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
@@ -101,6 +101,8 @@ def lower_unsized(lw, st):
         xs = rank_dtype(lw, x)
         if xs is None or (prim is unique and xs[0] != 1):
             return None
+        if prim in (argwhere, flatnonzero) and xs[0] == 1:
+            return _positions(lw, st, x, 2 if prim is argwhere else 1)
         return [f"{st.out} = {prim.path}({x.name})"]
     if prim in (shape, attr_shape) and st.out in getattr(lw.avals, "unsized_shapes", {}):
         return [f"{st.out} = {x.name}.shape"]
@@ -185,9 +187,13 @@ def _mask_of(lw, index):
 
 def _getitem(lw, st):
     x, index = st.args["x"], st.args["index"]
+    if isinstance(index, IndexArg) and len(index.items) == 1 and \
+            isinstance(index.items[0], TupleArg) and index.items[0].kind == "tuple":
+        index = IndexArg(index.items[0].items)      # x[idx], idx = np.nonzero(m)
+        st = Eqn(st.out, st.prim, dict(st.args, index=index), st.loc)
     mask = _mask_of(lw, index)
-    if mask is None and _gather_all_axes(lw, x, index):
-        return _gather(lw, st)
+    if mask is None and (_gather_all_axes(lw, x, index) or _gather_vector(lw, x, index)):
+        return _gather(lw, st)     # (a loop: Numba's x[idx] is 4x slower than NumPy's)
     if mask is None:
         return [f"{st.out} = {x.name}[{lw.index(index, st)}]"]
     xs, ms = rank_dtype(lw, x), rank_dtype(lw, mask)
@@ -197,14 +203,52 @@ def _getitem(lw, st):
     check = [f"if {mask.name}.shape != {x.name}.shape:     # NumPy's error, from NumPy",
              f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})"]
     if xs[0] == 1:
-        return check + [f"{st.out} = {x.name}[{mask.name}]"]
+        return check + _selected(lw, st, x, mask)
     return check + [f"{st.out} = {x.name}.ravel()[{mask.name}.ravel()]"]
 
 
-def _gather_all_axes(lw, x, index):
+def _count_true(m, n):
+    """Lines counting the true elements of the vector m into n. The count and the fill after
+    it add the mask's booleans instead of branching on them (a random mask mispredicts every
+    other branch: 10x slower; Numba's own np.argwhere and x[mask] are as slow)."""
+    return [f"{n} = 0",
+            f"for {n}_k in range({m}.shape[0]):",
+            f"    {n} += {m}[{n}_k]"]
+
+
+def _positions(lw, st, m, rank):
+    """np.flatnonzero(m) (rank 1) / np.argwhere(m) (rank 2) of a vector m: every position
+    is written, the count moves past the true ones (one spare element at the end)."""
+    n, k = f"{st.out}_n", f"{st.out}_k"
+    shape = f"({n} + 1,)" if rank == 1 else f"({n} + 1, 1)"
+    at = f"{st.out}[{n}]" if rank == 1 else f"{st.out}[{n}, 0]"
+    return _count_true(m.name, n) + [
+        f"{st.out} = np.empty({shape}, np.int64)",
+        f"{n} = 0",
+        f"for {k} in range({m.name}.shape[0]):",
+        f"    {at} = {k}",
+        f"    {n} += {m.name}[{k}]",
+        f"{st.out} = {st.out}[:{n}]"]
+
+
+def _selected(lw, st, x, mask):
+    """x[mask] of vectors (their shapes checked equal), written as _positions is."""
+    cpu = _cpu(lw)
+    n, k = f"{st.out}_n", f"{st.out}_k"
+    return _count_true(mask.name, n) + [
+        f"{st.out} = np.empty({n} + 1, {cpu.dtype_ctor(_out_dtype(lw, st))})",
+        f"{n} = 0",
+        f"for {k} in range({x.name}.shape[0]):",
+        f"    {st.out}[{n}] = {x.name}[{k}]",
+        f"    {n} += {mask.name}[{k}]",
+        f"{st.out} = {st.out}[:{n}]"]
+
+
+def _gather_all_axes(lw, x, index, rank=None):
     """A[r, c] with one integer vector per axis of A (np.nonzero's result)?"""
-    xs = rank_dtype(lw, x)
-    if xs is None or xs[0] < 2 or not isinstance(index, IndexArg) or len(index.items) != xs[0]:
+    xs = (rank, None) if rank else rank_dtype(lw, x)
+    if xs is None or xs[0] < (rank or 2) or not isinstance(index, IndexArg) or \
+            len(index.items) != xs[0]:
         return False
     for it in index.items:
         r = rank_dtype(lw, it) if isinstance(it, Var) else None
@@ -213,8 +257,15 @@ def _gather_all_axes(lw, x, index):
     return True
 
 
+def _gather_vector(lw, x, index):
+    """x[idx], x a vector and idx an integer vector?"""
+    xs = rank_dtype(lw, x)
+    return xs is not None and xs[0] == 1 and _gather_all_axes(lw, None, index, 1)
+
+
 def _gather(lw, st):
-    """A[r, c]: element k is A[r[k], c[k]] (Numba indexes with one array at most)."""
+    """A[r, c]: element k is A[r[k], c[k]] (Numba indexes with one array at most); x[idx]
+    of a vector likewise."""
     cpu = _cpu(lw)
     x, items = st.args["x"], [it.name for it in st.args["index"].items]
     dt = _out_dtype(lw, st)
