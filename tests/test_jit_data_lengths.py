@@ -357,3 +357,14 @@ def test_a_write_at_nonzero_indices_grad():
     np.testing.assert_allclose(grad(square_where_large_loss)(x), want, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(compiled(grad(square_where_large_loss), x), want, rtol=1e-6,
                                atol=1e-7)
+
+
+def nonzero_of_numbers(counts, x):
+    idx = np.flatnonzero(counts)
+    return idx, np.argwhere(counts - 1.5)[:, 0], x[np.nonzero(counts)[0]]
+
+
+def test_nonzero_of_numbers_counts_what_is_not_zero():
+    counts = np.array([0, 3, 0, 0, 1, 7, 0, 2])
+    x = rng(34).standard_normal(8)
+    same(compiled(nonzero_of_numbers, counts, x), nonzero_of_numbers(counts, x))

@@ -207,13 +207,18 @@ def _getitem(lw, st):
     return check + [f"{st.out} = {x.name}.ravel()[{mask.name}.ravel()]"]
 
 
-def _count_true(m, n):
+def _true(m, k, is_bool):
+    """m[k] as 0 or 1 (np.nonzero of numbers: not 0)."""
+    return f"{m}[{k}]" if is_bool else f"({m}[{k}] != 0)"
+
+
+def _count_true(m, n, bool_=True):
     """Lines counting the true elements of the vector m into n. The count and the fill after
     it add the mask's booleans instead of branching on them (a random mask mispredicts every
     other branch: 10x slower; Numba's own np.argwhere and x[mask] are as slow)."""
     return [f"{n} = 0",
             f"for {n}_k in range({m}.shape[0]):",
-            f"    {n} += {m}[{n}_k]"]
+            f"    {n} += {_true(m, f'{n}_k', bool_)}"]
 
 
 def _positions(lw, st, m, rank):
@@ -222,12 +227,13 @@ def _positions(lw, st, m, rank):
     n, k = f"{st.out}_n", f"{st.out}_k"
     shape = f"({n} + 1,)" if rank == 1 else f"({n} + 1, 1)"
     at = f"{st.out}[{n}]" if rank == 1 else f"{st.out}[{n}, 0]"
-    return _count_true(m.name, n) + [
+    is_bool = rank_dtype(lw, m)[1] == np.bool_
+    return _count_true(m.name, n, is_bool) + [
         f"{st.out} = np.empty({shape}, np.int64)",
         f"{n} = 0",
         f"for {k} in range({m.name}.shape[0]):",
         f"    {at} = {k}",
-        f"    {n} += {m.name}[{k}]",
+        f"    {n} += {_true(m.name, k, is_bool)}",
         f"{st.out} = {st.out}[:{n}]"]
 
 
