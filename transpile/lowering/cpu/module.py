@@ -38,7 +38,7 @@ from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
 from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp, log_base, select_weight
 from transpile.primitives.numpy.arrays import linspace
-from transpile.primitives.internal.control import write_back
+from transpile.primitives.internal.control import assign, write_back
 from transpile.primitives.internal.debugging import debug_print, debug_printf
 from transpile.primitives.numpy.linalg import det, inv, solve
 from transpile.primitives.numpy.products import dot, matmul, outer
@@ -70,6 +70,7 @@ class Lowerer:
         self.threads = max(1, threads)
         self.last_loc = None
         self.breaks = []        # Unlowerable of each top-level statement run in NumPy
+        self.defs = {}          # name -> its one defining Eqn (set by main)
         self.allow_breaks = False
 
     # -- atoms ---------------------------------------------------------------------------------
@@ -86,6 +87,25 @@ class Lowerer:
             inner = ", ".join(self.fmt(x) for x in a.items)
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
         raise Unlowerable(None, f"argument {a!r}")
+
+    def same_buffer(self, value, dest):
+        """Is `value` certainly `dest` itself: copies of it and writes into it in place, each
+        name bound once in the body?"""
+        seen = set()
+        while isinstance(value, Var) and value.name not in seen:
+            if value == dest:
+                return True
+            seen.add(value.name)
+            st = self.defs.get(value.name)
+            if st is None:
+                return False
+            if st.prim is assign:
+                value = st.args["x"]
+            elif id(st) in self.in_place or st.prim.returns_arg is not None:
+                value = st.args["x" if st.prim.returns_arg is None else st.prim.returns_arg]
+            else:
+                return False
+        return False
 
     # -- main function -----------------------------------------------------------------------------
 
@@ -129,11 +149,12 @@ class Lowerer:
                     out += self.scatter_add(st, k, indent)
             elif isinstance(st, Eqn) and st.prim is write_back:
                 # the caller's array receives what the function wrote into it
-                self.comment(st.loc, indent, out)
                 dest, value = st.args["dest"], st.args["value"]
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
-                out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
+                if not self.same_buffer(value, dest):    # (written in place: nothing to copy)
+                    self.comment(st.loc, indent, out)
+                    out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
             elif isinstance(st, Eqn) and st.prim is debug_print:
                 # print() in the user's function: Numba prints scalars, arrays and strings
                 self.comment(st.loc, indent, out)
@@ -421,6 +442,7 @@ class Lowerer:
     def main(self, body, outs, origin, signature, header):
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
+        self.defs = _single_definitions(body)
         if has_collectives(body):      # under pmap: compiled parts between the barriers
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
@@ -549,3 +571,12 @@ def compile_module(text, path, name):
     if compile_parts(ns):
         ns[name].precompiled = True       # parts split at collectives, compiled already
     return ns[name]
+
+
+def _single_definitions(body):
+    """name -> its Eqn, for names bound by exactly one equation anywhere in the body."""
+    count, defs = {}, {}
+    for st in ir.walk_eqns(body):
+        count[st.out] = count.get(st.out, 0) + 1
+        defs[st.out] = st
+    return {n: st for n, st in defs.items() if count[n] == 1}
