@@ -3,23 +3,21 @@
 A key is a plain NumPy ``uint32`` array of shape ``(2,)``. Functions never mutate a key: the
 same key always gives the same numbers, and fresh randomness comes from ``split``/``fold_in``.
 
-Every draw runs NumPy's counter-based Philox generator with an explicit 128-bit Philox key
-``[key as one 64-bit word, purpose tag]`` and counter 0. The tag keeps the streams used for
-sampling, splitting and folding apart, so a parent's samples are independent of its children's.
+The bits come from the counter-based Threefry-2x32 generator (transpile_runtime/prng.py):
+each use of a key derives a stream from it and a purpose tag (sampling, splitting, folding),
+so a parent's samples are independent of its children's. The same Numba functions run here
+and in the code ``jit`` compiles from a call of these functions, so a key gives the same
+numbers inside and outside ``jit``.
 """
 import operator
 
 import numpy as np
 
+from transpile_runtime import prng
+
 __all__ = ["key", "PRNGKey", "split", "fold_in", "normal", "uniform", "randint",
            "permutation", "bernoulli", "choice"]
 
-# Purpose tags: the second word of the Philox key (arbitrary distinct 64-bit constants).
-_SAMPLE = 0x5A4D504C45000001
-_SPLIT = 0x53504C4954000002
-_FOLD = 0x464F4C4400000003
-
-_MASK32 = 0xFFFFFFFF
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 
 
@@ -28,7 +26,7 @@ _MASK64 = 0xFFFFFFFFFFFFFFFF
 def key(seed):
     """A key from an integer seed (taken modulo 2**64): ``[high 32 bits, low 32 bits]``."""
     seed = _as_int(seed, "key", "seed") & _MASK64
-    return np.array([seed >> 32, seed & _MASK32], dtype=np.uint32)
+    return prng.key_from_seed(np.uint64(seed))
 
 
 PRNGKey = key
@@ -36,35 +34,33 @@ PRNGKey = key
 
 def split(key, num=2):
     """``num`` new keys, shape ``(num, 2)``; unpack with ``key, subkey = split(key)``."""
-    k = _check_key(key, "split")
+    _check_key(key, "split")
     num = _as_int(num, "split", "num")
     if num < 0:
         raise ValueError(f"split: num must be >= 0, got {num}")
-    words = _bits(k, _SPLIT).random_raw(num)          # one uint64 per child key
-    return np.stack([words >> np.uint64(32), words & np.uint64(_MASK32)], axis=-1).astype(np.uint32)
+    return prng.split(key, num)
 
 
 def fold_in(key, data):
     """A new key that mixes the integer ``data`` (modulo 2**64) into ``key``."""
-    k = _check_key(key, "fold_in")
+    _check_key(key, "fold_in")
     data = _as_int(data, "fold_in", "data") & _MASK64
-    word = int(_bits(k, _FOLD, counter=data).random_raw())
-    return np.array([word >> 32, word & _MASK32], dtype=np.uint32)
+    return prng.fold_in(key, np.uint64(data))
 
 
 # ---------------------------------------------------------------- samplers
 
 def normal(key, shape=(), dtype=np.float64):
     """Standard normal samples of the given shape and float dtype."""
-    gen = _generator(key, "normal")
+    _check_key(key, "normal")
     shape = _check_shape(shape, "normal")
     dtype = _float_dtype(dtype, "normal")
-    return gen.standard_normal(shape, dtype=_work(dtype)).astype(dtype, copy=False)
+    return prng.normal(key, shape or (1,)).reshape(shape).astype(dtype, copy=False)
 
 
 def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
     """Uniform samples in ``[minval, maxval)`` of the given shape and float dtype."""
-    gen = _generator(key, "uniform")
+    _check_key(key, "uniform")
     shape = _check_shape(shape, "uniform")
     dtype = _float_dtype(dtype, "uniform")
     lo = np.asarray(minval, dtype=dtype)
@@ -78,15 +74,18 @@ def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
     if not fits:
         raise ValueError(f"uniform: minval/maxval of shapes {lo.shape}, {hi.shape} "
                          f"do not broadcast to shape {shape}")
-    u = gen.random(shape, dtype=_work(dtype)).astype(dtype, copy=False)
+    draw = prng.uniform32 if dtype.itemsize <= 4 else prng.uniform64
+    if lo.ndim == 0 and hi.ndim == 0 and dtype.itemsize >= 4:
+        return draw(key, shape or (1,), lo[()], hi[()]).reshape(shape).astype(dtype, copy=False)
+    # bounds per element (or float16, which Numba lacks): [0, 1) scaled here, kept below maxval
+    u = draw(key, shape or (1,), 0.0, 1.0).reshape(shape).astype(dtype, copy=False)
     out = lo + u * (hi - lo)
-    # Rounding in lo + u*(hi-lo) can land on maxval; keep the interval half-open.
-    return np.asarray(np.clip(out, lo, np.nextafter(hi, lo)), dtype=dtype)
+    return np.asarray(np.minimum(out, np.nextafter(hi, lo)), dtype=dtype)
 
 
 def randint(key, shape, minval, maxval, dtype=np.int64):
     """Integers uniform in ``[minval, maxval)`` of the given shape and integer dtype."""
-    gen = _generator(key, "randint")
+    _check_key(key, "randint")
     shape = _check_shape(shape, "randint")
     dtype = np.dtype(dtype)
     if not np.issubdtype(dtype, np.integer):
@@ -96,26 +95,29 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     info = np.iinfo(dtype)
     if np.any(np.asarray(minval) < info.min) or np.any(np.asarray(maxval) - 1 > info.max):
         raise ValueError(f"randint: bounds [{minval!r}, {maxval!r}) do not fit dtype {dtype}")
-    return np.asarray(gen.integers(minval, maxval, size=shape, dtype=dtype))
+    if np.ndim(minval) or np.ndim(maxval):
+        raise ValueError("randint: minval and maxval must be scalars")
+    return prng.randint(key, shape or (1,), np.int64(minval), np.int64(maxval)) \
+        .reshape(shape).astype(dtype, copy=False)
 
 
 def permutation(key, x, axis=0):
     """A random permutation of ``range(x)`` (int ``x``) or of array ``x`` along ``axis``."""
-    gen = _generator(key, "permutation")
+    _check_key(key, "permutation")
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         if x < 0:
             raise ValueError(f"permutation: n must be >= 0, got {x}")
-        return gen.permutation(int(x))
+        return prng.permutation(key, int(x))
     x = np.asarray(x)
     if x.ndim == 0:
         raise ValueError("permutation: x must be an int or an array with at least one axis, "
                          f"got a 0-d array {x!r}")
-    return np.take(x, gen.permutation(x.shape[axis]), axis=axis)
+    return np.take(x, prng.permutation(key, x.shape[axis]), axis=axis)
 
 
 def bernoulli(key, p=0.5, shape=None):
     """Boolean samples that are True with probability ``p``; shape defaults to ``np.shape(p)``."""
-    gen = _generator(key, "bernoulli")
+    _check_key(key, "bernoulli")
     p = np.asarray(p)
     if not (np.issubdtype(p.dtype, np.floating) or np.issubdtype(p.dtype, np.integer)):
         raise TypeError(f"bernoulli: p must be a number or a numeric array, got dtype {p.dtype}")
@@ -126,12 +128,14 @@ def bernoulli(key, p=0.5, shape=None):
         np.broadcast_shapes(p.shape, shape)
     except ValueError:
         raise ValueError(f"bernoulli: p of shape {p.shape} does not broadcast to shape {shape}") from None
-    return np.asarray(gen.random(shape) < p)
+    if p.ndim == 0:
+        return prng.bernoulli(key, shape or (1,), np.float64(p)).reshape(shape)
+    return np.asarray(uniform(key, shape) < p)
 
 
 def choice(key, a, shape=(), replace=True, p=None):
     """Samples from ``range(a)`` (int ``a``) or from the entries of array ``a`` along axis 0."""
-    gen = _generator(key, "choice")
+    _check_key(key, "choice")
     shape = _check_shape(shape, "choice")
     if isinstance(a, (int, np.integer)) and not isinstance(a, bool):
         n = int(a)
@@ -151,7 +155,9 @@ def choice(key, a, shape=(), replace=True, p=None):
             raise ValueError(f"choice: p must have shape ({n},), got {p.shape}")
         if np.any(p < 0) or not np.isclose(p.sum(), 1.0):
             raise ValueError("choice: p must be non-negative and sum to 1")
-    return np.asarray(gen.choice(a, size=shape, replace=replace, p=p))
+    weights = np.zeros(0) if p is None else p
+    idx = prng.choice(key, shape or (1,), n, bool(replace), weights).reshape(shape)
+    return idx if isinstance(a, int) or np.ndim(a) == 0 else a[idx]
 
 
 # ---------------------------------------------------------------- helpers
@@ -168,21 +174,7 @@ def _check_key(k, fn):
         extra = "; this looks like a batch of keys from split, index one (keys[0])" \
             if k.ndim == 2 and k.shape[1] == 2 else ""
         raise ValueError(f"{fn}: expected a PRNG key of shape (2,), got shape {k.shape}{extra}")
-    return (int(k[0]) << 32) | int(k[1])
-
-
-def _bits(k64, tag, counter=0):
-    return np.random.Philox(key=np.array([k64, tag], dtype=np.uint64),
-                            counter=np.array([counter, 0, 0, 0], dtype=np.uint64))
-
-
-def _generator(k, fn):
-    return np.random.Generator(_bits(_check_key(k, fn), _SAMPLE))
-
-
-def _work(dtype):
-    """The dtype NumPy's Generator draws in (it offers float32 and float64 only)."""
-    return np.float32 if dtype.itemsize <= 4 else np.float64
+    return k
 
 
 def _as_int(value, fn, name):
