@@ -55,15 +55,6 @@ def _block(s0, s1, i, lane):
 
 
 @njit(cache=True)
-def _size(shape):
-    """The number of elements of a non-empty shape tuple (callers pass (1,) for ())."""
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-@njit(cache=True)
 def key_from_seed(seed):
     """The key of a seed taken modulo 2**64: [high 32 bits, low 32 bits]."""
     s = np.uint64(seed)
@@ -110,56 +101,61 @@ def bits(key, n):
 @njit(cache=True)
 def uniform64(key, shape, lo, hi):
     """float64 uniform in [lo, hi): 53 random bits per value, scaled, kept below hi."""
-    w = bits(key, _size(shape))
+    out = np.empty(shape, np.float64)
+    flat = out.reshape(out.size)
+    w = bits(key, out.size)
+    lo, hi = np.float64(lo), np.float64(hi)
     top = np.nextafter(hi, lo)
-    out = np.empty(w.size, np.float64)
     for i in range(w.size):
         u = np.float64(w[i] >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-        out[i] = min(lo + u * (hi - lo), top)
-    return out.reshape(shape)
+        flat[i] = min(lo + u * (hi - lo), top)
+    return out
 
 
 @njit(cache=True)
 def uniform32(key, shape, lo, hi):
     """float32 uniform in [lo, hi): 24 random bits per value, in float32 arithmetic."""
-    w = bits(key, _size(shape))
+    out = np.empty(shape, np.float32)
+    flat = out.reshape(out.size)
+    w = bits(key, out.size)
     lo, hi = np.float32(lo), np.float32(hi)
     top = np.nextafter(hi, lo)
-    out = np.empty(w.size, np.float32)
     for i in range(w.size):
         u = np.float32(w[i] >> np.uint64(40)) * np.float32(1.0 / 16777216.0)
-        out[i] = min(lo + u * (hi - lo), top)
-    return out.reshape(shape)
+        flat[i] = min(lo + u * (hi - lo), top)
+    return out
 
 
 @njit(cache=True)
 def normal(key, shape):
     """float64 standard normals (Box-Muller on two 53-bit uniforms per value)."""
-    n = _size(shape)
+    out = np.empty(shape, np.float64)
+    flat = out.reshape(out.size)
     s0, s1 = _stream(key, SAMPLE)
-    out = np.empty(n, np.float64)
-    for i in range(n):
+    for i in range(flat.size):
         u1 = (np.float64(_block(s0, s1, i, 1) >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
         u2 = np.float64(_block(s0, s1, i, 2) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-        out[i] = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
-    return out.reshape(shape)
+        flat[i] = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    return out
 
 
 @njit(cache=True)
 def randint(key, shape, lo, hi):
     """int64 uniform in [lo, hi) (hi > lo): the high 64 bits of word * (hi - lo)."""
-    w = bits(key, _size(shape))
-    span = np.uint64(hi - lo)
+    out = np.empty(shape, np.int64)
+    flat = out.reshape(out.size)
+    w = bits(key, out.size)
+    lo = np.int64(lo)
+    span = np.uint64(np.int64(hi) - lo)
     s_lo, s_hi = span & _M32, span >> np.uint64(32)
-    out = np.empty(w.size, np.int64)
     for i in range(w.size):
         x = w[i]
         x_lo, x_hi = x & _M32, x >> np.uint64(32)
         mid = x_hi * s_lo + ((x_lo * s_lo) >> np.uint64(32))
         mid2 = x_lo * s_hi + (mid & _M32)
         high = x_hi * s_hi + (mid >> np.uint64(32)) + (mid2 >> np.uint64(32))
-        out[i] = lo + np.int64(high)
-    return out.reshape(shape)
+        flat[i] = lo + np.int64(high)
+    return out
 
 
 @njit(cache=True)
@@ -171,11 +167,12 @@ def permutation(key, n):
 @njit(cache=True)
 def bernoulli(key, shape, p):
     """True with probability p (a float64 scalar)."""
-    w = bits(key, _size(shape))
-    out = np.empty(w.size, np.bool_)
+    out = np.empty(shape, np.bool_)
+    flat = out.reshape(out.size)
+    w = bits(key, out.size)
     for i in range(w.size):
-        out[i] = np.float64(w[i] >> np.uint64(11)) * (1.0 / 9007199254740992.0) < p
-    return out.reshape(shape)
+        flat[i] = np.float64(w[i] >> np.uint64(11)) * (1.0 / 9007199254740992.0) < p
+    return out
 
 
 @njit(cache=True)
@@ -183,21 +180,89 @@ def choice(key, shape, n, replace, p):
     """Indices into range(n): with replacement, uniform (p empty) or by the weights p (the
     inverse of their running sum); without, the first of a permutation (p empty) or the
     smallest -log(u) / p (exponential races, weighted sampling without replacement)."""
-    k = _size(shape)
+    out = np.empty(shape, np.int64)
+    flat = out.reshape(out.size)
+    k = out.size
     if replace and p.size == 0:
         return randint(key, shape, 0, n)
     w = bits(key, n if not replace else k)
     if replace:
         cdf = np.cumsum(p)
-        out = np.empty(k, np.int64)
         for i in range(k):
             u = np.float64(w[i] >> np.uint64(11)) * (1.0 / 9007199254740992.0) * cdf[-1]
-            out[i] = min(np.searchsorted(cdf, u, side="right"), n - 1)
-        return out.reshape(shape)
+            flat[i] = min(np.searchsorted(cdf, u, side="right"), n - 1)
+        return out
     if p.size == 0:
-        return np.argsort(w, kind="mergesort")[:k].reshape(shape)
+        flat[:] = np.argsort(w, kind="mergesort")[:k]
+        return out
     race = np.empty(n, np.float64)
     for i in range(n):
         u = (np.float64(w[i] >> np.uint64(11)) + 1.0) * (1.0 / 9007199254740992.0)
         race[i] = -np.log(u) / p[i] if p[i] > 0 else np.inf
-    return np.argsort(race, kind="mergesort")[:k].reshape(shape)
+    flat[:] = np.argsort(race, kind="mergesort")[:k]
+    return out
+
+
+# ---------------------------------------------------------------- the calls of transpile.random
+# With transpile.random's signatures and its arguments already checked: transpile.random calls
+# them after its checks, and NumPy code generated from a call of transpile.random calls them
+# directly (rt.prng.draw_normal(key, (3,))). Numba code calls the kernels above the same way.
+
+_MASK64 = (1 << 64) - 1
+
+
+def _shape(shape):
+    return (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+
+
+def draw_key(seed):
+    return key_from_seed(np.uint64(int(seed) & _MASK64))
+
+
+def draw_split(key, num=2):
+    return split(key, int(num))
+
+
+def draw_fold_in(key, data):
+    return fold_in(key, np.uint64(int(data) & _MASK64))
+
+
+def draw_normal(key, shape=(), dtype=np.float64):
+    return normal(key, _shape(shape)).astype(dtype, copy=False)
+
+
+def draw_uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
+    dtype, shape = np.dtype(dtype), _shape(shape)
+    lo, hi = np.asarray(minval, dtype), np.asarray(maxval, dtype)
+    draw = uniform32 if dtype.itemsize <= 4 else uniform64
+    if lo.ndim == 0 and hi.ndim == 0 and dtype.itemsize >= 4:
+        return draw(key, shape, lo[()], hi[()])
+    # bounds per element (or float16, which Numba lacks): [0, 1) scaled here, kept below maxval
+    u = draw(key, shape, 0.0, 1.0).astype(dtype, copy=False)
+    return np.asarray(np.minimum(lo + u * (hi - lo), np.nextafter(hi, lo)), dtype=dtype)
+
+
+def draw_randint(key, shape, minval, maxval, dtype=np.int64):
+    return randint(key, _shape(shape), np.int64(minval), np.int64(maxval)).astype(dtype, copy=False)
+
+
+def draw_permutation(key, x, axis=0):
+    if isinstance(x, (int, np.integer)):
+        return permutation(key, int(x))
+    x = np.asarray(x)
+    return np.take(x, permutation(key, x.shape[axis]), axis=axis)
+
+
+def draw_bernoulli(key, p=0.5, shape=None):
+    p = np.asarray(p)
+    shape = p.shape if shape is None else _shape(shape)
+    if p.ndim == 0:
+        return bernoulli(key, shape, np.float64(p))
+    return uniform64(key, shape, 0.0, 1.0) < p
+
+
+def draw_choice(key, a, shape=(), replace=True, p=None):
+    n = int(a) if isinstance(a, (int, np.integer)) else np.shape(a)[0]
+    weights = np.zeros(0) if p is None else np.asarray(p, np.float64)
+    idx = choice(key, _shape(shape), n, bool(replace), weights)
+    return idx if isinstance(a, (int, np.integer)) else np.asarray(a)[idx]

@@ -26,7 +26,7 @@ _MASK64 = 0xFFFFFFFFFFFFFFFF
 def key(seed):
     """A key from an integer seed (taken modulo 2**64): ``[high 32 bits, low 32 bits]``."""
     seed = _as_int(seed, "key", "seed") & _MASK64
-    return prng.key_from_seed(np.uint64(seed))
+    return prng.draw_key(seed)
 
 
 PRNGKey = key
@@ -38,14 +38,14 @@ def split(key, num=2):
     num = _as_int(num, "split", "num")
     if num < 0:
         raise ValueError(f"split: num must be >= 0, got {num}")
-    return prng.split(key, num)
+    return prng.draw_split(key, num)
 
 
 def fold_in(key, data):
     """A new key that mixes the integer ``data`` (modulo 2**64) into ``key``."""
     _check_key(key, "fold_in")
     data = _as_int(data, "fold_in", "data") & _MASK64
-    return prng.fold_in(key, np.uint64(data))
+    return prng.draw_fold_in(key, data)
 
 
 # ---------------------------------------------------------------- samplers
@@ -55,7 +55,7 @@ def normal(key, shape=(), dtype=np.float64):
     _check_key(key, "normal")
     shape = _check_shape(shape, "normal")
     dtype = _float_dtype(dtype, "normal")
-    return prng.normal(key, shape or (1,)).reshape(shape).astype(dtype, copy=False)
+    return prng.draw_normal(key, shape, dtype)
 
 
 def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
@@ -74,13 +74,7 @@ def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
     if not fits:
         raise ValueError(f"uniform: minval/maxval of shapes {lo.shape}, {hi.shape} "
                          f"do not broadcast to shape {shape}")
-    draw = prng.uniform32 if dtype.itemsize <= 4 else prng.uniform64
-    if lo.ndim == 0 and hi.ndim == 0 and dtype.itemsize >= 4:
-        return draw(key, shape or (1,), lo[()], hi[()]).reshape(shape).astype(dtype, copy=False)
-    # bounds per element (or float16, which Numba lacks): [0, 1) scaled here, kept below maxval
-    u = draw(key, shape or (1,), 0.0, 1.0).reshape(shape).astype(dtype, copy=False)
-    out = lo + u * (hi - lo)
-    return np.asarray(np.minimum(out, np.nextafter(hi, lo)), dtype=dtype)
+    return prng.draw_uniform(key, shape, dtype, lo, hi)
 
 
 def randint(key, shape, minval, maxval, dtype=np.int64):
@@ -97,8 +91,7 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
         raise ValueError(f"randint: bounds [{minval!r}, {maxval!r}) do not fit dtype {dtype}")
     if np.ndim(minval) or np.ndim(maxval):
         raise ValueError("randint: minval and maxval must be scalars")
-    return prng.randint(key, shape or (1,), np.int64(minval), np.int64(maxval)) \
-        .reshape(shape).astype(dtype, copy=False)
+    return prng.draw_randint(key, shape, minval, maxval, dtype)
 
 
 def permutation(key, x, axis=0):
@@ -107,12 +100,12 @@ def permutation(key, x, axis=0):
     if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
         if x < 0:
             raise ValueError(f"permutation: n must be >= 0, got {x}")
-        return prng.permutation(key, int(x))
+        return prng.draw_permutation(key, int(x))
     x = np.asarray(x)
     if x.ndim == 0:
         raise ValueError("permutation: x must be an int or an array with at least one axis, "
                          f"got a 0-d array {x!r}")
-    return np.take(x, prng.permutation(key, x.shape[axis]), axis=axis)
+    return prng.draw_permutation(key, x, axis)
 
 
 def bernoulli(key, p=0.5, shape=None):
@@ -128,9 +121,7 @@ def bernoulli(key, p=0.5, shape=None):
         np.broadcast_shapes(p.shape, shape)
     except ValueError:
         raise ValueError(f"bernoulli: p of shape {p.shape} does not broadcast to shape {shape}") from None
-    if p.ndim == 0:
-        return prng.bernoulli(key, shape or (1,), np.float64(p)).reshape(shape)
-    return np.asarray(uniform(key, shape) < p)
+    return prng.draw_bernoulli(key, p, shape)
 
 
 def choice(key, a, shape=(), replace=True, p=None):
@@ -155,9 +146,7 @@ def choice(key, a, shape=(), replace=True, p=None):
             raise ValueError(f"choice: p must have shape ({n},), got {p.shape}")
         if np.any(p < 0) or not np.isclose(p.sum(), 1.0):
             raise ValueError("choice: p must be non-negative and sum to 1")
-    weights = np.zeros(0) if p is None else p
-    idx = prng.choice(key, shape or (1,), n, bool(replace), weights).reshape(shape)
-    return idx if isinstance(a, int) or np.ndim(a) == 0 else a[idx]
+    return prng.draw_choice(key, a, shape, replace, p)
 
 
 # ---------------------------------------------------------------- helpers
