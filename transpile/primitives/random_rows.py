@@ -1,14 +1,14 @@
-"""transpile.random inside transformed code: one row per function of transpile/random.py.
+"""transpile.random inside transformed code: one row per function (transpile_runtime/random.py).
 
-The row stands for the function itself (its checks run on the stand-ins while code is
-generated); generated NumPy code calls `rt.prng.draw_*` (the function after its checks) and
-Numba code calls the same Threefry kernels of transpile_runtime/prng.py, so a key gives the
-same numbers in every mode. Random values carry no derivative; under vmap a batch of keys
-draws example by example.
+Shapes come from the function's `shapes` twin (its checks that do not look at values, on the
+stand-ins); generated NumPy code calls the function itself (rt.random.normal), and Numba code
+the same Threefry kernels of transpile_runtime/prng.py, so a key gives the same numbers in
+every mode. Random values carry no derivative; under vmap a batch of keys draws example by
+example.
 """
 import numpy as np
 
-from transpile import random as tp_random
+from transpile_runtime import random as rt_random
 from transpile.ir import Const, TupleArg
 from transpile.primitives.batching_more import per_example
 from transpile.primitives.registry import defprim
@@ -180,7 +180,8 @@ def choice_form(lw, eqn):
 
 
 def _row(name, sig, form):
-    return defprim(f"random_{name}", getattr(tp_random, name), f"rt.prng.draw_{name}", sig,
+    fn = getattr(rt_random, name)
+    return defprim(f"random_{name}", [rt_random.SHAPES[fn], fn], f"rt.random.{name}", sig,
                    nondiff=True, batch=per_example, numba=form)
 
 
