@@ -105,6 +105,8 @@ def uniform64(key, shape, lo, hi):
     flat = out.reshape(out.size)
     w = bits(key, out.size)
     lo, hi = np.float64(lo), np.float64(hi)
+    if not lo < hi:
+        raise ValueError("uniform: need minval < maxval")
     top = np.nextafter(hi, lo)
     for i in range(w.size):
         u = np.float64(w[i] >> np.uint64(11)) * (1.0 / 9007199254740992.0)
@@ -119,6 +121,8 @@ def uniform32(key, shape, lo, hi):
     flat = out.reshape(out.size)
     w = bits(key, out.size)
     lo, hi = np.float32(lo), np.float32(hi)
+    if not lo < hi:
+        raise ValueError("uniform: need minval < maxval")
     top = np.nextafter(hi, lo)
     for i in range(w.size):
         u = np.float32(w[i] >> np.uint64(40)) * np.float32(1.0 / 16777216.0)
@@ -146,6 +150,8 @@ def randint(key, shape, lo, hi):
     flat = out.reshape(out.size)
     w = bits(key, out.size)
     lo = np.int64(lo)
+    if not lo < np.int64(hi):
+        raise ValueError("randint: need minval < maxval")
     span = np.uint64(np.int64(hi) - lo)
     s_lo, s_hi = span & _M32, span >> np.uint64(32)
     for i in range(w.size):
@@ -161,12 +167,16 @@ def randint(key, shape, lo, hi):
 @njit(cache=True)
 def permutation(key, n):
     """A random permutation of range(n): the order of n random 64-bit words (stable on ties)."""
+    if n < 0:
+        raise ValueError("permutation: n must be >= 0")
     return np.argsort(bits(key, n), kind="mergesort")
 
 
 @njit(cache=True)
 def bernoulli(key, shape, p):
     """True with probability p (a float64 scalar)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError("bernoulli: p must lie in [0, 1]")
     out = np.empty(shape, np.bool_)
     flat = out.reshape(out.size)
     w = bits(key, out.size)
@@ -183,6 +193,12 @@ def choice(key, shape, n, replace, p):
     out = np.empty(shape, np.int64)
     flat = out.reshape(out.size)
     k = out.size
+    if n <= 0 and k > 0:
+        raise ValueError("choice: cannot draw samples from an empty population")
+    if not replace and k > n:
+        raise ValueError("choice: cannot draw more samples without replacement than the population has")
+    if p.size and (np.any(p < 0) or not abs(np.sum(p) - 1.0) <= 1e-8 + 1e-5):
+        raise ValueError("choice: p must be non-negative and sum to 1")
     if replace and p.size == 0:
         return randint(key, shape, 0, n)
     w = bits(key, n if not replace else k)
@@ -201,6 +217,14 @@ def choice(key, shape, n, replace, p):
         race[i] = -np.log(u) / p[i] if p[i] > 0 else np.inf
     flat[:] = np.argsort(race, kind="mergesort")[:k]
     return out
+
+
+@njit(cache=True)
+def bernoulli_array(key, shape, p):
+    """True where a uniform draw is below p (an array broadcasting to shape)."""
+    if np.any(p < 0.0) or np.any(p > 1.0) or np.any(np.isnan(p)):
+        raise ValueError("bernoulli: p must lie in [0, 1]")
+    return uniform64(key, shape, 0.0, 1.0) < p
 
 
 # ---------------------------------------------------------------- the calls of transpile.random
@@ -258,7 +282,7 @@ def draw_bernoulli(key, p=0.5, shape=None):
     shape = p.shape if shape is None else _shape(shape)
     if p.ndim == 0:
         return bernoulli(key, shape, np.float64(p))
-    return uniform64(key, shape, 0.0, 1.0) < p
+    return bernoulli_array(key, shape, p)
 
 
 def draw_choice(key, a, shape=(), replace=True, p=None):

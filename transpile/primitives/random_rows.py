@@ -152,7 +152,7 @@ def bernoulli_form(lw, eqn):
         return None
     if shape is None:
         shape = f"{lw.fmt(p)}.shape"
-    return f"(prng.uniform64({key}, {shape}, 0.0, 1.0) < {lw.fmt(p)})"
+    return f"prng.bernoulli_array({key}, {shape}, {lw.fmt(p)})"
 
 
 def choice_form(lw, eqn):
