@@ -402,6 +402,43 @@ def test_an_error_inside_transpile_itself_says_how_to_see_its_frames():
     assert "TRANSPILE_TRACEBACK_FILTERING=off shows them" in text
 
 
+def matmul_in_a_branch(a, b, flag):
+    c = a * 2.0
+    if flag > 0:
+        c = c @ b
+    return c
+
+
+def add_in_a_loop(a, b, n):
+    s = 0.0
+    for i in range(n):
+        s = s + np.sum(a + b)
+    return s
+
+
+@pytest.mark.parametrize("fn, args, text, shapes", [
+    (matmul_in_a_branch, (np.ones((2, 3)), np.ones((4, 2)), 1), "c = c @ b",
+     "shapes (2, 3) and (4, 2) do not fit in np.matmul"),
+    (add_in_a_loop, (np.ones(3), np.ones(4), 2), "s = s + np.sum(a + b)",
+     "shapes (3,) and (4,) cannot be broadcast together in np.add")])
+def test_shape_mismatch_in_a_branch_or_loop_is_an_error_at_the_users_line(fn, args, text, shapes):
+    f = jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # compiled: no fallback warning
+        e = _raised(f, *args)
+        # the branch not taken, the loop not run: no error, NumPy's numbers
+        quiet = args[:-1] + (0,)
+        np.testing.assert_array_equal(f(*quiet), fn(*quiet))
+        assert f.last_tier == "compiled"
+    assert isinstance(e, ValueError)
+    line = _line_of(fn, text)
+    assert str(e).startswith(f"{THIS}:{line}: {shapes}"), str(e)
+    assert f'File "{THIS}", line {line}' in _formatted(e)
+    assert len(_package_frames(e)) <= 2
+    with pytest.raises(ValueError):             # NumPy itself fails there too
+        fn(*args)
+
+
 def draws_inside(key, x):
     k1, k2 = tp.random.split(key)
     return x + tp.random.normal(k1, (3,))
