@@ -105,9 +105,31 @@ def test_rerun_for_the_message_does_not_write_twice():
     assert x[0] == 1.0
     with pytest.raises(IndexError, match="index 5 is out of bounds for axis 0 with size 3"):
         f(x, 5)
-    # never written twice (the message comes from a run on copies); jit defers writes into
-    # arguments to the end of the call, so the failed call may leave x[0] unwritten
-    assert x[0] in (1.0, 2.0)
+    # never written twice (the message comes from a run on copies), and not at all: writes
+    # into arguments are made when the call returns (docs/debugging.md)
+    assert x[0] == 1.0
+
+
+def fills_then_fails(x, i, n):
+    x[0] = 1.0
+    for k in range(1, 3):
+        x[k] = x[k - 1] + 1.0
+    assert n > 0, "n must be positive"
+    return x[i]
+
+
+@pytest.mark.parametrize("i, n, error", [(9, 1, IndexError), (1, 0, AssertionError)])
+def test_a_call_that_raises_leaves_the_arguments_as_they_were(i, n, error):
+    x = np.zeros(4)
+    with pytest.raises(error):
+        fills_then_fails(x, i, n)
+    assert x.tolist() == [1.0, 2.0, 3.0, 0.0]            # NumPy: the writes before the error
+    for f in (jit(fills_then_fails), jit(fills_then_fails, backend="numpy")):
+        x = np.zeros(4)
+        with pytest.raises(error):
+            f(x, i, n)
+        assert x.tolist() == [0.0] * 4                   # transformed: none of them
+        assert f(x, 2, 1) == 3.0 and x.tolist() == [1.0, 2.0, 3.0, 0.0]
 
 
 def in_a_loop(x, n):
