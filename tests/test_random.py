@@ -317,3 +317,32 @@ def test_vmap_over_a_batch_of_keys():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(jit(vmap(draw))(keys), expected)
+
+
+def walk(key, x, n):
+    for i in range(n):
+        key, sub = random.split(key)
+        x = x + random.normal(sub, x.shape)
+    return x, key
+
+
+def folded(key, x, n):
+    s = np.zeros_like(x)
+    for i in range(n):
+        s = s + random.uniform(random.fold_in(key, i), x.shape, minval=-i, maxval=i + 1.0)
+    return s
+
+
+@pytest.mark.parametrize("fn", [walk, folded])
+def test_jit_draws_in_a_loop_with_a_carried_key_or_the_loop_index(fn):
+    from transpile import jit
+    key, x = random.key(4), np.arange(3.0)
+    f = jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in (0, 1, 4):                      # n, and the loop index, known at run time
+            got, want = f(key, x, n), fn(key, x, n)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                np.testing.assert_array_equal(g, w)
+            assert f.last_tier == "compiled"

@@ -179,18 +179,20 @@ def choice_form(lw, eqn):
     return f"{lw.fmt(a)}[prng.choice({key}, {shape}, {lw.fmt(a)}.shape[0], {flag}, {weights})]"
 
 
-def _row(name, sig, form):
+def _row(name, sig, form, sized_by):
     fn = getattr(rt_random, name)
     return defprim(f"random_{name}", [rt_random.SHAPES[fn], fn], f"rt.random.{name}", sig,
-                   nondiff=True, batch=per_example, numba=form)
+                   nondiff=True, batch=per_example, numba=form, sized_by=sized_by)
 
 
-_row("key", "seed", key_form)
-_row("split", "key, num=2", split_form)
-_row("fold_in", "key, data", fold_in_form)
-_row("normal", "key, shape=(), dtype=float", normal_form)
-_row("uniform", "key, shape=(), dtype=float, minval=0.0, maxval=1.0", uniform_form)
-_row("randint", "key, shape, minval, maxval, dtype=int", randint_form)
-_row("permutation", "key, x, axis=0", permutation_form)
-_row("bernoulli", "key, p=0.5, shape=None", bernoulli_form)
-_row("choice", "key, a, shape=(), replace=True, p=None", choice_form)
+# sized_by: a seed, fold_in's data or randint's bounds computed at run time (a loop index)
+# never change the result's shape
+_row("key", "seed", key_form, ())
+_row("split", "key, num=2", split_form, ("num",))
+_row("fold_in", "key, data", fold_in_form, ())
+_row("normal", "key, shape=(), dtype=float", normal_form, ("shape",))
+_row("uniform", "key, shape=(), dtype=float, minval=0.0, maxval=1.0", uniform_form, ("shape",))
+_row("randint", "key, shape, minval, maxval, dtype=int", randint_form, ("shape",))
+_row("permutation", "key, x, axis=0", permutation_form, ("x", "axis"))
+_row("bernoulli", "key, p=0.5, shape=None", bernoulli_form, ("shape",))
+_row("choice", "key, a, shape=(), replace=True, p=None", choice_form, ("a", "shape"))

@@ -19,6 +19,8 @@ Entry fields:
   lower   scalar expression used when elementwise chains are fused into loops
   data_shape  the result's shape depends on the values (np.unique, np.argwhere): never
           inferred from stand-ins, so jit runs such a call's function with NumPy
+  sized_by  the arguments whose integer values may decide the result's shape (np.zeros(n)'s
+          n); None (the default): any integer argument may
   numba   the Numba CPU form of a whole call, where Numba has no such function or lacks an
           argument (transpile/primitives/numba_forms.py): eqn -> expression or statements
 """
@@ -87,7 +89,7 @@ def _split_top(s):
 class Primitive:
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, lower=None, nondiff=False, doc=None,
-                 shape_args=(), pure=True, numba=None, data_shape=False):
+                 shape_args=(), pure=True, numba=None, data_shape=False, sized_by=None):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -104,6 +106,7 @@ class Primitive:
         self.lower = lower
         self.numba = numba
         self.data_shape = data_shape   # the result's shape depends on the values (np.unique)
+        self.sized_by = None if sized_by is None else tuple(sized_by)   # ints that size it
         self.doc = doc
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
         self.pure = pure   # False: must run at run time, never evaluated while generating code
