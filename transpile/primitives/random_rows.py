@@ -11,7 +11,7 @@ import numpy as np
 from transpile_runtime import random as rt_random
 from transpile.ir import Const, TupleArg
 from transpile.primitives.batching_more import per_example
-from transpile.primitives.registry import defprim
+from transpile.primitives.registry import defalias, defprim
 
 _MASK64 = (1 << 64) - 1
 
@@ -181,8 +181,10 @@ def choice_form(lw, eqn):
 
 def _row(name, sig, form, sized_by):
     fn = getattr(rt_random, name)
-    return defprim(f"random_{name}", [rt_random.SHAPES[fn], fn], f"rt.random.{name}", sig,
+    prim = defprim(f"random_{name}", [rt_random.SHAPES[fn], fn], f"rt.random.{name}", sig,
                    nondiff=True, batch=per_example, numba=form, sized_by=sized_by)
+    defalias(prim, "transpile.random", name)      # how user code spells it (the docs' tables)
+    return prim
 
 
 # sized_by: a seed, fold_in's data or randint's bounds computed at run time (a loop index)
