@@ -247,6 +247,10 @@ def draws_everything(key, x, n):
             random.choice(k[5], 10, (3,), False),
             random.choice(k[5], x, (2,), True, np.array([0.1, 0.2, 0.3, 0.4])),
             random.choice(k[5], n, (2, 2)),
+            random.choice(k[5], x.reshape(2, 2), (2, 3)),
+            random.choice(k[5], x),
+            random.bernoulli(k[4], 0.25, shape=None),
+            random.randint(k[2], (), 0, 9, np.int8),
             random.fold_in(key, n),
             random.normal(random.PRNGKey(n), ()))
 

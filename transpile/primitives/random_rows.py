@@ -140,8 +140,10 @@ def permutation_form(lw, eqn):
 
 def bernoulli_form(lw, eqn):
     p = eqn.args.get("p", Const(0.5))
-    shape = _shape(lw, eqn) if "shape" in eqn.args else None
-    if "shape" in eqn.args and shape is None:
+    given = eqn.args.get("shape", Const(None))
+    given = not (isinstance(given, Const) and given.value is None)
+    shape = _shape(lw, eqn) if given else None
+    if given and shape is None:
         return None
     key = _key_text(lw, eqn)
     ps = _scalar(lw, eqn, "p") if "p" in eqn.args else "0.5"
@@ -174,9 +176,14 @@ def choice_form(lw, eqn):
         n = _int_text(lw, eqn, "a", None)
         return None if n is None else \
             _result(lw, eqn, f"prng.choice({key}, {shape}, {n}, {flag}, {weights})")
-    if av is None or shape.count(",") > 1 or shape == "()":
-        return None          # an index array of more than one axis: NumPy code
-    return f"{lw.fmt(a)}[prng.choice({key}, {shape}, {lw.fmt(a)}.shape[0], {flag}, {weights})]"
+    if av is None:
+        return None
+    x = lw.fmt(a)
+    idx = f"prng.choice({key}, {shape}, {x}.shape[0], {flag}, {weights})"
+    if len(lw.avals[eqn.out].shape) - (av.ndim - 1) == 1:
+        return f"{x}[{idx}]"
+    # Numba indexes with one axis of indices: rows taken flat, then shaped
+    return _result(lw, eqn, f"{x}[{idx}.ravel()].reshape({shape} + {x}.shape[1:])")
 
 
 def _row(name, sig, form, sized_by):
