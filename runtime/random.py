@@ -12,7 +12,6 @@ import operator
 
 import numpy as np
 
-from . import prng
 
 __all__ = ["key", "PRNGKey", "split", "fold_in", "normal", "uniform", "randint",
            "permutation", "bernoulli", "choice"]
@@ -24,7 +23,7 @@ _MASK64 = 0xFFFFFFFFFFFFFFFF
 
 def key(seed):
     """A key from an integer seed (taken modulo 2**64): ``[high 32 bits, low 32 bits]``."""
-    return prng.draw_key(_as_int(seed, "key", "seed"))
+    return _prng().draw_key(_as_int(seed, "key", "seed"))
 
 
 PRNGKey = key
@@ -35,20 +34,20 @@ def split(key, num=2):
     num = _split_args(key, num)
     if num < 0:
         raise ValueError(f"split: num must be >= 0, got {num}")
-    return prng.draw_split(key, num)
+    return _prng().draw_split(key, num)
 
 
 def fold_in(key, data):
     """A new key that mixes the integer ``data`` (modulo 2**64) into ``key``."""
     _check_key(key, "fold_in")
-    return prng.draw_fold_in(key, _as_int(data, "fold_in", "data"))
+    return _prng().draw_fold_in(key, _as_int(data, "fold_in", "data"))
 
 
 # ---------------------------------------------------------------- samplers
 
 def normal(key, shape=(), dtype=np.float64):
     """Standard normal samples of the given shape and float dtype."""
-    return prng.draw_normal(key, *_normal_args(key, shape, dtype))
+    return _prng().draw_normal(key, *_normal_args(key, shape, dtype))
 
 
 def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
@@ -56,7 +55,7 @@ def uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
     shape, dtype, lo, hi = _uniform_args(key, shape, dtype, minval, maxval)
     if np.any(~(lo < hi)):
         raise ValueError(f"uniform: need minval < maxval, got minval={minval!r}, maxval={maxval!r}")
-    return prng.draw_uniform(key, shape, dtype, lo, hi)
+    return _prng().draw_uniform(key, shape, dtype, lo, hi)
 
 
 def randint(key, shape, minval, maxval, dtype=np.int64):
@@ -67,7 +66,7 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     info = np.iinfo(dtype)
     if np.any(np.asarray(minval) < info.min) or np.any(np.asarray(maxval) - 1 > info.max):
         raise ValueError(f"randint: bounds [{minval!r}, {maxval!r}) do not fit dtype {dtype}")
-    return prng.draw_randint(key, shape, minval, maxval, dtype)
+    return _prng().draw_randint(key, shape, minval, maxval, dtype)
 
 
 def permutation(key, x, axis=0):
@@ -75,7 +74,7 @@ def permutation(key, x, axis=0):
     x = _permutation_args(key, x)
     if not isinstance(x, np.ndarray) and x < 0:
         raise ValueError(f"permutation: n must be >= 0, got {x}")
-    return prng.draw_permutation(key, x, axis)
+    return _prng().draw_permutation(key, x, axis)
 
 
 def bernoulli(key, p=0.5, shape=None):
@@ -83,7 +82,7 @@ def bernoulli(key, p=0.5, shape=None):
     p, shape = _bernoulli_args(key, p, shape)
     if np.any((p < 0) | (p > 1)) or np.any(np.isnan(p)):
         raise ValueError("bernoulli: p must lie in [0, 1]")
-    return prng.draw_bernoulli(key, p, shape)
+    return _prng().draw_bernoulli(key, p, shape)
 
 
 def choice(key, a, shape=(), replace=True, p=None):
@@ -96,7 +95,7 @@ def choice(key, a, shape=(), replace=True, p=None):
                          f"from a population of {n}")
     if p is not None and (np.any(p < 0) or not np.isclose(p.sum(), 1.0)):
         raise ValueError("choice: p must be non-negative and sum to 1")
-    return prng.draw_choice(key, a, shape, replace, p)
+    return _prng().draw_choice(key, a, shape, replace, p)
 
 
 # ---------------------------------------------------------------- the checks that do not look at values
@@ -231,6 +230,13 @@ SHAPES = {key: _key_shapes, split: _split_shapes, fold_in: _fold_in_shapes,
 
 
 # ---------------------------------------------------------------- helpers
+
+def _prng():
+    """prng.py, imported at the first draw: it loads Numba, which `import transpile` does not
+    (as jit imports Numba when it first compiles)."""
+    from . import prng
+    return prng
+
 
 def _check_key(k, fn):
     """Validate a key (its type, dtype and shape)."""
