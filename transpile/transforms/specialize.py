@@ -81,6 +81,8 @@ class Specializer:
         self.zero_first = {}     # join name -> the zero_bcasts name it was first bound to
         self.reads = Counter()   # name -> how many statements read it
         self.subst = {}          # name -> atom
+        self.top_eqns = None     # names bound at the top level of the body (set by run)
+        self.fails_nested = None  # (eqn, ShapeMismatch) found in a branch or loop body
         self.counter = 0
         self.taken = set(core.params) | set(core.statics)
         for st in ir.walk_eqns(core.body):
@@ -211,7 +213,7 @@ class Specializer:
                 mismatch = shape_mismatch(self, eqn, e)
                 if mismatch is not None:
                     self.fails_here = (eqn, mismatch)
-            elif getattr(self, "top_eqns", None) is not None and eqn.out not in self.top_eqns \
+            elif self.top_eqns is not None and eqn.out not in self.top_eqns \
                     and eqn.out not in self.multi and \
                     not any(isinstance(a, Var) and a.name in self.multi for a in args.values()):
                 # in a branch or loop, on values bound once: it fails whenever it runs
@@ -338,7 +340,7 @@ class Specializer:
                 failing = getattr(self, "fails_here", None)
                 if failing is not None and failing[0].out == st.out:
                     break           # a shape mismatch every call reaches: the rest never runs
-                nested, self.fails_nested = getattr(self, "fails_nested", None), None
+                nested, self.fails_nested = self.fails_nested, None
                 if nested is not None and nested[0].out == st.out:
                     # a mismatch in a branch or loop: raised there, when it runs
                     out[:] = [o for o in out if not (isinstance(o, Eqn) and o.out == st.out)]
