@@ -63,9 +63,6 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     shape, dtype = _randint_args(key, shape, minval, maxval, dtype)
     if np.any(~(np.asarray(minval) < np.asarray(maxval))):
         raise ValueError(f"randint: need minval < maxval, got minval={minval!r}, maxval={maxval!r}")
-    info = np.iinfo(dtype)
-    if np.any(np.asarray(minval) < info.min) or np.any(np.asarray(maxval) - 1 > info.max):
-        raise ValueError(f"randint: bounds [{minval!r}, {maxval!r}) do not fit dtype {dtype}")
     return _prng().draw_randint(key, shape, minval, maxval, dtype)
 
 
@@ -134,6 +131,11 @@ def _randint_args(key, shape, minval, maxval, dtype):
         raise TypeError(f"randint: dtype must be an integer dtype, got {dtype}")
     if np.ndim(minval) or np.ndim(maxval):
         raise ValueError("randint: minval and maxval must be scalars")
+    # (a check of values, but one the stand-in values (1) always pass: under jit it checks
+    # the bounds known when generating code; bounds known only at run time wrap around)
+    info = np.iinfo(dtype)
+    if np.any(np.asarray(minval) < info.min) or np.any(np.asarray(maxval) - 1 > info.max):
+        raise ValueError(f"randint: bounds [{minval!r}, {maxval!r}) do not fit dtype {dtype}")
     return shape, dtype
 
 
