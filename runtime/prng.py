@@ -144,14 +144,17 @@ def normal(key, shape):
 
 
 @njit(cache=True)
-def randint(key, shape, lo, hi):
-    """int64 uniform in [lo, hi) (hi > lo): the high 64 bits of word * (hi - lo)."""
+def randint(key, shape, lo, hi, least, most):
+    """int64 uniform in [lo, hi) (hi > lo): the high 64 bits of word * (hi - lo). [lo, hi)
+    must lie in [least, most] (the range of the dtype the caller casts to)."""
     out = np.empty(shape, np.int64)
     flat = out.reshape(out.size)
     w = bits(key, out.size)
     lo = np.int64(lo)
     if not lo < np.int64(hi):
         raise ValueError("randint: need minval < maxval")
+    if lo < least or np.int64(hi) - 1 > most:
+        raise ValueError("randint: the bounds do not fit the dtype")
     span = np.uint64(np.int64(hi) - lo)
     s_lo, s_hi = span & _M32, span >> np.uint64(32)
     for i in range(w.size):
@@ -200,7 +203,7 @@ def choice(key, shape, n, replace, p):
     if p.size and (np.any(p < 0) or not abs(np.sum(p) - 1.0) <= 1e-8 + 1e-5):
         raise ValueError("choice: p must be non-negative and sum to 1")
     if replace and p.size == 0:
-        return randint(key, shape, 0, n)
+        return randint(key, shape, 0, n, 0, n)
     w = bits(key, n if not replace else k)
     if replace:
         cdf = np.cumsum(p)
@@ -266,8 +269,10 @@ def draw_uniform(key, shape=(), dtype=np.float64, minval=0.0, maxval=1.0):
     return np.asarray(np.minimum(lo + u * (hi - lo), np.nextafter(hi, lo)), dtype=dtype)
 
 
-def draw_randint(key, shape, minval, maxval, dtype=np.int64):
-    return randint(key, _shape(shape), np.int64(minval), np.int64(maxval)).astype(dtype, copy=False)
+def draw_randint(key, shape, minval, maxval, dtype, least, most):
+    """(least, most: the range of dtype, random.int_range)"""
+    return randint(key, _shape(shape), np.int64(minval), np.int64(maxval),
+                   least, most).astype(dtype, copy=False)
 
 
 def draw_permutation(key, x, axis=0):

@@ -63,7 +63,7 @@ def randint(key, shape, minval, maxval, dtype=np.int64):
     shape, dtype = _randint_args(key, shape, minval, maxval, dtype)
     if np.any(~(np.asarray(minval) < np.asarray(maxval))):
         raise ValueError(f"randint: need minval < maxval, got minval={minval!r}, maxval={maxval!r}")
-    return _prng().draw_randint(key, shape, minval, maxval, dtype)
+    return _prng().draw_randint(key, shape, minval, maxval, dtype, *int_range(dtype))
 
 
 def permutation(key, x, axis=0):
@@ -132,7 +132,7 @@ def _randint_args(key, shape, minval, maxval, dtype):
     if np.ndim(minval) or np.ndim(maxval):
         raise ValueError("randint: minval and maxval must be scalars")
     # (a check of values, but one the stand-in values (1) always pass: under jit it checks
-    # the bounds known when generating code; bounds known only at run time wrap around)
+    # the bounds known when generating code; the kernel checks those known at run time)
     info = np.iinfo(dtype)
     if np.any(np.asarray(minval) < info.min) or np.any(np.asarray(maxval) - 1 > info.max):
         raise ValueError(f"randint: bounds [{minval!r}, {maxval!r}) do not fit dtype {dtype}")
@@ -232,6 +232,12 @@ SHAPES = {key: _key_shapes, split: _split_shapes, fold_in: _fold_in_shapes,
 
 
 # ---------------------------------------------------------------- helpers
+
+def int_range(dtype):
+    """The least and most values of an integer dtype, as int64s (what randint checks)."""
+    info = np.iinfo(dtype)
+    return max(int(info.min), -2**63), min(int(info.max), 2**63 - 1)
+
 
 def _prng():
     """prng.py, imported at the first draw: it loads Numba, which `import transpile` does not

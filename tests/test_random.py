@@ -350,3 +350,17 @@ def test_jit_draws_in_a_loop_with_a_carried_key_or_the_loop_index(fn):
                             want if isinstance(want, tuple) else (want,)):
                 np.testing.assert_array_equal(g, w)
             assert f.last_tier == "compiled"
+
+
+def test_jit_bounds_known_at_run_time_are_checked_against_the_dtype():
+    from transpile import jit
+
+    def f(key, hi):
+        return random.randint(key, (4,), 0, hi, np.int8)
+    j = jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(j(random.key(0), 100), f(random.key(0), 100))
+        assert j.last_tier == "compiled"
+        with pytest.raises(ValueError, match=r"bounds \[0, 1000\) do not fit dtype int8"):
+            j(random.key(0), 1000)                # not wrapped around into int8

@@ -37,6 +37,8 @@ def _value_only(prim, param):
     batch = getattr(prim, "batch", None)
     if batch == "elementwise" or getattr(batch, "name", None) == "elementwise":
         return True
+    if prim.sized_by is not None and param not in prim.sized_by:
+        return True             # the row says which of its ints may shape its result
     return (param in getattr(prim, "diff", ()) or param in getattr(prim, "shape_args", ())
             or param in _DATA_PARAMS)
 

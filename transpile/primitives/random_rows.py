@@ -124,7 +124,9 @@ def randint_form(lw, eqn):
         return None
     dtype = np.dtype(dtype)
     cast = "" if dtype == np.int64 else f".astype(np.{dtype.name})"
-    return _result(lw, eqn, f"prng.randint({_key_text(lw, eqn)}, {shape}, {lo}, {hi}){cast}")
+    least, most = rt_random.int_range(dtype)
+    return _result(lw, eqn, f"prng.randint({_key_text(lw, eqn)}, {shape}, {lo}, {hi}, "
+                            f"{least}, {most}){cast}")
 
 
 def permutation_form(lw, eqn):
