@@ -257,7 +257,9 @@ def sized_by_run_time_int(sp, eqn):
     prim = eqn.prim
     if prim.elementwise or prim.fusable or prim.shape_safe:   # shape never set by an int's value
         return False
-    for a in ir.iter_atoms(v for v in eqn.args.values() if not isinstance(v, ir.IndexArg)):
+    args = eqn.args if prim.sized_by is None else \
+        {k: v for k, v in eqn.args.items() if k in prim.sized_by}
+    for a in ir.iter_atoms(v for v in args.values() if not isinstance(v, ir.IndexArg)):
         if isinstance(a, ir.Var):
             av = sp.avals.get(a.name)
             if av is not None and not av.shape and av.dtype.kind in "iu":

@@ -488,6 +488,7 @@ HEADER = """\
 import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+from transpile_runtime import prng
 import math
 from transpile_runtime.backends.numba_special import (
     digamma_scalar, erfinv_scalar, log_ndtr_scalar, logsumexp_all, norm_cdf_scalar,
