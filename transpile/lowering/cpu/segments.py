@@ -22,12 +22,12 @@ compiles.
 """
 import ast
 import copy
-import sys
 
 from transpile.core import ir
 from transpile.core.ir import Eqn
 from transpile.core.codegen import fmt_expr, Printer
 from transpile.optimize.fusion import FusedGroup
+from transpile.lowering.cpu.text import Unlowerable
 
 
 def is_collective(st):
@@ -62,7 +62,6 @@ def _names(lines):
 def segmented_main(lw, body, outs, signature, header, decorator, breaks=None):
     """The module text of a function split at its collectives, and (when `breaks` is a list)
     at the statements that have no Numba lowering."""
-    Unlowerable = sys.modules[type(lw).__module__].Unlowerable
     if _nested_collective(body):
         st = next(s for s in ir.walk_eqns(body) if is_collective(s))
         raise Unlowerable(st, "a collective inside a loop or a branch",
