@@ -15,6 +15,7 @@ the `# line N:` comment above that line names the user's line. The error is rais
 When the NumPy version does not raise the same kind of error, the compiled code's own error is
 kept (with a note). Called from jit_specialization.Compiled.run's exception path only.
 """
+import types
 import contextlib
 import io
 import linecache
@@ -122,7 +123,6 @@ def at_user_line(exc, filename, lineno, funcname):
     """`exc` with a last traceback frame at filename:lineno (as if raised there), after the
     frames it already has: traceback printers show the user's line and `pdb.pm()` stops at
     it."""
-    import types
     before = exc.__traceback__
     exc.__traceback__ = None
     try:

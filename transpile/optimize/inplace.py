@@ -24,6 +24,8 @@ backward sweep still reads.
 API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set of id(eqn)`,
 `apply(core_body, params, outs)`.
 """
+import copy
+
 from transpile.core import ir
 from transpile.core.liveness import live_after, value_reads
 from transpile.core.ir import Eqn, Var
@@ -33,6 +35,7 @@ from transpile.primitives.internal.control import (add_at, added_to_zero, assign
                                           write_back, write_in_place, write_in_place_if_array)
 from transpile.primitives.numpy.elementwise import add
 from transpile.primitives.numpy.structure import copy as copy_row
+import numpy as np
 
 EXTERNAL = "<external>"
 
@@ -93,7 +96,6 @@ def sources(body, params, scalars=(), owned=()):
 
 
 def _const_array_arg(st):
-    import numpy as np
     return any(isinstance(a, ir.Const) and isinstance(a.value, np.ndarray)
                for a in ir.iter_atoms(list(st.args.values())))
 
@@ -230,7 +232,6 @@ def _reads_values_into(st):
 
 def _choices(body, params, outs, scalars=()):
     """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
-    import numpy as np
     src, escaped = sources(body, params, scalars, owned=written_back(body))
     live = live_after(body, outs, reads=_reads_values_into)
     gens = _Generations(body, src, set(scalars))
@@ -475,7 +476,6 @@ def release_dead(body, params, outs):
 
 def for_printing(core):
     """A copy of `core` whose body writes in place and releases intermediates."""
-    import copy
     new = copy.copy(core)
     new.body = apply(deferred_writes_last(core.body), core.params, core.outs)
     return new

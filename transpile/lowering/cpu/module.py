@@ -24,6 +24,9 @@ The module is written next to the generated NumPy code (content-hashed file name
 with cache=True, so Numba's on-disk cache (checked by runtime/diskcache.py) serves the next
 process. A construct with no lowering raises `Unlowerable`; jit then runs the NumPy code.
 """
+import sys
+import linecache
+import types
 import os
 
 import numpy as np
@@ -527,7 +530,7 @@ def limit_numba_blas_threads():
     n = int(os.environ.get("TRANSPILE_BLAS_THREADS", "1") or 1)
     try:
         import scipy.linalg.cython_blas  # noqa: F401  (load it so it can be limited)
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController   # (lazy: with the first compiled call)
         for lib in ThreadpoolController().lib_controllers:
             if "scipy.libs" in (lib.filepath or "") or "scipy/" in (lib.filepath or ""):
                 lib.set_num_threads(n)
@@ -543,7 +546,6 @@ def loaded(path, name):
     """The entry dispatcher of the module at `path` when this process has loaded it already
     (the file name hashes the text: another batch size whose lowered text is the same gets
     the same dispatcher, and Numba's own dispatch serves it without compiling), else None."""
-    import sys
     mod = sys.modules.get(_module_name(path))
     if mod is not None and getattr(mod, "__file__", None) == path:
         return getattr(mod, name, None)
@@ -552,9 +554,6 @@ def loaded(path, name):
 
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
-    import linecache
-    import sys
-    import types
     modname = _module_name(path)
     fn = loaded(path, name)
     if fn is not None:

@@ -28,6 +28,7 @@ from transpile.core.ir import Eqn
 from transpile.core.codegen import fmt_expr, Printer
 from transpile.optimize.fusion import FusedGroup
 from transpile.lowering.cpu.text import Unlowerable
+import numpy as np
 
 
 def is_collective(st):
@@ -206,8 +207,7 @@ def compile_parts(ns):
     if "PARTS" not in ns:
         return False
     parts = ns["PARTS"]
-    import numba
-    import numpy as np
+    import numba   # (lazy: import transpile does not load Numba)
     for name, sig in parts.items():
         types = []
         for shape, dtype, weak in sig:
