@@ -388,8 +388,9 @@ def copies_on_entry(body, params):
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
     from transpile.primitives import by_name
+    from transpile.transforms.tidy import tidy     # (a cycle: tidy reads live_after)
     body = copies_on_entry(body, params)
-    body = adds_to_zero(body)
+    body = tidy(adds_to_zero(body), params, outs)
     body = accumulations_at(body, params, outs)
     chosen, reuse = _choices(body, params, outs)
     body = release_dead(body, params, outs)

@@ -1,0 +1,212 @@
+"""Printed code a person would write: moves and stores that only the way the code was
+generated needed (transforms/inplace.py runs this on the body it prints).
+
+Reverse mode gives every adjoint that control flow touches one fixed name, resets it to 0.0
+once the statement that bound its primal has been processed, and adds the first contribution
+to that zero (`d = rt.added_to_zero(c)`, see inplace.adds_to_zero). Most of those statements
+say nothing:
+
+  * `d = 0.0` (any copy `a = b`) whose value nothing reads before `d` is bound again goes
+    (the block of resets before a backward loop whose every path writes them first; the
+    `s_result = s` copy of a value grad does not return);
+  * `a = rt.added_to_zero(c)` or `a = c`, where c is a temporary made earlier in the same block
+    and read only there, becomes the statement that made c, bound to `a`
+    (`da = rt.unbroadcast(g, x)`);
+  * `a = rt.added_to_zero(c)` or `a = c`, where `a` is bound only there and read only further
+    down its block before c is bound again: those reads read c.
+
+`rt.added_to_zero(c)` is `0.0 + c`: the same value for an adjoint, which is a float.
+"""
+from collections import Counter
+
+from transpile import ir
+from transpile.ir import Eqn, Var, map_atoms
+from transpile.primitives.control import added_to_zero, assign
+from transpile.transforms.inplace import live_after
+
+_MOVES = (assign, added_to_zero)
+
+
+def tidy(body, params, outs, rounds=4):
+    """The body with dead copies and zero stores dropped and moves folded away."""
+    for _ in range(rounds):
+        new = _drop_dead_copies(body, outs)
+        new = _coalesce(new, outs)
+        new = _propagate(new, params, outs)
+        if _same(new, body):
+            return new
+        body = new
+    return body
+
+
+def _same(a, b):
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b)) and \
+        sum(1 for _ in _walk(a)) == sum(1 for _ in _walk(b))
+
+
+def _walk(body):
+    for st in body:
+        yield st
+        for f in ("cond_body", "body", "orelse"):
+            yield from _walk(getattr(st, f, None) or [])
+
+
+def _rebuild(st, fn):
+    """st with fn applied to each nested body (a new statement when it has bodies)."""
+    if isinstance(st, ir.If):
+        return ir.If(st.cond, fn(st.body), fn(st.orelse), st.loc)
+    if isinstance(st, ir.ForRange):
+        return ir.ForRange(st.var, st.start, st.stop, st.step, fn(st.body), st.loc)
+    if isinstance(st, ir.While):
+        return ir.While(fn(st.cond_body), st.cond, fn(st.body), st.loc)
+    return st
+
+
+def _head_reads(st):
+    vals = [getattr(st, f, None) for f in ("cond", "start", "stop", "step")]
+    return [v.name for v in vals if isinstance(v, Var)]
+
+
+def _reads(st):
+    """Names one statement reads itself (a compound statement: its head only)."""
+    if isinstance(st, (Eqn, ir.Push)):
+        return ir.names_read(st)
+    return _head_reads(st)
+
+
+def _read_counts(body, outs):
+    c = Counter(o.name for o in outs if isinstance(o, Var))
+    for st in _walk(body):
+        c.update(_reads(st))
+    return c
+
+
+def _is_move(st):
+    return isinstance(st, Eqn) and any(st.prim is m for m in _MOVES) and len(st.args) == 1
+
+
+def _drop_dead_copies(body, outs):
+    live = live_after(body, outs)
+
+    def block(stmts):
+        return [_rebuild(st, block) for st in stmts
+                if not (_is_move(st) and st.out not in live.get(id(st), {st.out}))]
+    return block(body)
+
+
+def _coalesce(body, outs):
+    reads = _read_counts(body, outs)
+    binds = Counter(ir.bound_names(body))
+
+    def block(stmts):
+        out = [_rebuild(st, block) for st in stmts]
+        k = 0
+        while k < len(out):
+            st = out[k]
+            c = st.args.get("d", st.args.get("x")) if _is_move(st) else None
+            if isinstance(c, Var) and reads[c.name] == 1 and binds[c.name] == 1:
+                j = next((i for i in range(k - 1, -1, -1) if isinstance(out[i], Eqn)
+                          and out[i].out == c.name), None)
+                between = out[j + 1:k] if j is not None else None
+                if between is not None and st.out not in _names(between) and \
+                        st.out not in out[j].vars_read():
+                    d = out[j]
+                    out[j] = Eqn(st.out, d.prim, d.args, d.loc)
+                    del out[k]
+                    continue
+            k += 1
+        return out
+    return block(body)
+
+
+def _names(stmts):
+    names = set(ir.bound_names(stmts))
+    for st in _walk(stmts):
+        names.update(_reads(st))
+    return names
+
+
+class _Fail(Exception):
+    pass
+
+
+def _propagate(body, params, outs):
+    skip = set(params) | {o.name for o in outs if isinstance(o, Var)}
+    reads = _read_counts(body, outs)
+    binds = Counter(ir.bound_names(body))
+    touched = set()         # names whose counts a rewrite here changed
+
+    def block(stmts):
+        stmts = [_rebuild(st, block) for st in stmts]
+        k = 0
+        while k < len(stmts):
+            st = stmts[k]
+            c = st.args.get("d", st.args.get("x")) if _is_move(st) else None
+            if isinstance(c, Var) and st.out not in skip and binds[st.out] == 1 and \
+                    st.out != c.name and not {st.out, c.name} & touched:
+                a, c = st.out, c.name
+                state = {"clobbered": False, "count": 0}
+                try:
+                    rest = _subst(stmts[k + 1:], a, c, state)
+                except _Fail:
+                    rest = None
+                if rest is not None and state["count"] == reads[a]:
+                    stmts[k:] = rest
+                    touched.update((a, c))
+                    continue
+            k += 1
+        return stmts
+    return block(body)
+
+
+def _sub_atom(a, c):
+    def fn(atom):
+        return Var(c) if isinstance(atom, Var) and atom.name == a else atom
+    return fn
+
+
+def _subst(stmts, a, c, state):
+    """stmts with reads of a read c; fails where c may have been bound again before a read."""
+    fn = _sub_atom(a, c)
+    out = []
+    for st in stmts:
+        if isinstance(st, Eqn):
+            n = st.vars_read().count(a)
+            if n:
+                if state["clobbered"]:
+                    raise _Fail
+                st = Eqn(st.out, st.prim, {k: map_atoms(v, fn) for k, v in st.args.items()},
+                         st.loc)
+                state["count"] += n
+            if st.out == c:
+                state["clobbered"] = True
+        elif isinstance(st, ir.Push):
+            n = ir.names_read(st).count(a)
+            if n:
+                if state["clobbered"]:
+                    raise _Fail
+                st = ir.Push(fn(st.tape), fn(st.value), st.loc)
+                state["count"] += n
+        elif isinstance(st, ir.If):
+            cond = st.cond
+            if isinstance(cond, Var) and cond.name == a:
+                if state["clobbered"]:
+                    raise _Fail
+                cond = Var(c)
+                state["count"] += 1
+            s1, s2 = dict(state, count=0), dict(state, count=0)
+            body, orelse = _subst(st.body, a, c, s1), _subst(st.orelse, a, c, s2)
+            state["count"] += s1["count"] + s2["count"]
+            state["clobbered"] = s1["clobbered"] or s2["clobbered"]
+            st = ir.If(cond, body, orelse, st.loc)
+        elif isinstance(st, (ir.ForRange, ir.While)):
+            inside_binds = c in ir.bound_names([st])
+            inside_reads = a in _names([st])
+            if a in _head_reads(st) or (inside_reads and (inside_binds or state["clobbered"])):
+                raise _Fail
+            if inside_reads:
+                st = _rebuild(st, lambda b: _subst(b, a, c, state))
+            state["clobbered"] = state["clobbered"] or inside_binds
+        out.append(st)
+    return out
+
