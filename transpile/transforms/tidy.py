@@ -12,8 +12,11 @@ say nothing:
   * `a = rt.added_to_zero(c)` or `a = c`, where c is a temporary made earlier in the same block
     and read only there, becomes the statement that made c, bound to `a`
     (`da = rt.unbroadcast(g, x)`);
-  * `a = rt.added_to_zero(c)` or `a = c`, where `a` is bound only there and read only further
-    down its block before c is bound again: those reads read c.
+  * `a = rt.added_to_zero(c)` or `a = c`, where that value of `a` is read only further down
+    its block, before c is bound again: those reads read c;
+  * a value computed again (`x[i]` in the test of an `if` and in its branch, the product
+    `g * y` twice in the adjoint of `y * y`) is the name that holds it (`b = a`, which the
+    previous point then folds away): elementwise rows, subscripts and `rt.unbroadcast`.
 
 `rt.added_to_zero(c)` is `0.0 + c`: the same value for an adjoint, which is a float.
 """
@@ -21,14 +24,18 @@ from collections import Counter
 
 from transpile import ir
 from transpile.ir import Eqn, Var, map_atoms
+from transpile.primitives.adjoint_helpers import unbroadcast
 from transpile.primitives.control import added_to_zero, assign
+from transpile.primitives.structure import getitem
 from transpile.transforms.inplace import live_after
 
 _MOVES = (assign, added_to_zero)
+_RECOMPUTED = (getitem, unbroadcast)     # besides elementwise rows
 
 
 def tidy(body, params, outs, rounds=4):
     """The body with dead copies and zero stores dropped and moves folded away."""
+    body = _reuse_values(body)
     for _ in range(rounds):
         new = _drop_dead_copies(body, outs)
         new = _coalesce(new, outs)
@@ -132,31 +139,38 @@ class _Fail(Exception):
 
 def _propagate(body, params, outs):
     skip = set(params) | {o.name for o in outs if isinstance(o, Var)}
-    reads = _read_counts(body, outs)
-    binds = Counter(ir.bound_names(body))
-    touched = set()         # names whose counts a rewrite here changed
+    live = live_after(body, outs)
+    touched = set()         # names whose reads a rewrite here changed
 
     def block(stmts):
+        live_out = live.get(id(stmts[-1]), set()) if stmts else set()
         stmts = [_rebuild(st, block) for st in stmts]
         k = 0
         while k < len(stmts):
             st = stmts[k]
             c = st.args.get("d", st.args.get("x")) if _is_move(st) else None
-            if isinstance(c, Var) and st.out not in skip and binds[st.out] == 1 and \
-                    st.out != c.name and not {st.out, c.name} & touched:
+            if isinstance(c, Var) and st.out not in skip and st.out != c.name and \
+                    not {st.out, c.name} & touched:
                 a, c = st.out, c.name
-                state = {"clobbered": False, "count": 0}
+                state = {"clobbered": False, "done": False, "maybe": False}
                 try:
                     rest = _subst(stmts[k + 1:], a, c, state)
                 except _Fail:
                     rest = None
-                if rest is not None and state["count"] == reads[a]:
+                if rest is not None and (state["done"] or a not in live_out):
                     stmts[k:] = rest
                     touched.update((a, c))
                     continue
             k += 1
         return stmts
     return block(body)
+
+
+def _reads_below(stmts):
+    out = set()
+    for st in _walk(stmts):
+        out.update(_reads(st))
+    return out
 
 
 def _sub_atom(a, c):
@@ -166,47 +180,92 @@ def _sub_atom(a, c):
 
 
 def _subst(stmts, a, c, state):
-    """stmts with reads of a read c; fails where c may have been bound again before a read."""
+    """stmts with the reads of a (until a is bound again) reading c; fails where c may have
+    been bound again before such a read, or where a read may see either value of a."""
     fn = _sub_atom(a, c)
     out = []
-    for st in stmts:
+    for k, st in enumerate(stmts):
+        if state["done"]:
+            return out + list(stmts[k:])
+        reads = _reads(st) if not isinstance(st, (ir.If, ir.ForRange, ir.While)) else []
+        if a in reads or a in _head_reads(st):
+            if state["clobbered"] or state["maybe"]:
+                raise _Fail
         if isinstance(st, Eqn):
-            n = st.vars_read().count(a)
-            if n:
-                if state["clobbered"]:
-                    raise _Fail
-                st = Eqn(st.out, st.prim, {k: map_atoms(v, fn) for k, v in st.args.items()},
+            if a in reads:
+                st = Eqn(st.out, st.prim, {k2: map_atoms(v, fn) for k2, v in st.args.items()},
                          st.loc)
-                state["count"] += n
             if st.out == c:
                 state["clobbered"] = True
+            if st.out == a:
+                state["done"] = True
         elif isinstance(st, ir.Push):
-            n = ir.names_read(st).count(a)
-            if n:
-                if state["clobbered"]:
-                    raise _Fail
+            if a in reads:
                 st = ir.Push(fn(st.tape), fn(st.value), st.loc)
-                state["count"] += n
         elif isinstance(st, ir.If):
-            cond = st.cond
-            if isinstance(cond, Var) and cond.name == a:
-                if state["clobbered"]:
-                    raise _Fail
-                cond = Var(c)
-                state["count"] += 1
-            s1, s2 = dict(state, count=0), dict(state, count=0)
+            cond = Var(c) if isinstance(st.cond, Var) and st.cond.name == a else st.cond
+            s1, s2 = dict(state), dict(state)
             body, orelse = _subst(st.body, a, c, s1), _subst(st.orelse, a, c, s2)
-            state["count"] += s1["count"] + s2["count"]
             state["clobbered"] = s1["clobbered"] or s2["clobbered"]
+            state["done"] = s1["done"] and s2["done"]
+            state["maybe"] = state["maybe"] or s1["done"] or s2["done"] or s1["maybe"] or \
+                s2["maybe"]
             st = ir.If(cond, body, orelse, st.loc)
         elif isinstance(st, (ir.ForRange, ir.While)):
-            inside_binds = c in ir.bound_names([st])
-            inside_reads = a in _names([st])
-            if a in _head_reads(st) or (inside_reads and (inside_binds or state["clobbered"])):
+            bound = set(ir.bound_names([st]))
+            inside_reads = a in _reads_below(st.body) | _reads_below(
+                getattr(st, "cond_body", []))
+            if a in _head_reads(st) or (inside_reads and (
+                    c in bound or a in bound or state["clobbered"] or state["maybe"])):
                 raise _Fail
             if inside_reads:
-                st = _rebuild(st, lambda b: _subst(b, a, c, state))
-            state["clobbered"] = state["clobbered"] or inside_binds
+                st = _rebuild(st, lambda b: _subst(b, a, c, dict(state)))
+            state["clobbered"] = state["clobbered"] or c in bound
+            state["maybe"] = state["maybe"] or a in bound
         out.append(st)
     return out
 
+
+def _key(st):
+    """What a pure equation computes, as a hashable key (None: not a candidate)."""
+    prim = st.prim
+    if not (prim.pure and (prim.elementwise or any(prim is p for p in _RECOMPUTED))) or \
+            _is_move(st):
+        return None
+    parts = []
+    for k, v in st.args.items():
+        atoms = list(ir.iter_atoms([v]))
+        if any(isinstance(a, ir.Const) and not ir.is_literal(a.value) for a in atoms):
+            return None
+        parts.append((k, repr(v)))
+    return (id(prim), tuple(parts))
+
+
+def _reuse_values(body):
+    """A pure value computed again where the name that holds it is still bound to it
+    becomes a copy of that name."""
+    def invalidate(avail, names):
+        names = set(names)
+        return {k: v for k, v in avail.items() if not (names & v[1] or v[0] in names)}
+
+    def block(stmts, avail):
+        out = []
+        for st in stmts:
+            if isinstance(st, Eqn):
+                key = _key(st)
+                if key is not None and key in avail and avail[key][0] != st.out:
+                    st = Eqn(st.out, assign, {"x": Var(avail[key][0])}, st.loc)
+                avail = invalidate(avail, [st.out])
+                if key is not None and st.prim is not assign and st.out not in st.vars_read():
+                    avail[key] = (st.out, frozenset(st.vars_read()))
+            elif isinstance(st, ir.If):
+                st = ir.If(st.cond, block(st.body, dict(avail))[0],
+                           block(st.orelse, dict(avail))[0], st.loc)
+                avail = invalidate(avail, ir.bound_names([st]))
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                inner = invalidate(avail, ir.bound_names([st]))
+                st = _rebuild(st, lambda b: block(b, dict(inner))[0])
+                avail = inner
+            out.append(st)
+        return out, avail
+    return block(body, {})[0]
