@@ -35,9 +35,8 @@ _RECOMPUTED = (getitem, unbroadcast)     # besides elementwise rows
 
 def tidy(body, params, outs, rounds=4):
     """The body with dead copies and zero stores dropped and moves folded away."""
-    body = _reuse_values(body)
     for _ in range(rounds):
-        new = _drop_dead_copies(body, outs)
+        new = _drop_dead_copies(_reuse_values(body), outs)
         new = _coalesce(new, outs)
         new = _propagate(new, params, outs)
         if _same(new, body):
