@@ -45,6 +45,19 @@ def tidy(body, params, outs, rounds=4):
     return body
 
 
+def common_values(body, params, outs):
+    """The primal body of a derivative with values computed again read from the name that
+    holds them (before reverse mode decides what goes on the tape: `x[i]` in the test of
+    an `if` and in its branch is saved once)."""
+    body = _reuse_values(body)
+    for _ in range(4):
+        new = _propagate(body, params, outs)
+        if _same(new, body):
+            break
+        body = new
+    return body
+
+
 def _same(a, b):
     return len(a) == len(b) and all(x is y for x, y in zip(a, b)) and \
         sum(1 for _ in _walk(a)) == sum(1 for _ in _walk(b))
