@@ -12,7 +12,7 @@ import re
 import numpy as np
 
 from transpile.ir import Const, Var
-from transpile.lowering.numba_text import const_text, dtype_ctor, shape_text
+from transpile.lowering.numba_text import const_text, dtype_ctor, shape_text, typed
 from transpile.transforms.fusion import FusedGroup, scalar_template
 
 FAST_EXP = {"float32": "exp32({x})", "float64": "exp64({x})"}
@@ -83,7 +83,8 @@ def kernel(lw, g: FusedGroup):
         if e.prim.name not in ("greater", "greater_equal", "less", "less_equal", "equal",
                                "not_equal", "logical_and", "logical_or", "logical_xor",
                                "logical_not", "isnan", "isinf", "isfinite", "signbit"):
-            expr = f"{dtype_ctor(out_av.dtype)}({expr})"
+            expr = typed(expr, tmpl, out_av.dtype,
+                         [_operand_dtype(a, avals, cdt) for a in e.args.values()])
         local[e.out] = f"{e.out}__e"
         body.append(f"{e.out}__e = {expr}")
     ix_all = ", ".join(idx)
@@ -264,3 +265,18 @@ def _shared(lw, kname, text):
     seen[canon] = kname
     lw.kernels.append(text)
     return kname
+
+
+def _operand_dtype(a, avals, cdt):
+    """The dtype an operand has in a fused loop's scalar expression (see `operand`): a
+    number constant and a 0-d number are written as `cdt`; None where unknown."""
+    if isinstance(a, Const):
+        v = a.value
+        ok = isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+        return cdt if ok and cdt is not None else None
+    if not isinstance(a, Var) or a.name not in avals:
+        return None
+    av = avals[a.name]
+    if cdt is not None and not av.shape and np.issubdtype(av.dtype, np.number):
+        return np.dtype(cdt)
+    return av.dtype

@@ -5,6 +5,8 @@ constants and shapes are written in the lowered source (`np.float32(1.5)`, `(3,)
 numba_cpu.py (statements, expressions, module), numba_kernels.py (fused loops),
 numba_control.py and numba_segments.py all print through these.
 """
+import re
+
 import numpy as np
 
 from transpile import ir
@@ -33,6 +35,35 @@ def dtype_ctor(dtype):
     if dtype == np.bool_:
         return "np.bool_"
     return f"np.{dtype.name}"
+
+
+_CALL = re.compile(r"[\w.]\(")
+
+
+def typed(expr, tmpl, dtype, operand_dtypes):
+    """`expr` as a value of `dtype`: `np.float64(expr)` unless the template is operators
+    only (no call) on operands that all have that floating dtype already, whose result has
+    it too (`a * b` rather than `np.float64((a * b))`)."""
+    dtype = np.dtype(dtype)
+    ctor = dtype_ctor(dtype)
+    if expr.startswith(ctor + "(") and _unwrap(expr[len(ctor):]) != expr[len(ctor):]:
+        return expr                     # already `np.float64(...)` as a whole
+    if np.issubdtype(dtype, np.inexact) and not _CALL.search(tmpl) and operand_dtypes and \
+            all(d is not None and np.dtype(d) == dtype for d in operand_dtypes):
+        return _unwrap(expr)
+    return f"{ctor}({expr})"
+
+
+def _unwrap(expr):
+    """expr without one pair of parentheses around all of it."""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return expr
+    depth = 0
+    for k, ch in enumerate(expr):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and k < len(expr) - 1:
+            return expr
+    return expr[1:-1]
 
 
 def const_text(value, dtype=None):
