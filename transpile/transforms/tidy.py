@@ -59,8 +59,7 @@ def common_values(body, params, outs):
 
 
 def _same(a, b):
-    return len(a) == len(b) and all(x is y for x, y in zip(a, b)) and \
-        sum(1 for _ in _walk(a)) == sum(1 for _ in _walk(b))
+    return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
 def _walk(body):
@@ -73,12 +72,21 @@ def _walk(body):
 def _rebuild(st, fn):
     """st with fn applied to each nested body (a new statement when it has bodies)."""
     if isinstance(st, ir.If):
-        return ir.If(st.cond, fn(st.body), fn(st.orelse), st.loc)
+        parts = (st.body, st.orelse)
+    elif isinstance(st, ir.ForRange):
+        parts = (st.body,)
+    elif isinstance(st, ir.While):
+        parts = (st.cond_body, st.body)
+    else:
+        return st
+    new = [fn(p) for p in parts]
+    if all(len(a) == len(b) and all(x is y for x, y in zip(a, b)) for a, b in zip(parts, new)):
+        return st                       # unchanged: the same statement
+    if isinstance(st, ir.If):
+        return ir.If(st.cond, new[0], new[1], st.loc)
     if isinstance(st, ir.ForRange):
-        return ir.ForRange(st.var, st.start, st.stop, st.step, fn(st.body), st.loc)
-    if isinstance(st, ir.While):
-        return ir.While(fn(st.cond_body), st.cond, fn(st.body), st.loc)
-    return st
+        return ir.ForRange(st.var, st.start, st.stop, st.step, new[0], st.loc)
+    return ir.While(new[0], st.cond, new[1], st.loc)
 
 
 def _head_reads(st):
@@ -256,28 +264,35 @@ def _key(st):
 def _reuse_values(body):
     """A pure value computed again where the name that holds it is still bound to it
     becomes a copy of that name."""
-    def invalidate(avail, names):
-        names = set(names)
-        return {k: v for k, v in avail.items() if not (names & v[1] or v[0] in names)}
+    def block(stmts, state):
+        # avail: key -> the name holding that value; by_name: name -> keys it reads or holds
+        avail, by_name = dict(state[0]), dict(state[1])      # (sets never mutated)
 
-    def block(stmts, avail):
+        def forget(names):
+            for n in names:
+                for key in by_name.pop(n, ()):
+                    avail.pop(key, None)
+
         out = []
         for st in stmts:
             if isinstance(st, Eqn):
                 key = _key(st)
-                if key is not None and key in avail and avail[key][0] != st.out:
-                    st = Eqn(st.out, assign, {"x": Var(avail[key][0])}, st.loc)
-                avail = invalidate(avail, [st.out])
+                held = avail.get(key) if key is not None else None
+                if held is not None and held != st.out:
+                    st = Eqn(st.out, assign, {"x": Var(held)}, st.loc)
+                forget([st.out])
                 if key is not None and st.prim is not assign and st.out not in st.vars_read():
-                    avail[key] = (st.out, frozenset(st.vars_read()))
+                    avail[key] = st.out
+                    for n in {st.out, *st.vars_read()}:
+                        by_name[n] = by_name.get(n, frozenset()) | {key}
             elif isinstance(st, ir.If):
-                st = ir.If(st.cond, block(st.body, dict(avail))[0],
-                           block(st.orelse, dict(avail))[0], st.loc)
-                avail = invalidate(avail, ir.bound_names([st]))
+                here = (avail, by_name)
+                st = ir.If(st.cond, block(st.body, here), block(st.orelse, here), st.loc)
+                forget(ir.bound_names([st]))
             elif isinstance(st, (ir.ForRange, ir.While)):
-                inner = invalidate(avail, ir.bound_names([st]))
-                st = _rebuild(st, lambda b: block(b, dict(inner))[0])
-                avail = inner
+                forget(ir.bound_names([st]))
+                here = (avail, by_name)
+                st = _rebuild(st, lambda b: block(b, here))
             out.append(st)
-        return out, avail
-    return block(body, {})[0]
+        return out
+    return block(body, ({}, {}))
