@@ -25,6 +25,7 @@ API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set o
 """
 from transpile import ir
 from transpile.ir import Eqn, Var
+from transpile.primitives.control import assign
 
 EXTERNAL = "<external>"
 
@@ -72,7 +73,7 @@ def sources(body, params, scalars=()):
         for st in _stmts(body):
             if isinstance(st, Eqn):
                 name = st.prim.name
-                if name in NO_BUFFER or st.out in scalars:
+                if name in NO_BUFFER or st.out in scalars or _number_copy(st):
                     new = set()
                 elif name == "tape_pop":
                     new = {EXTERNAL}
@@ -83,11 +84,13 @@ def sources(body, params, scalars=()):
                     new = set(src.get(a.name, {EXTERNAL})) if isinstance(a, Var) else set()
                 else:
                     new = set()
-                    for a in value_reads(st):     # never a shape argument's buffer
+                    reads = value_reads(st)
+                    for a in reads:               # never a shape argument's buffer
                         new |= src.get(a, {EXTERNAL})
-                    if not new:
+                    if not new and not reads:
                         # made from constants only (np.broadcast_to(1.0, n), a seed of
                         # ones): a buffer of its own, or a captured array that is not ours
+                        # (made from metadata only, `n - 1` of a length: none)
                         new = {EXTERNAL} if _const_array_arg(st) else {st.out}
                 old = src.setdefault(st.out, set())
                 if not new <= old:
@@ -101,6 +104,13 @@ def sources(body, params, scalars=()):
                     escaped |= new
                     changed = True
     return src, escaped
+
+
+def _number_copy(st):
+    """`n = 0` (a counter, an adjoint reset to 0.0): a Python number, no buffer."""
+    x = st.args.get("x")
+    return st.prim is assign and isinstance(x, ir.Const) and \
+        isinstance(x.value, (int, float, complex)) and not isinstance(x.value, bool)
 
 
 def _const_array_arg(st):

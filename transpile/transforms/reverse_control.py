@@ -369,11 +369,17 @@ class ControlReverseSweep(ReverseSweep):
                 self.prefix(st)
                 loc = self.b.loc
                 b = self.b
-                n = b.emit(by_name("trip_count"), {"start": st.start, "stop": st.stop,
-                                                   "step": st.step}, base="trips")
-                n1 = b.emit(by_name("subtract"), {"x": n, "y": Const(1)}, base="last")
-                last = b.emit(by_name("add"), {"x": st.start, "y": b.emit(
-                    by_name("multiply"), {"x": n1, "y": st.step}, base="last")}, base="last")
+                if st.start == Const(0) and st.step == Const(1):
+                    # range(0, n): the last index is n - 1 (an empty range stays empty)
+                    last = b.emit(by_name("subtract"), {"x": st.stop, "y": Const(1)},
+                                  base="last")
+                else:
+                    n = b.emit(by_name("trip_count"), {"start": st.start, "stop": st.stop,
+                                                       "step": st.step}, base="trips")
+                    n1 = b.emit(by_name("subtract"), {"x": n, "y": Const(1)}, base="last")
+                    last = b.emit(by_name("add"), {"x": st.start, "y": b.emit(
+                        by_name("multiply"), {"x": n1, "y": st.step}, base="last")},
+                        base="last")
                 end = b.emit(by_name("subtract"), {"x": st.start, "y": st.step}, base="end")
                 back = b.emit(by_name("negative"), {"x": st.step}, base="step")
                 body = self.sub(lambda: self.loop_body(st, loc))
