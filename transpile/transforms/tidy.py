@@ -46,10 +46,11 @@ def tidy(body, params, outs, rounds=4):
 
 
 def common_values(body, params, outs):
-    """The primal body of a derivative with values computed again read from the name that
-    holds them (before reverse mode decides what goes on the tape: `x[i]` in the test of
-    an `if` and in its branch is saved once)."""
-    body = _reuse_values(body)
+    """The primal body of a derivative with subscripts computed again read from the name
+    that holds them (before reverse mode decides what goes on the tape: `x[i]` in the test
+    of an `if` and in its branch is saved once). Only subscripts: a copy of an array value
+    joining branches can hide its shape from jit's specialization."""
+    body = _reuse_values(body, subscripts_only=True)
     for _ in range(4):
         new = _propagate(body, params, outs)
         if _same(new, body):
@@ -246,10 +247,13 @@ def _subst(stmts, a, c, state):
     return out
 
 
-def _key(st):
+def _key(st, subscripts_only=False):
     """What a pure equation computes, as a hashable key (None: not a candidate)."""
     prim = st.prim
-    if not (prim.pure and (prim.elementwise or any(prim is p for p in _RECOMPUTED))) or \
+    if subscripts_only:
+        if prim is not getitem:
+            return None
+    elif not (prim.pure and (prim.elementwise or any(prim is p for p in _RECOMPUTED))) or \
             _is_move(st):
         return None
     parts = []
@@ -261,7 +265,7 @@ def _key(st):
     return (id(prim), tuple(parts))
 
 
-def _reuse_values(body):
+def _reuse_values(body, subscripts_only=False):
     """A pure value computed again where the name that holds it is still bound to it
     becomes a copy of that name."""
     def block(stmts, state):
@@ -276,7 +280,7 @@ def _reuse_values(body):
         out = []
         for st in stmts:
             if isinstance(st, Eqn):
-                key = _key(st)
+                key = _key(st, subscripts_only)
                 held = avail.get(key) if key is not None else None
                 if held is not None and held != st.out:
                     st = Eqn(st.out, assign, {"x": Var(held)}, st.loc)
