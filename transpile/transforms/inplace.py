@@ -87,10 +87,11 @@ def sources(body, params, scalars=()):
                     reads = value_reads(st)
                     for a in reads:               # never a shape argument's buffer
                         new |= src.get(a, {EXTERNAL})
-                    if not new and not reads:
+                    # made from metadata only (`n - 1` of a length, a loop index): none
+                    metadata_only = reads and not set(reads) & set(scalars)
+                    if not new and not metadata_only:
                         # made from constants only (np.broadcast_to(1.0, n), a seed of
                         # ones): a buffer of its own, or a captured array that is not ours
-                        # (made from metadata only, `n - 1` of a length: none)
                         new = {EXTERNAL} if _const_array_arg(st) else {st.out}
                 old = src.setdefault(st.out, set())
                 if not new <= old:
