@@ -11,8 +11,8 @@ derivative's backward sweep. This pass answers, for the final body:
     to none; anything else (views, `rt.assign`, helpers that may return their argument) may
     point to whatever its array arguments point to. Arguments, globals, and values popped
     from a tape are EXTERNAL: never written in place. A value pushed on a tape escapes.
-  * `live_after(stmt)`: the names read after a statement (backward dataflow over `If`,
-    `ForRange`, `While`, to a fixed point around loops).
+  * `live_after(stmt)` (transforms/liveness.py): the names read after a statement (backward
+    dataflow over `If`, `ForRange`, `While`, to a fixed point around loops).
 
 `y = rt.setitem(x, i, v)` becomes `y = rt.write_in_place(x, i, v)` (`x[i] = v; y = x`) when x
 is owned (all its sources are allocations of this function that did not escape) and no name
@@ -26,6 +26,8 @@ API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set o
 from transpile import ir
 from transpile.ir import Eqn, Var
 from transpile.primitives.control import assign
+from transpile.transforms.liveness import live_after
+from transpile.transforms.tidy import tidy
 
 EXTERNAL = "<external>"
 
@@ -118,57 +120,6 @@ def _const_array_arg(st):
     import numpy as np
     return any(isinstance(a, ir.Const) and isinstance(a.value, np.ndarray)
                for a in ir.iter_atoms(list(st.args.values())))
-
-
-def _reads(st):
-    return set(ir.names_read(st))
-
-
-def live_after(body, outs, reads=None):
-    """{id(stmt): names live right after it}, for every statement (nested ones included).
-    `reads(eqn)` (default: every name it reads) says which reads of an equation count."""
-    record = {}
-    out_names = {o.name for o in outs if isinstance(o, Var)}
-    _block(body, set(out_names), record, reads or Eqn.vars_read)
-    return record
-
-
-def _block(stmts, live, record, reads=Eqn.vars_read):
-    for st in reversed(stmts):
-        record[id(st)] = set(live)
-        if isinstance(st, Eqn):
-            live = (live - {st.out}) | set(reads(st))
-        elif isinstance(st, ir.If):
-            a = _block(st.body, live, record, reads)
-            b = _block(st.orelse, live, record, reads)
-            live = a | b | ({st.cond.name} if isinstance(st.cond, Var) else set())
-        elif isinstance(st, ir.ForRange):
-            bounds = {a.name for a in (st.start, st.stop, st.step) if isinstance(a, Var)}
-            loop_live = set(live)
-            while True:
-                body_in = _block(st.body, loop_live, record, reads) - {st.var}
-                new = live | body_in
-                if new <= loop_live:
-                    break
-                loop_live |= new
-            live = loop_live | bounds
-        elif isinstance(st, ir.While):
-            cond = {st.cond.name} if isinstance(st.cond, Var) else set()
-            head_live = set(live)      # live at the top of cond_body
-            while True:
-                body_in = _block(st.body, head_live, record, reads)
-                cond_in = _block(st.cond_body, live | cond | body_in, record, reads)
-                if cond_in <= head_live:
-                    break
-                head_live |= cond_in
-            live = head_live
-        elif isinstance(st, ir.Push):
-            live = live | _reads(st)
-        elif isinstance(st, (ir.Break, ir.Continue, ir.Comment)):
-            pass
-        else:
-            live = live | _reads(st)
-    return live
 
 
 # read only an array's shape/dtype, which a write in place does not change
@@ -399,7 +350,6 @@ def copies_on_entry(body, params):
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
     from transpile.primitives import by_name
-    from transpile.transforms.tidy import tidy     # (a cycle: tidy reads live_after)
     body = copies_on_entry(body, params)
     body = tidy(adds_to_zero(body), params, outs)
     body = accumulations_at(body, params, outs)

@@ -27,7 +27,7 @@ from transpile.ir import Eqn, Var, map_atoms
 from transpile.primitives.adjoint_helpers import unbroadcast
 from transpile.primitives.control import added_to_zero, assign
 from transpile.primitives.structure import getitem
-from transpile.transforms.inplace import live_after
+from transpile.transforms.liveness import live_after
 
 _MOVES = (assign, added_to_zero)
 _RECOMPUTED = (getitem, unbroadcast)     # besides elementwise rows
