@@ -23,6 +23,7 @@ from transpile import ir
 from transpile.transforms.shape_errors import CHECKS, shape_mismatch
 from transpile.errors import TranspileError
 from transpile.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
+from transpile.primitives.control import written_part
 from transpile.primitives.registry import by_name
 from transpile.transforms.avals import AVal, aval_of, dummy
 from transpile.transforms.specialize_control import (resolve_if_array, AvalMap, bind_joined, multi_bound,
@@ -441,12 +442,14 @@ _IMPL_BY_NAME = {}
 
 
 def _masked(sp, eqn):
-    """x[mask] with a boolean array: as many elements as the mask has True values; and
-    np.repeat(x, counts) with an array of counts: as many as they add up to."""
+    """x[mask] with a boolean array (and rt.written_part(g, mask)): as many elements as the
+    mask has True values; and np.repeat(x, counts) with an array of counts: as many as they
+    add up to."""
     counts = eqn.args.get("repeats") if eqn.prim.path == "np.repeat" else None
     if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
         return True
-    index = eqn.args.get("index") if eqn.prim.op == "getitem" else None
+    index = eqn.args.get("index") if eqn.prim.op == "getitem" or eqn.prim is written_part \
+        else None
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:
