@@ -23,6 +23,7 @@ import transpile_runtime as runtime
 from transpile.core import ir
 from transpile.optimize.shape_errors import shape_mismatch
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
+from transpile.primitives.internal.control import written_part, setitem, tape_pop, write_in_place
 from transpile.primitives.registry import by_name
 from transpile.core.avals import AVal, aval_of, dummy
 from transpile.core.liveness import dce
@@ -41,7 +42,6 @@ from transpile.ad.reverse import core_namer
 from transpile.primitives.internal.adjoint_helpers import (clip_mask, getitem_vjp, identity,
                                                   select_weight, stop_gradient)
 from transpile.primitives.numpy.arrays import repeat
-from transpile.primitives.internal.control import setitem, tape_pop, write_in_place
 from transpile.primitives.numpy.nondiff import zeros, zeros_like
 from transpile.primitives.numpy.structure import getitem
 
@@ -503,12 +503,13 @@ class _Unknown(Exception):
 
 
 def _masked(sp, eqn):
-    """x[mask] with a boolean array: as many elements as the mask has True values; and
-    np.repeat(x, counts) with an array of counts: as many as they add up to."""
+    """x[mask] with a boolean array (and rt.written_part(g, mask)): as many elements as the
+    mask has True values; and np.repeat(x, counts) with an array of counts: as many as they
+    add up to."""
     counts = eqn.args.get("repeats") if eqn.prim is repeat else None
     if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
         return True
-    index = eqn.args.get("index") if eqn.prim is getitem else None
+    index = eqn.args.get("index") if eqn.prim is getitem or eqn.prim is written_part else None
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:

@@ -28,6 +28,7 @@ import sys
 import linecache
 import types
 import os
+import re
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from transpile.primitives.numpy.structure import (array, astype, atleast_1d, atl
 from transpile.optimize.specialize_rewrites import BCAST
 from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,
                                           dtype_ctor, shape_text)
+from transpile.lowering.cpu.text import typed
 
 PARALLEL_MIN_SIZE = 1 << 18
 
@@ -246,7 +248,9 @@ class Lowerer:
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
                 if np.issubdtype(out_av.dtype, np.number):
-                    text = f"{dtype_ctor(out_av.dtype)}({text})"
+                    text = typed(text, tmpl, out_av.dtype, [
+                        (self.av(v).dtype if self.av(v) is not None else None)
+                        if isinstance(v, Var) else _const_dtype(v, cdt) for v in a.values()])
                 return text
         if prim in (matmul, dot):
             y = a["y"]
@@ -483,6 +487,13 @@ class Lowerer:
         return text
 
 
+def _const_dtype(c, cdt):
+    """The dtype a constant operand is written with (`const_text(v, cdt)`), None if unknown."""
+    v = c.value if isinstance(c, Const) else None
+    ok = isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+    return cdt if ok and cdt is not None else None
+
+
 HEADER = """\
 # Lowered by transpile.jit for Numba (CPU) from {origin}.
 # {signature}
@@ -512,7 +523,58 @@ def lower(core, body, outs, avals, params, origin, signature, versions, threads=
     lw.allow_breaks = allow_breaks
     header = HEADER.format(origin=origin, signature=signature, versions=versions)
     text = lw.main(body, outs, origin, signature, header)
-    return name, text, lw.breaks
+    return name, used_imports(text, len(header)), lw.breaks
+
+
+def used_imports(text, header_end):
+    """The module with the header's imports cut to the names its code uses (and FASTMATH
+    only where a kernel uses it)."""
+    head, rest = text[:header_end], text[header_end:]
+
+    def used(names):
+        return [n for n in names if re.search(rf"\b{n}\b", rest)]
+
+    out = []
+    lines = head.split("\n")
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        m = re.match(r"from ([\w.]+) import \(?(.*)", line)
+        if m:
+            names_text = m.group(2)
+            if line.endswith("("):             # a parenthesized list over several lines
+                while not lines[k].rstrip().endswith(")"):
+                    k += 1
+                    names_text += " " + lines[k]
+            names = [n.strip(" ()") for n in names_text.split(",") if n.strip(" ()")]
+            keep = used(names)
+            if keep:
+                out.append(_import_line(m.group(1), keep))
+        elif line == "import math":
+            if used(["math"]):
+                out.append(line)
+        elif line.startswith("FASTMATH = "):
+            if used(["FASTMATH"]):
+                out.append(line)
+        else:
+            out.append(line)
+        k += 1
+    return "\n".join(out) + rest
+
+
+def _import_line(module, names):
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= 99:
+        return line
+    body, width = [], 4
+    row = []
+    for n in names:
+        if row and width + len(", ".join(row + [n])) > 95:
+            body.append("    " + ", ".join(row) + ",")
+            row = []
+        row.append(n)
+    body.append("    " + ", ".join(row) + ")")
+    return f"from {module} import (\n" + "\n".join(body)
 
 
 _BLAS_DONE = False
