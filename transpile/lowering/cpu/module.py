@@ -10,7 +10,7 @@ source is plain loops and the subset of NumPy that Numba compiles:
   later are written out;
 * other equations become Numba-supported NumPy calls (np.dot, np.transpose, np.reshape, ...)
   with shapes written in sizes read from the arguments at the function's start
-  (`x__n0 = x.shape[0]`; numba_text.SizeNamer), so the text, and the compiled code, serve
+  (`x__n0 = x.shape[0]`; text.SizeNamer), so the text, and the compiled code, serve
   every batch size; sizes no argument has stay constants;
 * Python control flow (if / for range / while) is printed as is (the statements control flow
   brings, assign / setitem / tapes, in lowering/cpu/control.py; functions with collectives are
