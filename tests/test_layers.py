@@ -68,22 +68,22 @@ def test_checker_finds_a_cycle_through_relative_imports(tmp_path):
 def test_checker_refuses_runtime_importing_transpile(tmp_path):
     root = _tree(tmp_path, {
         "transpile/__init__.py": "",
-        "transpile/core/ir.py": "",
+        "transpile/ir.py": "",
         "runtime/__init__.py": "",
         "runtime/helpers.py": """
             def g():
-                import transpile.core.ir
-                return transpile.core.ir
+                import transpile.ir
+                return transpile.ir
         """,
     })
     assert check_layers.problems(root, layers=[]) == [
-        "runtime imports transpile: transpile_runtime.helpers -> transpile.core.ir"]
+        "runtime imports transpile: transpile_runtime.helpers -> transpile.ir"]
 
 
 def test_checker_accepts_a_one_way_tree(tmp_path):
     root = _tree(tmp_path, {
         "transpile/__init__.py": "from transpile import api\n",
-        "transpile/api/autodiff.py": "from transpile import low\nimport transpile_runtime\n",
+        "transpile/api.py": "from transpile import low\nimport transpile_runtime\n",
         "transpile/low.py": "import numpy\n",
         "runtime/__init__.py": "from transpile_runtime import helpers\n",
         "runtime/helpers.py": "import numpy\n",
@@ -95,14 +95,14 @@ def test_checker_counts_a_name_read_from_the_package_init(tmp_path):
     # transpile/__init__.py imports api; api reading a name defined in __init__ is a cycle,
     # while importing a sibling submodule through the package is not
     root = _tree(tmp_path, {
-        "transpile/__init__.py": "from transpile.api.autodiff import grad\nVERSION = '1'\n",
-        "transpile/api/autodiff.py": """
-            from transpile.core import ir  # a submodule: fine
+        "transpile/__init__.py": "from transpile.api import grad\nVERSION = '1'\n",
+        "transpile/api.py": """
+            from transpile import ir            # a submodule: fine
             def grad():
                 from transpile import VERSION   # a name of the package: an edge to it
                 return VERSION
         """,
-        "transpile/core/ir.py": "",
+        "transpile/ir.py": "",
         "runtime/__init__.py": "",
     })
     assert check_layers.problems(root, layers=[]) == [

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -160,3 +162,47 @@ def test_errors():
         optimizers.sgd("fast")
     with pytest.raises(ValueError, match="len\\(values\\)"):
         optimizers.piecewise_constant([1, 2], [1.0])
+
+
+# ---------------------------------------------------------------- inside jit
+
+def _mlp_loss(params, batch):
+    x, y = batch
+    return np.mean((np.tanh(x @ params["w"] + params["b"]) - y) ** 2)
+
+
+@pytest.mark.parametrize("make", [lambda: optimizers.sgd(0.1),
+                                  lambda: optimizers.momentum(0.05, mass=0.9),
+                                  lambda: optimizers.adam(1e-2),
+                                  lambda: optimizers.adam(optimizers.exponential_decay(1e-2, 2, 0.5))])
+def test_step_with_grad_and_opt_update_runs_compiled(make):
+    import transpile as tp
+    opt_init, opt_update, get_params = make()
+
+    def step(i, state, batch):
+        g = tp.grad(_mlp_loss)(get_params(state), batch)
+        return opt_update(i, g, state)
+    rng = np.random.default_rng(1)
+    params = {"w": rng.normal(size=(3, 2)), "b": np.zeros(2)}
+    batch = (rng.normal(size=(6, 3)), rng.normal(size=(6, 2)))
+    eager, compiled = opt_init(params), opt_init(params)
+    jstep = tp.jit(step)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a NumPy fallback would warn
+        for i in range(4):
+            eager = step(i, eager, batch)
+            compiled = jstep(i, compiled, batch)
+            assert jstep.last_tier == "compiled"
+    for e, c in zip(tree_leaves(get_params(eager)), tree_leaves(get_params(compiled))):
+        np.testing.assert_allclose(c, e, rtol=1e-12, atol=1e-15)
+    # and the numbers are the optimizer's: a plain NumPy gradient of the same loss
+    x, y = batch
+    w, b = params["w"], params["b"]
+    t = np.tanh(x @ w + b)
+    d = 2.0 * (t - y) * (1 - t ** 2) / y.size
+    grads = {"w": x.T @ d, "b": d.sum(axis=0)}
+    state = opt_init(params)
+    state = opt_update(0, grads, state)
+    one = tp.jit(step)(0, opt_init(params), batch)
+    for e, c in zip(tree_leaves(get_params(state)), tree_leaves(get_params(one))):
+        np.testing.assert_allclose(c, e, rtol=1e-12, atol=1e-15)

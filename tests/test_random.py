@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -216,3 +218,149 @@ def test_argument_errors():
         random.choice(k, 3, (5,), p=[0.5, 0.5, 0.5])
     with pytest.raises(ValueError, match="at least one axis"):
         random.permutation(k, np.float64(3.0))
+
+
+# ---- the generator, and transpile.random inside transformed functions ------------------------
+
+def test_threefry_known_answers():
+    # the known-answer vectors published with Random123 (threefry2x32, 20 rounds)
+    from transpile_runtime.prng import threefry2x32
+    for key, counter, expected in [((0, 0), (0, 0), (0x6B200159, 0x99BA4EFE)),
+                                   ((0xFFFFFFFF,) * 2, (0xFFFFFFFF,) * 2, (0x1CB996FC, 0xBB002BE7)),
+                                   ((0x13198A2E, 0x03707344), (0x243F6A88, 0x85A308D3),
+                                    (0xC4923A9C, 0x483DF7A0))]:
+        assert tuple(int(w) for w in threefry2x32(*key, *counter)) == expected
+
+
+def draws_everything(key, x, n):
+    k = random.split(key, 6)
+    return (random.normal(k[0], (2, 3), np.float32),
+            random.normal(k[0], x.shape),
+            random.uniform(k[1], (4,), np.float32, -2.0, 3.0),
+            random.uniform(key),
+            random.randint(k[2], (5,), -3, n),
+            random.randint(k[2], 3, 0, 100, np.int32),
+            random.permutation(k[3], n),
+            random.permutation(k[3], x),
+            random.bernoulli(k[4], 0.3, (6,)),
+            random.bernoulli(k[4], x / 10.0),
+            random.choice(k[5], 10, (3,), False),
+            random.choice(k[5], x, (2,), True, np.array([0.1, 0.2, 0.3, 0.4])),
+            random.choice(k[5], n, (2, 2)),
+            random.choice(k[5], x.reshape(2, 2), (2, 3)),
+            random.choice(k[5], x),
+            random.bernoulli(k[4], 0.25, shape=None),
+            random.randint(k[2], (), 0, 9, np.int8),
+            random.fold_in(key, n),
+            random.normal(random.PRNGKey(n), ()))
+
+
+def test_jit_compiles_every_function_with_the_same_numbers():
+    from transpile import jit
+    key, x = random.key(3), np.arange(4.0)
+    f = jit(draws_everything)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no NumPy fallback anywhere
+        got = f(key, x, 7)
+    assert f.last_tier == "compiled"
+    assert "prng.split(" in f.source and "prng.normal(" in f.source
+    want = draws_everything(key, x, 7)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
+
+
+def test_jit_with_a_key_made_inside_and_run_time_bounds():
+    from transpile import jit
+
+    def f(seed, lo, hi):
+        k1, k2 = random.split(random.key(seed))
+        return random.uniform(k1, (5,), minval=lo, maxval=hi), random.randint(k2, (4,), lo, hi)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for args in [(0, -1, 3), (2**40 + 9, 10, 11)]:
+            for g, w in zip(jit(f)(*args), f(*args)):
+                np.testing.assert_array_equal(g, w)
+
+
+def test_jit_refuses_what_transpile_random_refuses_at_the_users_line():
+    from transpile import jit
+
+    def f(key, lo, hi):
+        return random.uniform(key, (3,), minval=lo, maxval=hi)
+    with pytest.raises(ValueError, match="minval < maxval") as e:
+        jit(f)(random.key(0), 2.0, 1.0)
+    assert f"{__file__}:{f.__code__.co_firstlineno + 1}:" in str(e.value)
+
+
+def test_grad_through_noise_drawn_with_a_fixed_key():
+    from transpile import grad, jit
+    key, x = random.key(5), np.linspace(-1.0, 1.0, 4)
+
+    def loss(x, key):
+        return np.sum((x + 0.5 * random.normal(key, x.shape)) ** 2)
+    noise = random.normal(key, x.shape)
+    expected = 2.0 * (x + 0.5 * noise)                 # d/dx of sum((x + c)^2), c fixed
+    np.testing.assert_allclose(grad(loss)(x, key), expected, rtol=1e-13)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(jit(grad(loss))(x, key), expected, rtol=1e-13)
+    np.testing.assert_allclose(grad(lambda x: np.sum(x + random.uniform(key, (4,))))(x),
+                               np.ones(4))
+
+
+def test_vmap_over_a_batch_of_keys():
+    from transpile import jit, vmap
+    keys = random.split(random.key(9), 5)
+
+    def draw(k):
+        return random.normal(k, (3,)) + random.uniform(random.fold_in(k, 1), (3,))
+    expected = np.stack([draw(k) for k in keys])
+    np.testing.assert_array_equal(vmap(draw)(keys), expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(jit(vmap(draw))(keys), expected)
+
+
+def walk(key, x, n):
+    for i in range(n):
+        key, sub = random.split(key)
+        x = x + random.normal(sub, x.shape)
+    return x, key
+
+
+def folded(key, x, n):
+    s = np.zeros_like(x)
+    for i in range(n):
+        s = s + random.uniform(random.fold_in(key, i), x.shape, minval=-i, maxval=i + 1.0)
+    return s
+
+
+@pytest.mark.parametrize("fn", [walk, folded])
+def test_jit_draws_in_a_loop_with_a_carried_key_or_the_loop_index(fn):
+    from transpile import jit
+    key, x = random.key(4), np.arange(3.0)
+    f = jit(fn)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for n in (0, 1, 4):                      # n, and the loop index, known at run time
+            got, want = f(key, x, n), fn(key, x, n)
+            for g, w in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,)):
+                np.testing.assert_array_equal(g, w)
+            assert f.last_tier == "compiled"
+
+
+def test_jit_bounds_known_at_run_time_are_checked_against_the_dtype():
+    from transpile import jit
+
+    def f(key, hi):
+        return random.randint(key, (4,), 0, hi, np.int8)
+    j = jit(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(j(random.key(0), 100), f(random.key(0), 100))
+        assert j.last_tier == "compiled"
+        with pytest.raises(ValueError, match=r"bounds \[0, 1000\) do not fit dtype int8"):
+            j(random.key(0), 1000)                # not wrapped around into int8

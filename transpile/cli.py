@@ -21,6 +21,7 @@ import transpile
 from transpile.api import autodiff as api
 from transpile import show
 from transpile.errors import TranspileError
+import numpy as np
 
 TRANSFORMS = ("grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "hessian", "vmap", "jit")
 
@@ -210,7 +211,6 @@ def eval_args(text):
     """--args "np.ones(3), 2.0" -> (array, 2.0), evaluated with numpy as np."""
     if text is None or not text.strip():
         return ()
-    import numpy as np
     env = {"np": np, "numpy": np, "__builtins__": __builtins__}
     try:
         value = eval(f"({text},)", env)
@@ -230,9 +230,9 @@ def highlight(text, color):
                                                   os.environ.get("NO_COLOR"))):
         return text
     try:
-        from pygments import highlight as _hl
-        from pygments.formatters import TerminalFormatter
-        from pygments.lexers import PythonLexer
+        from pygments import highlight as _hl   # (lazy: optional colour in a terminal)
+        from pygments.formatters import TerminalFormatter   # (lazy: optional colour in a terminal)
+        from pygments.lexers import PythonLexer   # (lazy: optional colour in a terminal)
     except ImportError:
         return text
     return _hl(text, PythonLexer(), TerminalFormatter())
@@ -252,7 +252,6 @@ def generated_source(obj, args):
 def _args_hint(obj, e):
     """The message for a transform that needs example arguments: the function's parameters
     and an --args line with one expression per required parameter."""
-    import inspect
     fn = _innermost(obj)
     name = getattr(fn, "__name__", "the function")
     try:

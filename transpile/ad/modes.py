@@ -2,6 +2,8 @@
 (ad/reverse.py / ad/forward.py) or, when the body has loops, branches or a tape, the control-flow
 sweep that extends it (ad/reverse_control.py / ad/forward_control.py). Living above all four, it lets
 the control-flow files subclass the sweeps without the sweeps importing them back."""
+import copy
+
 from transpile.core import ir as _ir
 from transpile.ad.forward import ForwardSweep
 from transpile.ad.forward_control import ControlForwardSweep
@@ -19,7 +21,6 @@ def reverse_core(core, wrt, *, seed="scalar", fname="f", loss_leaf=0, holomorphi
         rs.holomorphic = holomorphic
         return rs.run(seed, fname, loss_leaf)
     if any(isinstance(st, _ir.Comment) for st in core.body):   # straight-line code with notes
-        import copy
         core = copy.copy(core)
         core.body = [st for st in core.body if not isinstance(st, _ir.Comment)]
     rs = ReverseSweep(core, wrt)

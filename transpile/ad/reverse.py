@@ -10,7 +10,6 @@ from transpile.frontend.normalize.normalizer import Namer
 from transpile.primitives import by_name
 from transpile.frontend.templates import instantiate, rule_env
 from transpile.ad.sweep import Sweep, active_vars, check_opaque  # noqa: F401
-from transpile.ad.sweep import Sweep, active_vars, check_opaque  # noqa: F401
 from transpile.primitives.internal.control import setitem
 
 

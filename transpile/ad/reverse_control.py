@@ -181,11 +181,13 @@ class ControlReverseSweep(ReverseSweep):
             if isinstance(st, (ir.ForRange, ir.While)):
                 in_loops |= set(ir.bound_names([st]))
         outs = []
+        keeps = {}
         for o in self.outs:
             if isinstance(o, Var) and o.name in in_loops:
                 # the backward sweep pops loop values back: keep the result in a name of its own
                 keep = self.namer.fresh(o.name + "_result")
-                self.b.body.append(Eqn(keep, by_name("assign"), {"x": o}))
+                keeps[keep] = Eqn(keep, by_name("assign"), {"x": o})
+                self.b.body.append(keeps[keep])
                 outs.append(Var(keep))
             else:
                 outs.append(o)
@@ -207,7 +209,22 @@ class ControlReverseSweep(ReverseSweep):
             self.prune(split, list(grads) + list(primal_outs))
             self.b.body = slim(self.b.body, split, self.tape, list(grads) + list(primal_outs),
                                self.namer)
+        primal_outs = self.drop_unneeded_keeps(keeps, primal_outs)
         return self.b.body, extra, grads, primal_outs
+
+    def drop_unneeded_keeps(self, keeps, outs):
+        """`s_result = s` where nothing after it binds s again (the backward sweep did not
+        pop s back): the output is s itself."""
+        drop = set()
+        for k, st in enumerate(self.b.body):
+            if isinstance(st, Eqn) and st.out in keeps and st is keeps[st.out] and \
+                    st.args["x"].name not in ir.bound_names(self.b.body[k + 1:]):
+                drop.add(st.out)
+        if not drop:
+            return outs
+        self.b.body = [st for st in self.b.body if not (isinstance(st, Eqn) and st.out in drop)]
+        return [keeps[o.name].args["x"] if isinstance(o, Var) and o.name in drop else o
+                for o in outs]
 
     def prune(self, split, outs):
         """Drop the pushes (and their pops) of values the backward sweep never reads, and the
@@ -353,11 +370,17 @@ class ControlReverseSweep(ReverseSweep):
                 self.prefix(st)
                 loc = self.b.loc
                 b = self.b
-                n = b.emit(by_name("trip_count"), {"start": st.start, "stop": st.stop,
-                                                   "step": st.step}, base="trips")
-                n1 = b.emit(by_name("subtract"), {"x": n, "y": Const(1)}, base="last")
-                last = b.emit(by_name("add"), {"x": st.start, "y": b.emit(
-                    by_name("multiply"), {"x": n1, "y": st.step}, base="last")}, base="last")
+                if st.start == Const(0) and st.step == Const(1):
+                    # range(0, n): the last index is n - 1 (an empty range stays empty)
+                    last = b.emit(by_name("subtract"), {"x": st.stop, "y": Const(1)},
+                                  base="last")
+                else:
+                    n = b.emit(by_name("trip_count"), {"start": st.start, "stop": st.stop,
+                                                       "step": st.step}, base="trips")
+                    n1 = b.emit(by_name("subtract"), {"x": n, "y": Const(1)}, base="last")
+                    last = b.emit(by_name("add"), {"x": st.start, "y": b.emit(
+                        by_name("multiply"), {"x": n1, "y": st.step}, base="last")},
+                        base="last")
                 end = b.emit(by_name("subtract"), {"x": st.start, "y": st.step}, base="end")
                 back = b.emit(by_name("negative"), {"x": st.step}, base="step")
                 body = self.sub(lambda: self.loop_body(st, loc))

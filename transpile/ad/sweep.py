@@ -4,12 +4,14 @@ from transpile.errors import TranspileError
 from transpile.core.ir import Eqn
 from transpile.frontend.normalize.normalizer import Builder
 from transpile.core.rename import ssa
+from transpile.core.tidy import common_values
 
 
 class Sweep:
     def __init__(self, core, wrt, namer):
         self.namer = namer
         self.body, self.outs = ssa(core, self.namer)
+        self.body = common_values(self.body, core.params, self.outs)
         self.params = core.params
         self.wrt = [core.params[i] for i in wrt]
         self.active = active_vars(self.body, self.wrt)

@@ -18,6 +18,7 @@ pop joins the sites it may take back into one group, which gets a tape of its ow
 takes its value from its own group's tape, in the same order, so the values are the same.
 A tape that neither way splits is left as it is; the Numba lowering then reports it.
 """
+import copy
 from collections import Counter
 
 from transpile.core import ir
@@ -98,7 +99,6 @@ def split_tapes(core):
 
     if not split:
         return core
-    import copy
     new = copy.copy(core)
     new.body = rewrite(core.body)
     return new

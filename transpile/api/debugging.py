@@ -31,8 +31,8 @@ def debug_call(fun, *args, **kwargs):
     backend="numpy")) or a plain function (its core-Python form). At the prompt, pdb's usual
     commands work on the generated file: `n`, `s`, `p dx`, `b LINE`, `c`, `q`. Returns what
     the call returns (None if you quit with `q`)."""
-    import bdb
-    import pdb
+    import bdb   # (lazy: only when debugging)
+    import pdb   # (lazy: only when debugging)
     backend = getattr(fun, "backend", None)
     if backend not in (None, "numpy"):
         raise TypeError(

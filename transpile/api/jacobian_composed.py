@@ -25,6 +25,7 @@ from transpile.api.vmap import Ranked, Vmap
 from transpile.core.rename import rename_body
 from transpile.frontend.parse import read_binding
 from transpile.batching.vectorize import BatchSweep
+import numpy as np
 
 
 class TangentMap(Transform):
@@ -67,7 +68,6 @@ class Hessian(Transform):
 
     @api_boundary     # tracebacks without transpile\'s frames (core/tracebacks.py)
     def __call__(self, *args, **kwargs):
-        import numpy as np
         leaves, trees = self.flatten_args(self.bind(args, kwargs))
         ranks = tuple(int(np.ndim(leaf)) for leaf in leaves)
         if self.scalar_output(trees, ranks):
@@ -343,7 +343,6 @@ def _dims(b, x, rank, start):
 
 def output_rank(core, ranks):
     """The rank of a core function's single output, from its argument ranks (None: unknown)."""
-    import numpy as np
     if len(core.outs) != 1:
         return None
     free_ranks = []

@@ -333,7 +333,7 @@ def _stack_outputs(results, out_axes, targets):
 
 def _stack(parts, axis, targets):
     if targets and getattr(targets[0], "platform", "cpu") == "gpu":
-        import cupy
+        import cupy   # (lazy: the [cuda] extra, GPU backends only)
         with cupy.cuda.Device(targets[0].gpu):
             return cupy.stack([targets[0].put(p) for p in parts], axis=axis)
     return np.stack(parts, axis=axis)

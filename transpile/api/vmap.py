@@ -12,7 +12,7 @@ import numpy as np
 from transpile.frontend.callables import param_list
 from transpile.core.tracebacks import api_boundary
 from transpile.api.autodiff import Transform, _fname, core_of
-from transpile.errors import ShapesNeeded, TranspileError
+from transpile.errors import TranspileError
 from transpile.core.ir import Const, Eqn, Var
 from transpile.frontend.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
@@ -185,22 +185,28 @@ class Vmap(Transform):
             self._cache.pop(key, None)            # a global array changed rank: regenerate
             spec = self.specialize(key)
             free = spec.free_values()
+        self._last_spec = spec
         out = spec.fn(*leaves, *free)
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return tree_unflatten(spec.core.out_tree, flat)
 
     @api_boundary
     def source_for(self, *args, **kwargs):
+        """The generated source for these example arguments; without them, the code of the
+        last call (vmap generates code for the ranks of its arguments: code made without
+        them is not the program a call runs)."""
         if not args and not kwargs:
-            try:
-                return super().source_for()
-            except ShapesNeeded as e:
-                raise ShapesNeeded(
-                    f"vmap({self.__name__}).source needs example arguments: the generated "
-                    "code depends on their shapes here", filename=e.filename, lineno=e.lineno,
-                    construct=e.construct,
-                    hint=f"vmap({self.__name__}).source_for({param_list(self)}) with batched "
-                    "example arrays (or transpile.show(f, *args))") from None
+            spec = getattr(self, "_last_spec", None)
+            if spec is not None:
+                return spec.text
+            name = self.__name__
+            raise TranspileError(
+                f"vmap({name}).source needs example arguments: vmap generates code for the "
+                "ranks (and, where needed, shapes) of the arguments it is called with, and no "
+                "call has been made yet",
+                hint=f"call vmap({name})(...) first (.source then shows the code of the last "
+                f"call), or use vmap({name}).source_for({param_list(self)}) with batched "
+                f"example arrays (or transpile.show(vmap({name}), *args))")
         leaves, key = self.key_for(args, kwargs)
         return self.specialize_for(key, leaves).text     # (the arguments' shapes if needed)
 

@@ -42,6 +42,7 @@ from transpile.primitives.internal.batch_helpers import batch_any
 from transpile.primitives.internal.control import assign, tape_pop, write_back
 from transpile.primitives.numpy.nondiff import attr_shape, logical_not, shape
 from transpile.primitives.numpy.structure import getitem
+import numpy as np
 
 
 class BatchSweep:
@@ -78,7 +79,6 @@ class BatchSweep:
             v = atom.value
             if v is None or isinstance(v, (str, type)):
                 return 0
-            import numpy as np
             try:
                 return int(np.ndim(v))
             except Exception:

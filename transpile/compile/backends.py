@@ -10,6 +10,8 @@ imports it). Also here: recognizing Numba's errors and the line of lowered sourc
 (for the fallback warning), retrying when the cache folder vanished under Numba, and
 `initialize_runtime` (Numba's one-time setup, up front).
 """
+import re
+import numpy
 import os
 
 import numpy as np
@@ -23,9 +25,8 @@ from transpile.compile.gpu_programs import gpu_program, kernel_source
 
 
 def _versions():
-    import numpy
     try:
-        import numba
+        import numba   # (lazy: import transpile does not load Numba)
         nb = numba.__version__
     except ImportError:
         nb = "none"
@@ -34,7 +35,7 @@ def _versions():
 
 def _numba_compile(plan):
     try:
-        import numba
+        import numba   # (lazy: import transpile does not load Numba)
         threads = numba.config.NUMBA_NUM_THREADS
         # TRANSPILE_NUM_THREADS=1: serial loops only (a busy machine), n: parallel loops
         # where the work pays for n threads (Numba's NUMBA_NUM_THREADS sets its pool)
@@ -114,7 +115,7 @@ _register_builtin()
 
 def _is_numba_error(e):
     try:
-        from numba.core import errors
+        from numba.core import errors   # (lazy: import transpile does not load Numba)
     except ImportError:
         return False
     return isinstance(e, (errors.NumbaError, errors.LoweringError)) or \
@@ -124,7 +125,6 @@ def _is_numba_error(e):
 def _refused_construct(e, text):
     """The line of lowered source Numba refused (from its error message), for the warning."""
     msg = str(e)
-    import re
     m = re.findall(r'File "[^"]*", line (\d+):', msg)
     lines = text.splitlines() if text else []
     for ln in reversed(m):
@@ -152,7 +152,7 @@ def _call_guarding_cache(fn, args, path):
 def initialize_runtime():
     """Do Numba's one-time per-process setup now (its NumPy lowering registries, SciPy's BLAS:
     about 0.3 s) instead of in the first jitted call, e.g. at program start or in a thread."""
-    from numba.core.registry import cpu_target
+    from numba.core.registry import cpu_target   # (lazy: import transpile does not load Numba)
     cpu_target.target_context.refresh()
     try:
         import scipy.linalg.cython_blas  # noqa: F401  (Numba's np.dot needs it)

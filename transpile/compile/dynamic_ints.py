@@ -35,6 +35,8 @@ def _value_only(prim, param):
     batch = prim.batch
     if batch == "elementwise" or getattr(batch, "name", None) == "elementwise":
         return True
+    if prim.sized_by is not None and param not in prim.sized_by:
+        return True             # the row says which of its ints may shape its result
     return param in prim.diff or param in prim.shape_args or param in _DATA_PARAMS
 
 

@@ -3,6 +3,8 @@ backend needs to print and load it) and `Compiled` (a backend's callable for it:
 arguments, makes the first call under a lock, falls back to the generated NumPy code when
 Numba refuses the lowered code, and rebuilds the output pytree). Built by api/jit.py's Jit.
 """
+import os
+import time
 import threading
 
 import numpy as np
@@ -134,7 +136,7 @@ class Compiled:
         free = [read_binding(w) for w in self.free]
         args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
         try:
-            import numba
+            import numba   # (lazy: import transpile does not load Numba)
             return tuple(numba.typeof(a) for a in args) in self.fn.overloads
         except Exception:      # noqa: BLE001 (a type Numba does not know: not ready)
             return False
@@ -161,7 +163,7 @@ class Compiled:
             free = [read_binding(w) for w in self.free]
         args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
         try:
-            import numba
+            import numba   # (lazy: import transpile does not load Numba)
             sig = tuple(numba.typeof(a) for a in args)
             # (another batch size may have compiled this text for these types already)
             if not (self.plan.reused and sig in self.fn.overloads):
@@ -268,16 +270,14 @@ class AdaptiveThreads:
 
     @classmethod
     def wrap(cls, fn):
-        import os
-        import numba
+        import numba   # (lazy: import transpile does not load Numba)
         most = numba.config.NUMBA_NUM_THREADS
         if os.environ.get("TRANSPILE_NUM_THREADS") or most < 2:
             return fn
         return cls(fn, most)
 
     def __call__(self, *args):
-        import time
-        import numba
+        import numba   # (lazy: import transpile does not load Numba)
         now = time.monotonic()
         if not self.plan and now >= self.next_probe:
             self.plan = [self.most, 1] * self.probes
@@ -307,7 +307,7 @@ class AdaptiveThreads:
 
 def _is_numba_dispatcher(fn):
     try:
-        from numba.core.dispatcher import Dispatcher
+        from numba.core.dispatcher import Dispatcher   # (lazy: import transpile does not load Numba)
     except ImportError:
         return False
     return isinstance(fn, Dispatcher)

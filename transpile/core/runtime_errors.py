@@ -13,8 +13,9 @@ the `# line N:` comment above that line names the user's line. The error is rais
 * with a note naming the generated file and line (`e.__notes__`, shown under the message).
 
 When the NumPy version does not raise the same kind of error, the compiled code's own error is
-kept (with a note). Called from jit_specialization.Compiled.run's exception path only.
+kept (with a note). Called from compile/specialization.py's Compiled.run's exception path only.
 """
+import types
 import contextlib
 import io
 import linecache
@@ -35,7 +36,7 @@ _USER_RAISES = ("rt.raise_error(", "rt.check_assert(", "rt.batch_check_assert(")
 
 
 def located(compiled, e, leaves, free):
-    """The exception to raise for `e`, raised by `compiled` (a jit_specialization.Compiled)
+    """The exception to raise for `e`, raised by `compiled` (a compile/specialization.py Compiled)
     called on `leaves` and `free`: `e` itself when nothing better can be said."""
     try:
         return _located(compiled, e, leaves, free) or e
@@ -122,7 +123,6 @@ def at_user_line(exc, filename, lineno, funcname):
     """`exc` with a last traceback frame at filename:lineno (as if raised there), after the
     frames it already has: traceback printers show the user's line and `pdb.pm()` stops at
     it."""
-    import types
     before = exc.__traceback__
     exc.__traceback__ = None
     try:

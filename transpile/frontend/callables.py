@@ -83,7 +83,6 @@ def as_index(value):
 
 def param_list(f):
     """'w, x' for a transform of `def loss(w, x)`: for messages that ask for arguments."""
-    import inspect
     for _ in range(50):
         inner = getattr(f, "fun", None)
         if inner is None or inner is f:

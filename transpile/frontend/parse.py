@@ -3,6 +3,7 @@
 Works for module-level functions, nested defs, lambdas (the right one when several share a
 line) and functions typed into IPython/Jupyter (their cells are in linecache).
 """
+import re
 import builtins
 import inspect
 import linecache
@@ -105,7 +106,6 @@ def _parse_text(source, filename, start, fn):
 def _find_lambda(text, fn, start, filename):
     """The lambda's node in the lines that hold it: parse from each `lambda` keyword (longest
     prefix that parses) and pick the one with fn's parameters (and body column, if several)."""
-    import re
     want = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
     found = []
     for m in re.finditer(r"\blambda\b", text):

@@ -12,6 +12,7 @@ strings), a method is compiled inside `class <Name>:` (so private names are mang
 works the same way) and a closure inside a function that binds its free variables (so they stay
 free variables). If the text cannot be compiled that way the check is skipped, never guessed.
 """
+import gast
 import ast
 import types
 
@@ -95,7 +96,6 @@ def _compile_def(fn, lines):
 
 
 def _compile_lambda(fn, lam):
-    import gast
     node = gast.gast_to_ast(lam)
     body = [ast.Expr(node)]
     cls, free = _enclosing_class(fn), _free(fn)

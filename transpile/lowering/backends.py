@@ -7,6 +7,7 @@ it). It returns a callable taking the flat arguments and returning the flat outp
 `BackendUnavailable` / `transpile.lowering.cpu.module.Unlowerable` (jit then falls back to NumPy).
 Other backends (CuPy, Numba CUDA) register themselves here with `register(name, fn)`.
 """
+import importlib
 
 BACKENDS = {}
 
@@ -39,7 +40,6 @@ def _load_builtin(name):
     mod = _BUILTIN.get(name)
     if mod is None:
         return
-    import importlib
     try:
         m = importlib.import_module(mod)
     except ImportError as e:

@@ -24,6 +24,10 @@ backward sweep still reads.
 API (also for the Numba lowering): `in_place_writes(body, params, outs) -> set of id(eqn)`,
 `apply(core_body, params, outs)`.
 """
+import copy
+
+import numpy as np
+
 from transpile.core import ir
 from transpile.core.liveness import live_after, value_reads
 from transpile.core.ir import Eqn, Var
@@ -33,6 +37,7 @@ from transpile.primitives.internal.control import (add_at, added_to_zero, assign
                                           write_back, write_in_place, write_in_place_if_array)
 from transpile.primitives.numpy.elementwise import add
 from transpile.primitives.numpy.structure import copy as copy_row
+from transpile.core.tidy import tidy
 
 EXTERNAL = "<external>"
 
@@ -61,7 +66,7 @@ def sources(body, params, scalars=(), owned=()):
         for st in _stmts(body):
             if isinstance(st, Eqn):
                 prim = st.prim
-                if prim.no_buffer or st.out in scalars:
+                if prim.no_buffer or st.out in scalars or _number_copy(st):
                     new = set()
                 elif prim is tape_pop:
                     new = {EXTERNAL}
@@ -72,9 +77,12 @@ def sources(body, params, scalars=(), owned=()):
                     new = set(src.get(a.name, {EXTERNAL})) if isinstance(a, Var) else set()
                 else:
                     new = set()
-                    for a in value_reads(st):     # never a shape argument's buffer
+                    reads = value_reads(st)
+                    for a in reads:               # never a shape argument's buffer
                         new |= src.get(a, {EXTERNAL})
-                    if not new:
+                    # made from metadata only (`n - 1` of a length, a loop index): none
+                    metadata_only = reads and not set(reads) & set(scalars)
+                    if not new and not metadata_only:
                         # made from constants only (np.broadcast_to(1.0, n), a seed of
                         # ones): a buffer of its own, or a captured array that is not ours
                         new = {EXTERNAL} if _const_array_arg(st) else {st.out}
@@ -92,8 +100,14 @@ def sources(body, params, scalars=(), owned=()):
     return src, escaped
 
 
+def _number_copy(st):
+    """`n = 0` (a counter, an adjoint reset to 0.0): a Python number, no buffer."""
+    x = st.args.get("x")
+    return st.prim is assign and isinstance(x, ir.Const) and \
+        isinstance(x.value, (int, float, complex)) and not isinstance(x.value, bool)
+
+
 def _const_array_arg(st):
-    import numpy as np
     return any(isinstance(a, ir.Const) and isinstance(a.value, np.ndarray)
                for a in ir.iter_atoms(list(st.args.values())))
 
@@ -230,7 +244,6 @@ def _reads_values_into(st):
 
 def _choices(body, params, outs, scalars=()):
     """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
-    import numpy as np
     src, escaped = sources(body, params, scalars, owned=written_back(body))
     live = live_after(body, outs, reads=_reads_values_into)
     gens = _Generations(body, src, set(scalars))
@@ -421,7 +434,7 @@ def copies_on_entry(body, params):
 def apply(body, params, outs):
     """The body to print: in-place writes where safe, `del` at the top level after last uses."""
     body = copies_on_entry(body, params)
-    body = adds_to_zero(body)
+    body = tidy(adds_to_zero(body), params, outs)
     body = accumulations_at(body, params, outs)
     chosen, reuse = _choices(body, params, outs)
     body = release_dead(body, params, outs)
@@ -475,7 +488,6 @@ def release_dead(body, params, outs):
 
 def for_printing(core):
     """A copy of `core` whose body writes in place and releases intermediates."""
-    import copy
     new = copy.copy(core)
     new.body = apply(deferred_writes_last(core.body), core.params, core.outs)
     return new

@@ -23,6 +23,7 @@ import transpile_runtime as runtime
 from transpile.core import ir
 from transpile.optimize.shape_errors import shape_mismatch
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var, map_atoms
+from transpile.primitives.internal.control import written_part, setitem, tape_pop, write_in_place
 from transpile.primitives.registry import by_name
 from transpile.core.avals import AVal, aval_of, dummy
 from transpile.core.liveness import dce
@@ -41,7 +42,6 @@ from transpile.ad.reverse import core_namer
 from transpile.primitives.internal.adjoint_helpers import (clip_mask, getitem_vjp, identity,
                                                   select_weight, stop_gradient)
 from transpile.primitives.numpy.arrays import repeat
-from transpile.primitives.internal.control import setitem, tape_pop, write_in_place
 from transpile.primitives.numpy.nondiff import zeros, zeros_like
 from transpile.primitives.numpy.structure import getitem
 
@@ -95,6 +95,8 @@ class Specializer:
         self.zero_first = {}     # join name -> the zero_bcasts name it was first bound to
         self.reads = Counter()   # name -> how many statements read it
         self.subst = {}          # name -> atom
+        self.top_eqns = None     # names bound at the top level of the body (set by run)
+        self.fails_nested = None  # (eqn, ShapeMismatch) found in a branch or loop body
         self.counter = 0
         self.taken = set(core.params) | set(core.statics)
         for st in ir.walk_eqns(core.body):
@@ -234,6 +236,13 @@ class Specializer:
                 mismatch = shape_mismatch(self, eqn, e)
                 if mismatch is not None:
                     self.fails_here = (eqn, mismatch)
+            elif self.top_eqns is not None and eqn.out not in self.top_eqns \
+                    and eqn.out not in self.multi and \
+                    not any(isinstance(a, Var) and a.name in self.multi for a in args.values()):
+                # in a branch or loop, on values bound once: it fails whenever it runs
+                mismatch = shape_mismatch(self, eqn, e)
+                if mismatch is not None:
+                    self.fails_nested = (eqn, mismatch)
             av = None
         if av is not None:
             self.avals[eqn.out] = av
@@ -380,6 +389,8 @@ class Specializer:
         self.runs_first = runs_first(body, self.multi)
         self.top_level = {st.out for st in body if isinstance(st, Eqn) and st.out not in self.multi}
         self.fails_here = None
+        self.top_eqns = {st.out for st in body if isinstance(st, Eqn)}
+        self.fails_nested = None
         body = self.block(body)
         if self.fails_here is not None:
             body, outs = fails_at(self, body, *self.fails_here)
@@ -395,6 +406,12 @@ class Specializer:
                 failing = getattr(self, "fails_here", None)
                 if failing is not None and failing[0].out == st.out:
                     break           # a shape mismatch every call reaches: the rest never runs
+                nested, self.fails_nested = self.fails_nested, None
+                if nested is not None and nested[0].out == st.out:
+                    # a mismatch in a branch or loop: raised there, when it runs
+                    out[:] = [o for o in out if not (isinstance(o, Eqn) and o.out == st.out)]
+                    out.append(raise_mismatch(self, *nested))
+                    break
             elif isinstance(st, ir.Comment):
                 out.append(st)
             elif isinstance(st, ir.If):
@@ -556,12 +573,13 @@ def _tuple_index(index):
 
 
 def _masked(sp, eqn):
-    """x[mask] with a boolean array: as many elements as the mask has True values; and
-    np.repeat(x, counts) with an array of counts: as many as they add up to."""
+    """x[mask] with a boolean array (and rt.written_part(g, mask)): as many elements as the
+    mask has True values; and np.repeat(x, counts) with an array of counts: as many as they
+    add up to."""
     counts = eqn.args.get("repeats") if eqn.prim is repeat else None
     if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
         return True
-    index = eqn.args.get("index") if eqn.prim is getitem else None
+    index = eqn.args.get("index") if eqn.prim is getitem or eqn.prim is written_part else None
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:
@@ -659,12 +677,17 @@ def fails_at(sp, body, eqn, mismatch):
     user's, which may raise first): it ends with raising the mismatch (compiled code; the
     message then comes from the NumPy version, core/runtime_errors.py). outs: never reached."""
     kept = [st for st in body if not (isinstance(st, Eqn) and st.out == eqn.out)]
-    kept.append(Eqn(sp.fresh("shape_error"), by_name("raise_error"),
-                    {"exc": Const("ValueError"), "template": Const(str(mismatch).split("\n")[0]
-                                                                  .replace("{", "{{")
-                                                                  .replace("}", "}}")),
-                     "values": TupleArg(())}, eqn.loc))
+    kept.append(raise_mismatch(sp, eqn, mismatch))
     return kept, []
+
+
+def raise_mismatch(sp, eqn, mismatch):
+    """The statement raising `mismatch` in place of `eqn`."""
+    return Eqn(sp.fresh("shape_error"), by_name("raise_error"),
+               {"exc": Const("ValueError"), "template": Const(str(mismatch).split("\n")[0]
+                                                             .replace("{", "{{")
+                                                             .replace("}", "}}")),
+                "values": TupleArg(())}, eqn.loc)
 
 
 def runs_first(body, multi):

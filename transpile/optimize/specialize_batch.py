@@ -24,11 +24,7 @@ from transpile.optimize.specialize_control import is_zero
 from transpile.optimize.specialize_rewrites import _norm_axes
 from transpile_runtime.batching import batch_check_scalar_output
 from transpile.primitives.internal.control import assign
-
-
-def _aval_class(sp):
-    import sys
-    return sys.modules[type(sp).__module__].AVal
+from transpile.core.avals import AVal
 
 
 def _size(sp, a):
@@ -273,7 +269,6 @@ def rw_batch_store(sp, eqn, out):
     n = _size(sp, a["n"])
     if va is None or n is None:
         return False
-    AVal = _aval_class(sp)
     rows = s.aval.get(root)
     if rows is None:
         rows = s.aval[root] = AVal((n,) + tuple(va.shape), va.dtype)

@@ -27,6 +27,7 @@ from transpile.core.rename import _stem
 from transpile.primitives.internal import control as C
 from transpile.primitives.internal.collectives import axis_index, pmax, pmean, pmin, psum
 from transpile.primitives.numpy.structure import getitem
+from transpile.core.avals import AVal
 
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
@@ -204,15 +205,9 @@ def _widen_zeros(sp, name, target):
     return target
 
 
-def _aval_class(sp):
-    """specialize.AVal, found through the specializer (no import back into optimize/specialize.py)."""
-    import sys
-    return sys.modules[type(sp).__module__].AVal
-
-
 def loop_index_aval(sp):
     """A range loop's index: a Python int in NumPy (weak: x[i] * i stays float32)."""
-    return _aval_class(sp)((), np.dtype(np.int64), True)
+    return AVal((), np.dtype(np.int64), True)
 
 
 def specialize_push(sp, st):
@@ -311,7 +306,9 @@ def sized_by_run_time_int(sp, eqn):
     prim = eqn.prim
     if prim.elementwise or prim.fusable or prim.shape_safe:   # shape never set by an int's value
         return False
-    for a in ir.iter_atoms(v for v in eqn.args.values() if not isinstance(v, ir.IndexArg)):
+    args = eqn.args if prim.sized_by is None else \
+        {k: v for k, v in eqn.args.items() if k in prim.sized_by}
+    for a in ir.iter_atoms(v for v in args.values() if not isinstance(v, ir.IndexArg)):
         if isinstance(a, ir.Var):
             av = sp.avals.get(a.name)
             if av is not None and not av.shape and av.dtype.kind in "iu":
@@ -322,7 +319,6 @@ def sized_by_run_time_int(sp, eqn):
 def collective_aval(sp, eqn):
     """A collective's result, known without running it (it would wait at a barrier for the
     other shards): psum & co. keep their operand's shape and dtype; axis_index is an int32."""
-    AVal = _aval_class(sp)
     prim, x = eqn.prim, eqn.args.get("x")
     if prim in (psum, pmean, pmax, pmin) and isinstance(x, (ir.Var, Const)):
         av = sp.aval(x)

@@ -14,6 +14,7 @@ from transpile.core import ir
 from transpile.core.ir import Const, Var
 from transpile.primitives.internal.adjoint_helpers import getitem_vjp
 from transpile.primitives.numpy.elementwise import add, multiply, subtract
+from transpile.core.avals import dummy
 
 MARK = "transpile window:"       # the lowering's IndexError message starts with this
 
@@ -104,8 +105,6 @@ def window_aval(sp, eqn):
             concrete.append(v)
         else:
             concrete.append(it)
-    import sys
-    dummy = sys.modules[type(sp).__module__].dummy    # (no import back into optimize/specialize.py)
     try:
         shape = np.shape(dummy(xa, True)[tuple(concrete)])
     except Exception:
@@ -136,7 +135,5 @@ def scatter_aval(sp, eqn):
         ca = sp.unsized.get(ct.name)
     if xa is None or ca is None:
         return None
-    import sys
-    dummy = sys.modules[type(sp).__module__].dummy
     dtype = np.result_type(ca.dtype.type(0).item() if ca.weak else dummy(ca))
     return type(xa)(tuple(xa.shape), dtype)

@@ -6,6 +6,7 @@
   internal/       what generated code calls: adjoint and batching helpers, copies and writes,
                   the tape, collectives, print
   batching/       vmap's batching rules, named by the rows' `batch=` field
+  random_rows.py  transpile.random's functions (threefry keys, draws)
   numba_forms.py  Numba CPU forms of whole calls, named by the rows' `numba=` field
 """
 from transpile.primitives.registry import (METHODS, Primitive, all_primitives, by_name,
@@ -16,3 +17,4 @@ from transpile.primitives.numpy import (arrays, elementwise, fft, filters,  # no
 from transpile.primitives.scipy import special, stats as scipy_stats  # noqa: F401
 from transpile.primitives.internal import (adjoint_helpers, batch_helpers,  # noqa: F401
                                            collectives, control, debugging)
+from transpile.primitives import random_rows  # noqa: F401  (transpile.random's functions)

@@ -27,6 +27,8 @@ Entry fields:
   batch   batching rule or kind, used by vmap
   data_shape  the result's shape depends on the values (np.unique, np.argwhere): never
           inferred from stand-ins, so jit runs such a call's function with NumPy
+  sized_by  the arguments whose integer values may decide the result's shape (np.zeros(n)'s
+          n); None (the default): any integer argument may
   numba   the Numba CPU form of a whole call, where Numba has no such function or lacks an
           argument (transpile/primitives/numba_forms.py): eqn -> expression or statements
 
@@ -172,7 +174,7 @@ class Primitive:
                  "bool_result", "unsafe_in_select", "keep", "check", "shows_values", "product",
                  "shape_safe", "query", "refusal", "multi", "jvp_joint", "fusable",
                  "opaque", "opaque_hint", "user_rule", "user_path", "aliases",
-                 "canonical_args", "construct")
+                 "canonical_args", "construct", "sized_by")
 
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, nondiff=False, doc=None,
@@ -189,7 +191,7 @@ class Primitive:
                  product=False, shape_safe=False, query=False, refusal=False, multi=None,
                  jvp_joint=None, fusable=False, opaque=False, opaque_hint=None,
                  user_rule=False, user_path=None, aliases=(), canonical_args=None,
-                 construct=None):
+                 construct=None, sized_by=None):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -205,6 +207,7 @@ class Primitive:
         self.batch = batch
         self.numba = numba
         self.data_shape = data_shape   # the result's shape depends on the values (np.unique)
+        self.sized_by = None if sized_by is None else tuple(sized_by)   # ints that size it
         self.doc = doc
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
         self.pure = pure   # False: must run at run time, never evaluated while generating code

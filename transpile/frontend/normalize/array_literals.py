@@ -6,6 +6,7 @@ turned into explicit `np.stack` equations, so its derivative flows like any othe
 `np.r_` / `np.c_` become `np.concatenate` / `np.column_stack`. The normalizer calls these
 helpers; they only emit equations through it.
 """
+import gast
 import numpy as np
 
 from transpile.errors import TranspileError
@@ -62,7 +63,6 @@ def index_concat(norm, obj, node, base):
     """np.r_[a, b, ...] -> np.concatenate of 1-D pieces; np.c_[a, b, ...] -> np.column_stack.
     Slices and string directives (np.r_['0,2', ...], np.r_[0:3]) are evaluated only when every
     piece is a constant."""
-    import gast
     elts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
     if any(isinstance(e, gast.Slice) for e in elts):
         raise norm.error(node, f"{'np.r_' if obj is np.r_ else 'np.c_'}[...] with a slice is "

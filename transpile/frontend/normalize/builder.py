@@ -1,6 +1,7 @@
 """Where the normalizer's equations go: `Namer` (collision-safe names derived from the user's)
 and `Builder` (appends `out = prim(**args)` equations, folding constants and exact identities
 such as x * 1, x + 0 and -(-x); jit and the alias model hook into every equation it emits)."""
+import keyword
 import contextvars
 import operator
 
@@ -50,7 +51,6 @@ def identifier(text):
     s = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in str(text))
     if not s or s[0].isdigit():
         s = "v" + s
-    import keyword
     return s + "_" if keyword.iskeyword(s) else s
 
 

@@ -8,6 +8,7 @@ moves). Over an array they mean what Python means by iterating over its first ax
 `sum(x)` is `np.sum(x, axis=0)`, `max(x)` is `np.max(x, axis=0)`; zip/enumerate over arrays
 unroll when the length is known (under jit); a `for` loop over them stays a loop.
 """
+import gast
 import builtins
 
 import numpy as np
@@ -220,7 +221,6 @@ def _isinstance(norm, args, kwargs, node, base):
 def effect_statement(norm, node):
     """`print(...)` / `breakpoint()` as an expression statement: emitted as a debugging effect
     that runs with the values of each call. False for other statements."""
-    import gast
     call = node.value
     if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Name):
         return False
@@ -274,7 +274,6 @@ _CONVERSIONS = {-1: "", 115: "!s", 114: "!r", 97: "!a"}
 def _print_formatted(norm, node, args, opts):
     """print(f"x0={x[0]:.3f}", y): one format template ("x0={:.3f} {}") and its values, printed
     with str.format at run time (rt.debug_printf)."""
-    import gast
     parts, values = [], []
 
     def literal(text):

@@ -11,6 +11,8 @@ Loop-carried variables keep one name through the loop (copied into it before the
 value came from elsewhere); the transforms' SSA pass (core/rename.py) gives each binding
 its own name where a transform needs it.
 """
+import copy
+
 import gast
 import numpy as np
 
@@ -279,7 +281,6 @@ def _breaks_into(stmts, flag):
 def loop_with_else(norm, node, run):
     """for/while ... else: the else block runs when the loop ended without a break (a flag
     cleared before each break of this loop, tested after it)."""
-    import copy
     loop = copy.copy(node)
     loop.orelse = []
     if not _has_jump(node.body):

@@ -23,6 +23,7 @@ functions of the normalizer that does not import this one:
   frontend/normalize/builtins.py, frontend/normalize/callables.py, frontend/normalize/pytree.py, frontend/normalize/returns.py,
   frontend/normalize/array_literals.py, frontend/normalize/aliasing.py
 """
+import ast
 import sys
 import types
 
@@ -305,7 +306,6 @@ def _is_temp(core_name, user_name):
 
 
 def _unparse(node):
-    import ast
     return ast.unparse(gast.gast_to_ast(node))
 
 

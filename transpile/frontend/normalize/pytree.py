@@ -7,6 +7,8 @@ Python object. NamedTuples, dataclasses and registered classes are `Struct('node
 (cls, aux))`: `p.w` rebuilds the object around the generated-code values and reads the field,
 and `Params(w, b)` written in the function builds one.
 """
+import dataclasses
+
 from transpile_runtime import pytree as rt_pytree
 from transpile.core.ir import Const, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value, unflatten_value
@@ -74,7 +76,6 @@ _TREE_UTILS = {id(o): n for n, o in _TREE_UTIL_OBJS.items()}
 
 
 def is_node_class(cls):
-    import dataclasses
     return isinstance(cls, type) and (cls in rt_pytree._NODES or (
         issubclass(cls, tuple) and hasattr(cls, "_fields")) or dataclasses.is_dataclass(cls))
 

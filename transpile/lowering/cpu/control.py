@@ -20,23 +20,19 @@ every name has one abstract value, joined over branches and loop iterations, so:
 A name whose values cannot share one type (specialize_control.Conflict) raises `Unlowerable`
 naming the user's variable and line.
 """
-import sys
 
 import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var, construct_of
+from transpile.lowering.cpu.text import (Unlowerable, atom_const_text, const_text, dtype_ctor,
+                                         shape_text)
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
 from transpile.primitives.numpy.nondiff import bool_, float_, int_
 from transpile.primitives.numpy.structure import array, getitem
 
 TAPE_START = 16
-
-def _cpu(lw):
-    """The code generator's module (dtype/shape/constant text, Unlowerable)."""
-    return sys.modules[type(lw).__module__]
-
 
 def check_conflicts(lw, body):
     """Refuse, naming the user's variable and line, a name with no single type (that is still
@@ -48,20 +44,18 @@ def check_conflicts(lw, body):
     for name, c in conflicts.items():
         if name not in alive:
             continue
-        raise _cpu(lw).Unlowerable(None, c.describe(), loc=c.loc,
-                                   construct="a value changing type in a loop or branch")
+        raise Unlowerable(None, c.describe(), loc=c.loc,
+                          construct="a value changing type in a loop or branch")
 
 
 def lower_stmt(lw, st, indent, out):
     """Append the lowering of `st` to `out` and return True, or return False (not ours)."""
-    _MOD["cpu"] = _cpu(lw)
     if isinstance(st, ir.Push):
         lw.comment(st.loc, indent, out)
         out += [indent + line for line in push_lines(lw, st)]
         return True
     if not isinstance(st, Eqn):
         return False
-    _MOD["cpu"] = _cpu(lw)
     handler = _HANDLERS.get(st.prim)
     if handler is None:
         return False
@@ -70,28 +64,8 @@ def lower_stmt(lw, st, indent, out):
     return True
 
 
-_MOD = {}
-
-
 def _unlowerable(st, why):
-    return _MOD["cpu"].Unlowerable(st, why, construct=construct_of(st))
-
-
-def _dt(dtype):
-    return _MOD["cpu"].dtype_ctor(dtype)
-
-
-def _shape(shape):
-    return _MOD["cpu"].shape_text(shape)
-
-
-def _const(value, dtype=None):
-    return _MOD["cpu"].const_text(value, dtype)
-
-
-def _atom(c, dtype=None):
-    """A Const atom (a count of elements as the sizes it multiplies: lowering/cpu/text.py)."""
-    return _MOD["cpu"].atom_const_text(c, dtype)
+    return Unlowerable(st, why, construct=construct_of(st))
 
 
 def convert(lw, atom, to, st):
@@ -103,21 +77,21 @@ def convert(lw, atom, to, st):
         if to.shape:
             v = atom.value
             if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) and v == 0:
-                return f"np.zeros({_shape(to.shape)}, {_dt(to.dtype)})"
-            return f"np.full({_shape(to.shape)}, {_atom(atom, to.dtype)}, {_dt(to.dtype)})"
+                return f"np.zeros({shape_text(to.shape)}, {dtype_ctor(to.dtype)})"
+            return f"np.full({shape_text(to.shape)}, {atom_const_text(atom, to.dtype)}, {dtype_ctor(to.dtype)})"
         if isinstance(atom.value, (bool, np.bool_)) and to.dtype == np.bool_:
-            return _const(atom.value)
-        return _atom(atom, to.dtype)
+            return const_text(atom.value)
+        return atom_const_text(atom, to.dtype)
     if src is None:
         raise _unlowerable(st, "unknown shape of " + atom.name)
     if src.shape == to.shape and src.dtype == to.dtype:
         return atom.name
     if not to.shape:
-        return f"{_dt(to.dtype)}({atom.name})"
+        return f"{dtype_ctor(to.dtype)}({atom.name})"
     if not src.shape:
-        return f"np.full({_shape(to.shape)}, {atom.name}, {_dt(to.dtype)})"
+        return f"np.full({shape_text(to.shape)}, {atom.name}, {dtype_ctor(to.dtype)})"
     if src.shape == to.shape:
-        return f"{atom.name}.astype({_dt(to.dtype)})"
+        return f"{atom.name}.astype({dtype_ctor(to.dtype)})"
     raise _unlowerable(st, f"{atom.name} has shape {src.shape}, expected {to.shape}")
 
 
@@ -128,16 +102,16 @@ def _assign(lw, st):
 def _value_for(lw, v, dest_av, st):
     """A written value, cast to the destination's dtype (NumPy casts on assignment)."""
     if isinstance(v, Const):
-        return _atom(v, dest_av.dtype) if not isinstance(v.value, bool) \
-            else _const(v.value)
+        return atom_const_text(v, dest_av.dtype) if not isinstance(v.value, bool) \
+            else const_text(v.value)
     vav = lw.av(v) or lw.unsized.get(v.name)    # (x[idx] = v, v of run-time length)
     if vav is None:
         raise _unlowerable(st, "unknown shape of the written value")
     if vav.dtype == dest_av.dtype:
         return v.name
     if not vav.shape:
-        return f"{_dt(dest_av.dtype)}({v.name})"
-    return f"{v.name}.astype({_dt(dest_av.dtype)})"
+        return f"{dtype_ctor(dest_av.dtype)}({v.name})"
+    return f"{v.name}.astype({dtype_ctor(dest_av.dtype)})"
 
 
 def _mask(lw, index, xav):
@@ -159,7 +133,7 @@ def _mask_write(lw, st, x, mask, v, xav):
     val = _value_for(lw, v, xav, st)
     dest = x.name if (st.prim is C.write_in_place or id(st) in lw.in_place) else st.out
     lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
-    lines += [f"for {st.out}_at in np.ndindex({_shape(xav.shape)}):",
+    lines += [f"for {st.out}_at in np.ndindex({shape_text(xav.shape)}):",
               f"    if {mask.name}[{st.out}_at]:",
               f"        {dest}[{st.out}_at] = {val}"]
     if dest == x.name:
@@ -193,8 +167,8 @@ def _float_part(lw, st):
         return [f"{st.out} = {convert(lw, st.args['t'], to, st)}"]
     if to is None:
         raise _unlowerable(st, "unknown result shape")
-    zero = f"np.zeros({_shape(to.shape)}, {_dt(to.dtype)})" if to.shape else \
-        f"{_dt(to.dtype)}(0)"
+    zero = f"np.zeros({shape_text(to.shape)}, {dtype_ctor(to.dtype)})" if to.shape else \
+        f"{dtype_ctor(to.dtype)}(0)"
     return [f"{st.out} = {zero}"]
 
 
@@ -234,7 +208,7 @@ def _tape_new(lw, st):
                                "(a derivative of a derivative through a loop)")
         return []          # nothing is ever pushed on it
     n = lw.pushed_tapes.get(st.out) or TAPE_START     # the trip counts, when known
-    return [f"{st.out} = np.empty({_shape((max(n, 1),) + tuple(av.shape))}, {_dt(av.dtype)})",
+    return [f"{st.out} = np.empty({shape_text((max(n, 1),) + tuple(av.shape))}, {dtype_ctor(av.dtype)})",
             f"{st.out}_n = 0"]
 
 
@@ -252,7 +226,7 @@ def push_lines(lw, st):
     if lw.pushed_tapes.get(t):
         return store        # sized by the trip counts: never full
     return [f"if {t}_n == {t}.shape[0]:     # full: double the buffer",
-            f"    {t}_more = np.empty((2 * {t}_n{rest}), {_dt(av.dtype)})",
+            f"    {t}_more = np.empty((2 * {t}_n{rest}), {dtype_ctor(av.dtype)})",
             f"    {t}_more[:{t}_n] = {t}",
             f"    {t} = {t}_more",
             f"{t}[{t}_n] = {value}",
@@ -297,10 +271,10 @@ def _scalar_cast(lw, st):
     xa, out = lw.av(x) if isinstance(x, Var) else None, lw.avals.get(st.out)
     if isinstance(x, Var) and (xa is None or xa.shape) or out is None or out.shape:
         raise _unlowerable(st, f"{st.prim.name}() of an array")
-    text = x.name if isinstance(x, Var) else _atom(x)
+    text = x.name if isinstance(x, Var) else atom_const_text(x)
     if st.prim is bool_:
         return [f"{st.out} = bool({text})"]
-    return [f"{st.out} = {_dt(out.dtype)}({text})"]
+    return [f"{st.out} = {dtype_ctor(out.dtype)}({text})"]
 
 
 def _getitem(lw, st):
@@ -311,7 +285,7 @@ def _getitem(lw, st):
     if window is not None:
         shape, loc = window
         where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
-        lines += [f"if {st.out}.shape != {_shape(shape)}:     # a window past an end of the array",
+        lines += [f"if {st.out}.shape != {shape_text(shape)}:     # a window past an end of the array",
                   f"    raise IndexError({MARK + ' ' + where!r})"]
     return lines
 
@@ -340,11 +314,11 @@ def _array(lw, st):
     if out is None or items is None or len(items) != int(np.prod(out.shape)) or any(
             isinstance(a, Var) and (lw.av(a) is None or lw.av(a).shape) for a in items):
         raise _unlowerable(st, "an array built from a nested list of arrays")
-    text = ", ".join(a.name if isinstance(a, Var) else _const(a.value, out.dtype)
+    text = ", ".join(a.name if isinstance(a, Var) else const_text(a.value, out.dtype)
                      for a in items)
-    arr = f"np.array([{text}], dtype={_dt(out.dtype)})"
+    arr = f"np.array([{text}], dtype={dtype_ctor(out.dtype)})"
     if len(out.shape) != 1:
-        arr += f".reshape({_shape(out.shape)})"
+        arr += f".reshape({shape_text(out.shape)})"
     return [f"{st.out} = {arr}"]
 
 

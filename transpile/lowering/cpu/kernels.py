@@ -15,8 +15,8 @@ import re
 import numpy as np
 
 from transpile.core.ir import Const, Var
-from transpile.lowering.cpu.text import (SizeNamer, atom_const_text, dtype_ctor,
-                                         product_text, shape_text, size_text)
+from transpile.lowering.cpu.text import (SizeNamer, atom_const_text, dtype_ctor, product_text,
+                                         shape_text, size_text, typed)
 from transpile.optimize.fusion import FusedGroup, scalar_template
 
 def kernel(lw, g: FusedGroup):
@@ -93,7 +93,8 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
         expr = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals) \
             if "T(" in tmpl else tmpl.format(**vals)
         if not e.prim.truth:      # a truth value is stored as the bool it is
-            expr = f"{dtype_ctor(out_av.dtype)}({expr})"
+            expr = typed(expr, tmpl, out_av.dtype,
+                         [_operand_dtype(a, avals, cdt) for a in e.args.values()])
         local[e.out] = f"{e.out}__e"
         body.append(f"{e.out}__e = {expr}")
     ix_all = ", ".join(idx)
@@ -281,3 +282,18 @@ def _shared(lw, kname, text):
     seen[canon] = kname
     lw.kernels.append(text)
     return kname
+
+
+def _operand_dtype(a, avals, cdt):
+    """The dtype an operand has in a fused loop's scalar expression (see `operand`): a
+    number constant and a 0-d number are written as `cdt`; None where unknown."""
+    if isinstance(a, Const):
+        v = a.value
+        ok = isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+        return cdt if ok and cdt is not None else None
+    if not isinstance(a, Var) or a.name not in avals:
+        return None
+    av = avals[a.name]
+    if cdt is not None and not av.shape and np.issubdtype(av.dtype, np.number):
+        return np.dtype(cdt)
+    return av.dtype

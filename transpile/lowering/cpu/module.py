@@ -10,7 +10,7 @@ source is plain loops and the subset of NumPy that Numba compiles:
   later are written out;
 * other equations become Numba-supported NumPy calls (np.dot, np.transpose, np.reshape, ...)
   with shapes written in sizes read from the arguments at the function's start
-  (`x__n0 = x.shape[0]`; numba_text.SizeNamer), so the text, and the compiled code, serve
+  (`x__n0 = x.shape[0]`; text.SizeNamer), so the text, and the compiled code, serve
   every batch size; sizes no argument has stay constants;
 * values whose length depends on the data (x[mask], np.argwhere, x[:i]) and what reads
   them: Numba's own forms, their lengths read at run time (lowering/cpu/unsized.py);
@@ -26,7 +26,11 @@ The module is written next to the generated NumPy code (content-hashed file name
 with cache=True, so Numba's on-disk cache (checked by runtime/diskcache.py) serves the next
 process. A construct with no lowering raises `Unlowerable`; jit then runs the NumPy code.
 """
+import sys
+import linecache
+import types
 import os
+import re
 
 import numpy as np
 
@@ -41,7 +45,7 @@ from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
 from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp, log_base, select_weight
 from transpile.primitives.numpy.arrays import linspace
-from transpile.primitives.internal.control import write_back
+from transpile.primitives.internal.control import assign, write_back
 from transpile.primitives.internal.debugging import debug_print, debug_printf
 from transpile.primitives.numpy.linalg import det, inv, solve
 from transpile.primitives.numpy.products import dot, matmul, outer
@@ -53,8 +57,9 @@ from transpile.primitives.numpy.structure import (array, astype, atleast_1d, atl
                                             copy, expand_dims, getitem, moveaxis, ravel, reshape,
                                             squeeze, stack, swapaxes, transpose)
 from transpile.optimize.specialize_rewrites import BCAST
-from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,  # noqa: F401
-                                          const_text, dtype_ctor, shape_text)  # (control.py, unsized.py)
+from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,
+                                          dtype_ctor, shape_text)
+from transpile.lowering.cpu.text import typed
 
 PARALLEL_MIN_SIZE = 1 << 18
 
@@ -76,6 +81,7 @@ class Lowerer:
         self.threads = max(1, threads)
         self.last_loc = None
         self.breaks = []        # Unlowerable of each top-level statement run in NumPy
+        self.defs = {}          # name -> its one defining Eqn (set by main)
         self.allow_breaks = False
 
     # -- atoms ---------------------------------------------------------------------------------
@@ -92,6 +98,25 @@ class Lowerer:
             inner = ", ".join(self.fmt(x) for x in a.items)
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
         raise Unlowerable(None, f"argument {a!r}")
+
+    def same_buffer(self, value, dest):
+        """Is `value` certainly `dest` itself: copies of it and writes into it in place, each
+        name bound once in the body?"""
+        seen = set()
+        while isinstance(value, Var) and value.name not in seen:
+            if value == dest:
+                return True
+            seen.add(value.name)
+            st = self.defs.get(value.name)
+            if st is None:
+                return False
+            if st.prim is assign:
+                value = st.args["x"]
+            elif id(st) in self.in_place or st.prim.returns_arg is not None:
+                value = st.args["x" if st.prim.returns_arg is None else st.prim.returns_arg]
+            else:
+                return False
+        return False
 
     # -- main function -----------------------------------------------------------------------------
 
@@ -141,11 +166,12 @@ class Lowerer:
                     out += self.scatter_add(st, k, indent)
             elif isinstance(st, Eqn) and st.prim is write_back:
                 # the caller's array receives what the function wrote into it
-                self.comment(st.loc, indent, out)
                 dest, value = st.args["dest"], st.args["value"]
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
-                out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
+                if not self.same_buffer(value, dest):    # (written in place: nothing to copy)
+                    self.comment(st.loc, indent, out)
+                    out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
             elif isinstance(st, Eqn) and st.prim is debug_print:
                 # print() in the user's function: Numba prints scalars, arrays and strings
                 self.comment(st.loc, indent, out)
@@ -234,7 +260,9 @@ class Lowerer:
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
                 if np.issubdtype(out_av.dtype, np.number):
-                    text = f"{dtype_ctor(out_av.dtype)}({text})"
+                    text = typed(text, tmpl, out_av.dtype, [
+                        (self.av(v).dtype if self.av(v) is not None else None)
+                        if isinstance(v, Var) else _const_dtype(v, cdt) for v in a.values()])
                 return text
         if prim in (matmul, dot):
             y = a["y"]
@@ -436,6 +464,7 @@ class Lowerer:
     def main(self, body, outs, origin, signature, header):
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
+        self.defs = _single_definitions(body)
         if has_collectives(body):      # under pmap: compiled parts between the barriers
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
@@ -473,6 +502,13 @@ class Lowerer:
         return text
 
 
+def _const_dtype(c, cdt):
+    """The dtype a constant operand is written with (`const_text(v, cdt)`), None if unknown."""
+    v = c.value if isinstance(c, Const) else None
+    ok = isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
+    return cdt if ok and cdt is not None else None
+
+
 HEADER = """\
 # Lowered by transpile.jit for Numba (CPU) from {origin}.
 # {signature}
@@ -481,6 +517,7 @@ HEADER = """\
 import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+from transpile_runtime import prng
 import math
 from transpile_runtime.backends.numba_special import (
     digamma_scalar, erfinv_scalar, log_ndtr_scalar, logsumexp_all, norm_cdf_scalar,
@@ -501,7 +538,58 @@ def lower(core, body, outs, avals, params, origin, signature, versions, threads=
     lw.allow_breaks = allow_breaks
     header = HEADER.format(origin=origin, signature=signature, versions=versions)
     text = lw.main(body, outs, origin, signature, header)
-    return name, text, lw.breaks
+    return name, used_imports(text, len(header)), lw.breaks
+
+
+def used_imports(text, header_end):
+    """The module with the header's imports cut to the names its code uses (and FASTMATH
+    only where a kernel uses it)."""
+    head, rest = text[:header_end], text[header_end:]
+
+    def used(names):
+        return [n for n in names if re.search(rf"\b{n}\b", rest)]
+
+    out = []
+    lines = head.split("\n")
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        m = re.match(r"from ([\w.]+) import \(?(.*)", line)
+        if m:
+            names_text = m.group(2)
+            if line.endswith("("):             # a parenthesized list over several lines
+                while not lines[k].rstrip().endswith(")"):
+                    k += 1
+                    names_text += " " + lines[k]
+            names = [n.strip(" ()") for n in names_text.split(",") if n.strip(" ()")]
+            keep = used(names)
+            if keep:
+                out.append(_import_line(m.group(1), keep))
+        elif line == "import math":
+            if used(["math"]):
+                out.append(line)
+        elif line.startswith("FASTMATH = "):
+            if used(["FASTMATH"]):
+                out.append(line)
+        else:
+            out.append(line)
+        k += 1
+    return "\n".join(out) + rest
+
+
+def _import_line(module, names):
+    line = f"from {module} import {', '.join(names)}"
+    if len(line) <= 99:
+        return line
+    body, width = [], 4
+    row = []
+    for n in names:
+        if row and width + len(", ".join(row + [n])) > 95:
+            body.append("    " + ", ".join(row) + ",")
+            row = []
+        row.append(n)
+    body.append("    " + ", ".join(row) + ")")
+    return f"from {module} import (\n" + "\n".join(body)
 
 
 _BLAS_DONE = False
@@ -519,7 +607,7 @@ def limit_numba_blas_threads():
     n = int(os.environ.get("TRANSPILE_BLAS_THREADS", "1") or 1)
     try:
         import scipy.linalg.cython_blas  # noqa: F401  (load it so it can be limited)
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController   # (lazy: with the first compiled call)
         for lib in ThreadpoolController().lib_controllers:
             if "scipy.libs" in (lib.filepath or "") or "scipy/" in (lib.filepath or ""):
                 lib.set_num_threads(n)
@@ -535,7 +623,6 @@ def loaded(path, name):
     """The entry dispatcher of the module at `path` when this process has loaded it already
     (the file name hashes the text: another batch size whose lowered text is the same gets
     the same dispatcher, and Numba's own dispatch serves it without compiling), else None."""
-    import sys
     mod = sys.modules.get(_module_name(path))
     if mod is not None and getattr(mod, "__file__", None) == path:
         return getattr(mod, name, None)
@@ -544,9 +631,6 @@ def loaded(path, name):
 
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
-    import linecache
-    import sys
-    import types
     modname = _module_name(path)
     fn = loaded(path, name)
     if fn is not None:
@@ -564,3 +648,12 @@ def compile_module(text, path, name):
     if compile_parts(ns):
         ns[name].precompiled = True       # parts split at collectives, compiled already
     return ns[name]
+
+
+def _single_definitions(body):
+    """name -> its Eqn, for names bound by exactly one equation anywhere in the body."""
+    count, defs = {}, {}
+    for st in ir.walk_eqns(body):
+        count[st.out] = count.get(st.out, 0) + 1
+        defs[st.out] = st
+    return {n: st for n, st in defs.items() if count[n] == 1}

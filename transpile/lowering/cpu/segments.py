@@ -22,12 +22,13 @@ compiles.
 """
 import ast
 import copy
-import sys
 
 from transpile.core import ir
 from transpile.core.ir import Eqn
 from transpile.core.codegen import fmt_expr, Printer
 from transpile.optimize.fusion import FusedGroup
+from transpile.lowering.cpu.text import Unlowerable
+import numpy as np
 
 
 def is_collective(st):
@@ -62,7 +63,6 @@ def _names(lines):
 def segmented_main(lw, body, outs, signature, header, decorator, breaks=None):
     """The module text of a function split at its collectives, and (when `breaks` is a list)
     at the statements that have no Numba lowering."""
-    Unlowerable = sys.modules[type(lw).__module__].Unlowerable
     if _nested_collective(body):
         st = next(s for s in ir.walk_eqns(body) if is_collective(s))
         raise Unlowerable(st, "a collective inside a loop or a branch",
@@ -207,8 +207,7 @@ def compile_parts(ns):
     if "PARTS" not in ns:
         return False
     parts = ns["PARTS"]
-    import numba
-    import numpy as np
+    import numba   # (lazy: import transpile does not load Numba)
     for name, sig in parts.items():
         types = []
         for shape, dtype, weak in sig:

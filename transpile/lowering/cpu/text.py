@@ -13,6 +13,8 @@ for: jit compares texts, never assumes them equal.
 lowering/cpu/module.py (statements, expressions, module), lowering/cpu/kernels.py (fused loops),
 lowering/cpu/control.py and lowering/cpu/segments.py all print through these.
 """
+import re
+
 import numpy as np
 
 from transpile.core import ir
@@ -54,6 +56,35 @@ def atom_const_text(c, dtype=None):
             return f"{dtype_ctor(dtype)}({expr})"
         return expr
     return const_text(c.value, dtype)
+
+
+_CALL = re.compile(r"[\w.]\(")
+
+
+def typed(expr, tmpl, dtype, operand_dtypes):
+    """`expr` as a value of `dtype`: `np.float64(expr)` unless the template is operators
+    only (no call) on operands that all have that floating dtype already, whose result has
+    it too (`a * b` rather than `np.float64((a * b))`)."""
+    dtype = np.dtype(dtype)
+    ctor = dtype_ctor(dtype)
+    if expr.startswith(ctor + "(") and _unwrap(expr[len(ctor):]) != expr[len(ctor):]:
+        return expr                     # already `np.float64(...)` as a whole
+    if np.issubdtype(dtype, np.inexact) and not _CALL.search(tmpl) and operand_dtypes and \
+            all(d is not None and np.dtype(d) == dtype for d in operand_dtypes):
+        return _unwrap(expr)
+    return f"{ctor}({expr})"
+
+
+def _unwrap(expr):
+    """expr without one pair of parentheses around all of it."""
+    if not (expr.startswith("(") and expr.endswith(")")):
+        return expr
+    depth = 0
+    for k, ch in enumerate(expr):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and k < len(expr) - 1:
+            return expr
+    return expr[1:-1]
 
 
 def const_text(value, dtype=None):

@@ -20,12 +20,11 @@ written here: the lowered code asks Numba for the value and reads its length at 
 Fusion never takes these values (they have no AVal), so no loop is ever sized by a stand-in.
 Anything else reading them is `Unlowerable` (that statement runs in NumPy).
 """
-import sys
-
 import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, TupleArg, Var
+from transpile.lowering.cpu.text import Unlowerable, atom_const_text, dtype_ctor, shape_text
 from transpile.optimize.fusion import scalar_template
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
@@ -46,11 +45,6 @@ _DATA_SHAPED = (argwhere, flatnonzero, unique)
 # the reasons a call runs the NumPy version (compile/specialization.py warns with them)
 _MASK_SHAPE = " | a boolean mask of another shape than the array (NumPy raises)"
 _LENGTHS = " | operands of different run-time lengths (NumPy broadcasts a length of 1, or raises)"
-
-
-def _cpu(lw):
-    """The code generator's module (dtype text, Unlowerable), as lowering/cpu/control.py."""
-    return sys.modules[type(lw).__module__]
 
 
 def reads_unsized(lw, st):
@@ -87,7 +81,6 @@ def lower_unsized(lw, st):
     """The lines that bind st.out (an equation reading or binding a value of run-time
     length), or None: not one of ours (the generic lowering decides, and refuses what it
     cannot type)."""
-    cpu = _cpu(lw)
     prim, a = st.prim, st.args
     x = a.get("x")
     fmt = lw.fmt
@@ -114,24 +107,24 @@ def lower_unsized(lw, st):
     if prim in (zeros_like, ones_like, empty_like) and set(a) == {"x"} and dt is not None \
             and isinstance(x, Var):
         fn = {zeros_like: "zeros", ones_like: "ones", empty_like: "empty"}[prim]
-        return [f"{st.out} = np.{fn}({x.name}.shape, {cpu.dtype_ctor(dt)})"]
+        return [f"{st.out} = np.{fn}({x.name}.shape, {dtype_ctor(dt)})"]
     if prim is astype and isinstance(x, Var) and dt is not None:
-        return [f"{st.out} = {x.name}.astype({cpu.dtype_ctor(dt)})"]
+        return [f"{st.out} = {x.name}.astype({dtype_ctor(dt)})"]
     if prim is getitem and isinstance(x, Var):
         return _getitem(lw, st)
     if prim in (dot, matmul):
         xs, ys = rank_dtype(lw, x), rank_dtype(lw, a["y"])
         if xs is None or ys is None or xs[0] != 1 or ys[0] != 1 or dt is None:
             return None
-        cast = [f"{v.name}.astype({cpu.dtype_ctor(dt)})" if r[1] != dt else v.name
+        cast = [f"{v.name}.astype({dtype_ctor(dt)})" if r[1] != dt else v.name
                 for v, r in ((x, xs), (a["y"], ys))]
-        return [f"{st.out} = {cpu.dtype_ctor(dt)}(np.dot({cast[0]}, {cast[1]}))"]
+        return [f"{st.out} = {dtype_ctor(dt)}(np.dot({cast[0]}, {cast[1]}))"]
     if prim is sum_grad and _no_axis(a) and isinstance(x, Var) and dt is not None:
         # of a sum of every element: the cotangent everywhere
         ct = a["ct"]
         if rank_dtype(lw, ct) is None or rank_dtype(lw, ct)[0] != 0:
             return None
-        return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {cpu.dtype_ctor(dt)})"]
+        return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {dtype_ctor(dt)})"]
     if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:
         return _mask_scatter(lw, st)
     if prim is unbroadcast:
@@ -159,18 +152,17 @@ def _no_axis(a):
 def _mask_scatter(lw, st):
     """The cotangent of x in x[mask]: zeros of x's shape, ct's values where the mask is
     true, in NumPy's (C) order."""
-    cpu = _cpu(lw)
-    ct, x, mask = st.args["ct"], st.args["x"], _mask_of(lw, st.args["index"])
+    ct, mask = st.args["ct"], _mask_of(lw, st.args["index"])
     av = lw.avals.get(st.out)
     if av is None or not isinstance(ct, Var) or rank_dtype(lw, ct) is None or \
             rank_dtype(lw, ct)[0] != 1 or rank_dtype(lw, mask)[0] != len(av.shape):
         return None
     j, at = f"{st.out}_j", f"{st.out}_at"
-    return [f"if {mask.name}.shape != {cpu.shape_text(av.shape)}:",
+    return [f"if {mask.name}.shape != {shape_text(av.shape)}:",
             f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
-            f"{st.out} = np.zeros({cpu.shape_text(av.shape)}, {cpu.dtype_ctor(av.dtype)})",
+            f"{st.out} = np.zeros({shape_text(av.shape)}, {dtype_ctor(av.dtype)})",
             f"{j} = 0",
-            f"for {at} in np.ndindex({cpu.shape_text(av.shape)}):",
+            f"for {at} in np.ndindex({shape_text(av.shape)}):",
             f"    if {mask.name}[{at}]:",
             f"        {st.out}[{at}] = {ct.name}[{j}]",
             f"        {j} += 1"]
@@ -198,7 +190,7 @@ def _getitem(lw, st):
         return [f"{st.out} = {x.name}[{lw.index(index, st)}]"]
     xs, ms = rank_dtype(lw, x), rank_dtype(lw, mask)
     if xs is None or xs[0] != ms[0]:
-        raise _cpu(lw).Unlowerable(st, "a boolean mask of fewer axes than the array")
+        raise Unlowerable(st, "a boolean mask of fewer axes than the array")
     # NumPy raises on a mask of another shape: the NumPy version then runs (and says so)
     check = [f"if {mask.name}.shape != {x.name}.shape:     # NumPy's error, from NumPy",
              f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})"]
@@ -239,10 +231,9 @@ def _positions(lw, st, m, rank):
 
 def _selected(lw, st, x, mask):
     """x[mask] of vectors (their shapes checked equal), written as _positions is."""
-    cpu = _cpu(lw)
     n, k = f"{st.out}_n", f"{st.out}_k"
     return _count_true(mask.name, n) + [
-        f"{st.out} = np.empty({n} + 1, {cpu.dtype_ctor(_out_dtype(lw, st))})",
+        f"{st.out} = np.empty({n} + 1, {dtype_ctor(_out_dtype(lw, st))})",
         f"{n} = 0",
         f"for {k} in range({x.name}.shape[0]):",
         f"    {st.out}[{n}] = {x.name}[{k}]",
@@ -272,7 +263,6 @@ def _gather_vector(lw, x, index):
 def _gather(lw, st):
     """A[r, c]: element k is A[r[k], c[k]] (Numba indexes with one array at most); x[idx]
     of a vector likewise."""
-    cpu = _cpu(lw)
     x, items = st.args["x"], [it.name for it in st.args["index"].items]
     dt = _out_dtype(lw, st)
     k = f"{st.out}_k"
@@ -282,7 +272,7 @@ def _gather(lw, st):
             lines += [f"if {v}.shape[0] != {items[0]}.shape[0]:",
                       f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})"]
     at = ", ".join(f"{v}[{k}]" for v in items)
-    return lines + [f"{st.out} = np.empty({items[0]}.shape[0], {cpu.dtype_ctor(dt)})",
+    return lines + [f"{st.out} = np.empty({items[0]}.shape[0], {dtype_ctor(dt)})",
                     f"for {k} in range({items[0]}.shape[0]):",
                     f"    {st.out}[{k}] = {x.name}[{at}]"]
 
@@ -290,17 +280,16 @@ def _gather(lw, st):
 def _unbroadcast(lw, st):
     """rt.unbroadcast(ct, x), ct a vector of run-time length: summed for a scalar x, itself
     for a vector x of its length (another length: the NumPy version runs)."""
-    cpu = _cpu(lw)
     ct, x = st.args["ct"], st.args["x"]
     cs, xs = rank_dtype(lw, ct), rank_dtype(lw, x)
     dt = _out_dtype(lw, st)
     if cs is None or xs is None or dt is None or cs[0] != 1 or not isinstance(ct, Var):
         return None
     if xs[0] == 0:
-        return [f"{st.out} = {cpu.dtype_ctor(dt)}(np.sum({ct.name}))"]
+        return [f"{st.out} = {dtype_ctor(dt)}(np.sum({ct.name}))"]
     if xs[0] != 1 or not isinstance(x, Var):
         return None
-    cast = ct.name if cs[1] == dt else f"{ct.name}.astype({cpu.dtype_ctor(dt)})"
+    cast = ct.name if cs[1] == dt else f"{ct.name}.astype({dtype_ctor(dt)})"
     return [f"if {ct.name}.shape[0] != {x.name}.shape[0]:",
             f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})",
             f"{st.out} = {cast}"]
@@ -310,7 +299,6 @@ def _written_part(lw, st):
     """rt.written_part(g, idx) of a write v[idx] = ... into a vector, idx an integer vector of
     run-time length: g[idx], with 0 where a later position of idx names the same element
     (NumPy keeps the last value written there)."""
-    cpu = _cpu(lw)
     x, index = st.args["x"], st.args["index"]
     xs = rank_dtype(lw, x) if isinstance(x, Var) else None
     if xs is None or xs[0] != 1 or not isinstance(index, IndexArg) or len(index.items) != 1:
@@ -321,7 +309,7 @@ def _written_part(lw, st):
     if r is None or r[0] != 1 or r[1].kind not in "iu" or dt is None:
         return None
     k, at, seen = f"{st.out}_k", f"{st.out}_at", f"{st.out}_seen"
-    return [f"{st.out} = np.empty({idx.name}.shape[0], {cpu.dtype_ctor(dt)})",
+    return [f"{st.out} = np.empty({idx.name}.shape[0], {dtype_ctor(dt)})",
             f"{seen} = np.zeros({x.name}.shape[0], np.bool_)",
             f"for {k} in range({idx.name}.shape[0] - 1, -1, -1):     # the last write wins",
             f"    {at} = {idx.name}[{k}] % {x.name}.shape[0] if {idx.name}[{k}] < 0 "
@@ -332,7 +320,6 @@ def _written_part(lw, st):
 
 def _elementwise(lw, st):
     """An elementwise row over vectors of run-time length: one loop, the row's scalar form."""
-    cpu = _cpu(lw)
     tmpl = scalar_template(st)
     dt = _out_dtype(lw, st)
     if tmpl is None or dt is None:
@@ -342,7 +329,7 @@ def _elementwise(lw, st):
     i = f"{st.out}_i"
     for k, v in st.args.items():
         if isinstance(v, Const):
-            vals[k] = cpu.atom_const_text(v, cdt if k != "condition" else None)
+            vals[k] = atom_const_text(v, cdt if k != "condition" else None)
             continue
         r = rank_dtype(lw, v) if isinstance(v, Var) else None
         if r is None or r[0] > 1:
@@ -354,15 +341,15 @@ def _elementwise(lw, st):
             vals[k] = v.name
     if not vectors:
         return None
-    text = tmpl.replace("T(", f"{cpu.dtype_ctor(dt)}(").format(**vals)
+    text = tmpl.replace("T(", f"{dtype_ctor(dt)}(").format(**vals)
     if np.issubdtype(dt, np.number):
-        text = f"{cpu.dtype_ctor(dt)}({text})"
+        text = f"{dtype_ctor(dt)}({text})"
     n = f"{vectors[0]}.shape[0]"
     lines = []
     for v in dict.fromkeys(vectors[1:]):
         if v != vectors[0]:
             lines += [f"if {v}.shape[0] != {n}:     # NumPy broadcasts a length of 1, or raises",
                       f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})"]
-    return lines + [f"{st.out} = np.empty({n}, {cpu.dtype_ctor(dt)})",
+    return lines + [f"{st.out} = np.empty({n}, {dtype_ctor(dt)})",
                     f"for {i} in range({n}):",
                     f"    {st.out}[{i}] = {text}"]

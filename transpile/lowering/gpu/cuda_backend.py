@@ -36,7 +36,7 @@ def _numpy2_compat():
 def import_numba_cuda():
     _numpy2_compat()
     try:
-        from numba import cuda
+        from numba import cuda   # (lazy: import transpile does not load Numba)
     except ImportError as e:
         raise GPUUnavailable(f"backend='cuda' needs numba.cuda ({e}). Install it with: "
                              f"{INSTALL_HINT}") from None

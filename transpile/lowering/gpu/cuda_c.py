@@ -10,6 +10,7 @@ accumulator, a warp-shuffle + shared-memory block reduction and one atomicAdd pe
 Lowering needs no GPU: `lower_to_cuda_c(core, example_args)` returns the source texts and the
 plan; NVRTC can compile them to PTX without a driver (tests/test_gpu_codegen.py does).
 """
+import glob
 import os
 
 import numpy as np
@@ -18,6 +19,7 @@ from transpile.core.ir import Const, Var
 from transpile.lowering.gpu import plan as gpu_plan
 from transpile.lowering.gpu.kernel_info import KernelInfo, KernelParam, index_expr
 from transpile.primitives.internal.adjoint_helpers import sum_grad
+import importlib.util
 
 CTYPES = {
     np.dtype(np.float32): "float", np.dtype(np.float64): "double",
@@ -331,7 +333,7 @@ def compile_to_ptx(source, name="kernel.cu", arch="compute_80", options=()):
     (cupy_backends) when installed, else libnvrtc from the nvidia-cuda-nvrtc wheel by ctypes."""
     opts = [f"--gpu-architecture={arch}", "--std=c++14"] + list(options)
     try:
-        from cupy_backends.cuda.libs import nvrtc
+        from cupy_backends.cuda.libs import nvrtc   # (lazy: the [cuda] extra, GPU backends only)
     except ImportError:
         return _ptx_ctypes(source, name, opts)
     prog = nvrtc.createProgram(source, name, [], [])
@@ -349,9 +351,7 @@ def compile_to_ptx(source, name="kernel.cu", arch="compute_80", options=()):
 
 
 def _nvrtc_library():
-    import ctypes
-    import glob
-    import importlib.util
+    import ctypes   # (lazy: only to find NVRTC)
     spec = importlib.util.find_spec("nvidia")
     paths = []
     for base in (spec.submodule_search_locations if spec else []):
@@ -363,7 +363,7 @@ def _nvrtc_library():
 
 
 def _ptx_ctypes(source, name, opts):
-    import ctypes
+    import ctypes   # (lazy: only to find NVRTC)
     lib = _nvrtc_library()
     prog = ctypes.c_void_p()
     if lib.nvrtcCreateProgram(ctypes.byref(prog), source.encode(), name.encode(), 0, None,

@@ -8,6 +8,8 @@ copied in once, outputs are CuPy arrays (pass to_numpy=True to get NumPy back).
 Kernels compile through cupy.RawKernel, which caches the compiled module by source hash.
 """
 
+import os
+
 import numpy as np
 
 from transpile.lowering.gpu.plan import OpStep, is_collective
@@ -26,7 +28,7 @@ class GPUUnavailable(RuntimeError):
 
 def import_cupy():
     try:
-        import cupy
+        import cupy   # (lazy: the [cuda] extra, GPU backends only)
     except ImportError as e:
         raise GPUUnavailable(f"backend='cupy' needs CuPy, which is not installed ({e}). "
                              f"Install it with: {INSTALL_HINT}") from None
@@ -76,7 +78,6 @@ def max_blocks(cupy, reduction=False):
     elements before its one atomicAdd); 0 means no cap (one element per thread). Defaults from
     a sweep on an H100 (docs/gpu.md): one element per thread reached 2.0 TB/s on selu over
     5000x5000 float32, 64 blocks per SM 2.7 TB/s (the device-to-device copy: 2.75 TB/s)."""
-    import os
     name, default = (("TRANSPILE_GPU_REDUCE_BLOCKS_PER_SM", "16") if reduction
                      else ("TRANSPILE_GPU_BLOCKS_PER_SM", "64"))
     per_sm = int(os.environ.get(name, default) or 0)

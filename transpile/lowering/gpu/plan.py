@@ -17,6 +17,7 @@ re-reading three temporaries), drop dead eqns and regions.
 `group_regions` is this module's own small region finder; the shared fusion pass
 (transpile/optimize/fusion.py) can replace it: it needs only lists of consecutive eqns.
 """
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -358,7 +359,6 @@ def single_assignment(core):
     """The core with every rebinding of a name renamed (`y = f(y)` twice -> y, y_2): kernel
     variables, kernel parameters and plan slots are keyed by name, and C forbids redeclaring
     one. Straight-line bodies only (the planner refuses control flow anyway)."""
-    import dataclasses
     if has_control_flow(core.body):
         return core
     bound = [e.out for e in core.body if isinstance(e, Eqn)]

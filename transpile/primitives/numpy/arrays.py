@@ -34,7 +34,7 @@ linspace = defprim(
          "stop": "rt.linspace_part_vjp(g, num, endpoint, 1, stop)"},
     jvp={"start": "rt.linspace_part(start_dot, num, endpoint, 0, start)",
          "stop": "rt.linspace_part(stop_dot, num, endpoint, 1, stop)"},
-         array_result=True, fresh=True)
+    numba=NF.linspace, array_result=True, fresh=True)
 linspace_part = defprim(
     "linspace_part", AA.linspace_part, "rt.linspace_part", "t, num, endpoint, which, like",
     shape_args=("like",), batch=per_example, linear=("t",),
