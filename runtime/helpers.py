@@ -96,3 +96,12 @@ def random_draw(factory, seed, history, method, args):
         getattr(gen, m)(*a, **dict(kw))
     a, kw = args
     return getattr(gen, method)(*a, **dict(kw))
+
+
+def generator_draw(rng, method, args):
+    """rng.method(*args, **kwargs) on a np.random.Generator (its state advances)."""
+    a, kw = args
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f".{method}(...) is called on a {type(rng).__name__}, not a "
+                        "np.random.Generator")
+    return getattr(rng, method)(*a, **dict(kw))

@@ -277,6 +277,13 @@ def collective_aval(sp, eqn):
         return av
     if prim is axis_index:
         return AVal((), np.dtype(np.int32))
+    if prim.effect_aval is not None:      # a draw from a np.random.Generator, ...
+        consts = {k: a.value for k, a in eqn.args.items() if isinstance(a, Const)}
+        avals = {k: sp.aval(a) for k, a in eqn.args.items() if isinstance(a, ir.Var)}
+        if any(k not in consts and k not in avals for k in eqn.args):
+            return None
+        av = prim.effect_aval(consts, avals)
+        return AVal(av.shape, av.dtype, av.weak)
     return None
 
 

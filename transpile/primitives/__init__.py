@@ -11,6 +11,7 @@
 from transpile.primitives.registry import (METHODS, Primitive, all_primitives, by_name,
                                            defmethod, defprim, lookup)
 from transpile.primitives.numpy import (arrays, elementwise, fft, filters,  # noqa: F401
+                                        generators,
                                         linalg, nondiff, piecewise, products, python_math,
                                         reductions, stats, structure)
 from transpile.primitives.scipy import special, stats as scipy_stats  # noqa: F401

@@ -1,17 +1,26 @@
-"""np.random.RandomState(seed) and np.random.default_rng(seed) inside transformed code.
+"""Random generators inside transformed code.
 
-A generator made in the function is a *stream*: each draw (rs.randn(3), rs.normal(0, 1, 4))
+np.random.default_rng(seed) made in the function, and a np.random.Generator passed in, are
+run-time values: each draw (rng.normal(0.0, 1.0, n), rng.integers(0, n, n)) becomes
+`rt.generator_draw(rng, method, args)` (transpile/primitives/numpy/generators.py), a call
+with an effect that runs in the user's order, so the numbers (and the state a Generator
+argument is left in) are NumPy's, in loops and branches too; jit compiles the draws.
+
+np.random.RandomState(seed) made in the function is a *stream*: each draw (rs.randn(3))
 becomes `rt.random_draw(factory, seed, history, method, args)`, which recreates the generator
 and replays the earlier draws, so a draw is a pure function of its position and gives the
-numbers NumPy gives. The values are not differentiated (as any random value). A draw from a
-generator made outside a run-time loop or branch, taken inside it, is refused: its position
-in the stream is not known while generating code.
+numbers NumPy gives. A draw from a RandomState made outside a run-time loop or branch, taken
+inside it, is refused: its position in the stream is not known while generating code.
+
+The values are not differentiated (as any random value).
 """
 import numpy as np
 
 from transpile.errors import TranspileError
 from transpile.core.ir import Const
 from transpile.primitives import by_name
+from transpile.primitives.numpy.generators import METHODS as GENERATOR_METHODS, generator_draw, \
+    make_generator
 from transpile.frontend.normalize.values import Struct
 
 FACTORIES = {id(np.random.RandomState): "RandomState", id(np.random.default_rng): "default_rng"}
@@ -21,6 +30,13 @@ class RandomStream:
     def __init__(self, factory, seed, depth):
         self.factory, self.seed, self.depth = factory, seed, depth
         self.history = []
+
+
+class GeneratorMethod:
+    """`rng.normal` of a run-time value (a np.random.Generator), not called yet."""
+
+    def __init__(self, rng, method):
+        self.rng, self.method = rng, method
 
 
 class RandomDraw:
@@ -36,6 +52,8 @@ def make_stream(norm, obj, args, kwargs, node):
         raise norm.error(node, f"np.random.{factory}(seed) takes one argument here",
                          cls=TranspileError)
     seed = args[0] if args else kwargs.get("seed", Const(None))
+    if factory == "default_rng":
+        return norm.b.emit(make_generator, {"seed": norm.to_arg(seed, node)})
     return RandomStream(factory, norm.to_arg(seed, node), getattr(norm, "sub_depth", 0))
 
 
@@ -56,6 +74,20 @@ def draw(norm, d, args, kwargs, node, base):
         "args": Const((a, kw))}, base=base)
     stream.history.append((d.method, a, kw))
     return out
+
+
+def generator_call(norm, m, args, kwargs, node, base):
+    """rng.method(...) on a Generator: its arguments are constants (sizes, bounds, scales)."""
+    what = f"the arguments of .{m.method}() on a random generator"
+    a = tuple(_static(norm, v, node, what) for v in args)
+    kw = tuple(sorted((k, _static(norm, v, node, what)) for k, v in kwargs.items()))
+    try:     # the arguments NumPy accepts (a throwaway generator draws once, small)
+        getattr(np.random.default_rng(0), m.method)(*a, **dict(kw))
+    except Exception as e:
+        raise norm.error(node, f"rng.{m.method}(...): {type(e).__name__}: {e}",
+                         cls=TranspileError) from None
+    return norm.b.emit(generator_draw, {"rng": m.rng, "method": Const(m.method),
+                                        "args": Const((a, kw))}, base=base)
 
 
 def _static(norm, v, node, what):

@@ -1,0 +1,106 @@
+"""np.random.Generator objects at run time: a Generator passed in (`rng.normal(0.0, 1.0, n)`)
+and `np.random.default_rng(seed)` made in the function
+(transpile/frontend/normalize/random.py).
+
+A draw advances the generator's state, so these rows have effects (pure=False): they run at
+run time, in the order the user's code draws, and never twice or early; a draw whose result
+is unused is kept (the draws after it depend on it). The values are not differentiated.
+
+jit compiles them: Numba's Generator methods use NumPy's algorithms on the same bit
+generator, so compiled code draws the numbers NumPy draws, bit for bit, and leaves a
+Generator argument in the state NumPy would. `default_rng(seed)` itself is made in object
+mode (Numba cannot construct one). Methods Numba lacks run in NumPy (the function's other
+statements stay compiled where they can).
+"""
+import numpy as np
+
+from transpile.core.avals import AVal
+from transpile.primitives.batching.axis_rules import per_example
+from transpile.primitives.registry import defprim
+from transpile_runtime import helpers as _helpers
+
+# Generator methods compiled by Numba with NumPy's algorithms (the same numbers, bit for bit):
+# name -> the keyword arguments Numba accepts besides the positional ones
+COMPILED = {name: ("size",) for name in (
+    "random", "standard_normal", "normal", "uniform", "integers", "exponential",
+    "standard_exponential", "gamma", "standard_gamma", "beta", "lognormal", "poisson",
+    "binomial", "laplace", "logistic", "geometric", "chisquare")}
+# every method transformed code may call on a Generator (the others are refused)
+METHODS = frozenset(COMPILED) | {"choice", "permutation", "shuffle", "permuted", "bytes",
+                                 "multivariate_normal", "dirichlet", "multinomial", "triangular",
+                                 "weibull", "pareto", "rayleigh", "vonmises", "wald",
+                                 "standard_cauchy", "standard_t", "f", "noncentral_chisquare",
+                                 "noncentral_f", "gumbel", "hypergeometric", "logseries",
+                                 "negative_binomial", "power", "zipf"}
+_OBJECT = np.dtype(object)
+
+
+def _draw_aval(consts, avals):
+    """The draw's shape and dtype: the same call on a throwaway generator (the arguments are
+    constants: sizes, locations and scales written in the code)."""
+    a, kw = consts["args"]
+    r = getattr(np.random.default_rng(0), consts["method"])(*a, **dict(kw))
+    if isinstance(r, (float, int, bool)):
+        return AVal((), np.dtype(type(r)), True)
+    return AVal(np.shape(r), np.asarray(r).dtype)
+
+
+def _arg_text(v):
+    if isinstance(v, tuple):
+        return "(" + "".join(f"{_arg_text(i)}, " for i in v) + ")"
+    if isinstance(v, (bool, int, float)) or v is None:
+        return repr(v)
+    return None
+
+
+def _draw_numba(lw, eqn):
+    """`rng.normal(0.0, 0.8, 100)`: Numba's own method; choice(n or a, size) is NumPy's
+    integers(0, n, size) (what Generator.choice draws with replace=True and no p)."""
+    method = eqn.args["method"].value
+    a, kw = eqn.args["args"].value
+    rng = lw.fmt(eqn.args["rng"])
+    kw = dict(kw)
+    if method == "choice":
+        return _choice_numba(lw, eqn, rng, a, kw)
+    if method not in COMPILED or set(kw) - set(COMPILED[method]):
+        return None
+    if method == "integers":
+        if len(a) == 1:         # integers(high) is integers(0, high)
+            a = (0,) + tuple(a)
+        if len(a) < 2:
+            return None
+    texts = [_arg_text(v) for v in a] + [f"{k}={_arg_text(v)}" for k, v in kw.items()]
+    if any(t is None or t.endswith("=None") for t in texts):
+        return None
+    return f"{rng}.{method}({', '.join(texts)})"
+
+
+def _choice_numba(lw, eqn, rng, a, kw):
+    if set(kw) - {"size", "replace"} or not kw.get("replace", True) or not a or len(a) > 2:
+        return None
+    size = kw.get("size", a[1] if len(a) > 1 else None)
+    pop = a[0]
+    if not isinstance(pop, int) or isinstance(pop, bool) or pop <= 0:
+        return None
+    return f"{rng}.integers(0, {pop}{'' if size is None else ', ' + _arg_text(size)})"
+
+
+# Numba's type of a Generator, as object mode reads a type from text
+_NUMBA_GENERATOR = 'NumPyRandomGeneratorType("NumPyRandomGeneratorType")'
+
+
+def _make_numba(lw, eqn):
+    """default_rng(seed) in object mode: Numba takes the Generator over from there."""
+    seed = eqn.args["seed"]
+    return [f"with objmode({eqn.out}={_NUMBA_GENERATOR!r}):",
+            f"    {eqn.out} = np.random.default_rng({lw.fmt(seed)})"]
+
+
+generator_draw = defprim(
+    "generator_draw", _helpers.generator_draw, "rt.generator_draw", "rng, method, args",
+    nondiff=True, pure=False, keep=True, unsafe_in_select=True, batch=per_example,
+    effect_aval=_draw_aval, numba=_draw_numba, construct="a draw from a np.random.Generator")
+make_generator = defprim(
+    "make_generator", np.random.default_rng, "np.random.default_rng", "seed", nondiff=True,
+    pure=False, unsafe_in_select=True, batch=per_example, no_buffer=True,
+    effect_aval=lambda consts, avals: AVal((), _OBJECT), numba=_make_numba)
