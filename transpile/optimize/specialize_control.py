@@ -282,8 +282,8 @@ def collective_aval(sp, eqn):
         avals = {k: sp.aval(a) for k, a in eqn.args.items() if isinstance(a, ir.Var)}
         if any(k not in consts and k not in avals for k in eqn.args):
             return None
-        av = prim.effect_aval(consts, avals)
-        return AVal(av.shape, av.dtype, av.weak)
+        shape, dtype, weak = prim.effect_aval(consts, avals)
+        return AVal(shape, dtype, weak)
     return None
 
 

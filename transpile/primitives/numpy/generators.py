@@ -14,7 +14,6 @@ statements stay compiled where they can).
 """
 import numpy as np
 
-from transpile.core.avals import AVal
 from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import defprim
 from transpile_runtime import helpers as _helpers
@@ -41,8 +40,8 @@ def _draw_aval(consts, avals):
     a, kw = consts["args"]
     r = getattr(np.random.default_rng(0), consts["method"])(*a, **dict(kw))
     if isinstance(r, (float, int, bool)):
-        return AVal((), np.dtype(type(r)), True)
-    return AVal(np.shape(r), np.asarray(r).dtype)
+        return (), np.dtype(type(r)), True
+    return np.shape(r), np.asarray(r).dtype, False
 
 
 def _arg_text(v):
@@ -103,4 +102,4 @@ generator_draw = defprim(
 make_generator = defprim(
     "make_generator", np.random.default_rng, "np.random.default_rng", "seed", nondiff=True,
     pure=False, unsafe_in_select=True, batch=per_example, no_buffer=True,
-    effect_aval=lambda consts, avals: AVal((), _OBJECT), numba=_make_numba)
+    effect_aval=lambda consts, avals: ((), _OBJECT, False), numba=_make_numba)
