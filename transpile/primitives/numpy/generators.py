@@ -14,6 +14,7 @@ statements stay compiled where they can).
 """
 import numpy as np
 
+from transpile.core.ir import Const
 from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import defprim
 from transpile_runtime import helpers as _helpers
@@ -103,3 +104,85 @@ make_generator = defprim(
     "make_generator", np.random.default_rng, "np.random.default_rng", "seed", nondiff=True,
     pure=False, unsafe_in_select=True, batch=per_example, no_buffer=True,
     effect_aval=lambda consts, avals: ((), _OBJECT, False), numba=_make_numba)
+
+
+# ---- np.random.RandomState(seed) made in the function: a stream of replayed draws ----------
+#
+# rt.random_draw(factory, seed, history, method, args) recreates the generator, replays the
+# draws before this one and draws (transpile/frontend/normalize/random.py). Numba's module
+# functions (np.random.seed, np.random.randn, ...) are NumPy's legacy algorithms on the same
+# Mersenne Twister, so the compiled form does the same on Numba's own generator state: the same
+# numbers, bit for bit. (Numba's state is not NumPy's: np.random.randn outside is unaffected.)
+
+# RandomState method -> (Numba's np.random function, its parameters in order with defaults)
+_LEGACY = {
+    "randn": ("randn", None), "rand": ("rand", None),     # randn(d0, d1, ...)
+    "standard_normal": ("standard_normal", (("size", None),)),
+    "random_sample": ("random_sample", (("size", None),)),
+    "random": ("random_sample", (("size", None),)),
+    "normal": ("normal", (("loc", 0.0), ("scale", 1.0), ("size", None))),
+    "uniform": ("uniform", (("low", 0.0), ("high", 1.0), ("size", None))),
+    "randint": ("randint", (("low", None), ("high", None), ("size", None))),
+    "exponential": ("exponential", (("scale", 1.0), ("size", None))),
+    "poisson": ("poisson", (("lam", 1.0), ("size", None))),
+    "binomial": ("binomial", (("n", None), ("p", None), ("size", None))),
+}
+_REQUIRED = object()
+
+
+def _legacy_call(method, a, kw):
+    """`np.random.normal(0.0, 2.0, 3)` for rs.normal(0.0, 2.0, 3), or None (no such form)."""
+    if method not in _LEGACY:
+        return None
+    fn, params = _LEGACY[method]
+    if params is None:
+        if kw or not all(isinstance(d, int) and not isinstance(d, bool) for d in a):
+            return None
+        values = list(a)
+    else:
+        if len(a) > len(params) or set(kw) - {p for p, _ in params}:
+            return None
+        values = [a[i] if i < len(a) else kw.get(p, d) for i, (p, d) in enumerate(params)]
+        if method == "randint":
+            low, high, size = values
+            values = [0, low, size] if high is None else values
+        while values and values[-1] is None:      # trailing defaults left out (size=None)
+            values.pop()
+    texts = [_arg_text(v) for v in values]
+    if any(t is None or t == "None" for t in texts):
+        return None
+    return f"np.random.{fn}({', '.join(texts)})"
+
+
+def _stream_aval(consts, avals):
+    """The draw's shape and dtype do not depend on the seed or the draws before it."""
+    r = _helpers.random_draw(consts["factory"], 0, (), consts["method"], consts["args"])
+    if isinstance(r, (float, int, bool)):
+        return (), np.dtype(type(r)), True
+    return np.shape(r), np.asarray(r).dtype, False
+
+
+def _stream_numba(lw, eqn):
+    """np.random.seed(seed), the earlier draws again, then this one (Numba's generator)."""
+    a = eqn.args
+    seed = a["seed"]
+    if a["factory"].value != "RandomState" or (not isinstance(seed, Const) and not (
+            lw.av(seed) is not None and lw.av(seed).dtype.kind in "iu" and not lw.av(seed).shape)):
+        return None
+    if isinstance(seed, Const) and (not isinstance(seed.value, (int, np.integer))
+                                    or isinstance(seed.value, bool)):
+        return None          # RandomState(None): a seed from the OS, no numbers to match
+    calls = [_legacy_call(m, arg, dict(kw)) for m, arg, kw in a["history"].value]
+    args, kwargs = a["args"].value
+    this = _legacy_call(a["method"].value, args, dict(kwargs))
+    if this is None or None in calls:
+        return None
+    note = f"# RandomState({lw.fmt(seed)}), its draw {len(calls) + 1}" + (
+        f" (the {len(calls)} before it again)" if calls else "")
+    return [note, f"np.random.seed({lw.fmt(seed)})"] + calls + [f"{eqn.out} = {this}"]
+
+
+random_draw = defprim(
+    "random_draw", _helpers.random_draw, "rt.random_draw", "factory, seed, history, method, args",
+    nondiff=True, pure=False, batch=per_example, effect_aval=_stream_aval, numba=_stream_numba,
+    construct="a draw from np.random.RandomState(seed)")
