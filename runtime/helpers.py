@@ -98,10 +98,12 @@ def random_draw(factory, seed, history, method, args):
     return getattr(gen, method)(*a, **dict(kw))
 
 
-def generator_draw(rng, method, args):
-    """rng.method(*args, **kwargs) on a np.random.Generator (its state advances)."""
-    a, kw = args
+def generator_draw(rng, method, args, kwnames):
+    """rng.method(*args) on a np.random.Generator (its state advances); the last len(kwnames)
+    arguments are passed by keyword."""
+    cut = len(args) - len(kwnames)
+    a, kw = args[:cut], dict(zip(kwnames, args[cut:]))
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f".{method}(...) is called on a {type(rng).__name__}, not a "
                         "np.random.Generator")
-    return getattr(rng, method)(*a, **dict(kw))
+    return getattr(rng, method)(*a, **kw)

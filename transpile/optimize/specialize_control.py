@@ -278,11 +278,15 @@ def collective_aval(sp, eqn):
     if prim is axis_index:
         return AVal((), np.dtype(np.int32))
     if prim.effect_aval is not None:      # a draw from a np.random.Generator, ...
-        consts = {k: a.value for k, a in eqn.args.items() if isinstance(a, Const)}
-        avals = {k: sp.aval(a) for k, a in eqn.args.items() if isinstance(a, ir.Var)}
-        if any(k not in consts and k not in avals for k in eqn.args):
+        def aval(atom):
+            try:
+                return sp.aval(atom)
+            except Exception:
+                return None
+        found = prim.effect_aval(eqn.args, aval)
+        if found is None:
             return None
-        shape, dtype, weak = prim.effect_aval(consts, avals)
+        shape, dtype, weak = found
         return AVal(shape, dtype, weak)
     return None
 

@@ -23,9 +23,9 @@ Entry fields:
   jvp     explicit forward rule per argument (contributions are summed)
   linear  arguments the primitive is linear in: jvp is the primitive applied to the tangent
   pure    False for primitives with effects (collectives, tapes): never evaluated early
-  effect_aval  a row with effects (pure=False): (constant arguments by name, argument avals
-          by name) -> its result's (shape, dtype, weak), known without running it
-          (rng.normal(0.0, 1.0, n))
+  effect_aval  a row with effects (pure=False): (eqn.args, atom -> its AVal or None) -> its
+          result's (shape, dtype, weak) known without running it (rng.normal(0.0, 1.0, n)), or
+          None
   shape_args  arguments read only for their shape/dtype (no derivative flows through them)
   batch   batching rule or kind, used by vmap
   data_shape  the result's shape depends on the values (np.unique, np.argwhere): never

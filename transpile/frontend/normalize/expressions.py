@@ -18,8 +18,8 @@ from transpile.frontend.normalize.bindings import emit_copy, sub_body
 from transpile.frontend.normalize.branches import dynamic_ifexp
 from transpile.frontend.normalize.callables import instance_attribute
 from transpile.frontend.normalize.pytree import node_attribute
-from transpile.frontend.normalize.random import (GENERATOR_METHODS, GeneratorMethod, RandomDraw,
-                                                 RandomStream)
+from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_METHODS,
+                                                 GeneratorMethod, RandomDraw, RandomStream)
 from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
 from transpile.frontend.normalize.builtins import items_of
@@ -83,7 +83,8 @@ def expr_Attribute(norm, node, base):
                              hint="write NumPy: y = x.copy(); y[i] = v  (or np.where)")
         if attr in METHODS:
             return BoundMethod(value, attr)
-        if attr in GENERATOR_METHODS and isinstance(value, Var):   # rng.normal(...)
+        if (attr in GENERATOR_METHODS or attr in GENERATOR_IN_PLACE) and isinstance(value, Var):
+            # rng.normal(...) on a np.random.Generator
             return GeneratorMethod(value, attr)
     if isinstance(value, RandomStream):
         return RandomDraw(value, attr)

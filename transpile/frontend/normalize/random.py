@@ -19,8 +19,8 @@ import numpy as np
 from transpile.errors import TranspileError
 from transpile.core.ir import Const
 from transpile.primitives import by_name
-from transpile.primitives.numpy.generators import METHODS as GENERATOR_METHODS, generator_draw, \
-    make_generator
+from transpile.primitives.numpy.generators import IN_PLACE as GENERATOR_IN_PLACE, \
+    METHODS as GENERATOR_METHODS, generator_draw, make_generator
 from transpile.frontend.normalize.values import Struct
 
 FACTORIES = {id(np.random.RandomState): "RandomState", id(np.random.default_rng): "default_rng"}
@@ -77,17 +77,20 @@ def draw(norm, d, args, kwargs, node, base):
 
 
 def generator_call(norm, m, args, kwargs, node, base):
-    """rng.method(...) on a Generator: its arguments are constants (sizes, bounds, scales)."""
-    what = f"the arguments of .{m.method}() on a random generator"
-    a = tuple(_static(norm, v, node, what) for v in args)
-    kw = tuple(sorted((k, _static(norm, v, node, what)) for k, v in kwargs.items()))
-    try:     # the arguments NumPy accepts (a throwaway generator draws once, small)
-        getattr(np.random.default_rng(0), m.method)(*a, **dict(kw))
-    except Exception as e:
-        raise norm.error(node, f"rng.{m.method}(...): {type(e).__name__}: {e}",
-                         cls=TranspileError) from None
+    """rng.method(...) on a Generator: constants and run-time values alike."""
+    if m.method in GENERATOR_IN_PLACE:
+        raise norm.error(node, f"rng.{m.method}(...) changes its argument in place, which "
+                         "transformed code does not keep", cls=TranspileError,
+                         hint=f"write {GENERATOR_IN_PLACE[m.method]}")
+    if "out" in kwargs:
+        raise norm.error(node, f"rng.{m.method}(..., out=...) writes in place, which "
+                         "transformed code does not keep", cls=TranspileError,
+                         hint="use its result")
+    names = tuple(kwargs)
+    items = Struct("tuple", list(args) + [kwargs[k] for k in names])
     return norm.b.emit(generator_draw, {"rng": m.rng, "method": Const(m.method),
-                                        "args": Const((a, kw))}, base=base)
+                                        "args": norm.to_arg(items, node),
+                                        "kwnames": Const(names)}, base=base)
 
 
 def _static(norm, v, node, what):

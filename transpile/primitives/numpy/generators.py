@@ -14,7 +14,7 @@ statements stay compiled where they can).
 """
 import numpy as np
 
-from transpile.core.ir import Const
+from transpile.core.ir import Const, Var
 from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import defprim
 from transpile_runtime import helpers as _helpers
@@ -25,29 +25,59 @@ COMPILED = {name: ("size",) for name in (
     "random", "standard_normal", "normal", "uniform", "integers", "exponential",
     "standard_exponential", "gamma", "standard_gamma", "beta", "lognormal", "poisson",
     "binomial", "laplace", "logistic", "geometric", "chisquare")}
-# every method transformed code may call on a Generator (the others are refused)
-METHODS = frozenset(COMPILED) | {"choice", "permutation", "shuffle", "permuted", "bytes",
-                                 "multivariate_normal", "dirichlet", "multinomial", "triangular",
-                                 "weibull", "pareto", "rayleigh", "vonmises", "wald",
-                                 "standard_cauchy", "standard_t", "f", "noncentral_chisquare",
-                                 "noncentral_f", "gumbel", "hypergeometric", "logseries",
-                                 "negative_binomial", "power", "zipf"}
+# every method transformed code may call on a Generator (rng.shuffle, which works in place, is
+# refused where it is met)
+METHODS = frozenset(COMPILED) | {
+    "choice", "permutation", "permuted", "multivariate_normal", "dirichlet", "multinomial",
+    "triangular", "weibull", "pareto", "rayleigh", "vonmises", "wald", "standard_cauchy",
+    "standard_t", "f", "noncentral_chisquare", "noncentral_f", "gumbel", "hypergeometric",
+    "logseries", "negative_binomial", "power", "zipf"}
+IN_PLACE = {"shuffle": "x = rng.permutation(x)"}
 _OBJECT = np.dtype(object)
 
 
-def _draw_aval(consts, avals):
-    """The draw's shape and dtype: the same call on a throwaway generator (the arguments are
-    constants: sizes, locations and scales written in the code)."""
-    a, kw = consts["args"]
-    r = getattr(np.random.default_rng(0), consts["method"])(*a, **dict(kw))
+def _items(args):
+    """The draw's arguments (positional, then keyword values): Consts and Vars."""
+    if isinstance(args, Const):
+        return [Const(v) for v in args.value]
+    return list(args.items)
+
+
+def _split(names, items):
+    cut = len(items) - len(names)
+    return items[:cut], dict(zip(names, items[cut:]))
+
+
+def _draw_aval(args, aval):
+    """The draw's shape and dtype: the same call on a throwaway generator, with stand-ins for
+    the arguments known only at run time (a location array, a bound read from an argument)."""
+    values = []
+    for i, item in enumerate(_items(args["args"])):
+        if isinstance(item, Const):
+            values.append(item.value)
+            continue
+        av = aval(item)
+        if av is None:
+            return None
+        fill = i + 1 if av.dtype.kind in "biu" else 0.5
+        values.append(np.full(av.shape, fill, av.dtype) if av.shape else av.dtype.type(fill))
+    a, kw = _split(args["kwnames"].value, values)
+    try:
+        r = getattr(np.random.default_rng(0), args["method"].value)(*a, **kw)
+    except Exception:
+        return None
     if isinstance(r, (float, int, bool)):
         return (), np.dtype(type(r)), True
     return np.shape(r), np.asarray(r).dtype, False
 
 
-def _arg_text(v):
-    if isinstance(v, tuple):
-        return "(" + "".join(f"{_arg_text(i)}, " for i in v) + ")"
+def _arg_text(lw, v):
+    if isinstance(v, Const):
+        v = v.value
+    else:
+        return lw.fmt(v)
+    if isinstance(v, tuple) and all(isinstance(i, int) and not isinstance(i, bool) for i in v):
+        return "(" + "".join(f"{i}, " for i in v) + ")"
     if isinstance(v, (bool, int, float)) or v is None:
         return repr(v)
     return None
@@ -57,32 +87,55 @@ def _draw_numba(lw, eqn):
     """`rng.normal(0.0, 0.8, 100)`: Numba's own method; choice(n or a, size) is NumPy's
     integers(0, n, size) (what Generator.choice draws with replace=True and no p)."""
     method = eqn.args["method"].value
-    a, kw = eqn.args["args"].value
+    a, kw = _split(eqn.args["kwnames"].value, _items(eqn.args["args"]))
     rng = lw.fmt(eqn.args["rng"])
-    kw = dict(kw)
     if method == "choice":
-        return _choice_numba(lw, eqn, rng, a, kw)
+        return _choice_numba(lw, rng, a, kw)
     if method not in COMPILED or set(kw) - set(COMPILED[method]):
         return None
+    if any(isinstance(v, Const) and v.value is None for v in a):
+        return None
+    if any(isinstance(v, Var) and (lw.av(v) is None or lw.av(v).shape)
+           for v in a + list(kw.values())):
+        return None        # Numba's methods take scalar parameters (no array of locations)
     if method == "integers":
         if len(a) == 1:         # integers(high) is integers(0, high)
-            a = (0,) + tuple(a)
+            a = [Const(0)] + a
         if len(a) < 2:
             return None
-    texts = [_arg_text(v) for v in a] + [f"{k}={_arg_text(v)}" for k, v in kw.items()]
+    texts = [_arg_text(lw, v) for v in a] + [
+        f"{k}={_arg_text(lw, v)}" for k, v in kw.items() if not (
+            isinstance(v, Const) and v.value is None)]
     if any(t is None or t.endswith("=None") for t in texts):
         return None
     return f"{rng}.{method}({', '.join(texts)})"
 
 
-def _choice_numba(lw, eqn, rng, a, kw):
-    if set(kw) - {"size", "replace"} or not kw.get("replace", True) or not a or len(a) > 2:
+def _choice_numba(lw, rng, a, kw):
+    """choice(a, size) with replace=True and no p: a[integers(0, len(a), size)] (NumPy's own
+    way); a an int n: integers(0, n, size)."""
+    if set(kw) - {"size", "replace"} or not a or len(a) > 2 or (len(a) == 2 and "size" in kw):
         return None
-    size = kw.get("size", a[1] if len(a) > 1 else None)
+    replace = kw.get("replace", Const(True))
+    if not (isinstance(replace, Const) and replace.value is True):
+        return None
+    size = kw.get("size", a[1] if len(a) > 1 else Const(None))
     pop = a[0]
-    if not isinstance(pop, int) or isinstance(pop, bool) or pop <= 0:
+    if isinstance(pop, Const):
+        if not isinstance(pop.value, int) or isinstance(pop.value, bool) or pop.value <= 0:
+            return None
+        n = repr(pop.value)
+    else:
+        av = lw.av(pop)
+        if av is None or av.ndim > 1 or (not av.shape and av.dtype.kind not in "iu"):
+            return None
+        n = f"{lw.fmt(pop)}.shape[0]" if av.shape else lw.fmt(pop)
+    size_text = "" if isinstance(size, Const) and size.value is None else \
+        ", " + (_arg_text(lw, size) or "None")
+    if size_text.endswith("None"):
         return None
-    return f"{rng}.integers(0, {pop}{'' if size is None else ', ' + _arg_text(size)})"
+    draw = f"{rng}.integers(0, {n}{size_text})"
+    return draw if isinstance(pop, Const) or not lw.av(pop).shape else f"{lw.fmt(pop)}[{draw}]"
 
 
 # Numba's type of a Generator, as object mode reads a type from text
@@ -97,13 +150,14 @@ def _make_numba(lw, eqn):
 
 
 generator_draw = defprim(
-    "generator_draw", _helpers.generator_draw, "rt.generator_draw", "rng, method, args",
+    "generator_draw", _helpers.generator_draw, "rt.generator_draw",
+    "rng, method, args, kwnames",
     nondiff=True, pure=False, keep=True, unsafe_in_select=True, batch=per_example,
     effect_aval=_draw_aval, numba=_draw_numba, construct="a draw from a np.random.Generator")
 make_generator = defprim(
     "make_generator", np.random.default_rng, "np.random.default_rng", "seed", nondiff=True,
     pure=False, unsafe_in_select=True, batch=per_example, no_buffer=True,
-    effect_aval=lambda consts, avals: ((), _OBJECT, False), numba=_make_numba)
+    effect_aval=lambda args, aval: ((), _OBJECT, False), numba=_make_numba)
 
 
 # ---- np.random.RandomState(seed) made in the function: a stream of replayed draws ----------
@@ -154,9 +208,10 @@ def _legacy_call(method, a, kw):
     return f"np.random.{fn}({', '.join(texts)})"
 
 
-def _stream_aval(consts, avals):
+def _stream_aval(args, aval):
     """The draw's shape and dtype do not depend on the seed or the draws before it."""
-    r = _helpers.random_draw(consts["factory"], 0, (), consts["method"], consts["args"])
+    r = _helpers.random_draw(args["factory"].value, 0, (), args["method"].value,
+                             args["args"].value)
     if isinstance(r, (float, int, bool)):
         return (), np.dtype(type(r)), True
     return np.shape(r), np.asarray(r).dtype, False
