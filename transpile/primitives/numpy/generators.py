@@ -15,7 +15,9 @@ statements stay compiled where they can).
 import numpy as np
 
 from transpile.core.ir import Const, Var
+from transpile.errors import TranspileError
 from transpile.primitives.batching.axis_rules import per_example
+from transpile.primitives.batching.rules import Rule
 from transpile.primitives.registry import defprim
 from transpile_runtime import helpers as _helpers
 
@@ -149,6 +151,13 @@ def _make_numba(lw, eqn):
             f"    {eqn.out} = np.random.default_rng({lw.fmt(seed)})"]
 
 
+def _seeds_batch(s, eqn):
+    where = f"{eqn.loc[0]}:{eqn.loc[1]}: " if eqn.loc else ""
+    raise TranspileError(f"{where}vmap: np.random.default_rng(seed) with a seed per example "
+                         "is not supported", construct="np.random.default_rng(seed)",
+                         hint="give the seed in_axes None, or draw the numbers before vmap")
+
+
 generator_draw = defprim(
     "generator_draw", _helpers.generator_draw, "rt.generator_draw",
     "rng, method, args, kwnames",
@@ -156,7 +165,8 @@ generator_draw = defprim(
     effect_aval=_draw_aval, numba=_draw_numba, construct="a draw from a np.random.Generator")
 make_generator = defprim(
     "make_generator", np.random.default_rng, "np.random.default_rng", "seed", nondiff=True,
-    pure=False, unsafe_in_select=True, batch=per_example, no_buffer=True,
+    pure=False, unsafe_in_select=True, no_buffer=True,
+    batch=Rule("generator", _seeds_batch, lambda s, eqn: 0),
     effect_aval=lambda args, aval: ((), _OBJECT, False), numba=_make_numba)
 
 
