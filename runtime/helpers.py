@@ -103,7 +103,7 @@ def generator_draw(rng, method, args, kwnames):
     arguments are passed by keyword."""
     cut = len(args) - len(kwnames)
     a, kw = args[:cut], dict(zip(kwnames, args[cut:]))
-    if not isinstance(rng, np.random.Generator):
+    if not isinstance(rng, (np.random.Generator, np.random.RandomState)):
         raise TypeError(f".{method}(...) is called on a {type(rng).__name__}, not a "
                         "np.random.Generator")
     return getattr(rng, method)(*a, **kw)

@@ -64,6 +64,14 @@ def expr_Name(norm, node, base):
 def expr_Attribute(norm, node, base):
     value = norm.expr(node.value, base)
     attr = node.attr
+    if isinstance(value, Static) and isinstance(value.obj, (np.random.Generator,
+                                                             np.random.RandomState)):
+        # a generator of the caller's (a global, a closure): its state lives outside the code
+        raise norm.error(node, f"a draw from a {type(value.obj).__name__} that the function "
+                         "reads from outside (a global or a closure)", cls=TranspileError,
+                         construct=f".{attr}(...)",
+                         hint="pass the np.random.Generator as an argument, or make "
+                              "np.random.default_rng(seed) inside the function")
     if isinstance(value, Static):
         found = instance_attribute(norm, value.obj, attr, node)
         if found is not None:
