@@ -73,11 +73,12 @@ def _draw_aval(args, aval):
     return np.shape(r), np.asarray(r).dtype, False
 
 
-def _arg_text(lw, v):
-    if isinstance(v, Const):
-        v = v.value
-    else:
-        return lw.fmt(v)
+def _arg_text(lw, atom):
+    return _value_text(atom.value) if isinstance(atom, Const) else lw.fmt(atom)
+
+
+def _value_text(v):
+    """A constant argument as Numba reads it (None where it has no such text)."""
     if isinstance(v, tuple) and all(isinstance(i, int) and not isinstance(i, bool) for i in v):
         return "(" + "".join(f"{i}, " for i in v) + ")"
     if isinstance(v, (bool, int, float)) or v is None:
@@ -212,7 +213,7 @@ def _legacy_call(method, a, kw):
             values = [0, low, size] if high is None else values
         while values and values[-1] is None:      # trailing defaults left out (size=None)
             values.pop()
-    texts = [_arg_text(v) for v in values]
+    texts = [_value_text(v) for v in values]
     if any(t is None or t == "None" for t in texts):
         return None
     return f"np.random.{fn}({', '.join(texts)})"
