@@ -234,3 +234,20 @@ def test_refusals():
         return t
     with pytest.raises(TranspileError, match="inside a loop or branch"):
         tp.jit(legacy_in_loop)(np.ones(3), 3)
+
+
+def test_a_draw_whose_numbers_are_unused_still_advances_the_stream():
+    def f(rng, x):
+        a = rng.random(3)
+        rng.normal(0.0, 1.0, 2)          # skipped numbers
+        return a + rng.random(3) + x
+
+    def g(x, seed):
+        rs = np.random.RandomState(seed)
+        rs.randn(5)
+        return x * rs.randn(3)
+    x = np.arange(3.0)
+    mine, theirs = np.random.default_rng(8), np.random.default_rng(8)
+    exactly(strict(tp.jit(f), mine, x), f(theirs, x))
+    assert mine.bit_generator.state == theirs.bit_generator.state
+    exactly(strict(tp.jit(g), x, 2), g(x, 2))

@@ -14,6 +14,7 @@ inside it, is refused: its position in the stream is not known while generating 
 
 The values are not differentiated (as any random value).
 """
+import gast
 import numpy as np
 
 from transpile.errors import TranspileError
@@ -74,6 +75,22 @@ def draw(norm, d, args, kwargs, node, base):
         "args": Const((a, kw))}, base=base)
     stream.history.append((d.method, a, kw))
     return out
+
+
+def draw_statement(norm, call):
+    """`rng.normal(size=3)` as a statement: the draw is kept (the draws after it depend on it).
+    False for other statements."""
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and isinstance(call.func.value, gast.Name)):
+        return False
+    try:
+        func = norm.expr(call.func, "f")
+    except Exception:
+        return False
+    if not isinstance(func, (GeneratorMethod, RandomDraw)):
+        return False
+    norm.expr(call, "t")
+    return True
 
 
 def generator_call(norm, m, args, kwargs, node, base):
