@@ -48,6 +48,13 @@ DRAWS = {
     "choice_array_size_kw": lambda rng, x: rng.choice(x, size=(2, 2)),
     "exponential": lambda rng, x: rng.exponential(2.0, 4),
     "poisson": lambda rng, x: rng.poisson(3.0, 5),
+    "gamma": lambda rng, x: rng.gamma(0.5, 2.0, 6),
+    "beta": lambda rng, x: rng.beta(0.5, 0.7, 6),
+    "binomial": lambda rng, x: rng.binomial(100, 0.7, 6),
+    "laplace": lambda rng, x: rng.laplace(0.5, 2.0, 6),
+    "lognormal": lambda rng, x: rng.lognormal(0.1, 0.5, 6),
+    "integers_scalar": lambda rng, x: x[rng.integers(0, 4)] + rng.integers(-5, 3),
+    "bound_from_argument": lambda rng, x: rng.uniform(x[0], x[3], 4),
 }
 
 
