@@ -84,20 +84,6 @@ def attr_dtype(x):
     return np.result_type(x)
 
 
-_RANDOM_FACTORIES = {"RandomState": np.random.RandomState, "default_rng": np.random.default_rng}
-
-
-def random_draw(factory, seed, history, method, args):
-    """One draw from np.random.RandomState(seed) (or default_rng(seed)) after the draws in
-    `history` ((method, args, kwargs) each): the generator is recreated and the earlier draws
-    replayed, so a draw is a pure function of its position in the function."""
-    gen = _RANDOM_FACTORIES[factory](seed)
-    for m, a, kw in history:
-        getattr(gen, m)(*a, **dict(kw))
-    a, kw = args
-    return getattr(gen, method)(*a, **dict(kw))
-
-
 def generator_draw(rng, method, args, kwnames):
     """rng.method(*args) on a np.random.Generator (its state advances); the last len(kwnames)
     arguments are passed by keyword."""

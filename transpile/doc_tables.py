@@ -358,8 +358,9 @@ SUBSET = [
     ("dicts of known keys: `for k in d`, `d.items()`, `.values()`, `.keys()`, `.get()`, "
      "`sorted(d)`", c_dict_methods),
     ("`np.random.RandomState(seed).randn(...)` (a value not differentiated)", c_random_state),
-    ("draws from `np.random.default_rng(seed)` or a `np.random.Generator` argument, in loops "
-     "too (`jit` compiles them: NumPy's numbers)", c_default_rng),
+    ("draws from `np.random.default_rng(seed)`, `np.random.RandomState(seed)` or a "
+     "`np.random.Generator` argument, in loops too (`jit` compiles them: NumPy's numbers)",
+     c_default_rng),
 ]
 
 

@@ -68,8 +68,6 @@ def call(norm, func, args, kwargs, node, base):
         return random_streams.make_stream(norm, func.obj, args, kwargs, node)
     if isinstance(func, random_streams.GeneratorMethod):
         return random_streams.generator_call(norm, func, args, kwargs, node, base)
-    if isinstance(func, random_streams.RandomDraw):
-        return random_streams.draw(norm, func, args, kwargs, node, base)
     if isinstance(func, DictMethod):
         try:
             return func.call(args, kwargs)

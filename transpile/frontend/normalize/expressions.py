@@ -19,7 +19,8 @@ from transpile.frontend.normalize.branches import dynamic_ifexp
 from transpile.frontend.normalize.callables import instance_attribute
 from transpile.frontend.normalize.pytree import node_attribute
 from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_METHODS,
-                                                 GeneratorMethod, RandomDraw, RandomStream)
+                                                 LEGACY_METHODS, GeneratorMethod,
+                                                 RandomStateValue)
 from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
 from transpile.frontend.normalize.builtins import items_of
@@ -94,8 +95,12 @@ def expr_Attribute(norm, node, base):
         if (attr in GENERATOR_METHODS or attr in GENERATOR_IN_PLACE) and isinstance(value, Var):
             # rng.normal(...) on a np.random.Generator
             return GeneratorMethod(value, attr)
-    if isinstance(value, RandomStream):
-        return RandomDraw(value, attr)
+    if isinstance(value, RandomStateValue):      # rs.randn of np.random.RandomState(seed)
+        if attr not in LEGACY_METHODS and attr not in GENERATOR_IN_PLACE:
+            raise norm.error(node, f"np.random.RandomState's .{attr}(...) is not supported in "
+                             "transformed code", cls=TranspileError,
+                             hint="use np.random.default_rng(seed) and its methods")
+        return GeneratorMethod(value.var, attr, legacy=True)
     if isinstance(value, Struct) and value.kind == "dict" and attr in DICT_METHODS:
         return DictMethod(value, attr)
     if isinstance(value, Struct) and value.kind == "node":     # NamedTuple, dataclass, ...

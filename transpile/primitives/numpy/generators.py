@@ -14,7 +14,7 @@ statements stay compiled where they can).
 """
 import numpy as np
 
-from transpile.core.ir import Const, Var
+from transpile.core.ir import Const, Var, walk_eqns
 from transpile.errors import TranspileError
 from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.batching.rules import Rule
@@ -50,7 +50,7 @@ def _split(names, items):
     return items[:cut], dict(zip(names, items[cut:]))
 
 
-def _draw_aval(args, aval):
+def _draw_aval(args, aval, throwaway=None):
     """The draw's shape and dtype: the same call on a throwaway generator, with stand-ins for
     the arguments known only at run time (a location array, a bound read from an argument)."""
     values = []
@@ -65,7 +65,8 @@ def _draw_aval(args, aval):
         values.append(np.full(av.shape, fill, av.dtype) if av.shape else av.dtype.type(fill))
     a, kw = _split(args["kwnames"].value, values)
     try:
-        r = getattr(np.random.default_rng(0), args["method"].value)(*a, **kw)
+        gen = np.random.default_rng(0) if throwaway is None else throwaway
+        r = getattr(gen, args["method"].value)(*a, **kw)
     except Exception:
         return None
     if isinstance(r, (float, int, bool)):
@@ -154,8 +155,8 @@ def _make_numba(lw, eqn):
 
 def _seeds_batch(s, eqn):
     where = f"{eqn.loc[0]}:{eqn.loc[1]}: " if eqn.loc else ""
-    raise TranspileError(f"{where}vmap: np.random.default_rng(seed) with a seed per example "
-                         "is not supported", construct="np.random.default_rng(seed)",
+    raise TranspileError(f"{where}vmap: a random generator with a seed per example is not "
+                         "supported", construct=f"np.random.{eqn.prim.path.split('.')[-1]}(seed)",
                          hint="give the seed in_axes None, or draw the numbers before vmap")
 
 
@@ -171,13 +172,15 @@ make_generator = defprim(
     effect_aval=lambda args, aval: ((), _OBJECT, False), numba=_make_numba)
 
 
-# ---- np.random.RandomState(seed) made in the function: a stream of replayed draws ----------
+# ---- np.random.RandomState(seed) made in the function ----------------------------------------
 #
-# rt.random_draw(factory, seed, history, method, args) recreates the generator, replays the
-# draws before this one and draws (transpile/frontend/normalize/random.py). Numba's module
-# functions (np.random.seed, np.random.randn, ...) are NumPy's legacy algorithms on the same
-# Mersenne Twister, so the compiled form does the same on Numba's own generator state: the same
-# numbers, bit for bit. (Numba's state is not NumPy's: np.random.randn outside is unaffected.)
+# A run-time value like a Generator: rs.randn(3) is `rt.generator_draw(rs, 'randn', (3,), ())`
+# in NumPy code. Numba has no RandomState objects, but its module functions (np.random.seed,
+# np.random.randn, ...) are NumPy's legacy algorithms on the same Mersenne Twister, so compiled
+# code seeds Numba's own generator where the function makes the RandomState and draws from it
+# (Numba's state is not NumPy's: np.random.randn outside is unaffected). That holds only for
+# one RandomState in the function, each of whose draws compiles; otherwise none of them
+# compiles (they run in NumPy: the same numbers).
 
 # RandomState method -> (Numba's np.random function, its parameters in order with defaults)
 _LEGACY = {
@@ -192,63 +195,81 @@ _LEGACY = {
     "poisson": ("poisson", (("lam", 1.0), ("size", None))),
     "binomial": ("binomial", (("n", None), ("p", None), ("size", None))),
 }
-_REQUIRED = object()
+# every method transformed code may call on a RandomState
+LEGACY_METHODS = frozenset(_LEGACY) | {"choice", "permutation", "gamma", "beta", "lognormal",
+                                       "standard_exponential", "standard_gamma", "laplace",
+                                       "logistic", "geometric", "chisquare", "random_integers"}
 
 
-def _legacy_call(method, a, kw):
+def _legacy_call(lw, eqn):
     """`np.random.normal(0.0, 2.0, 3)` for rs.normal(0.0, 2.0, 3), or None (no such form)."""
+    method = eqn.args["method"].value
+    a, kw = _split(eqn.args["kwnames"].value, _items(eqn.args["args"]))
     if method not in _LEGACY:
         return None
+    for v in a + list(kw.values()):     # Numba's functions take scalar parameters
+        if isinstance(v, Var) and (lw.av(v) is None or lw.av(v).shape):
+            return None
     fn, params = _LEGACY[method]
     if params is None:
-        if kw or not all(isinstance(d, int) and not isinstance(d, bool) for d in a):
+        if kw or not all(isinstance(d, Var) or isinstance(d.value, int) and not
+                         isinstance(d.value, bool) for d in a):
             return None
         values = list(a)
     else:
         if len(a) > len(params) or set(kw) - {p for p, _ in params}:
             return None
-        values = [a[i] if i < len(a) else kw.get(p, d) for i, (p, d) in enumerate(params)]
+        values = [a[i] if i < len(a) else kw.get(p, Const(d))
+                  for i, (p, d) in enumerate(params)]
         if method == "randint":
             low, high, size = values
-            values = [0, low, size] if high is None else values
-        while values and values[-1] is None:      # trailing defaults left out (size=None)
+            values = [Const(0), low, size] if _is_none(high) else values
+        while values and _is_none(values[-1]):      # trailing defaults left out (size=None)
             values.pop()
-    texts = [_value_text(v) for v in values]
+    texts = [_arg_text(lw, v) for v in values]
     if any(t is None or t == "None" for t in texts):
         return None
     return f"np.random.{fn}({', '.join(texts)})"
 
 
-def _stream_aval(args, aval):
-    """The draw's shape and dtype do not depend on the seed or the draws before it."""
-    r = _helpers.random_draw(args["factory"].value, 0, (), args["method"].value,
-                             args["args"].value)
-    if isinstance(r, (float, int, bool)):
-        return (), np.dtype(type(r)), True
-    return np.shape(r), np.asarray(r).dtype, False
+def _is_none(atom):
+    return isinstance(atom, Const) and atom.value is None
 
 
-def _stream_numba(lw, eqn):
-    """np.random.seed(seed), the earlier draws again, then this one (Numba's generator)."""
-    a = eqn.args
-    seed = a["seed"]
-    if a["factory"].value != "RandomState" or (not isinstance(seed, Const) and not (
-            lw.av(seed) is not None and lw.av(seed).dtype.kind in "iu" and not lw.av(seed).shape)):
+def _legacy_compiles(lw):
+    """One RandomState made in the function, of an int seed, each of its draws with a form."""
+    makes = [e for e in walk_eqns(lw.core.body) if e.prim is make_random_state]
+    if len(makes) != 1:
+        return False
+    seed = makes[0].args["seed"]
+    if isinstance(seed, Const):
+        if not isinstance(seed.value, (int, np.integer)) or isinstance(seed.value, bool):
+            return False     # RandomState(None): a seed from the OS, no numbers to match
+    elif lw.av(seed) is None or lw.av(seed).shape or lw.av(seed).dtype.kind not in "iu":
+        return False
+    return all(_legacy_call(lw, e) is not None for e in walk_eqns(lw.core.body)
+               if e.prim is legacy_draw)
+
+
+def _legacy_draw_numba(lw, eqn):
+    return _legacy_call(lw, eqn) if _legacy_compiles(lw) else None
+
+
+def _make_state_numba(lw, eqn):
+    """np.random.seed(seed) on Numba's generator; the name holds a placeholder."""
+    if not _legacy_compiles(lw):
         return None
-    if isinstance(seed, Const) and (not isinstance(seed.value, (int, np.integer))
-                                    or isinstance(seed.value, bool)):
-        return None          # RandomState(None): a seed from the OS, no numbers to match
-    calls = [_legacy_call(m, arg, dict(kw)) for m, arg, kw in a["history"].value]
-    args, kwargs = a["args"].value
-    this = _legacy_call(a["method"].value, args, dict(kwargs))
-    if this is None or None in calls:
-        return None
-    note = f"# RandomState({lw.fmt(seed)}), its draw {len(calls) + 1}" + (
-        f" (the {len(calls)} before it again)" if calls else "")
-    return [note, f"np.random.seed({lw.fmt(seed)})"] + calls + [f"{eqn.out} = {this}"]
+    return [f"np.random.seed({lw.fmt(eqn.args['seed'])})  # np.random.RandomState(seed): "
+            "Numba's generator", f"{eqn.out} = 0  # (a placeholder: no RandomState object)"]
 
 
-random_draw = defprim(
-    "random_draw", _helpers.random_draw, "rt.random_draw", "factory, seed, history, method, args",
-    nondiff=True, pure=False, batch=per_example, effect_aval=_stream_aval, numba=_stream_numba,
-    construct="a draw from np.random.RandomState(seed)")
+legacy_draw = defprim(
+    "legacy_draw", _helpers.generator_draw, "rt.generator_draw", "rs, method, args, kwnames",
+    nondiff=True, pure=False, keep=True, unsafe_in_select=True, batch=per_example,
+    effect_aval=lambda args, aval: _draw_aval(args, aval, np.random.RandomState(0)),
+    numba=_legacy_draw_numba, construct="a draw from np.random.RandomState(seed)")
+make_random_state = defprim(
+    "make_random_state", np.random.RandomState, "np.random.RandomState", "seed",
+    nondiff=True, pure=False, unsafe_in_select=True, no_buffer=True,
+    batch=Rule("generator", _seeds_batch, lambda s, eqn: 0),
+    effect_aval=lambda args, aval: ((), _OBJECT, False), numba=_make_state_numba)
