@@ -191,6 +191,28 @@ def test_vmap_refuses_what_has_no_batched_form():
         tp.vmap(g, in_axes=(0, None))(xs, np.random.default_rng(0))
 
 
+def test_vmap_refuses_draws_that_differ_per_example():
+    """In a branch taken by some examples, or a while loop that runs longer for some, the
+    examples would draw in turn from one generator (separate calls each have their own)."""
+    def branch(x):
+        rng = np.random.default_rng(1)
+        y = rng.normal(0.0, 1.0, 3)
+        if np.sum(x) > 0:
+            y = y + rng.random(3)
+        return np.sum(x * y)
+
+    def until(x):
+        rs = np.random.RandomState(1)
+        t = 0.0
+        while t < x[0]:
+            t = t + rs.rand()
+        return t
+    with pytest.raises(TranspileError, match="each example in turn"):
+        tp.vmap(branch)(np.ones((3, 3)))
+    with pytest.raises(TranspileError, match="each example in turn"):
+        tp.vmap(until)(np.array([[0.5], [2.0], [3.0]]))
+
+
 # ---- RandomState(seed) made in the function --------------------------------------------------
 
 def legacy(x, seed):
