@@ -93,3 +93,9 @@ def generator_draw(rng, method, args, kwnames):
         raise TypeError(f".{method}(...) is called on a {type(rng).__name__}, not a "
                         "np.random.Generator")
     return getattr(rng, method)(*a, **kw)
+
+
+def legacy_draw(rs, method, args, kwnames):
+    """rs.method(*args) on a np.random.RandomState made in the function (a row of its own:
+    jit compiles it on Numba's generator, not as a Generator method)."""
+    return generator_draw(rs, method, args, kwnames)

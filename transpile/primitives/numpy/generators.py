@@ -264,7 +264,7 @@ def _make_state_numba(lw, eqn):
 
 
 legacy_draw = defprim(
-    "legacy_draw", _helpers.generator_draw, "rt.generator_draw", "rs, method, args, kwnames",
+    "legacy_draw", _helpers.legacy_draw, "rt.legacy_draw", "rs, method, args, kwnames",
     nondiff=True, pure=False, keep=True, unsafe_in_select=True, batch=per_example,
     effect_aval=lambda args, aval: _draw_aval(args, aval, np.random.RandomState(0)),
     numba=_legacy_draw_numba, construct="a draw from np.random.RandomState(seed)")
