@@ -3,9 +3,10 @@
 np.random.default_rng(seed) and np.random.RandomState(seed) made in the function, and a
 np.random.Generator passed in: each draw (rng.normal(0.0, 1.0, n), rs.randn(3)) becomes
 `rt.generator_draw(rng, method, args, kwnames)` (`rt.legacy_draw` for a RandomState: jit
-compiles it differently; transpile/primitives/numpy/generators.py), a call with an effect that runs in the user's order, so the numbers (and the state a Generator
-argument is left in) are NumPy's, in loops and branches too; jit compiles the draws. The
-values are not differentiated (as any random value).
+compiles it differently; transpile/primitives/numpy/generators.py), a call with an effect
+that runs in the user's order, so the numbers (and the state a Generator argument is left
+in) are NumPy's, in loops and branches too; jit compiles the draws. The values are not
+differentiated (as any random value).
 """
 import gast
 import numpy as np
