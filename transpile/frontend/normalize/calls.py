@@ -66,8 +66,8 @@ def call(norm, func, args, kwargs, node, base):
         return call_lifted(norm, func, args, kwargs, node, base, inline_transformed)
     if isinstance(func, Static) and id(func.obj) in random_streams.FACTORIES:
         return random_streams.make_stream(norm, func.obj, args, kwargs, node)
-    if isinstance(func, random_streams.RandomDraw):
-        return random_streams.draw(norm, func, args, kwargs, node, base)
+    if isinstance(func, random_streams.GeneratorMethod):
+        return random_streams.generator_call(norm, func, args, kwargs, node, base)
     if isinstance(func, DictMethod):
         try:
             return func.call(args, kwargs)

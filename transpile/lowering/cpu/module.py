@@ -476,9 +476,11 @@ class Lowerer:
         text = header
         for k in self.kernels:
             text += "\n\n" + k
-        # print(f"...") runs in object mode, which needs the GIL
+        # print(f"...") runs in object mode, which needs the GIL (as do rows' object-mode
+        # forms: np.random.default_rng(seed))
         nogil = "" if any(e.prim is debug_printf or numba_checks.needs_gil(e)
-                          for e in ir.walk_eqns(body)) else \
+                          for e in ir.walk_eqns(body)) or \
+            any(line.lstrip().startswith("with objmode(") for line in lines) else \
             "nogil=True, "
         text += f"\n\n@njit({nogil}cache=True, error_model='numpy', boundscheck=True)\n"
         text += f"def {self.name}({', '.join(self.params)}):\n"
