@@ -286,18 +286,22 @@ def elements(norm, elts, base):
     out = []
     for e in elts:
         if isinstance(e, gast.Starred):
-            v = norm.expr(e.value, base)
-            if isinstance(v, Struct):
-                out += v.items
-            elif isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
-                out += [norm.classify(x, None) for x in v.obj]
-            elif isinstance(v, Const) and isinstance(v.value, (tuple, list)):
-                out += [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
-            else:
-                raise norm.error(e, "*expansion needs a tuple/list of known length")
+            out += starred_items(norm, e, base, "*expansion")
         else:
             out.append(norm.expr(e, base))
     return out
+
+
+def starred_items(norm, node, base, what):
+    """The items of `*value` (in a call or a tuple/list display): a value of known length."""
+    v = norm.expr(node.value, base)
+    if isinstance(v, Struct):
+        return list(v.items)
+    if isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
+        return [norm.classify(x, None) for x in v.obj]
+    if isinstance(v, Const) and isinstance(v.value, (tuple, list)):
+        return [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
+    raise norm.error(node, f"{what} needs a tuple/list of known length")
 
 
 def expr_Dict(norm, node, base):
