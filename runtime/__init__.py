@@ -6,8 +6,8 @@ from .adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left
                               dot_vjp_right, getitem_vjp, matmul_vjp_left, matmul_vjp_right,
                               put_axis, take_axis, transpose_inverse)
 from . import random  # noqa: F401  (rt.random.normal: transpile.random in generated code)
-from .helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord, random_draw,
-                             tuple_concat,
+from .helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
+                             generator_draw, legacy_draw, tuple_concat,
                              cumsum_vjp, diagonal_vjp, expand_last, getitem, log_base,
                              tile_vjp, transpose_back)
 from .collectives import (all_gather, all_gather_vjp, axis_index, axis_size,

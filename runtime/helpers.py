@@ -84,15 +84,18 @@ def attr_dtype(x):
     return np.result_type(x)
 
 
-_RANDOM_FACTORIES = {"RandomState": np.random.RandomState, "default_rng": np.random.default_rng}
+def generator_draw(rng, method, args, kwnames):
+    """rng.method(*args) on a np.random.Generator (its state advances); the last len(kwnames)
+    arguments are passed by keyword."""
+    cut = len(args) - len(kwnames)
+    a, kw = args[:cut], dict(zip(kwnames, args[cut:]))
+    if not isinstance(rng, (np.random.Generator, np.random.RandomState)):
+        raise TypeError(f".{method}(...) is called on a {type(rng).__name__}, not a "
+                        "np.random.Generator")
+    return getattr(rng, method)(*a, **kw)
 
 
-def random_draw(factory, seed, history, method, args):
-    """One draw from np.random.RandomState(seed) (or default_rng(seed)) after the draws in
-    `history` ((method, args, kwargs) each): the generator is recreated and the earlier draws
-    replayed, so a draw is a pure function of its position in the function."""
-    gen = _RANDOM_FACTORIES[factory](seed)
-    for m, a, kw in history:
-        getattr(gen, m)(*a, **dict(kw))
-    a, kw = args
-    return getattr(gen, method)(*a, **dict(kw))
+def legacy_draw(rs, method, args, kwnames):
+    """rs.method(*args) on a np.random.RandomState made in the function (a row of its own:
+    jit compiles it on Numba's generator, not as a Generator method)."""
+    return generator_draw(rs, method, args, kwnames)

@@ -28,11 +28,6 @@ XFAIL_JIT = {
     "nbody_broadcast": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:208: an expression statement has no effect in a transformed function (side effects such as print or in-place methods are not kept)"),
     "median3_stack_sort": (TranspileWarning, "TranspileWarning: jit(median3_stack_sort): foreign_kernels.py:390: Numba cannot compile np.sort(...) (no Numba form for these arguments); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     "weighted_average_cols": (TranspileWarning, "TranspileWarning: jit(weighted_average_cols): foreign_kernels.py:556: Numba cannot compile np.average(...) (no Numba form for these arguments); running the NumPy version instead."),
-    "mc_pi": (TranspileWarning, "TranspileWarning: jit(mc_pi): foreign_kernels.py:713: Numba cannot compile random_draw(...) (unknown result shape); running the NumPy version instead."),
-    "random_walk": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:727: unsupported attribute access .standard_normal"),
-    "mc_integrate": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:737: unsupported attribute access .uniform"),
-    "bootstrap_means": (TranspileError, "TranspileError: foreign_kernels.py:752: a draw from np.random.default_rng(...) inside a loop or branch on run-time values, from a generator made outside it"),
-    "metropolis_gaussian": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:767: unsupported attribute access .normal"),
     "complex_parts": (TranspileWarning, "TranspileWarning: jit(complex_parts): foreign_kernels.py:1043: Numba cannot compile np.multiply(...) (no Numba lowering); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
 }
 # (transform, kernel name) -> (exception type, the current error)

@@ -317,6 +317,14 @@ def c_random_state(x):
     return np.sum(x * np.random.RandomState(0).randn(3))
 
 
+def c_default_rng(x):
+    rng = np.random.default_rng(0)
+    t = 0.0
+    for i in range(2):
+        t = t + np.sum(x * rng.normal(0.0, 1.0, 3))
+    return t
+
+
 SUBSET = [
     ("arithmetic operators `+ - * / ** @`, unary `-`", c_arith),
     ("comparisons inside `np.where`", c_compare_where),
@@ -350,6 +358,9 @@ SUBSET = [
     ("dicts of known keys: `for k in d`, `d.items()`, `.values()`, `.keys()`, `.get()`, "
      "`sorted(d)`", c_dict_methods),
     ("`np.random.RandomState(seed).randn(...)` (a value not differentiated)", c_random_state),
+    ("draws from `np.random.default_rng(seed)`, `np.random.RandomState(seed)` or a "
+     "`np.random.Generator` argument, in loops too (`jit` compiles them: NumPy's numbers)",
+     c_default_rng),
 ]
 
 

@@ -282,6 +282,13 @@ class Jit(Transform):
                         "tuple instead of a list, or make it a regular argument") from None
                 trees.append(TreeDef("static", (), (v,)))
                 continue
+            if isinstance(v, np.random.RandomState):
+                raise TranspileError(
+                    f"jit({self.__name__}): argument {self._params[i].name!r} is a "
+                    "np.random.RandomState, which compiled code cannot take",
+                    construct="a np.random.RandomState argument",
+                    hint="pass a np.random.Generator (np.random.default_rng(seed)): jit draws "
+                         "from it with NumPy's numbers, or make RandomState(seed) inside")
             dyn, tree = spec_flatten(v, dynamic_ints=self.dynamic_ints)
             leaves += dyn
             trees.append(tree)

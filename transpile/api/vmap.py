@@ -137,6 +137,14 @@ class Vmap(Transform):
                              "bool/int/str (a static value); give it in_axes None")
         sizes = []
         for leaf, (ax, where) in zip(leaves, axes):
+            if isinstance(leaf, np.random.Generator):
+                # the examples would draw one after another from it: no batched form
+                raise TranspileError(f"vmap of {_fname(self.fun)}: {where} is a "
+                                     "np.random.Generator, which every example would draw from "
+                                     "in turn", construct="a np.random.Generator argument",
+                                     hint="draw the numbers before vmap and map over them, or "
+                                          "pass seeds and make np.random.default_rng(seed) "
+                                          "inside")
             if ax is None:
                 continue
             shape = np.shape(leaf)

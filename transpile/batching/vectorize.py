@@ -40,6 +40,7 @@ from transpile.batching.names import (  # noqa: F401  (re-exported)
 from transpile.ad.reverse import core_namer
 from transpile.primitives.internal.batch_helpers import batch_any
 from transpile.primitives.internal.control import assign, tape_pop, write_back
+from transpile.primitives.numpy.generators import generator_draw, legacy_draw
 from transpile.primitives.numpy.nondiff import attr_shape, logical_not, shape
 from transpile.primitives.numpy.structure import getitem
 import numpy as np
@@ -405,6 +406,22 @@ class BatchSweep:
             f"{why.reason}{where}, with a reverse-mode tape"
         self.loop_fallback(body, set(outs) & keep, reason, whole=plain)
 
+    def refuse_shared_draws(self, stmts, wr):
+        """A loop over the batch would have the examples draw in turn from one generator made
+        outside the loop (each example of the user's function has its own)."""
+        for e in ir.walk_eqns(stmts):
+            if e.prim is generator_draw or e.prim is legacy_draw:
+                gen = e.args["rng" if e.prim is generator_draw else "rs"]
+                if isinstance(gen, Var) and gen.name not in wr and not self.b(gen):
+                    where = f"{e.loc[0]}:{e.loc[1]}: " if e.loc else ""
+                    raise TranspileError(
+                        f"{where}vmap: this draw runs for each example in turn (in a branch or "
+                        "loop that differs per example), from one random generator: the "
+                        "examples would get different numbers than separate calls",
+                        construct=e.prim.construct,
+                        hint="draw the numbers before the branch or loop (for every example), "
+                             "or run the examples one by one")
+
     def loop_fallback(self, stmts, outs, reason, out_ranks=None, whole=False):
         """for i in range(batch_size): the statements on example i; results stacked. whole:
         the statements are the whole function, compiled by jit (no None placeholders)."""
@@ -415,6 +432,7 @@ class BatchSweep:
             # per-example pushes/pops on a shared tape would interleave the examples
             raise WholeFunctionLoop(reason, loc)
         rd, wr = reads(stmts), writes(stmts)
+        self.refuse_shared_draws(stmts, wr)
         branch_writes = writes([st for st in stmts if not isinstance(st, Eqn)])
         batched_reads = sorted(n for n in rd if self.bat.get(n))
         i = self.namer.fresh("i")

@@ -54,11 +54,12 @@ def _stmts(body):
             yield from _stmts(st.body)
 
 
-def sources(body, params, scalars=(), owned=()):
+def sources(body, params, scalars=()):
     """name -> set of allocation sites (eqn out names) or EXTERNAL; and the escaped sites.
-    `scalars`: names known to hold scalars (jit knows every shape), which hold no buffer;
-    `owned`: arguments whose buffer the function may write (their site is their own name)."""
-    src = {p: ({p} if p in owned else {EXTERNAL}) for p in params}
+    `scalars`: names known to hold scalars (jit knows every shape), which hold no buffer.
+    Arguments are never written in place: a call that raises leaves them as they were (and
+    the NumPy version that jit runs again for the error's message reads them unchanged)."""
+    src = {p: {EXTERNAL} for p in params}
     escaped = set()
     changed = True
     while changed:
@@ -227,25 +228,10 @@ def in_place_writes(body, params, outs, scalars=()):
     return set(_choices(body, params, outs, scalars)[0])
 
 
-def written_back(body):
-    """The arguments the function writes into: the caller's array receives their final value
-    (`rt.write_back(x, x_final)`), so NumPy's own writes into them may go there directly."""
-    return {st.args["dest"].name for st in _stmts(body) if isinstance(st, Eqn)
-            and st.prim is write_back and isinstance(st.args["dest"], Var)}
-
-
-def _reads_values_into(st):
-    """value_reads, but the array a write-back writes into is a destination, not a read."""
-    names = value_reads(st)
-    if st.prim is write_back and isinstance(st.args["dest"], Var):
-        names = [n for n in names if n != st.args["dest"].name]
-    return names
-
-
 def _choices(body, params, outs, scalars=()):
     """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
-    src, escaped = sources(body, params, scalars, owned=written_back(body))
-    live = live_after(body, outs, reads=_reads_values_into)
+    src, escaped = sources(body, params, scalars)
+    live = live_after(body, outs, reads=value_reads)
     gens = _Generations(body, src, set(scalars))
     writes, reuse = set(), {}
     for st in _stmts(body):

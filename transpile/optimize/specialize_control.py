@@ -327,6 +327,17 @@ def collective_aval(sp, eqn):
         return av
     if prim is axis_index:
         return AVal((), np.dtype(np.int32))
+    if prim.effect_aval is not None:      # a draw from a np.random.Generator, ...
+        def aval(atom):
+            try:
+                return sp.aval(atom)
+            except Exception:
+                return None
+        found = prim.effect_aval(eqn.args, aval)
+        if found is None:
+            return None
+        shape, dtype, weak = found
+        return AVal(shape, dtype, weak)
     return None
 
 

@@ -23,6 +23,9 @@ Entry fields:
   jvp     explicit forward rule per argument (contributions are summed)
   linear  arguments the primitive is linear in: jvp is the primitive applied to the tangent
   pure    False for primitives with effects (collectives, tapes): never evaluated early
+  effect_aval  a row with effects (pure=False): (eqn.args, atom -> its AVal or None) -> its
+          result's (shape, dtype, weak) known without running it (rng.normal(0.0, 1.0, n)), or
+          None
   shape_args  arguments read only for their shape/dtype (no derivative flows through them)
   batch   batching rule or kind, used by vmap
   data_shape  the result's shape depends on the values (np.unique, np.argwhere): never
@@ -164,7 +167,7 @@ def _split_top(s):
 class Primitive:
     __slots__ = ("name", "impl", "path", "params", "op", "nondiff", "diff", "deriv", "vjp",
                  "jvp", "linear", "batch", "lower", "numba", "data_shape", "doc", "shape_args",
-                 "pure",
+                 "pure", "effect_aval",
                  # lowerings
                  "lower_loop", "cuda_c", "numba_cuda", "operands", "uncast", "truth", "logical",
                  "reduce", "bcast_operand", "shape_only", "writes_arg",
@@ -178,7 +181,8 @@ class Primitive:
 
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, nondiff=False, doc=None,
-                 shape_args=(), pure=True, numba=None, data_shape=False,
+                 shape_args=(), pure=True, effect_aval=None, numba=None,
+                 data_shape=False,
                  # lowerings
                  lower=None, lower_loop=None, cuda_c=None, numba_cuda=None, operands=None,
                  uncast=(), truth=False, logical=False, reduce=None, bcast_operand=None,
@@ -211,6 +215,7 @@ class Primitive:
         self.doc = doc
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
         self.pure = pure   # False: must run at run time, never evaluated while generating code
+        self.effect_aval = effect_aval
         # lowerings (see the module docstring)
         self.lower = lower
         self.lower_loop = lower_loop or {}

@@ -24,6 +24,7 @@ from transpile.frontend.normalize.lift import (LiftedTransform, call_jvp, call_l
 from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Static,
                                         Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize import random as random_streams
+from transpile.frontend.normalize.expressions import starred_items
 from transpile.frontend.parse import Resolver, parse_function, read_binding
 from transpile.primitives import METHODS, by_name, lookup
 from transpile.frontend.normalize.builder import SPECIALIZE
@@ -36,15 +37,7 @@ def expr_Call(norm, node, base):
     args = []
     for a in node.args:
         if isinstance(a, gast.Starred):
-            v = norm.expr(a.value, base)
-            if isinstance(v, Struct):
-                args += v.items
-            elif isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
-                args += [norm.classify(x, None) for x in v.obj]
-            elif isinstance(v, Const) and isinstance(v.value, (tuple, list)):
-                args += [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
-            else:
-                raise norm.error(a, "*args needs a tuple/list of known length")
+            args += starred_items(norm, a, base, "*args")
         else:
             args.append(norm.expr(a, base))
     kwargs = {}
@@ -66,8 +59,8 @@ def call(norm, func, args, kwargs, node, base):
         return call_lifted(norm, func, args, kwargs, node, base, inline_transformed)
     if isinstance(func, Static) and id(func.obj) in random_streams.FACTORIES:
         return random_streams.make_stream(norm, func.obj, args, kwargs, node)
-    if isinstance(func, random_streams.RandomDraw):
-        return random_streams.draw(norm, func, args, kwargs, node, base)
+    if isinstance(func, random_streams.GeneratorMethod):
+        return random_streams.generator_call(norm, func, args, kwargs, node, base)
     if isinstance(func, DictMethod):
         try:
             return func.call(args, kwargs)

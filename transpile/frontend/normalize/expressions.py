@@ -18,7 +18,9 @@ from transpile.frontend.normalize.bindings import emit_copy, sub_body
 from transpile.frontend.normalize.branches import dynamic_ifexp
 from transpile.frontend.normalize.callables import instance_attribute
 from transpile.frontend.normalize.pytree import node_attribute
-from transpile.frontend.normalize.random import RandomDraw, RandomStream
+from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_METHODS,
+                                                 LEGACY_METHODS, GeneratorMethod,
+                                                 RandomStateValue)
 from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
 from transpile.frontend.normalize.builtins import items_of
@@ -63,6 +65,14 @@ def expr_Name(norm, node, base):
 def expr_Attribute(norm, node, base):
     value = norm.expr(node.value, base)
     attr = node.attr
+    if isinstance(value, Static) and isinstance(value.obj, (np.random.Generator,
+                                                             np.random.RandomState)):
+        # a generator of the caller's (a global, a closure): its state lives outside the code
+        raise norm.error(node, f"a draw from a {type(value.obj).__name__} that the function "
+                         "reads from outside (a global or a closure)", cls=TranspileError,
+                         construct=f".{attr}(...)",
+                         hint="pass the np.random.Generator as an argument, or make "
+                              "np.random.default_rng(seed) inside the function")
     if isinstance(value, Static):
         found = instance_attribute(norm, value.obj, attr, node)
         if found is not None:
@@ -82,8 +92,15 @@ def expr_Attribute(norm, node, base):
                              hint="write NumPy: y = x.copy(); y[i] = v  (or np.where)")
         if attr in METHODS:
             return BoundMethod(value, attr)
-    if isinstance(value, RandomStream):
-        return RandomDraw(value, attr)
+        if (attr in GENERATOR_METHODS or attr in GENERATOR_IN_PLACE) and isinstance(value, Var):
+            # rng.normal(...) on a np.random.Generator
+            return GeneratorMethod(value, attr)
+    if isinstance(value, RandomStateValue):      # rs.randn of np.random.RandomState(seed)
+        if attr not in LEGACY_METHODS and attr not in GENERATOR_IN_PLACE:
+            raise norm.error(node, f"np.random.RandomState's .{attr}(...) is not supported in "
+                             "transformed code", cls=TranspileError,
+                             hint="use np.random.default_rng(seed) and its methods")
+        return GeneratorMethod(value.var, attr, legacy=True)
     if isinstance(value, Struct) and value.kind == "dict" and attr in DICT_METHODS:
         return DictMethod(value, attr)
     if isinstance(value, Struct) and value.kind == "node":     # NamedTuple, dataclass, ...
@@ -269,18 +286,22 @@ def elements(norm, elts, base):
     out = []
     for e in elts:
         if isinstance(e, gast.Starred):
-            v = norm.expr(e.value, base)
-            if isinstance(v, Struct):
-                out += v.items
-            elif isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
-                out += [norm.classify(x, None) for x in v.obj]
-            elif isinstance(v, Const) and isinstance(v.value, (tuple, list)):
-                out += [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
-            else:
-                raise norm.error(e, "*expansion needs a tuple/list of known length")
+            out += starred_items(norm, e, base, "*expansion")
         else:
             out.append(norm.expr(e, base))
     return out
+
+
+def starred_items(norm, node, base, what):
+    """The items of `*value` (in a call or a tuple/list display): a value of known length."""
+    v = norm.expr(node.value, base)
+    if isinstance(v, Struct):
+        return list(v.items)
+    if isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
+        return [norm.classify(x, None) for x in v.obj]
+    if isinstance(v, Const) and isinstance(v.value, (tuple, list)):
+        return [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
+    raise norm.error(node, f"{what} needs a tuple/list of known length")
 
 
 def expr_Dict(norm, node, base):

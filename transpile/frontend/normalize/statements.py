@@ -16,6 +16,7 @@ from transpile.core.ir import Const, IndexArg, Var
 from transpile.frontend.normalize.branches import dynamic_if
 from transpile.frontend.normalize.builtins import effect_statement, items_of
 from transpile.frontend.normalize.expressions import subscript_index
+from transpile.frontend.normalize.random import draw_statement
 from transpile.frontend.normalize.values import LocalFunction, Static, Struct
 from transpile.primitives import by_name, lookup
 from transpile.frontend.parse import read_binding
@@ -44,6 +45,8 @@ def stmt_Expr(norm, node):
     if effect_statement(norm, node):      # print(...), breakpoint()
         return
     if list_method(norm, node.value):     # parts.append(v), parts.extend(more)
+        return
+    if draw_statement(norm, node.value):  # rng.normal(size=3): numbers skipped, state advanced
         return
     if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
         raise norm.error(node, "unsupported: generator (yield)",

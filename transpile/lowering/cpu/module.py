@@ -45,7 +45,7 @@ from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
 from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp, log_base, select_weight
 from transpile.primitives.numpy.arrays import linspace
-from transpile.primitives.internal.control import assign, write_back
+from transpile.primitives.internal.control import write_back
 from transpile.primitives.internal.debugging import debug_print, debug_printf
 from transpile.primitives.numpy.linalg import det, inv, solve
 from transpile.primitives.numpy.products import dot, matmul, outer
@@ -81,7 +81,6 @@ class Lowerer:
         self.threads = max(1, threads)
         self.last_loc = None
         self.breaks = []        # Unlowerable of each top-level statement run in NumPy
-        self.defs = {}          # name -> its one defining Eqn (set by main)
         self.allow_breaks = False
 
     # -- atoms ---------------------------------------------------------------------------------
@@ -98,25 +97,6 @@ class Lowerer:
             inner = ", ".join(self.fmt(x) for x in a.items)
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
         raise Unlowerable(None, f"argument {a!r}")
-
-    def same_buffer(self, value, dest):
-        """Is `value` certainly `dest` itself: copies of it and writes into it in place, each
-        name bound once in the body?"""
-        seen = set()
-        while isinstance(value, Var) and value.name not in seen:
-            if value == dest:
-                return True
-            seen.add(value.name)
-            st = self.defs.get(value.name)
-            if st is None:
-                return False
-            if st.prim is assign:
-                value = st.args["x"]
-            elif id(st) in self.in_place or st.prim.returns_arg is not None:
-                value = st.args["x" if st.prim.returns_arg is None else st.prim.returns_arg]
-            else:
-                return False
-        return False
 
     # -- main function -----------------------------------------------------------------------------
 
@@ -169,9 +149,8 @@ class Lowerer:
                 dest, value = st.args["dest"], st.args["value"]
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
-                if not self.same_buffer(value, dest):    # (written in place: nothing to copy)
-                    self.comment(st.loc, indent, out)
-                    out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
+                self.comment(st.loc, indent, out)
+                out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
             elif isinstance(st, Eqn) and st.prim is debug_print:
                 # print() in the user's function: Numba prints scalars, arrays and strings
                 self.comment(st.loc, indent, out)
@@ -464,7 +443,6 @@ class Lowerer:
     def main(self, body, outs, origin, signature, header):
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
-        self.defs = _single_definitions(body)
         if has_collectives(body):      # under pmap: compiled parts between the barriers
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
@@ -491,9 +469,11 @@ class Lowerer:
         text = header
         for k in self.kernels:
             text += "\n\n" + k
-        # print(f"...") runs in object mode, which needs the GIL
+        # print(f"...") runs in object mode, which needs the GIL (as do rows' object-mode
+        # forms: np.random.default_rng(seed))
         nogil = "" if any(e.prim is debug_printf or numba_checks.needs_gil(e)
-                          for e in ir.walk_eqns(body)) else \
+                          for e in ir.walk_eqns(body)) or \
+            any(line.lstrip().startswith("with objmode(") for line in lines) else \
             "nogil=True, "
         text += f"\n\n@njit({nogil}cache=True, error_model='numpy', boundscheck=True)\n"
         text += f"def {self.name}({', '.join(self.params)}):\n"
@@ -538,12 +518,15 @@ def lower(core, body, outs, avals, params, origin, signature, versions, threads=
     lw.allow_breaks = allow_breaks
     header = HEADER.format(origin=origin, signature=signature, versions=versions)
     text = lw.main(body, outs, origin, signature, header)
-    return name, used_imports(text, len(header)), lw.breaks
+    return name, used_imports(text), lw.breaks
 
 
-def used_imports(text, header_end):
+def used_imports(text):
     """The module with the header's imports cut to the names its code uses (and FASTMATH
-    only where a kernel uses it)."""
+    only where a kernel uses it). The header ends with the FASTMATH line (a module split at
+    its collectives adds imports of its own before it)."""
+    at = text.index("\nFASTMATH = ") + 1
+    header_end = text.index("\n", at) + 1
     head, rest = text[:header_end], text[header_end:]
 
     def used(names):
@@ -649,11 +632,3 @@ def compile_module(text, path, name):
         ns[name].precompiled = True       # parts split at collectives, compiled already
     return ns[name]
 
-
-def _single_definitions(body):
-    """name -> its Eqn, for names bound by exactly one equation anywhere in the body."""
-    count, defs = {}, {}
-    for st in ir.walk_eqns(body):
-        count[st.out] = count.get(st.out, 0) + 1
-        defs[st.out] = st
-    return {n: st for n, st in defs.items() if count[n] == 1}

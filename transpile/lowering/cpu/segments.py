@@ -209,6 +209,8 @@ def compile_parts(ns):
     parts = ns["PARTS"]
     import numba   # (lazy: import transpile does not load Numba)
     for name, sig in parts.items():
+        if any(np.dtype(dtype) == object for _, dtype, _ in sig):
+            continue        # a np.random.Generator: typed from the value at the first call
         types = []
         for shape, dtype, weak in sig:
             if shape:

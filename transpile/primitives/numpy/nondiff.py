@@ -6,9 +6,7 @@ import numpy as np
 
 from transpile.primitives.batching import rules as BR
 from transpile.primitives import scalar_forms as SF, numba_forms as NF
-from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.registry import by_name, defmethod, defprim
-from transpile_runtime import helpers as _helpers
 
 E = BR.elementwise
 
@@ -144,7 +142,3 @@ float_ = defprim("float", float, "float", "x", batch=BR.query, linear=("x",),
         no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
 
 
-# np.random.RandomState(seed).randn(...) / default_rng(seed).normal(...) inside transformed code:
-# a value that is not differentiated (transpile/frontend/normalize/random.py)
-random_draw = defprim("random_draw", _helpers.random_draw, "rt.random_draw",
-        "factory, seed, history, method, args", nondiff=True, pure=False, batch=per_example)
