@@ -49,8 +49,8 @@ the call runs as a whole-array operation; forms and their helpers: primitives/sc
   operands    the arguments that are data, cast to the compute dtype (None: all of them); the
               others (astype's dtype, a broadcast's shape) must be constants
   uncast      arguments read as loaded, without that cast (where's condition)
-  truth       the result is a truth value the scalar forms give as a bool (comparisons,
-              logical ops, isnan): Numba loops store it without a cast
+  (truth      not a field: a `bool_result` row with a scalar form gives its truth value as a
+              bool (comparisons, logical ops, isnan), which Numba loops store without a cast)
   logical     the operands are truth values: GPU forms compute in the (bool) result dtype
   reduce      the accumulation a fused loop does for this reduction: 'sum', 'mean', 'max',
               'min' or 'prod' (GPU kernels do 'sum' and 'mean')
@@ -169,7 +169,7 @@ class Primitive:
                  "jvp", "linear", "batch", "lower", "numba", "data_shape", "doc", "shape_args",
                  "pure", "effect_aval",
                  # lowerings
-                 "lower_loop", "cuda_c", "numba_cuda", "operands", "uncast", "truth", "logical",
+                 "lower_loop", "cuda_c", "numba_cuda", "operands", "uncast", "logical",
                  "reduce", "bcast_operand", "shape_only", "writes_arg",
                  # flags
                  "fresh", "returns_arg", "no_buffer", "meta", "subscript_write", "view",
@@ -185,7 +185,7 @@ class Primitive:
                  data_shape=False,
                  # lowerings
                  lower=None, lower_loop=None, cuda_c=None, numba_cuda=None, operands=None,
-                 uncast=(), truth=False, logical=False, reduce=None, bcast_operand=None,
+                 uncast=(), logical=False, reduce=None, bcast_operand=None,
                  shape_only=False, writes_arg=False,
                  # flags (documented in the module docstring)
                  fresh=None, returns_arg=None, no_buffer=False, meta=False,
@@ -223,7 +223,6 @@ class Primitive:
         self.numba_cuda = numba_cuda
         self.operands = None if operands is None else tuple(operands)
         self.uncast = tuple(uncast)
-        self.truth = truth
         self.logical = logical
         self.reduce = reduce
         self.bcast_operand = bcast_operand
@@ -268,6 +267,11 @@ class Primitive:
         self.aliases = tuple(aliases)
         self.canonical_args = canonical_args
         self.construct = construct
+
+    @property
+    def truth(self):
+        """A boolean row with a scalar form: its forms give a bool (see `lower`)."""
+        return self.bool_result and self.lower is not None
 
     @property
     def elementwise(self):

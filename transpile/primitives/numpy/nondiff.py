@@ -21,7 +21,7 @@ for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
                               ("less_equal", np.less_equal, operator.le, "<="),
                               ("equal", np.equal, operator.eq, "=="),
                               ("not_equal", np.not_equal, operator.ne, "!=")]:
-    _nd(_name, [_np, _op], f"np.{_name}", "x, y", op=_sym, batch=E, truth=True,
+    _nd(_name, [_np, _op], f"np.{_name}", "x, y", op=_sym, batch=E,
         bool_result=True, fresh=True,
         lower=f"({{x}} {_sym} {{y}})", cuda_c=SF.c_text(f"{{x}} {_sym} {{y}}"),
         numba_cuda=SF.py_text(f"{{x}} {_sym} {{y}}"))
@@ -29,12 +29,12 @@ for _name, _np, _op, _sym in [("greater", np.greater, operator.gt, ">"),
 for _name, _c, _py in [("logical_and", "{x} && {y}", "bool({x}) and bool({y})"),
                        ("logical_or", "{x} || {y}", "bool({x}) or bool({y})"),
                        ("logical_xor", "(bool)({x}) != (bool)({y})", None)]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E, truth=True, logical=True,
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x, y", batch=E, logical=True,
         bool_result=True, fresh=True,
         lower=f"({_py or 'bool({x}) != bool({y})'})", cuda_c=SF.c_text(_c),
         numba_cuda=_py and SF.py_text(_py))
 logical_not = _nd("logical_not", [np.logical_not, operator.not_], "np.logical_not", "x",
-                  op="not", batch=E, truth=True, logical=True, bool_result=True, fresh=True,
+                  op="not", batch=E, logical=True, bool_result=True, fresh=True,
                   lower="(not {x})", cuda_c=SF.c_text("!({x})"), numba_cuda=SF.py_text("not {x}"))
 # bitwise operators on bool/int arrays (`m & n`, `~m`, `a << 1`): NumPy's ufuncs, no derivative
 for _name, _op, _sym in [("bitwise_and", operator.and_, "&"), ("bitwise_or", operator.or_, "|"),
@@ -57,7 +57,7 @@ for _name, _int, _py in [("isnan", "false", SF.py_fn("isnan")),
                          ("isinf", "false", SF.py_fn("isinf")),
                          ("isfinite", "true", SF.py_fn("isfinite")),
                          ("signbit", "{x} < 0", None)]:
-    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E, truth=True,
+    _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E,
         bool_result=True, fresh=True,
         lower=SF.np_fn(_name), cuda_c=SF.c_float_text(_name + "({x})", _int), numba_cuda=_py)
 round_ = _nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.round_,
