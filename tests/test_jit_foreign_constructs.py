@@ -432,3 +432,31 @@ def test_linspace_compiles_to_numpys_own_numbers(a, b):
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+def sorts(x):
+    return np.sort(x, axis=0), np.sort(x, axis=1), np.sort(x, axis=-2), np.sort(x), \
+        np.sort(x, axis=None)
+
+
+def test_sort_along_any_axis_compiles():
+    x = np.random.default_rng(0).random((4, 5, 3))
+    got, want = compiled(sorts, x), sorts(x)
+    for g, w in zip(got, want):
+        same(g, w)
+
+
+def averages(X, w, W, v):
+    return (np.average(X, axis=0, weights=w), np.average(X, axis=1), np.average(X, axis=0),
+            np.average(X, axis=1, weights=W), np.average(X, axis=-1, weights=v),
+            np.average(w, axis=0, weights=w), np.average(X), np.average(X, weights=W))
+
+
+def test_average_along_an_axis_with_or_without_weights_compiles():
+    r = np.random.default_rng(1)
+    args = (r.standard_normal((6, 3)), r.random(6) + 0.1, r.random((6, 3)) + 0.1,
+            r.random(3) + 0.1)
+    got, want = compiled(averages, *args), averages(*args)
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=1e-12)

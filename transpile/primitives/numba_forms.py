@@ -191,16 +191,35 @@ def diff(lw, eqn):
 
 
 def average(lw, eqn):
-    """np.average over all elements (with or without weights of x's shape)."""
-    if _const(eqn, "axis") is not None or _const(eqn, "keepdims", False):
+    """np.average over all elements or along one axis, without weights, with weights of x's
+    shape, or (along an axis) with 1-D weights of that axis' length."""
+    if _const(eqn, "keepdims", False):
         return None
     x, w = eqn.args["x"], eqn.args.get("weights", Const(None))
-    dt = _dt(lw.avals[eqn.out].dtype)
-    if isinstance(w, Const) and w.value is None:
-        return f"{dt}(np.mean({lw.fmt(x)}))"
-    if not isinstance(w, Var) or lw.av(w).shape != lw.av(x).shape:
+    xs, out = lw.av(x), lw.avals[eqn.out]
+    dt = _dt(out.dtype)
+    axis = _const(eqn, "axis")
+    no_weights = isinstance(w, Const) and w.value is None
+    if axis is None:
+        if no_weights:
+            return f"{dt}(np.mean({lw.fmt(x)}))"
+        if not isinstance(w, Var) or lw.av(w).shape != xs.shape:
+            return None
+        return f"{dt}(np.sum({lw.fmt(x)} * {lw.fmt(w)}) / np.sum({lw.fmt(w)}))"
+    k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if k is None:
         return None
-    return f"{dt}(np.sum({lw.fmt(x)} * {lw.fmt(w)}) / np.sum({lw.fmt(w)}))"
+    if no_weights:
+        value = f"np.sum({lw.fmt(x)}, axis={k}) / {int(xs.shape[k])}"
+    elif isinstance(w, Var) and lw.av(w).shape == xs.shape:
+        value = f"np.sum({lw.fmt(x)} * {lw.fmt(w)}, axis={k}) / np.sum({lw.fmt(w)}, axis={k})"
+    elif isinstance(w, Var) and lw.av(w).shape == (xs.shape[k],):
+        along = _shape(tuple(n if i == k else 1 for i, n in enumerate(xs.shape)))
+        value = (f"np.sum({lw.fmt(x)} * np.ascontiguousarray({lw.fmt(w)}).reshape({along}), "
+                 f"axis={k}) / np.sum({lw.fmt(w)})")
+    else:
+        return None
+    return f"{dt}({value})" if not out.shape else f"({value}).astype({dt})"
 
 
 def joined(kind):
@@ -224,9 +243,16 @@ def sort(lw, eqn):
     axis = _const(eqn, "axis", -1)
     if axis is None:
         return f"np.sort({lw.fmt(x)}.ravel())"
-    if _axis(axis, xs.ndim) != xs.ndim - 1:
+    k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if k is None:
         return None
-    return f"np.sort({lw.fmt(x)})"
+    if k == xs.ndim - 1:
+        return f"np.sort({lw.fmt(x)})"
+    # another axis: moved last (a transposed view), sorted, moved back, made contiguous
+    perm = [i for i in range(xs.ndim) if i != k] + [k]
+    back = [perm.index(i) for i in range(xs.ndim)]
+    return (f"np.ascontiguousarray(np.transpose(np.sort(np.transpose({lw.fmt(x)}, "
+            f"{tuple(perm)})), {tuple(back)}))")
 
 
 def argsort(lw, eqn):
