@@ -30,11 +30,7 @@ XFAIL_JIT = {
 }
 # (transform, kernel name) -> (exception type, the current error)
 XFAIL_GRAD = {
-    ("jit(grad)", "nbody_energy_leapfrog"): (TranspileWarning, "TranspileWarning: jit(nbody_energy_leapfrog_loss): foreign_kernels.py:230: Numba cannot compile gradient of a subscript (np.newaxis in an index); running the NumPy version instead."),
-    ("jit(grad)", "pdist_broadcast"): (TranspileWarning, "TranspileWarning: jit(pdist_broadcast_loss): foreign_kernels.py:460: Numba cannot compile gradient of a subscript (np.newaxis in an index); 2 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    ("jit(grad)", "pdist_gram"): (TranspileWarning, "TranspileWarning: jit(pdist_gram_loss): foreign_kernels.py:476: Numba cannot compile gradient of a subscript (np.newaxis in an index); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     ("jit(grad)", "weighted_average_cols"): (TranspileWarning, "TranspileWarning: jit(weighted_average_cols_loss): foreign_kernels.py:556: Numba cannot compile weights_along(...) (no Numba form for these arguments); 2 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    ("jit(grad)", "normalize_rows_inplace"): (TranspileWarning, "TranspileWarning: jit(normalize_rows_inplace_loss): foreign_kernels.py:867: Numba cannot compile gradient of a subscript (np.newaxis in an index); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     ("jit(grad)", "solve_3x3"): (TranspileWarning, "TranspileWarning: jit(solve_3x3_loss): foreign_kernels.py:905: Numba cannot compile expand_last(...) (no Numba lowering); 2 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
     ("jit(grad)", "cholesky_forward"): (TranspileWarning, "TranspileWarning: jit(cholesky_forward_loss): foreign_kernels.py:934: Numba cannot compile phi(...) (no Numba lowering); running the NumPy version instead."),
     ("jit(grad)", "complex_parts"): (TranspileWarning, "TranspileWarning: jit(complex_parts_loss): foreign_kernels.py:1043: Numba cannot compile np.multiply(...) (no Numba lowering); 3 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),

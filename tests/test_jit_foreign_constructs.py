@@ -460,3 +460,21 @@ def test_average_along_an_axis_with_or_without_weights_compiles():
     for g, w in zip(got, want):
         assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
         np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def pairwise_loss(X):
+    d = X[:, None, :] - X[None, :, :]
+    return np.sum(np.sqrt(np.sum(d * d, axis=-1) + 1.0))
+
+
+def newaxis_loss(x, A):
+    return np.sum((x[:, None] * A) ** 2) + np.sum(x[None] * x[..., None, None][:, 0])
+
+
+def test_jit_grad_of_newaxis_reads_compiles_and_matches_finite_differences():
+    X = np.random.default_rng(0).standard_normal((5, 3))
+    A = np.random.default_rng(1).standard_normal((5, 4))
+    x = np.linspace(-1.0, 1.0, 5)
+    for f, args in ((pairwise_loss, (X,)), (newaxis_loss, (x, A))):
+        got = compiled(grad(f), *args)
+        np.testing.assert_allclose(got, numerical_grad(f, list(args)), rtol=1e-6, atol=1e-8)

@@ -136,10 +136,14 @@ class Lowerer:
                 av = self.avals.get(st.out)
                 if av is None:
                     raise Unlowerable(st, "unknown result shape")
-                ix = self.index(st.args["index"], st)
+                index = st.args["index"]
+                if isinstance(index, IndexArg) and any(it is None for it in index.items):
+                    out += self.newaxis_vjp(st, index, av, indent)
+                    continue
+                ix = self.index(index, st)
                 out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
                            f"{dtype_ctor(av.dtype)})")
-                k = self.array_index(st.args["index"])
+                k = self.array_index(index)
                 if k is None:
                     out.append(f"{indent}{st.out}[{ix}] = {self.fmt(st.args['ct'])}")
                 else:
@@ -331,7 +335,8 @@ class Lowerer:
                 # x[:, None]: Numba has no np.newaxis; the axes without it, then a reshape
                 # (of a view, where the parts read are contiguous)
                 rest = IndexArg(tuple(it for it in index.items if it is not None))
-                part = f"{self.fmt(x)}[{self.index(rest, e)}]" if rest.items else self.fmt(x)
+                part = f"{self.fmt(x)}[{self.index(rest, e)}]" \
+                    if rest.items not in ((), (Ellipsis,)) else self.fmt(x)
                 return f"np.ascontiguousarray({part}).reshape({shape_text(out_av.shape)})"
             return f"{self.fmt(x)}[{self.index(index, e)}]"
         if prim in (concatenate, stack):
@@ -432,6 +437,34 @@ class Lowerer:
         ct = self.fmt(st.args["ct"])
         return [f"{indent}for {j} in range({idx}.shape[0]):",
                 f"{indent}    {st.out}[{', '.join(at)}] += {ct}[{', '.join(ct_at)}]"]
+
+    def newaxis_vjp(self, st, index, av, indent):
+        """The cotangent of x[..., None, ...]: the cotangent without its new (length-1) axes,
+        written at the index without them."""
+        ct, ct_av = st.args["ct"], self.av(st.args["ct"])
+        if ct_av is None or self.array_index(index) is not None:
+            raise Unlowerable(st, "np.newaxis in an index")
+        fixed = sum(1 for it in index.items if it is not None and it is not Ellipsis)
+        new_axes, at = set(), 0
+        for it in index.items:
+            if it is None:
+                new_axes.add(at)
+                at += 1
+            elif it is Ellipsis:
+                at += av.ndim - fixed
+            elif isinstance(it, SliceArg):
+                at += 1
+        shape = tuple(n for i, n in enumerate(ct_av.shape) if i not in new_axes)
+        rest = IndexArg(tuple(it for it in index.items if it is not None))
+        if rest.items in ((), (Ellipsis,)):
+            if not av.ndim:
+                raise Unlowerable(st, "np.newaxis of a scalar")
+            ix = ", ".join([":"] * av.ndim)         # (Numba reads no x[...])
+        else:
+            ix = self.index(rest, st)
+        return [f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, {dtype_ctor(av.dtype)})",
+                f"{indent}{st.out}[{ix}] = np.ascontiguousarray({self.fmt(ct)})"
+                f".reshape({shape_text(shape)})"]
 
     def array_index(self, index):
         """The position of the 1-d index array in `index` (an IndexArg), or None."""
