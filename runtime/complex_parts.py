@@ -65,4 +65,9 @@ def diag_vjp(ct, x, k=0):
     """Cotangent of x in np.diag(x, k): the diagonal (x 2-D) or a matrix with ct on it (x 1-D)."""
     if np.ndim(x) == 1:
         return np.diagonal(ct, k)
-    return np.reshape(np.diag(ct, k), np.shape(x)) if np.ndim(ct) == 1 else np.diag(ct, k)
+    if np.ndim(ct) != 1:
+        return np.diag(ct, k)
+    out = np.zeros(np.shape(x), dtype=np.result_type(ct))   # x of any shape, square or not
+    i = np.arange(np.shape(ct)[0])
+    out[i + max(-k, 0), i + max(k, 0)] = ct
+    return out

@@ -1227,6 +1227,142 @@ def long_augassign_chain_loss(x):
     return np.sum(long_augassign_chain(x) ** 2)
 
 
+# ---------------------------------------------- a new user's first kernels (session 2026-11-25)
+
+def kmeans_step(X, C):
+    """One Lloyd step: nearest centre by broadcasting, then each centre the mean of its rows
+    (rows picked by a boolean vector)."""
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    lab = d.argmin(axis=1)
+    newC = np.zeros_like(C)
+    for k in range(C.shape[0]):
+        m = lab == k
+        if m.sum() > 0:
+            newC[k] = X[m].mean(axis=0)
+        else:
+            newC[k] = C[k]
+    return newC
+
+
+def kmeans_step_args(n):
+    r = _rng(n, 41)
+    return (r.normal(size=(n, 2)), r.normal(size=(3, 2)))
+
+
+def row_mask_energy(X):
+    """Energy of the rows whose first coordinate is positive."""
+    m = X[:, 0] > 0.0
+    sel = X[m]
+    return np.sum(sel ** 2) + 0.5 * np.sum(np.tanh(sel[:, 1]))
+
+
+def row_mask_energy_args(n):
+    return (_rng(n, 42).normal(size=(n, 3)),)
+
+
+def row_mask_energy_loss(X):
+    return row_mask_energy(X)
+
+
+def jacobi_solve(A, b, iters):
+    """Jacobi iteration x <- (b - R x) / D with D the diagonal (np.diag, np.diagflat)."""
+    x = np.zeros_like(b)
+    D = np.diag(A)
+    R = A - np.diagflat(D)
+    for _ in range(iters):
+        x = (b - R @ x) / D
+    return x
+
+
+def jacobi_solve_args(n):
+    r = _rng(n, 43)
+    return (np.eye(n) * 10 + r.normal(size=(n, n)), r.normal(size=n), 25)
+
+
+def jacobi_solve_loss(A, b, iters):
+    return np.sum(jacobi_solve(A, b, iters) ** 2)
+
+
+def band_energy(A):
+    """Diagonals of a rectangular matrix and its strict upper triangle."""
+    d1 = np.diag(A, 1)
+    U = np.triu(A, 1)
+    L = np.tril(A, -1)
+    return np.sum(d1 ** 3) + 2.0 * np.sum(np.diag(A)) + np.sum(U * U) - np.sum(np.abs(L))
+
+
+def band_energy_args(n):
+    return (_rng(n, 44).normal(size=(n, n + 2)),)
+
+
+def band_energy_loss(A):
+    return band_energy(A)
+
+
+def histogram_manual(x, nbins):
+    """Counts per bin with int() of a float position, the last edge in the last bin."""
+    lo = x.min()
+    hi = x.max()
+    h = np.zeros(nbins, dtype=np.int64)
+    width = (hi - lo) / nbins
+    for v in x:
+        k = int((v - lo) / width)
+        if k >= nbins:
+            k = nbins - 1
+        h[k] += 1
+    return h
+
+
+def histogram_manual_args(n):
+    return (_rng(n, 45).normal(size=n), 7)
+
+
+def game_of_life(grid, steps):
+    """Conway's rule on a torus with explicit neighbour loops over a tuple of offsets."""
+    g = grid.copy()
+    n, m = g.shape
+    for s in range(steps):
+        new = np.zeros_like(g)
+        for i in range(n):
+            for j in range(m):
+                cnt = 0
+                for di in (-1, 0, 1):
+                    for dj in (-1, 0, 1):
+                        if di == 0 and dj == 0:
+                            continue
+                        cnt += g[(i + di) % n, (j + dj) % m]
+                if g[i, j] == 1 and (cnt == 2 or cnt == 3):
+                    new[i, j] = 1
+                elif g[i, j] == 0 and cnt == 3:
+                    new[i, j] = 1
+        g = new
+    return g
+
+
+def game_of_life_args(n):
+    return ((_rng(n, 46).random((n, n + 1)) > 0.6).astype(np.int64), 3)
+
+
+def max_drawdown(prices):
+    """Largest fall from a running peak, with max() of two floats."""
+    peak = prices[0]
+    mdd = 0.0
+    for p in prices:
+        if p > peak:
+            peak = p
+        dd = (peak - p) / peak
+        mdd = max(mdd, dd)
+    return mdd
+
+
+def max_drawdown_args(n):
+    return (np.cumsum(_rng(n, 47).normal(size=n)) + 50.0,)
+
+
+def max_drawdown_loss(prices):
+    return max_drawdown(prices)
+
+
 # ------------------------------------------------------------------------ registry ----------
 
 _G = globals()
@@ -1319,6 +1455,14 @@ KERNELS = [
     _k(softmax_rows, 5, 200000, grad=True),
     _k(raise_on_bad, 6, 1000000, grad=True),
     _k(long_augassign_chain, 6, 1000000, grad=True),
+    # a new user's first kernels
+    _k(kmeans_step, 40, 100000),
+    _k(row_mask_energy, 12, 1000000, grad=True),
+    _k(jacobi_solve, 5, 200, grad=True),
+    _k(band_energy, 5, 1000, grad=True),
+    _k(histogram_manual, 100, 100000),
+    _k(game_of_life, 8, 64),
+    _k(max_drawdown, 60, 1000000, grad=True),
 ]
 
 BY_NAME = {k.name: k for k in KERNELS}

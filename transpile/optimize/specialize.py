@@ -187,6 +187,16 @@ class Specializer:
             av = scatter_aval(self, eqn)
             if av is not None:
                 self.avals[eqn.out] = av
+            elif prim is getitem_vjp and isinstance(args.get("x"), Var) and \
+                    args["x"].name in self.unsized:
+                # the cotangent of a read of a value of run-time length: that value's rank
+                ct = args["ct"]
+                ct_av = (self.unsized.get(ct.name) or self.avals.get(ct.name)) \
+                    if isinstance(ct, Var) else aval_of(ct.value)
+                if ct_av is None:
+                    return None
+                self.unsized[eqn.out] = AVal(self.unsized[args["x"].name].shape, ct_av.dtype)
+                self.avals.pop(eqn.out, None)
             return av
         if dynamic_slice(eqn):      # x[i:i + 3]: a fixed-length window, or shape unknown
             try:

@@ -409,3 +409,38 @@ def diff_vjp(lw, eqn):
 def _shape(shape):
     shape = tuple(int(n) for n in shape)
     return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
+
+
+def with_k(fn):
+    """np.diag / np.diagflat / np.triu / np.tril with a constant diagonal offset k (Numba
+    takes each of them with the array's own dtype)."""
+    def form(lw, eqn):
+        k = _const(eqn, "k", 0)
+        if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)):
+            return None
+        x = eqn.args["x"] if "x" in eqn.args else eqn.args["v"]
+        av = lw.av(x)
+        if av is None or av.ndim not in ((1, 2) if fn in ("diag", "diagflat") else (2,)):
+            return None
+        return f"np.{fn}({lw.fmt(x)}, {int(k)})"
+    return form
+
+
+def diag_vjp(lw, eqn):
+    """The cotangent of np.diag(x, k): the k-th diagonal of ct (x a vector), or zeros of x's
+    shape with ct on that diagonal (x a matrix, square or not)."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    k = _const(eqn, "k", 0)
+    cs, xs, os_ = lw.av(ct), lw.av(x), lw.avals[out]
+    if not isinstance(k, (int, np.integer)) or isinstance(k, (bool, np.bool_)) or cs is None \
+            or xs is None:
+        return None
+    k = int(k)
+    if xs.ndim == 1 and cs.ndim == 2:
+        return f"np.diag({lw.fmt(ct)}, {k})"
+    if xs.ndim != 2 or cs.ndim != 1:
+        return None
+    i = f"{out}_i"
+    return [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})",
+            f"for {i} in range({lw.fmt(ct)}.shape[0]):",
+            f"    {out}[{i} + {max(-k, 0)}, {i} + {max(k, 0)}] = {lw.fmt(ct)}[{i}]"]

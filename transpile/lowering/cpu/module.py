@@ -354,8 +354,14 @@ class Lowerer:
         if prim in (inv, det, solve):
             args = ", ".join(self.fmt(v) for v in a.values())
             return f"np.linalg.{name}({args})"
-        if prim in (argmax, argmin) and a.get("axis", Const(None)).value is None:
-            return f"np.{name}({self.fmt(x)})"
+        if prim in (argmax, argmin):
+            axis = a.get("axis", Const(None))
+            if isinstance(axis, Const) and axis.value is None:
+                return f"np.{name}({self.fmt(x)})"
+            if isinstance(axis, Const) and isinstance(axis.value, (int, np.integer)) and \
+                    not isinstance(axis.value, bool) and self.av(x) is not None and \
+                    -self.av(x).ndim <= axis.value < self.av(x).ndim:
+                return f"np.{name}({self.fmt(x)}, axis={int(axis.value) % self.av(x).ndim})"
         if prim in (sum_, mean, max_, min_, prod) and self.av(x) is not None \
                 and not self.av(x).shape:
             return self.fmt(x)

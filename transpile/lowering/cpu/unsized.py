@@ -23,7 +23,7 @@ Anything else reading them is `Unlowerable` (that statement runs in NumPy).
 import numpy as np
 
 from transpile.core import ir
-from transpile.core.ir import Const, Eqn, IndexArg, TupleArg, Var
+from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu.text import Unlowerable, atom_const_text, dtype_ctor, shape_text
 from transpile.optimize.fusion import scalar_template
 from transpile.optimize.specialize_windows import MARK
@@ -36,6 +36,7 @@ from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size,
                                                 flatnonzero, len_, ones_like, shape, size, unique,
                                                 zeros_like)
 from transpile.primitives.numpy.products import dot, matmul
+from transpile.primitives.numpy.reductions import mean, sum_
 from transpile.primitives.numpy.structure import astype, copy, getitem
 
 # rows whose result Numba computes as NumPy does, its length found at run time
@@ -127,6 +128,11 @@ def lower_unsized(lw, st):
         return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {dtype_ctor(dt)})"]
     if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:
         return _mask_scatter(lw, st)
+    if prim is getitem_vjp and isinstance(x, Var) and x.name in lw.unsized and dt is not None \
+            and _basic(lw, a["index"]):
+        # a basic index names each element once: the cotangent there, 0 elsewhere
+        return [f"{st.out} = np.zeros({x.name}.shape, {dtype_ctor(dt)})",
+                f"{st.out}[{lw.index(a['index'], st)}] = {fmt(a['ct'])}"]
     if prim is unbroadcast:
         return _unbroadcast(lw, st)
     if prim is C.written_part:
@@ -140,7 +146,37 @@ def lower_unsized(lw, st):
         return _elementwise(lw, Eqn(st.out, multiply, {"x": a["ct"], "y": other}, st.loc))
     if prim.elementwise and st.out in lw.unsized:
         return _elementwise(lw, st)
+    if prim in (sum_, mean) and isinstance(x, Var) and x.name in lw.unsized:
+        return _sum_along(lw, st)
     return None
+
+
+def _sum_along(lw, st):
+    """np.sum / np.mean along one axis of an array of run-time length and rank >= 2 (rows a
+    mask picked): Numba's np.sum along the axis (a mean divides it by that axis' length)."""
+    x, a = st.args["x"], st.args
+    xs, dt = rank_dtype(lw, x), _out_dtype(lw, st)
+    axis, keep = a.get("axis", Const(None)), a.get("keepdims", Const(False))
+    if xs is None or xs[0] < 2 or dt is None or not isinstance(axis, Const) or \
+            not isinstance(axis.value, (int, np.integer)) or isinstance(axis.value, bool) or \
+            not -xs[0] <= axis.value < xs[0] or not isinstance(keep, Const) or keep.value or \
+            set(a) - {"x", "axis", "keepdims"} or not np.issubdtype(dt, np.inexact):
+        return None
+    k = int(axis.value) % xs[0]
+    src = x.name if xs[1] == dt else f"{x.name}.astype({dtype_ctor(dt)})"
+    total = f"np.sum({src}, axis={k})"
+    if st.prim is mean:
+        total += f" / {x.name}.shape[{k}]"
+    return [f"{st.out} = {total}"]
+
+
+def _basic(lw, index):
+    """Is the index made of integers and slices only (no arrays, no new axes)?"""
+    def scalar_int(it):
+        r = rank_dtype(lw, it) if isinstance(it, (Var, Const)) else None
+        return r is not None and r[0] == 0 and r[1].kind in "iu"
+    return isinstance(index, IndexArg) and all(
+        isinstance(it, SliceArg) or scalar_int(it) for it in index.items)
 
 
 def _no_axis(a):
@@ -154,8 +190,21 @@ def _mask_scatter(lw, st):
     true, in NumPy's (C) order."""
     ct, mask = st.args["ct"], _mask_of(lw, st.args["index"])
     av = lw.avals.get(st.out)
-    if av is None or not isinstance(ct, Var) or rank_dtype(lw, ct) is None or \
-            rank_dtype(lw, ct)[0] != 1 or rank_dtype(lw, mask)[0] != len(av.shape):
+    if av is None or not isinstance(ct, Var) or rank_dtype(lw, ct) is None:
+        return None
+    if rank_dtype(lw, mask)[0] == 1 and len(av.shape) > 1 and \
+            rank_dtype(lw, ct)[0] == len(av.shape):
+        # rows picked by a vector mask: the cotangent's rows go back to the true rows
+        j, i = f"{st.out}_j", f"{st.out}_i"
+        return [f"if {mask.name}.shape[0] != {av.shape[0]}:",
+                f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
+                f"{st.out} = np.zeros({shape_text(av.shape)}, {dtype_ctor(av.dtype)})",
+                f"{j} = 0",
+                f"for {i} in range({mask.name}.shape[0]):",
+                f"    if {mask.name}[{i}]:",
+                f"        {st.out}[{i}] = {ct.name}[{j}]",
+                f"        {j} += 1"]
+    if rank_dtype(lw, ct)[0] != 1 or rank_dtype(lw, mask)[0] != len(av.shape):
         return None
     j, at = f"{st.out}_j", f"{st.out}_at"
     return [f"if {mask.name}.shape != {shape_text(av.shape)}:",
@@ -189,6 +238,11 @@ def _getitem(lw, st):
     if mask is None:
         return [f"{st.out} = {x.name}[{lw.index(index, st)}]"]
     xs, ms = rank_dtype(lw, x), rank_dtype(lw, mask)
+    if xs is not None and ms[0] == 1 and xs[0] > 1:
+        # rows picked by a vector mask (Numba's x[mask] takes one 1-D boolean index)
+        return [f"if {mask.name}.shape[0] != {x.name}.shape[0]:     # NumPy's error, from NumPy",
+                f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
+                f"{st.out} = {x.name}[{mask.name}]"]
     if xs is None or xs[0] != ms[0]:
         raise Unlowerable(st, "a boolean mask of fewer axes than the array")
     # NumPy raises on a mask of another shape: the NumPy version then runs (and says so)
@@ -324,7 +378,7 @@ def _elementwise(lw, st):
     dt = _out_dtype(lw, st)
     if tmpl is None or dt is None:
         return None
-    vectors, vals = [], {}
+    vectors, vals, ranks = [], {}, set()
     cdt = dt if np.issubdtype(dt, np.inexact) else None
     i = f"{st.out}_i"
     for k, v in st.args.items():
@@ -332,24 +386,29 @@ def _elementwise(lw, st):
             vals[k] = atom_const_text(v, cdt if k != "condition" else None)
             continue
         r = rank_dtype(lw, v) if isinstance(v, Var) else None
-        if r is None or r[0] > 1:
-            return None           # (more than one axis: refused)
-        if r[0] == 1:
+        if r is None:
+            return None
+        if r[0] >= 1:
             vectors.append(v.name)
+            ranks.add(r[0])
             vals[k] = f"{v.name}[{i}]"
         else:
             vals[k] = v.name
-    if not vectors:
-        return None
+    if not vectors or len(ranks) != 1:
+        return None               # (operands of different ranks: refused)
     text = tmpl.replace("T(", f"{dtype_ctor(dt)}(").format(**vals)
     if np.issubdtype(dt, np.number):
         text = f"{dtype_ctor(dt)}({text})"
-    n = f"{vectors[0]}.shape[0]"
+    rank = ranks.pop()
+    # a vector: its length; more axes (rows a mask picked): every position of its shape
+    n = f"{vectors[0]}.shape[0]" if rank == 1 else f"{vectors[0]}.shape"
     lines = []
     for v in dict.fromkeys(vectors[1:]):
         if v != vectors[0]:
-            lines += [f"if {v}.shape[0] != {n}:     # NumPy broadcasts a length of 1, or raises",
+            lines += [f"if {v}.shape{'[0]' if rank == 1 else ''} != {n}:     # NumPy broadcasts "
+                      "a length of 1, or raises",
                       f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})"]
+    loop = f"for {i} in range({n}):" if rank == 1 else f"for {i} in np.ndindex({n}):"
     return lines + [f"{st.out} = np.empty({n}, {dtype_ctor(dt)})",
-                    f"for {i} in range({n}):",
+                    loop,
                     f"    {st.out}[{i}] = {text}"]

@@ -157,12 +157,20 @@ split_part_vjp = defprim("split_part_vjp", AA.split_part_vjp, "rt.split_part_vjp
                          vjp={"ct": "rt.split_part(g, indices_or_sections, axis, k, even)"})
 
 diag = defprim("diag", np.diag, "np.diag", "x, k=0", linear=("x",), batch=per_example,
+               numba=NF.with_k("diag"),
                vjp={"x": "rt.diag_vjp(g, x, k)"}, array_result=True)
 diag_vjp = defprim("diag_vjp", CP.diag_vjp, "rt.diag_vjp", "ct, x, k=0", shape_args=("x",),
-                   linear=("ct",), batch=per_example, vjp={"ct": "np.diag(g, k)"})
+                   linear=("ct",), batch=per_example, vjp={"ct": "np.diag(g, k)"},
+                   numba=NF.diag_vjp)
+# np.diagflat(v, k): v flattened onto the k-th diagonal; its adjoint reads that diagonal back
+diagflat = defprim("diagflat", np.diagflat, "np.diagflat", "v, k=0", linear=("v",),
+                   batch=per_example, vjp={"v": "np.reshape(np.diag(g, k), np.shape(v))"},
+                   array_result=True, numba=NF.with_k("diagflat"))
 triu = defprim("triu", np.triu, "np.triu", "x, k=0", linear=("x",), batch=per_example,
+               numba=NF.with_k("triu"),
                vjp={"x": "np.triu(g, k)"})
 tril = defprim("tril", np.tril, "np.tril", "x, k=0", linear=("x",), batch=per_example,
+               numba=NF.with_k("tril"),
                vjp={"x": "np.tril(g, k)"})
 kron = defprim("kron", np.kron, "np.kron", "x, y", linear=("x", "y"), batch=per_example,
                vjp={"x": "rt.kron_vjp_left(g, x, y)", "y": "rt.kron_vjp_right(g, x, y)"})
