@@ -113,11 +113,29 @@ def split_part_vjp(ct, x, indices_or_sections, axis=0, k=0, even=True):
     return out
 
 
-def pad_vjp(ct, pad_width, ndim):
-    """Cotangent of x in np.pad(x, pad_width) (constant mode): the inner block."""
+# np.pad's modes that copy elements of x into the border (the others compute new values)
+PAD_COPY_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+def pad_vjp(ct, pad_width, ndim, mode="constant"):
+    """Cotangent of x in np.pad(x, pad_width, mode): the inner block (constant mode), plus,
+    for a mode that copies elements of x into the border, each border element's cotangent
+    added to the element it copies (found by padding the elements' positions the same way)."""
     pw = np.broadcast_to(np.asarray(pad_width, dtype=int), (ndim, 2))
     index = tuple(slice(int(lo), ct.shape[i] - int(hi)) for i, (lo, hi) in enumerate(pw))
-    return ct[index]
+    if mode == "constant":
+        return ct[index]
+    if mode not in PAD_COPY_MODES:
+        raise NotImplementedError(f"the gradient of np.pad with mode={mode!r} is not supported "
+                                  f"(modes: {', '.join(PAD_COPY_MODES)})")
+    shape = tuple(ct.shape[i] - int(lo) - int(hi) for i, (lo, hi) in enumerate(pw))
+    size = int(np.prod(shape))
+    source = np.pad(np.arange(size).reshape(shape), pad_width, mode=mode)
+    total = np.bincount(source.ravel(), weights=np.real(ct).ravel(), minlength=size)
+    if np.iscomplexobj(ct):
+        total = total + 1j * np.bincount(source.ravel(), weights=np.imag(ct).ravel(),
+                                         minlength=size)
+    return total.reshape(shape).astype(np.result_type(ct), copy=False)
 
 
 def sort_perm(x, axis=-1):

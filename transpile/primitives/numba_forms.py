@@ -10,7 +10,7 @@ constants, loops are written out.
 import numpy as np
 
 from transpile.core.ir import Const, TupleArg, Var
-from transpile_runtime import array_adjoints as AA
+from transpile_runtime import array_adjoints as AA, stats_adjoints as SA
 
 
 def _const(eqn, name, default=None):
@@ -444,3 +444,149 @@ def diag_vjp(lw, eqn):
     return [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})",
             f"for {i} in range({lw.fmt(ct)}.shape[0]):",
             f"    {out}[{i} + {max(-k, 0)}, {i} + {max(k, 0)}] = {lw.fmt(ct)}[{i}]"]
+
+
+def _pad_widths(eqn, ndim):
+    """np.pad's pad_width as (before, after) per axis, when it is a constant."""
+    pw = _const(eqn, "pad_width")
+    if pw is _NOT_CONST or pw is None:
+        return None
+    try:
+        pw = np.broadcast_to(np.asarray(pw), (ndim, 2))
+    except ValueError:
+        return None
+    if pw.dtype.kind not in "iu" or (pw < 0).any():
+        return None
+    return [(int(lo), int(hi)) for lo, hi in pw]
+
+
+def _pad_source(mode, i, lo, n):
+    """The position along one axis of x that np.pad(mode) copies to padded position i."""
+    if mode == "edge":
+        return f"min(max({i} - {lo}, 0), {n - 1})"
+    if mode == "wrap":
+        return f"({i} - {lo}) % {n}"
+    if mode == "reflect":
+        if n == 1:
+            return "0"
+        return f"{n - 1} - abs({n - 1} - ({i} - {lo}) % {2 * (n - 1)})"
+    # symmetric
+    t = f"({i} - {lo}) % {2 * n}"
+    return f"{t} if {t} < {n} else {2 * n - 1} - {t}"
+
+
+def _pad_mode(eqn):
+    mode = _const(eqn, "mode", "constant")
+    return mode if mode in ("constant", "edge", "wrap", "reflect", "symmetric") else None
+
+
+def pad(lw, eqn):
+    """np.pad with a constant pad_width: zeros around x (constant mode), or each element of
+    the result copied from the position of x the mode names (edge, wrap, reflect, symmetric)."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    mode = _pad_mode(eqn)
+    widths = _pad_widths(eqn, xs.ndim) if xs.shape else None
+    if mode is None or widths is None or 0 in xs.shape:
+        return None
+    if mode == "constant":
+        inner = ", ".join(f"{lo}:{lo + n}" for (lo, _), n in zip(widths, xs.shape))
+        return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})",
+                f"{out}[{inner}] = {lw.fmt(x)}"]
+    names = [f"{out}_i{k}" for k in range(xs.ndim)]
+    lines = [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"]
+    for k, (i, m) in enumerate(zip(names, os_.shape)):
+        lines.append("    " * k + f"for {i} in range({int(m)}):")
+        lines.append("    " * (k + 1) + f"{out}_s{k} = "
+                     + _pad_source(mode, i, widths[k][0], int(xs.shape[k])))
+    src = ", ".join(f"{out}_s{k}" for k in range(xs.ndim))
+    lines.append("    " * xs.ndim + f"{out}[{', '.join(names)}] = {lw.fmt(x)}[{src}]")
+    return lines
+
+
+def pad_vjp(lw, eqn):
+    """The cotangent of np.pad: the inner block (constant mode), or each element's cotangent
+    added to the element of x it was copied from."""
+    ct, out = eqn.args["ct"], eqn.out
+    cs, os_ = lw.av(ct), lw.avals[out]
+    mode = _pad_mode(eqn)
+    widths = _pad_widths(eqn, cs.ndim) if cs.shape else None
+    if mode is None or widths is None or not os_.shape or 0 in os_.shape:
+        return None
+    if mode == "constant":
+        inner = ", ".join(f"{lo}:{lo + n}" for (lo, _), n in zip(widths, os_.shape))
+        return f"{lw.fmt(ct)}[{inner}].copy()"
+    names = [f"{out}_i{k}" for k in range(cs.ndim)]
+    lines = [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"]
+    for k, (i, m) in enumerate(zip(names, cs.shape)):
+        lines.append("    " * k + f"for {i} in range({int(m)}):")
+        lines.append("    " * (k + 1) + f"{out}_s{k} = "
+                     + _pad_source(mode, i, widths[k][0], int(os_.shape[k])))
+    src = ", ".join(f"{out}_s{k}" for k in range(cs.ndim))
+    lines.append("    " * cs.ndim + f"{out}[{src}] += {lw.fmt(ct)}[{', '.join(names)}]")
+    return lines
+
+
+def order_statistic(fn):
+    """np.median / np.percentile / np.quantile of every element (no axis), NumPy's default
+    'linear' method, a constant q (a number or a sequence): Numba's own, in the result dtype."""
+    def form(lw, eqn):
+        x, out = eqn.args["x"], eqn.out
+        xs, os_ = lw.av(x), lw.avals[out]
+        if _const(eqn, "axis") is not None or _const(eqn, "out") is not None or \
+                _const(eqn, "keepdims", False) or _const(eqn, "method", "linear") != "linear" \
+                or not xs.shape or 0 in xs.shape or xs.dtype.kind not in "fiu":
+            return None
+        args = [lw.fmt(x)]
+        if "q" in eqn.args:
+            q = _const(eqn, "q")
+            if q is _NOT_CONST:
+                return None
+            qa = np.asarray(q, dtype=np.float64)
+            if qa.ndim > 1:
+                return None
+            args.append(repr(float(qa)) if qa.ndim == 0 else
+                        f"np.array([{', '.join(repr(float(v)) for v in qa)}])")
+        text = f"np.{fn}({', '.join(args)})"
+        if os_.shape:
+            return f"{text}.astype({_dt(os_.dtype)})"
+        return f"{_dt(os_.dtype)}({text})"
+    return form
+
+
+def trace(lw, eqn):
+    """np.trace of a matrix (axes 0 and 1, a constant offset): a sum along the diagonal in
+    the result dtype."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    offset = _const(eqn, "offset", 0)
+    if xs.ndim != 2 or _const(eqn, "axis1", 0) != 0 or _const(eqn, "axis2", 1) != 1 or \
+            not isinstance(offset, (int, np.integer)) or isinstance(offset, bool) or os_.shape:
+        return None
+    k = int(offset)
+    r0, c0 = max(-k, 0), max(k, 0)
+    n = max(0, min(int(xs.shape[0]) - r0, int(xs.shape[1]) - c0))
+    i = f"{out}_i"
+    return [f"{out} = {_dt(os_.dtype)}(0)",       # (Numba's np.trace takes floats only)
+            f"for {i} in range({n}):",
+            f"    {out} += {lw.fmt(x)}[{i} + {r0}, {i} + {c0}]"]
+
+
+def quantile_mask(lw, eqn):
+    """rt.quantile_mask of every element (no axis) for one constant q: the two order
+    statistics around q (n - 1), each weight shared among the entries equal to it."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    q = _const(eqn, "q")
+    method = _const(eqn, "method", "linear")
+    if _const(eqn, "axis") is not None or q is _NOT_CONST or np.ndim(q) or not xs.shape or \
+            0 in xs.shape or method not in ("linear", "lower", "higher", "nearest", "midpoint"):
+        return None
+    lo, hi, frac = SA._positions(q, int(np.prod(xs.shape)), method)
+    lo, hi, f = int(lo), int(hi), float(frac)
+    s, a, b = f"{out}_sorted", f"{out}_lo", f"{out}_hi"
+    return [f"{s} = np.sort({lw.fmt(x)}.ravel())",
+            f"{a} = {lw.fmt(x)} == {s}[{lo}]",
+            f"{b} = {lw.fmt(x)} == {s}[{hi}]",
+            f"{out} = ({1.0 - f!r} * {a} / np.sum({a}) + {f!r} * {b} / np.sum({b}))"
+            f".astype({_dt(os_.dtype)})"]

@@ -105,6 +105,11 @@ def lower_unsized(lw, st):
     if prim in (size, attr_size, reduced_count) and isinstance(x, Var) and (
             "axis" not in a or isinstance(a["axis"], Const) and a["axis"].value is None):
         return [f"{st.out} = {x.name}.size"]
+    if prim is reduced_count and isinstance(x, Var) and isinstance(a.get("axis"), Const) and \
+            isinstance(a["axis"].value, (int, np.integer)) and rank_dtype(lw, x) is not None \
+            and -rank_dtype(lw, x)[0] <= a["axis"].value < rank_dtype(lw, x)[0]:
+        # the count a mean along one axis divides by: that axis' length
+        return [f"{st.out} = {x.name}.shape[{int(a['axis'].value) % rank_dtype(lw, x)[0]}]"]
     if prim in (zeros_like, ones_like, empty_like) and set(a) == {"x"} and dt is not None \
             and isinstance(x, Var):
         fn = {zeros_like: "zeros", ones_like: "ones", empty_like: "empty"}[prim]
@@ -126,6 +131,8 @@ def lower_unsized(lw, st):
         if rank_dtype(lw, ct) is None or rank_dtype(lw, ct)[0] != 0:
             return None
         return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {dtype_ctor(dt)})"]
+    if prim is sum_grad and isinstance(x, Var) and x.name in lw.unsized and dt is not None:
+        return _sum_grad_along(lw, st)
     if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:
         return _mask_scatter(lw, st)
     if prim is getitem_vjp and isinstance(x, Var) and x.name in lw.unsized and dt is not None \
@@ -149,6 +156,24 @@ def lower_unsized(lw, st):
     if prim in (sum_, mean) and isinstance(x, Var) and x.name in lw.unsized:
         return _sum_along(lw, st)
     return None
+
+
+def _sum_grad_along(lw, st):
+    """The cotangent of a sum along one axis of a value of run-time length: the cotangent
+    repeated along that axis."""
+    x, ct, a = st.args["x"], st.args["ct"], st.args
+    xs, cs, dt = rank_dtype(lw, x), rank_dtype(lw, ct), _out_dtype(lw, st)
+    axis, keep = a.get("axis", Const(None)), a.get("keepdims", Const(False))
+    if xs is None or cs is None or not isinstance(ct, Var) or not isinstance(axis, Const) or \
+            not isinstance(axis.value, (int, np.integer)) or isinstance(axis.value, bool) or \
+            not -xs[0] <= axis.value < xs[0] or not isinstance(keep, Const) or keep.value or \
+            cs[0] != xs[0] - 1:
+        return None
+    k, i = int(axis.value) % xs[0], f"{st.out}_i"
+    at = ", ".join(i if d == k else ":" for d in range(xs[0]))
+    return [f"{st.out} = np.empty({x.name}.shape, {dtype_ctor(dt)})",
+            f"for {i} in range({x.name}.shape[{k}]):",
+            f"    {st.out}[{at}] = {ct.name}"]
 
 
 def _sum_along(lw, st):

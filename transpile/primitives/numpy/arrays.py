@@ -181,9 +181,11 @@ kron_vjp_right = defprim("kron_vjp_right", AA.kron_vjp_right, "rt.kron_vjp_right
                          shape_args=("y",), linear=("ct", "x"), batch=per_example,
                          vjp={"ct": "np.kron(x, g)", "x": "rt.kron_vjp_left(ct, x, g)"})
 pad = defprim("pad", np.pad, "np.pad", "x, pad_width, mode='constant'", linear=("x",),
-              batch=per_example, vjp={"x": "rt.pad_vjp(g, pad_width, np.ndim(x))"})
-pad_vjp = defprim("pad_vjp", AA.pad_vjp, "rt.pad_vjp", "ct, pad_width, ndim", linear=("ct",),
-                  batch=per_example, vjp={"ct": "np.pad(g, pad_width)"})
+              batch=per_example, vjp={"x": "rt.pad_vjp(g, pad_width, np.ndim(x), mode)"},
+              numba=NF.pad)
+pad_vjp = defprim("pad_vjp", AA.pad_vjp, "rt.pad_vjp", "ct, pad_width, ndim, mode='constant'",
+                  linear=("ct",), batch=per_example, vjp={"ct": "np.pad(g, pad_width, mode)"},
+                  numba=NF.pad_vjp)
 tensordot = defprim("tensordot", np.tensordot, "np.tensordot", "x, y, axes=2",
                     linear=("x", "y"), batch=per_example,
                     vjp={"x": "rt.tensordot_vjp(g, x, y, axes, 0)",

@@ -135,14 +135,15 @@ def _percent(eqn):
 _vjp, _jvp = _order_rules(lambda eqn: "0.5", "'linear'")
 median = defprim("median", np.median, "np.median",
                  "x, axis=None, out=None, overwrite_input=False, keepdims=False",
-                 batch=REDUCE, vjp=_vjp, jvp=_jvp)
+                 batch=REDUCE, vjp=_vjp, jvp=_jvp, numba=NF.order_statistic("median"))
 _SIG = "x, q, axis=None, out=None, overwrite_input=False, method='linear', keepdims=False"
 for _name, _q, _per in [("quantile", lambda eqn: "q", ""), ("percentile", _percent, " / 100")]:
     _vjp, _jvp = _order_rules(_q, "method")
     _vjp["q"], _jvp["q"] = _q_rules(f"np.{_name}", _per)
-    defprim(_name, getattr(np, _name), f"np.{_name}", _SIG, batch=REDUCE, vjp=_vjp, jvp=_jvp)
+    defprim(_name, getattr(np, _name), f"np.{_name}", _SIG, batch=REDUCE, vjp=_vjp, jvp=_jvp,
+            numba=NF.order_statistic(_name))
 defprim("quantile_mask", SA.quantile_mask, "rt.quantile_mask", "x, q, axis=None, method='linear'",
-        nondiff=True, batch=MASK)
+        nondiff=True, batch=MASK, numba=NF.quantile_mask)
 quantile_jvp = defprim("quantile_jvp", SA.quantile_jvp, "rt.quantile_jvp",
                        "t, w, q, axis=None, keepdims=False", shape_args=("q",), linear=("t",),
                        batch=per_example, vjp={"t": "rt.quantile_vjp(g, w, q, axis, keepdims)"})

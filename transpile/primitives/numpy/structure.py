@@ -57,7 +57,8 @@ diagonal = defprim("diagonal", np.diagonal, "np.diagonal", "x, offset=0, axis1=0
                    batch=S, linear=("x",), vjp={"x": "rt.diagonal_vjp(g, x, offset, axis1, axis2)"},
                    array_result=True, view="opaque")
 trace = defprim("trace", np.trace, "np.trace", "x, offset=0, axis1=0, axis2=1", batch=S,
-                linear=("x",), vjp={"x": "rt.diagonal_vjp(rt.expand_last(g), x, offset, axis1, axis2)"})
+                linear=("x",), vjp={"x": "rt.diagonal_vjp(rt.expand_last(g), x, offset, axis1, axis2)"},
+                numba=NF.trace)
 
 defmethod("T", transpose)          # attribute x.T
 defmethod("transpose", transpose)

@@ -1,0 +1,208 @@
+"""NumPy functions a new user reached for in their first kernels (issue 22): np.pad in every
+mode that copies elements, np.median / np.percentile / np.quantile of every element,
+np.trace, np.diag / np.diagflat / np.triu / np.tril, np.argmin / np.argmax along an axis, and
+rows picked by a boolean vector (X[m]) with reductions along an axis. Each compiles under jit
+with no statement run in NumPy (a fallback is an error here) and gives NumPy's numbers; the
+differentiable ones are checked under grad and jit(grad) against central finite differences.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+from fd import numerical_grad
+from transpile import grad, jit
+from transpile.errors import TranspileWarning
+
+
+def compiled(f, *args):
+    """f(*args) with any fallback to NumPy raised as an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        return f(*args)
+
+
+def same(got, want, exact=False):
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for g, w in zip(got, want):
+            same(g, w, exact)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    if exact or want.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def rng(seed):
+    return np.random.default_rng(seed)
+
+
+def check_grad(loss, *args):
+    want = numerical_grad(loss, list(args))[0] if len(args) > 1 else numerical_grad(loss, args)
+    np.testing.assert_allclose(grad(loss)(*args), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(compiled(jit(grad(loss)), *args), want, rtol=1e-6, atol=1e-7)
+
+
+# ---- np.pad -------------------------------------------------------------------------------
+
+PAD_CASES = [((4,), 1), ((4,), 7), ((3, 5), ((0, 2), (3, 1))), ((3, 5), 4), ((2, 1, 3), 2),
+             ((1,), 3)]
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "reflect", "symmetric"])
+@pytest.mark.parametrize("shape, width", PAD_CASES)
+def test_pad_compiles_with_numpys_values(mode, shape, width):
+    def f(x):
+        return np.pad(x, width, mode=mode)
+    x = rng(len(shape)).normal(size=shape)
+    same(compiled(jit(f), x), f(x), exact=True)
+
+
+@pytest.mark.parametrize("mode", ["constant", "edge", "wrap", "reflect", "symmetric"])
+@pytest.mark.parametrize("shape, width", [((4,), 6), ((3, 5), ((0, 2), (3, 1))), ((2, 2), 3)])
+def test_pad_gradient_in_every_copying_mode(mode, shape, width):
+    """The border copies elements of x: their cotangents go back to those elements (the
+    gradient used to be the inner block's only, silently wrong for edge/wrap/reflect/symmetric)."""
+    def loss(x):
+        p = np.pad(x, width, mode=mode)
+        return np.sum(p ** 2 * np.cos(np.arange(p.size)).reshape(p.shape))
+    check_grad(loss, rng(3).normal(size=shape))
+
+
+def test_pad_gradient_of_a_computing_mode_is_refused_not_wrong():
+    def loss(x):
+        return np.sum(np.pad(x, 2, mode="linear_ramp") ** 2)
+    with pytest.raises(NotImplementedError, match="linear_ramp"):
+        grad(loss)(np.arange(4.0))
+
+
+def test_image_blur_on_an_edge_padded_image():
+    def blur(img):
+        p = np.pad(img, 1, mode="edge")
+        return (p[:-2, 1:-1] + p[2:, 1:-1] + p[1:-1, :-2] + p[1:-1, 2:] + p[1:-1, 1:-1]) / 5.0
+    img = rng(4).normal(size=(6, 7))
+    same(compiled(jit(blur), img), blur(img))
+    check_grad(lambda im: np.sum(blur(im) ** 3), img)
+
+
+# ---- order statistics, trace ---------------------------------------------------------------
+
+def test_median_percentile_quantile_of_every_element():
+    def stats(x):
+        q1, q3 = np.percentile(x, [25, 75])
+        return np.median(x), q3 - q1, np.quantile(x, 0.3), np.percentile(x, 90.0)
+    for x in (rng(5).normal(size=33), rng(6).normal(size=(4, 6))):
+        same(compiled(jit(stats), x), stats(x))
+    x = rng(7).normal(size=20).astype(np.float32)      # NumPy interpolates in float32
+    for got, want in zip(compiled(jit(stats), x), stats(x)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    check_grad(lambda x: np.median(x) * np.quantile(x, 0.3), rng(8).normal(size=9))
+
+
+def test_median_of_integers_is_a_float():
+    def f(x):
+        return np.median(x)
+    x = rng(9).integers(0, 10, size=12)
+    same(compiled(jit(f), x), f(x))
+
+
+def test_trace_with_an_offset():
+    def f(M, u, v):
+        M += np.outer(u, v)
+        return M.trace() + np.trace(M, 1)
+    r = rng(10)
+    M, u, v = r.normal(size=(4, 4)), r.normal(size=4), r.normal(size=4)
+    M1, M2 = M.copy(), M.copy()
+    same(compiled(jit(f), M1, u, v), f(M2, u, v))
+    same(M1, M2)
+    Mi = r.integers(-5, 5, size=(3, 3)).astype(np.int32)
+    same(compiled(jit(lambda a: np.trace(a)), Mi), np.trace(Mi))
+
+
+# ---- diagonals, triangles, argmin along an axis ---------------------------------------------
+
+def test_diag_diagflat_triu_tril_and_their_gradients():
+    def band(A):
+        d1 = np.diag(A, 1)
+        U = np.triu(A, 1)
+        L = np.tril(A, -1)
+        return np.sum(d1 ** 3) + 2.0 * np.sum(np.diag(A)) + np.sum(U * U) - np.sum(L * A)
+
+    def jacobi(A, b):
+        x = np.zeros_like(b)
+        D = np.diag(A)
+        R = A - np.diagflat(D)
+        for _ in range(20):
+            x = (b - R @ x) / D
+        return x
+    r = rng(11)
+    for shape in ((4, 4), (3, 6), (5, 2)):          # rectangular too
+        A = r.normal(size=shape)
+        same(compiled(jit(band), A), band(A))
+        check_grad(band, A)
+    A, b = np.eye(5) * 10 + r.normal(size=(5, 5)), r.normal(size=5)
+    same(compiled(jit(jacobi), A, b), jacobi(A, b))
+    check_grad(lambda A: np.sum(jacobi(A, b) ** 2), A)
+    check_grad(lambda v: np.sum(np.diagflat(v, 1) * A), r.normal(size=4))
+
+
+def test_argmin_argmax_along_an_axis():
+    def f(X):
+        return np.argmin(X, axis=1), X.argmax(axis=0), np.argmax(X, axis=-1)
+    X = rng(12).normal(size=(7, 4))
+    same(compiled(jit(f), X), f(X))
+
+
+# ---- rows picked by a boolean vector --------------------------------------------------------
+
+def kmeans_step(X, C):
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    lab = d.argmin(axis=1)
+    newC = np.zeros_like(C)
+    for k in range(C.shape[0]):
+        m = lab == k
+        if m.sum() > 0:
+            newC[k] = X[m].mean(axis=0)
+        else:
+            newC[k] = C[k]
+    return newC
+
+
+def test_rows_picked_by_a_mask_with_means_along_an_axis():
+    r = rng(13)
+    X = r.normal(size=(40, 2))
+    C = np.array([[0.0, 0.0], [1.0, 1.0], [50.0, 50.0]])      # the last centre gets no rows
+    same(compiled(jit(kmeans_step), X, C), kmeans_step(X, C))
+    X2 = r.normal(size=(13, 2))            # another length of the selection, same code
+    same(compiled(jit(kmeans_step), X2, C), kmeans_step(X2, C))
+
+
+def test_rows_picked_by_a_mask_gradient():
+    def energy(X):
+        m = X[:, 0] > 0.0
+        sel = X[m]
+        return np.sum(sel ** 2) + 0.5 * np.sum(np.tanh(sel[:, 1])) + np.sum(sel.sum(axis=0) ** 2)
+    X = rng(14).normal(size=(12, 3))
+    same(compiled(jit(energy), X), energy(X))
+    check_grad(energy, X)
+
+
+def test_a_row_mask_of_another_length_is_numpys_error():
+    def f(X, m):
+        return np.sum(X[m], axis=0)
+    X = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(IndexError):
+        jit(f)(X, np.ones(3, bool))
+
+
+def test_mean_of_picked_rows_gradient():
+    def centre_energy(X):
+        m = X[:, 1] < 0.3
+        c = X[m].mean(axis=0)
+        return np.sum(c ** 2) + np.sum(np.max(X, axis=0))
+    check_grad(centre_energy, rng(15).normal(size=(11, 3)))
