@@ -178,6 +178,8 @@ for _name, _expr, _s in [
         ("diagonal", "np.diagonal(x)", (3, 3)), ("diagonal", "np.diagonal(x, 1)", (3, 4)),
         ("trace", "np.trace(x)", (3, 3)), ("diag", "np.diag(x)", (3,)),
         ("diag", "np.diag(x)", (3, 3)), ("diag", "np.diag(x, 1)", (3,)),
+        ("diag", "np.diag(x, -1)", (2, 4)), ("diagflat", "np.diagflat(x)", (3,)),
+        ("diagflat", "np.diagflat(x, -1)", (2, 2)),
         ("triu", "np.triu(x)", (3, 3)), ("tril", "np.tril(x, -1)", (3, 3)),
         ("roll", "np.roll(x, 1)", (2, 3)), ("roll", "np.roll(x, -1, axis=1)", (2, 3)),
         ("flip", "np.flip(x)", (2, 3)), ("flip", "np.flip(x, 1)", (2, 3)),
@@ -420,10 +422,10 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
 for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
-           'diag diagonal trace tril triu flip fliplr flipud rot90 pad sort kron '
+           'diagonal trace flip fliplr flipud rot90 sort kron '
            'inner tensordot einsum linspace vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
-for _p in ('median quantile percentile ptp cov corrcoef cross convolve correlate '
+for _p in ('percentile ptp cov corrcoef cross convolve correlate '
            'polyval multi_dot interp take append meshgrid').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
