@@ -423,7 +423,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 JIT_FALLBACK = {}
 for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
            'diagonal trace flip fliplr flipud rot90 sort kron '
-           'inner tensordot einsum linspace vdot float_power nansum').split():
+           'inner tensordot linspace vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 for _p in ('percentile ptp cov corrcoef cross convolve correlate '
            'polyval multi_dot interp take append meshgrid').split():

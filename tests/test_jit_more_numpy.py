@@ -206,3 +206,53 @@ def test_mean_of_picked_rows_gradient():
         c = X[m].mean(axis=0)
         return np.sum(c ** 2) + np.sum(np.max(X, axis=0))
     check_grad(centre_energy, rng(15).normal(size=(11, 3)))
+
+
+# ---- np.einsum ---------------------------------------------------------------------------
+
+def ein_matmul(A, B):
+    return np.einsum("ij,jk->ik", A, B)
+
+
+def ein_bilinear(A, x, y):
+    return np.einsum("ij,i,j->", A, x, y)
+
+
+def ein_batched(T, B):
+    return np.einsum("bij,jk->bik", T, B)
+
+
+def ein_rowdot(A, C):
+    return np.einsum("ij,ij->i", A, C)
+
+
+def ein_implicit(A, B):
+    return np.einsum("ij,jk", A, B)
+
+
+def ein_diagonal(S):
+    return np.einsum("ii->i", S), np.einsum("ii", S), np.einsum("ij->ji", S)
+
+
+def test_einsum_compiles_as_loops_with_numpys_numbers():
+    r = rng(16)
+    A, B, C = r.normal(size=(3, 4)), r.normal(size=(4, 5)), r.normal(size=(3, 4))
+    x, y, S, T = r.normal(size=3), r.normal(size=4), r.normal(size=(4, 4)), r.normal(size=(2, 3, 4))
+    for f, args in [(ein_matmul, (A, B)), (ein_bilinear, (A, x, y)), (ein_batched, (T, B)),
+                    (ein_rowdot, (A, C)), (ein_implicit, (A, B)), (ein_diagonal, (S,))]:
+        got, want = compiled(jit(f), *args), f(*args)
+        if isinstance(want, tuple):
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+        else:
+            assert np.shape(got) == np.shape(want)
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    Ai = r.integers(-3, 3, size=(3, 4))
+    same(compiled(jit(ein_matmul), Ai, Ai.T.copy()), ein_matmul(Ai, Ai.T.copy()))
+
+
+def test_einsum_gradients_compile():
+    r = rng(17)
+    A, x, y = r.normal(size=(3, 4)), r.normal(size=3), r.normal(size=4)
+    check_grad(lambda A: np.sin(ein_bilinear(A, x, y)) + np.sum(ein_matmul(A, A.T) ** 2), A)
+    check_grad(lambda T: np.sum(np.tanh(ein_batched(T, A.T))), r.normal(size=(2, 3, 4)))

@@ -590,3 +590,53 @@ def quantile_mask(lw, eqn):
             f"{b} = {lw.fmt(x)} == {s}[{hi}]",
             f"{out} = ({1.0 - f!r} * {a} / np.sum({a}) + {f!r} * {b} / np.sum({b}))"
             f".astype({_dt(os_.dtype)})"]
+
+
+def einsum(lw, eqn):
+    """np.einsum with constant subscripts (no '...'): one loop per index letter, the output's
+    outside (in its order), the summed ones inside, the product of the operands accumulated
+    in the result dtype."""
+    spec, ops = _const(eqn, "subscripts"), eqn.args["operands"]
+    if not isinstance(spec, str) or "..." in spec or not isinstance(ops, TupleArg):
+        return None
+    spec = spec.replace(" ", "")
+    ins, arrow, outs = spec.partition("->")
+    ins = ins.split(",")
+    if not arrow:           # implicit output: the letters seen once, in alphabetical order
+        seen = "".join(ins)
+        outs = "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
+    avs = [lw.av(v) for v in ops.items]
+    if len(ins) != len(avs) or any(av is None or av.ndim != len(sub)
+                                   for av, sub in zip(avs, ins)):
+        return None
+    size = {}
+    for av, sub in zip(avs, ins):
+        for c, n in zip(sub, av.shape):
+            if size.setdefault(c, int(n)) != int(n):
+                return None        # (a length of 1 broadcast: NumPy's, not written out here)
+    if any(c not in size for c in outs) or len(set(outs)) != len(outs):
+        return None
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    summed = [c for c in dict.fromkeys("".join(ins)) if c not in outs]
+    name = {c: f"{out}_{c}" for c in size}
+    term = " * ".join(f"{lw.fmt(v)}[{', '.join(name[c] for c in sub)}]" if sub else lw.fmt(v)
+                      for v, sub in zip(ops.items, ins))
+    acc = f"{out}_acc"
+    lines = [] if outs else [f"{acc} = {_dt(os_.dtype)}(0)"]
+    if outs:
+        lines.append(f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})")
+    depth = 0
+    for c in outs:
+        lines.append("    " * depth + f"for {name[c]} in range({size[c]}):")
+        depth += 1
+    if outs:
+        lines.append("    " * depth + f"{acc} = {_dt(os_.dtype)}(0)")
+    for c in summed:
+        lines.append("    " * depth + f"for {name[c]} in range({size[c]}):")
+        depth += 1
+    lines.append("    " * depth + f"{acc} += {term}")
+    if outs:
+        lines.append("    " * len(outs) + f"{out}[{', '.join(name[c] for c in outs)}] = {acc}")
+    else:
+        lines.append(f"{out} = {acc}")
+    return lines

@@ -9,6 +9,7 @@ from transpile.primitives.batching import rules as BR
 from transpile.primitives.batching.axis_rules import axis_rule, per_example
 from transpile.primitives.batching.rules import NoRule, Rule, _const, elementwise_batch
 from transpile.primitives.numpy.stats import is_none
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defmethod, defprim
 from transpile_runtime import stats_adjoints as SA
 
@@ -74,7 +75,7 @@ def _einsum_jvp(eqn, k):
 
 
 einsum = defprim("einsum", np.einsum, "np.einsum", "subscripts, *operands", batch=L,
-                 vjp={"operands": _einsum_vjp}, jvp={"operands": _einsum_jvp})
+                 vjp={"operands": _einsum_vjp}, jvp={"operands": _einsum_jvp}, numba=NF.einsum)
 
 
 def _known(v):
