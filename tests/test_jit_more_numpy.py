@@ -256,3 +256,29 @@ def test_einsum_gradients_compile():
     A, x, y = r.normal(size=(3, 4)), r.normal(size=3), r.normal(size=4)
     check_grad(lambda A: np.sin(ein_bilinear(A, x, y)) + np.sum(ein_matmul(A, A.T) ** 2), A)
     check_grad(lambda T: np.sum(np.tanh(ein_batched(T, A.T))), r.normal(size=(2, 3, 4)))
+
+
+# ---- arrays sized by a length known at run time ----------------------------------------------
+
+def unique_counts(labels):
+    u = np.unique(labels)
+    counts = np.zeros(len(u), dtype=np.int64)
+    for i in range(len(u)):
+        counts[i] = np.sum(labels == u[i])
+    return u, counts
+
+
+def padded_ones(x):
+    n = int(np.sum(x > 0))
+    out = np.ones((n, 2))
+    for i in range(n):
+        out[i, 1] = i * 0.5
+    return out, np.full(n, 3.0)
+
+
+def test_arrays_sized_by_a_run_time_length():
+    r = rng(18)
+    for labels in (r.integers(0, 5, size=30), r.integers(-2, 9, size=7)):
+        same(compiled(jit(unique_counts), labels), unique_counts(labels))
+    for x in (r.normal(size=9), r.normal(size=4), -np.ones(3)):
+        same(compiled(jit(padded_ones), x), padded_ones(x))

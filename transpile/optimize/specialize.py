@@ -42,7 +42,7 @@ from transpile.ad.reverse import core_namer
 from transpile.primitives.internal.adjoint_helpers import (clip_mask, getitem_vjp, identity,
                                                   select_weight, stop_gradient)
 from transpile.primitives.numpy.arrays import repeat
-from transpile.primitives.numpy.nondiff import zeros, zeros_like
+from transpile.primitives.numpy.nondiff import empty, full, ones, zeros, zeros_like
 from transpile.primitives.numpy.structure import getitem
 
 __all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "REWRITES"]
@@ -75,6 +75,7 @@ _ASSIGN = by_name("assign")
 _COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
 _SHAPES = (by_name("shape"), by_name("attr_shape"))
 _GETITEM, _LEN = by_name("getitem"), by_name("len")
+_MADE_FROM_SIZES = (zeros, ones, empty, full)    # arrays made from a shape
 
 
 class Specializer:
@@ -187,6 +188,11 @@ class Specializer:
             av = scatter_aval(self, eqn)
             if av is not None:
                 self.avals[eqn.out] = av
+            elif prim is not getitem_vjp and isinstance(args.get("x"), Var) and \
+                    args["x"].name in self.unsized:
+                # a write into a value of run-time length: that value, as it was
+                self.unsized[eqn.out] = self.unsized[args["x"].name]
+                self.avals.pop(eqn.out, None)
             elif prim is getitem_vjp and isinstance(args.get("x"), Var) and \
                     args["x"].name in self.unsized:
                 # the cotangent of a read of a value of run-time length: that value's rank
@@ -221,6 +227,8 @@ class Specializer:
                 return None
             return self._full_reduction(eqn) or self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
+            if prim in _MADE_FROM_SIZES:   # np.zeros(n): its rank and dtype, lengths at run time
+                return self._unsized_result(eqn)
             return None       # its shape depends on values known only at run time
         if not prim.pure:
             # Never run a collective to learn its shape: it would wait at a barrier for the
@@ -284,7 +292,7 @@ class Specializer:
             with np.errstate(all="ignore"):
                 r = _call(eqn.prim, vals)
         except Exception:
-            return None
+            return self._element_of_unsized(eqn)
         finally:
             self.standins_for_unsized = False
         if isinstance(r, np.ndarray) and r.ndim:
@@ -297,6 +305,24 @@ class Specializer:
             av = AVal((), np.dtype(type(r)), True)
         else:
             return None
+        self.avals[eqn.out] = av
+        return av
+
+    def _element_of_unsized(self, eqn):
+        """u[i] of a vector u of run-time length, i an integer known only at run time (a loop
+        index): an element of u's dtype."""
+        x, index = eqn.args.get("x"), eqn.args.get("index")
+        if eqn.prim is not _GETITEM or not isinstance(x, Var) or x.name not in self.unsized \
+                or not isinstance(index, IndexArg):
+            return None
+        xu = self.unsized[x.name]
+        for it in index.items:
+            av = self.aval(it) if isinstance(it, (Var, Const)) else None
+            if av is None or av.shape or av.dtype.kind not in "iu":
+                return None
+        if len(index.items) != xu.ndim:
+            return None
+        av = AVal((), xu.dtype)
         self.avals[eqn.out] = av
         return av
 

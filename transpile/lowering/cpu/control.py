@@ -144,6 +144,8 @@ def _mask_write(lw, st, x, mask, v, xav):
 def _setitem(lw, st):
     x, v = st.args["x"], st.args["v"]
     xav = lw.av(x)
+    if xav is None and isinstance(x, Var) and x.name in lw.unsized:
+        return _setitem_unsized(lw, st, x, v)
     if xav is None or not xav.shape or not isinstance(x, Var):
         raise _unlowerable(st, "a subscript write into a scalar")
     mask = _mask(lw, st.args["index"], xav)
@@ -151,6 +153,24 @@ def _setitem(lw, st):
         return _mask_write(lw, st, x, mask, v, xav)
     ix = lw.index(st.args["index"], st)
     val = _value_for(lw, v, xav, st)
+    if st.prim is C.write_in_place or id(st) in lw.in_place:
+        return [f"{x.name}[{ix}] = {val}", f"{st.out} = {x.name}"]
+    return [f"{st.out} = {x.name}.copy()", f"{st.out}[{ix}] = {val}"]
+
+
+def _setitem_unsized(lw, st, x, v):
+    """x[i] = v into an array whose length is known at run time only (np.zeros(len(u))):
+    integers and slices as written, the value cast to x's dtype."""
+    xu = lw.unsized[x.name]
+    index = st.args["index"]
+    if not isinstance(index, ir.IndexArg) or any(
+            it is None or it is Ellipsis or isinstance(it, Var) and (
+                lw.av(it) is None or lw.av(it).shape or lw.av(it).dtype.kind not in "iu")
+            for it in index.items):
+        raise _unlowerable(st, "a write into an array of run-time length at an index other "
+                               "than integers and slices")
+    ix = lw.index(index, st)
+    val = _value_for(lw, v, xu, st)
     if st.prim is C.write_in_place or id(st) in lw.in_place:
         return [f"{x.name}[{ix}] = {val}", f"{st.out} = {x.name}"]
     return [f"{st.out} = {x.name}.copy()", f"{st.out}[{ix}] = {val}"]

@@ -32,8 +32,9 @@ from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp
                                                           getitem_vjp, reduced_count,
                                                           sum_grad, unbroadcast)
 from transpile.primitives.numpy.elementwise import multiply
-from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, empty_like,
-                                                flatnonzero, len_, ones_like, shape, size, unique,
+from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, empty,
+                                                empty_like, flatnonzero, full, len_, ones,
+                                                ones_like, shape, size, unique, zeros,
                                                 zeros_like)
 from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.reductions import mean, sum_
@@ -110,6 +111,8 @@ def lower_unsized(lw, st):
             and -rank_dtype(lw, x)[0] <= a["axis"].value < rank_dtype(lw, x)[0]:
         # the count a mean along one axis divides by: that axis' length
         return [f"{st.out} = {x.name}.shape[{int(a['axis'].value) % rank_dtype(lw, x)[0]}]"]
+    if prim in (zeros, ones, empty, full) and st.out in lw.unsized and dt is not None:
+        return _made_from_sizes(lw, st, dt)
     if prim in (zeros_like, ones_like, empty_like) and set(a) == {"x"} and dt is not None \
             and isinstance(x, Var):
         fn = {zeros_like: "zeros", ones_like: "ones", empty_like: "empty"}[prim]
@@ -156,6 +159,26 @@ def lower_unsized(lw, st):
     if prim in (sum_, mean) and isinstance(x, Var) and x.name in lw.unsized:
         return _sum_along(lw, st)
     return None
+
+
+def _made_from_sizes(lw, st, dt):
+    """np.zeros(n) / ones / empty / full with lengths computed at run time (integers, or a
+    tuple of them): Numba's own, with the dtype specialization found."""
+    shape = st.args["shape"]
+    items = shape.items if isinstance(shape, TupleArg) else (shape,)
+    for it in items:
+        r = rank_dtype(lw, it) if isinstance(it, (Var, Const)) else None
+        if r is None or r[0] != 0 or r[1].kind not in "iu":
+            return None
+    dims = [lw.fmt(it) for it in items]
+    text = f"({dims[0]},)" if len(dims) == 1 else f"({', '.join(dims)})"
+    if st.prim is full:
+        fill = st.args["fill_value"]
+        r = rank_dtype(lw, fill) if isinstance(fill, (Var, Const)) else None
+        if r is None or r[0] != 0:
+            return None
+        return [f"{st.out} = np.full({text}, {lw.fmt(fill)}, {dtype_ctor(dt)})"]
+    return [f"{st.out} = {st.prim.path}({text}, {dtype_ctor(dt)})"]
 
 
 def _sum_grad_along(lw, st):
