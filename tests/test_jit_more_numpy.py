@@ -282,3 +282,36 @@ def test_arrays_sized_by_a_run_time_length():
         same(compiled(jit(unique_counts), labels), unique_counts(labels))
     for x in (r.normal(size=9), r.normal(size=4), -np.ones(3)):
         same(compiled(jit(padded_ones), x), padded_ones(x))
+
+
+# ---- a tuple of numbers written into a row ---------------------------------------------------
+
+def lorenz(state, dt, steps):
+    x, y, z = state
+    traj = np.zeros((steps, 3))
+    for k in range(steps):
+        dx = 10.0 * (y - x)
+        dy = x * (28.0 - z) - y
+        dz = x * y - 8.0 / 3.0 * z
+        x, y, z = x + dt * dx, y + dt * dy, z + dt * dz
+        traj[k] = (x, y, z)
+    return traj
+
+
+def test_a_tuple_written_into_a_row_under_every_transform():
+    """traj[k] = (x, y, z) crashed jit (AttributeError in the lowering) and gave grad a wrong
+    gradient (the tuple's cotangent was not the row's)."""
+    s = np.array([1.0, 1.2, 0.9])
+    same(compiled(jit(lorenz), s, 0.01, 20), lorenz(s, 0.01, 20))
+    check_grad(lambda s: np.sum(lorenz(s, 0.01, 20) ** 2), s)
+
+    def one_row(s):
+        x, y, z = s
+        out = np.zeros((3, 3))
+        out[1] = (x, y * y, 2)
+        out[2, :] = [z, x, y]
+        return np.sum(out ** 2)
+    check_grad(one_row, s)
+    from transpile import vmap
+    S = np.stack([s, s * 0.5, s + 1.0])
+    np.testing.assert_allclose(vmap(one_row)(S), [one_row(r) for r in S], rtol=1e-12)

@@ -9,7 +9,7 @@ import types
 
 import gast
 
-from transpile.frontend.normalize import checks
+from transpile.frontend.normalize import array_literals, checks
 from transpile.frontend.normalize.aliasing import Stale, stale_error
 from transpile.errors import TranspileError, ShapesNeeded
 from transpile.core.ir import Const, IndexArg, Var
@@ -260,7 +260,8 @@ def assign_subscript(norm, target, value, node):
         return
     x = norm.to_arg(current, node)
     index = subscript_index(norm, target.slice, name)
-    v = norm.to_arg(value, node)
+    # traj[k] = (x, y, z): the numbers stacked into one array first (as NumPy reads them)
+    v = norm.to_arg(array_literals.stack_struct(norm, value, node, name), node)
     norm.mem.write(x, index, v, node, name)
 
 

@@ -104,6 +104,14 @@ def _value_for(lw, v, dest_av, st):
     if isinstance(v, Const):
         return atom_const_text(v, dest_av.dtype) if not isinstance(v.value, bool) \
             else const_text(v.value)
+    if isinstance(v, ir.TupleArg):          # traj[k] = (x, y, z): an array of the numbers
+        items = [_value_for(lw, it, dest_av, st) for it in v.items]
+        if any(isinstance(it, Var) and (lw.av(it) is None or lw.av(it).shape)
+               for it in v.items) or any(isinstance(it, ir.TupleArg) for it in v.items):
+            raise _unlowerable(st, "a written sequence of anything but numbers")
+        return f"np.array([{', '.join(items)}], {dtype_ctor(dest_av.dtype)})"
+    if not isinstance(v, Var):
+        raise _unlowerable(st, "a written value of this kind")
     vav = lw.av(v) or lw.unsized.get(v.name)    # (x[idx] = v, v of run-time length)
     if vav is None:
         raise _unlowerable(st, "unknown shape of the written value")
