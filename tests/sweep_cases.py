@@ -425,8 +425,8 @@ for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
            'diagonal trace flip fliplr flipud rot90 sort kron '
            'inner tensordot linspace vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
-for _p in ('percentile ptp cov corrcoef cross convolve correlate '
-           'polyval multi_dot interp take append meshgrid').split():
+for _p in ('percentile ptp cov corrcoef cross correlate '
+           'polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('cholesky det eig eigvals eigh eigvalsh matrix_power pinv qr slogdet svd').split():

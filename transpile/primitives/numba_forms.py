@@ -640,3 +640,138 @@ def einsum(lw, eqn):
     else:
         lines.append(f"{out} = {acc}")
     return lines
+
+
+def _cast_to(lw, a, dtype):
+    av = lw.av(a)
+    return lw.fmt(a) if av is None or av.dtype == dtype else f"{lw.fmt(a)}.astype({_dt(dtype)})"
+
+
+def sliding(fn):
+    """np.convolve / np.correlate of two vectors in a constant mode: Numba's own, the
+    operands in the result dtype."""
+    def form(lw, eqn):
+        x, y, os_ = eqn.args["x"], eqn.args["y"], lw.avals[eqn.out]
+        mode = _const(eqn, "mode", "full" if fn == "convolve" else "valid")
+        xs, ys = lw.av(x), lw.av(y)
+        if mode not in ("full", "same", "valid") or xs is None or ys is None or \
+                xs.ndim != 1 or ys.ndim != 1 or 0 in (xs.shape[0], ys.shape[0]) or \
+                os_.dtype.kind not in "fc" or xs.shape[0] < ys.shape[0]:
+            return None
+        return f"np.{fn}({_cast_to(lw, x, os_.dtype)}, {_cast_to(lw, y, os_.dtype)}, {mode!r})"
+    return form
+
+
+def interp(lw, eqn):
+    """np.interp without left/right/period: Numba's own."""
+    if any(_const(eqn, k) is not None for k in ("left", "right", "period")):
+        return None
+    x, xp, fp, os_ = eqn.args["x"], eqn.args["xp"], eqn.args["fp"], lw.avals[eqn.out]
+    if any(isinstance(a, Var) and (lw.av(a) is None or lw.av(a).dtype.kind not in "fiu")
+           for a in (x, xp, fp)) or os_.dtype.kind != "f":
+        return None
+    text = f"np.interp({lw.fmt(x)}, {lw.fmt(xp)}, {lw.fmt(fp)})"
+    return text if os_.shape else f"{_dt(os_.dtype)}({text})"
+
+
+def cross(lw, eqn):
+    """np.cross of 3-vectors along the last axes (default axes): Numba's own."""
+    x, y, os_ = eqn.args["x"], eqn.args["y"], lw.avals[eqn.out]
+    if any(_const(eqn, k, d) != d for k, d in (("axisa", -1), ("axisb", -1), ("axisc", -1),
+                                                ("axis", None))):
+        return None
+    xs, ys = lw.av(x), lw.av(y)
+    if xs is None or ys is None or not xs.shape or not ys.shape or xs.shape[-1] != 3 or \
+            ys.shape[-1] != 3 or xs.shape != ys.shape:
+        return None
+    return f"np.cross({_cast_to(lw, x, os_.dtype)}, {_cast_to(lw, y, os_.dtype)})"
+
+
+def norm(lw, eqn):
+    """np.linalg.norm of a vector or matrix as a whole (no axis), ord None/1/2/inf/-inf/'fro'
+    (Numba's own, on a contiguous float array)."""
+    x, os_ = eqn.args["x"], lw.avals[eqn.out]
+    xs, order = lw.av(x), _const(eqn, "ord")
+    if _const(eqn, "axis") is not None or _const(eqn, "keepdims", False) or xs is None or \
+            xs.ndim not in (1, 2) or 0 in xs.shape or os_.shape or xs.dtype.kind not in "fiu":
+        return None
+    if order is not None and not (order in (1, 2, -1, -2, np.inf, -np.inf) or
+                                  (order == "fro" and xs.ndim == 2)):
+        return None
+    dt = xs.dtype if xs.dtype.kind == "f" else np.dtype(np.float64)
+    src = f"np.ascontiguousarray({_cast_to(lw, x, dt)})"
+    ords = "" if order in (None, "fro") else ", " + (
+        "np.inf" if order == np.inf else "-np.inf" if order == -np.inf else repr(order))
+    return f"{_dt(os_.dtype)}(np.linalg.norm({src}{ords}))"
+
+
+def searchsorted(lw, eqn):
+    """np.searchsorted of a sorted vector: Numba's own."""
+    a, v, os_ = eqn.args["a"], eqn.args["v"], lw.avals[eqn.out]
+    side = _const(eqn, "side", "left")
+    if side not in ("left", "right") or _const(eqn, "sorter") is not None or \
+            lw.av(a) is None or lw.av(a).ndim != 1:
+        return None
+    text = f"np.searchsorted({lw.fmt(a)}, {lw.fmt(v)}, side={side!r})"
+    return text if os_.shape else f"np.int64({text})"
+
+
+def meshgrid_part(lw, eqn):
+    """Output k of np.meshgrid of vectors (dense): each element reads its vector at its index
+    along the axis that vector spans ('xy': the first two swapped)."""
+    xi, out, os_ = eqn.args["xi"], eqn.out, lw.avals[eqn.out]
+    k, n = _const(eqn, "k", 0), len(xi.items) if isinstance(xi, TupleArg) else 0
+    if not n or _const(eqn, "sparse", False) or not isinstance(k, int) or \
+            any(lw.av(a) is None or lw.av(a).ndim != 1 for a in xi.items):
+        return None
+    axis = (1 - k if k < 2 and n > 1 else k) if _const(eqn, "indexing", "xy") == "xy" else k
+    return [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"] + _loops(
+        out, os_.shape, lambda i: [f"{out}[{', '.join(i)}] = {lw.fmt(xi.items[k])}[{i[axis]}]"])
+
+
+def interp_index(lw, eqn):
+    """rt.interp_index(x, xp): the segment np.interp reads for each x, clipped to the ends."""
+    x, xp, os_ = eqn.args["x"], eqn.args["xp"], lw.avals[eqn.out]
+    xps = lw.av(xp)
+    if xps is None or xps.ndim != 1:
+        return None
+    last = max(int(xps.shape[0]) - 2, 0)
+    found = f"np.searchsorted({lw.fmt(xp)}, {lw.fmt(x)}, side='right') - 1"
+    if os_.shape:
+        return f"np.minimum(np.maximum({found}, 0), {last})"
+    return f"np.int64(min(max({found}, 0), {last}))"
+
+
+def take_vjp(lw, eqn):
+    """rt.take_vjp of np.take(x, indices) over the flattened x (no axis): each element of ct
+    added to the element of x its index names (repeated indices add up)."""
+    ct, x, idx, out = eqn.args["ct"], eqn.args["x"], eqn.args["indices"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    cs = lw.av(ct) if isinstance(ct, Var) else None
+    ids = lw.av(idx) if isinstance(idx, Var) else None
+    if _const(eqn, "axis") is not None or _const(eqn, "mode", "raise") != "raise" or \
+            xs is None or ids is None or ids.dtype.kind not in "iu" or ids.ndim > 1 or \
+            (cs is not None and cs.shape != ids.shape) or (cs is None and not isinstance(ct, Const)):
+        return None
+    flat = f"{out}_flat"
+    lines = [f"{out} = np.zeros({_shape(xs.shape) if xs.shape else '()'}, {_dt(os_.dtype)})",
+             f"{flat} = {out}.reshape(-1)"]
+    if ids.ndim == 0:
+        return lines + [f"{flat}[{lw.fmt(idx)}] += {lw.fmt(ct)}"]
+    k = f"{out}_k"
+    val = f"{lw.fmt(ct)}[{k}]" if cs is not None and cs.ndim else lw.fmt(ct)
+    return lines + [f"for {k} in range({lw.fmt(idx)}.shape[0]):",
+                    f"    {flat}[{lw.fmt(idx)}[{k}]] += {val}"]
+
+
+def take(lw, eqn):
+    """np.take over the flattened x (no axis), integer indices: Numba's own."""
+    x, idx, os_ = eqn.args["x"], eqn.args["indices"], lw.avals[eqn.out]
+    ids = lw.av(idx) if isinstance(idx, Var) else None
+    if _const(eqn, "axis") is not None or _const(eqn, "mode", "raise") != "raise" or \
+            _const(eqn, "out") is not None or lw.av(x) is None or \
+            (ids is None and not isinstance(idx, Const)) or \
+            (ids is not None and ids.dtype.kind not in "iu"):
+        return None
+    text = f"np.take({lw.fmt(x)}, {lw.fmt(idx)})"
+    return text if os_.shape else f"{_dt(os_.dtype)}({text})"

@@ -9,6 +9,7 @@ conjugate of its transpose.
 """
 import numpy as np
 
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching.axis_rules import per_example, pointwise
 from transpile.primitives.registry import defalias, defprim
 from transpile_runtime import stats_adjoints as SA
@@ -22,12 +23,14 @@ _G = _FULL.format(kind="convolve")
 convolve = defprim("convolve", np.convolve, "np.convolve", "x, y, mode='full'",
                    linear=("x", "y"), batch=per_example,
                    vjp={"x": f"np.correlate({_G}, np.conj(y), 'valid')",
-                        "y": f"np.correlate({_G}, np.conj(x), 'valid')"})
+                        "y": f"np.correlate({_G}, np.conj(x), 'valid')"},
+                   numba=NF.sliding("convolve"))
 _G = _FULL.format(kind="correlate")
 correlate = defprim("correlate", np.correlate, "np.correlate", "x, y, mode='valid'",
                     linear=("x", "y"), batch=per_example,
                     vjp={"x": f"np.convolve({_G}, np.conj(y), 'valid')",
-                         "y": f"np.conj(np.flip(np.correlate({_G}, np.conj(x), 'valid')))"})
+                         "y": f"np.conj(np.flip(np.correlate({_G}, np.conj(x), 'valid')))"},
+                    numba=NF.sliding("correlate"))
 defprim("conv_pad_width", SA.conv_pad_width, "rt.conv_pad_width", "n, m, mode='full', "
         "kind='convolve'", nondiff=True, batch=per_example)
 

@@ -5,6 +5,7 @@ import operator
 import numpy as np
 
 from transpile.primitives.batching import rules as BR
+from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.registry import by_name, defmethod, defprim
 
@@ -105,6 +106,10 @@ result_type = _nd("result_type", np.result_type, "np.result_type", "*arrays", ba
                   query=True)
 argmax = _nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction, int_result=True)
 argmin = _nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction, int_result=True)
+# positions where v would be inserted into the sorted vector a (integers: no derivative)
+searchsorted = _nd("searchsorted", np.searchsorted, "np.searchsorted",
+                   "a, v, side='left', sorter=None", batch=per_example, int_result=True,
+                   numba=NF.searchsorted)
 argsort = _nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction,
               numba=NF.argsort)
 attr_shape = _nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query,

@@ -13,6 +13,7 @@ np.meshgrid returns one row per output, each a broadcast of one input.
 import numpy as np
 
 from transpile.core.ir import Const
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching import rules as BR
 from transpile.primitives.batching.axis_rules import per_example, pointwise
 from transpile.primitives.batching.rules import NoRule, Rule, _const, _shift
@@ -55,7 +56,7 @@ def _interp(rule, segment=True):
 
 interp = defprim(
     "interp", np.interp, "np.interp", "x, xp, fp, left=None, right=None, period=None",
-    batch=pointwise("x"),
+    batch=pointwise("x"), numba=NF.interp,
     vjp={"x": _interp(lambda eqn: f"g * {_SLOPE}"),
          "fp": _interp(lambda eqn: f"rt.take_vjp(g * {_from_fp(eqn)}(1 - {_TC}), fp, i) + "
                                    f"rt.take_vjp(g * {_from_fp(eqn)}{_TC}, fp, i + 1)"),
@@ -71,7 +72,7 @@ interp = defprim(
          "left": _interp(lambda eqn: "left_dot * (x < xp[0])", segment=False),
          "right": _interp(lambda eqn: "right_dot * (x > xp[-1])", segment=False)})
 defprim("interp_index", SA.interp_index, "rt.interp_index", "x, xp", nondiff=True,
-        batch=pointwise("x"))
+        batch=pointwise("x"), numba=NF.interp_index)
 
 # ---- heaviside and nan_to_num: elementwise, piecewise constant or the identity ------------------
 heaviside = defprim("heaviside", np.heaviside, "np.heaviside", "x, y", batch=BR.elementwise,
@@ -121,11 +122,11 @@ def _take_rank(s, eqn):
 
 take = defprim("take", np.take, "np.take", "x, indices, axis=None, out=None, mode='raise'",
                linear=("x",), batch=Rule("index", _take_batch, _take_rank),
-               vjp={"x": "rt.take_vjp(g, x, indices, axis, mode)"})
+               vjp={"x": "rt.take_vjp(g, x, indices, axis, mode)"}, numba=NF.take)
 take_vjp = defprim("take_vjp", SA.take_vjp, "rt.take_vjp",
                    "ct, x, indices, axis=None, mode='raise'", shape_args=("x",), linear=("ct",),
                    batch=per_example,
-                   vjp={"ct": "np.take(g, indices, axis, mode=mode)"})
+                   vjp={"ct": "np.take(g, indices, axis, mode=mode)"}, numba=NF.take_vjp)
 defmethod("take", take)
 
 # ---- append: concatenate((arr, values), axis), of ravel(arr) and ravel(values) for axis None ----
@@ -168,7 +169,7 @@ def _meshgrid_vjp(eqn, i):
 
 meshgrid_part = defprim("meshgrid_part", SA.meshgrid_part, "rt.meshgrid_part",
                         "*xi, k=0, sparse=False, indexing='xy'", linear=("xi",),
-                        batch=per_example, vjp={"xi": _meshgrid_vjp})
+                        batch=per_example, vjp={"xi": _meshgrid_vjp}, numba=NF.meshgrid_part)
 
 
 # ---- select: the first choice whose condition holds, else the default ---------------------------

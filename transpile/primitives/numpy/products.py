@@ -145,7 +145,8 @@ def _cross_vjp(first, second, arg):
 _AXIS_OF = {"x": "axisa", "y": "axisb", "g": "axisc"}
 cross = defprim("cross", np.cross, "np.cross", "x, y, axisa=-1, axisb=-1, axisc=-1, axis=None",
                 linear=("x", "y"), batch=Rule("linalg", _cross_batch, lambda s, eqn: None),
-                vjp={"x": _cross_vjp("y", "g", "x"), "y": _cross_vjp("g", "x", "y")})
+                vjp={"x": _cross_vjp("y", "g", "x"), "y": _cross_vjp("g", "x", "y")},
+                numba=NF.cross)
 three_vectors = defprim("three_vectors", SA.three_vectors, "rt.three_vectors", "x, axis=-1",
                         linear=("x",), batch=axis_rule(["axis"]),
                         vjp={"x": "rt.three_vectors(g, axis)"})

@@ -60,7 +60,7 @@ def _norm_jvp(eqn, k):
 
 
 norm = defprim("norm", np.linalg.norm, "np.linalg.norm", "x, ord=None, axis=None, keepdims=False",
-               batch=R, vjp={"x": _norm_vjp}, jvp={"x": _norm_jvp})
+               batch=R, vjp={"x": _norm_vjp}, jvp={"x": _norm_jvp}, numba=NF.norm)
 
 for _name, _prim in [("sum", sum_), ("mean", mean), ("prod", prod), ("max", max_), ("min", min_),
                      ("var", var), ("std", std), ("cumsum", cumsum)]:
