@@ -385,6 +385,8 @@ for _name, _expr, _shapes, _dom in [
          [(4,), (6,), (2,)], "real"),
         ("interp", "np.interp(y, np.cumsum(x) - 1.5, [1.0, -0.5, 2.0, 0.3])", [(4,), (5,)],
          "pos"),
+        ("bincount", "np.bincount(np.array([0, 3, 3, 1, 0, 3]), weights=x)", [(6,)], "real"),
+        ("bincount", "np.bincount(np.array([2, 0, 2]), x, minlength=5)", [(3,)], "real"),
         ("heaviside", "np.heaviside(x, 0.5) * x", [(3,)], "real"),
         ("heaviside", "np.heaviside(np.round(x), y)", [(5,), (5,)], "real"),
         ("nan_to_num", "np.nan_to_num(np.where(x > 0, x, np.nan))", [(4,)], "distinct"),
@@ -425,6 +427,9 @@ for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
            'diagonal trace flip fliplr flipud rot90 sort kron '
            'inner tensordot linspace vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
+# (its result's length is read at run time; the sweep's loss multiplies it by weights of a
+# fixed shape, whose unbroadcast against a run-time length has no lowering)
+JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
 for _p in ('percentile ptp cov corrcoef cross correlate '
            'polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'

@@ -225,7 +225,8 @@ class Specializer:
             if prim in _SHAPES:      # x.shape of a value of run-time length: read at run time
                 self.avals.unsized_shapes[eqn.out] = self.unsized[args["x"].name].ndim
                 return None
-            return self._full_reduction(eqn) or self._unsized_result(eqn)
+            return self._full_reduction(eqn) or self._gather_from_unsized(eqn) or \
+                self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
             if prim in _MADE_FROM_SIZES:   # np.zeros(n): its rank and dtype, lengths at run time
                 return self._unsized_result(eqn)
@@ -292,7 +293,7 @@ class Specializer:
             with np.errstate(all="ignore"):
                 r = _call(eqn.prim, vals)
         except Exception:
-            return self._element_of_unsized(eqn)
+            return self._element_of_unsized(eqn) or self._elementwise_of_unsized(eqn)
         finally:
             self.standins_for_unsized = False
         if isinstance(r, np.ndarray) and r.ndim:
@@ -305,6 +306,53 @@ class Specializer:
             av = AVal((), np.dtype(type(r)), True)
         else:
             return None
+        self.avals[eqn.out] = av
+        return av
+
+    def _elementwise_of_unsized(self, eqn):
+        """An elementwise row of values of run-time length whose stand-ins do not broadcast
+        (sums[:n] / counts): the result has their rank and the dtype the row gives on
+        one-element arrays (the lengths are checked when the code runs)."""
+        if not eqn.prim.elementwise:
+            return None
+        ranks, vals = set(), {}
+        for k, a in eqn.args.items():
+            av = (self.unsized.get(a.name) or self.avals.get(a.name)) if isinstance(a, Var) \
+                else None
+            if isinstance(a, Var) and av is None:
+                return None
+            if av is not None and av.ndim:
+                ranks.add(av.ndim)
+                vals[k] = np.zeros((1,) * av.ndim, av.dtype)
+            elif av is not None:
+                vals[k] = np.zeros((), av.dtype)[()] if not av.weak else \
+                    av.dtype.type(0).item()
+            else:
+                vals[k] = a.value
+        if len(ranks) != 1:
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                r = _call(eqn.prim, vals)
+        except Exception:
+            return None
+        rank = ranks.pop()
+        self.unsized[eqn.out] = AVal((1,) * rank, np.asarray(r).dtype)
+        self.avals.pop(eqn.out, None)
+        return None
+
+    def _gather_from_unsized(self, eqn):
+        """v[idx] of a vector v of run-time length, idx an integer array of known shape: an
+        array of idx's shape (NumPy raises on an index past the end; so does the code)."""
+        x, index = eqn.args.get("x"), eqn.args.get("index")
+        if eqn.prim is not _GETITEM or not isinstance(x, Var) or x.name not in self.unsized \
+                or self.unsized[x.name].ndim != 1 or not isinstance(index, IndexArg) or \
+                len(index.items) != 1 or not isinstance(index.items[0], Var):
+            return None
+        iav = self.avals.get(index.items[0].name)
+        if iav is None or not iav.shape or iav.dtype.kind not in "iu":
+            return None
+        av = AVal(iav.shape, self.unsized[x.name].dtype)
         self.avals[eqn.out] = av
         return av
 

@@ -32,9 +32,9 @@ from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp
                                                           getitem_vjp, reduced_count,
                                                           sum_grad, unbroadcast)
 from transpile.primitives.numpy.elementwise import multiply
-from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, empty,
-                                                empty_like, flatnonzero, full, len_, ones,
-                                                ones_like, shape, size, unique, zeros,
+from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, bincount,
+                                                empty, empty_like, flatnonzero, full, len_,
+                                                ones, ones_like, shape, size, unique, zeros,
                                                 zeros_like)
 from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.reductions import mean, sum_
@@ -92,6 +92,8 @@ def lower_unsized(lw, st):
         return [f"{st.out} = {x.name}"]     # (a name holding slices of several lengths)
     if prim is copy and isinstance(x, Var):
         return [f"{st.out} = {x.name}.copy()"]
+    if prim is bincount and isinstance(x, Var) and dt is not None:
+        return _bincount(lw, st, dt)
     if prim in _DATA_SHAPED and set(a) == {"x"} and isinstance(x, Var):
         xs = rank_dtype(lw, x)
         if xs is None or (prim is unique and xs[0] != 1):
@@ -159,6 +161,26 @@ def lower_unsized(lw, st):
     if prim in (sum_, mean) and isinstance(x, Var) and x.name in lw.unsized:
         return _sum_along(lw, st)
     return None
+
+
+def _bincount(lw, st, dt):
+    """np.bincount(x, weights, minlength) of a vector of non-negative integers: Numba's own
+    (its length, max(x) + 1 or minlength, is read at run time)."""
+    x, w, m = st.args["x"], st.args.get("weights", Const(None)), st.args.get("minlength",
+                                                                           Const(0))
+    xs = rank_dtype(lw, x)
+    if xs is None or xs[0] != 1 or xs[1].kind not in "iu" or not isinstance(m, (Var, Const)):
+        return None
+    args = [x.name]
+    if not (isinstance(w, Const) and w.value is None):
+        ws = rank_dtype(lw, w) if isinstance(w, Var) else None
+        if ws is None or ws[0] != 1:
+            return None
+        args.append(w.name if ws[1] == dt else f"{w.name}.astype({dtype_ctor(dt)})")
+    else:
+        args.append("None")
+    args.append(lw.fmt(m))
+    return [f"{st.out} = np.bincount({', '.join(args)})"]
 
 
 def _made_from_sizes(lw, st, dt):

@@ -106,6 +106,11 @@ result_type = _nd("result_type", np.result_type, "np.result_type", "*arrays", ba
                   query=True)
 argmax = _nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction, int_result=True)
 argmin = _nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction, int_result=True)
+# counts of each integer in x (its length depends on the values); with weights, their sums:
+# linear in the weights, whose cotangent reads the result's cotangent at each x
+bincount = defprim("bincount", np.bincount, "np.bincount", "x, weights=None, minlength=0",
+                   diff=("weights",), linear=("weights",), vjp={"weights": "g[x]"},
+                   batch=per_example, data_shape=True)
 # positions where v would be inserted into the sorted vector a (integers: no derivative)
 searchsorted = _nd("searchsorted", np.searchsorted, "np.searchsorted",
                    "a, v, side='left', sorter=None", batch=per_example, int_result=True,
