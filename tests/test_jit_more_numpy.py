@@ -385,3 +385,30 @@ def test_bincount_compiles_and_differentiates_in_the_weights():
     def loss(w):
         return np.sum(np.bincount(idx, weights=w) ** 2) + np.sum(np.sin(np.bincount(idx, w, 8)))
     check_grad(loss, r.normal(size=6))
+
+
+# ---- np.isclose, methods .clip / .round, np.flip --------------------------------------------
+
+def closeness(x, y):
+    return (np.isclose(x, y), np.isclose(x, 0.0, atol=0.5).sum(),
+            np.isclose(x, y, rtol=0.1, equal_nan=True))
+
+
+def test_isclose_as_numpy_with_infinities_and_nans():
+    x = np.array([1.0, np.inf, np.nan, 0.3, -np.inf, 2.0, 1e-9])
+    y = np.array([1.0 + 1e-9, np.inf, np.nan, 0.31, np.inf, 2.3, 0.0])
+    same(compiled(jit(closeness), x, y), closeness(x, y))
+    xi = np.arange(5)
+    same(compiled(jit(lambda a: np.isclose(a, 2)), xi), np.isclose(xi, 2))
+
+
+def chained(x):
+    return (x.clip(-1, 1).round(2).sum(axis=(0, 1)), np.flip(x), np.flip(x, 1), np.fliplr(x),
+            np.flipud(x), np.hstack((x[0], np.flip(x[0]))))
+
+
+def test_clip_round_methods_and_flips():
+    x = rng(22).normal(size=(3, 4)) * 2
+    same(compiled(jit(chained), x), chained(x))
+    check_grad(lambda x: np.sum(np.flip(x, 0) * np.arange(12.0).reshape(3, 4)) +
+               np.sum(x.clip(-1, 1) ** 2), x)

@@ -775,3 +775,26 @@ def take(lw, eqn):
         return None
     text = f"np.take({lw.fmt(x)}, {lw.fmt(idx)})"
     return text if os_.shape else f"{_dt(os_.dtype)}({text})"
+
+
+def flip(lw, eqn, axes=None):
+    """np.flip: the array read backwards along those axes (a view, as NumPy's)."""
+    x = eqn.args["x"]
+    xs = lw.av(x)
+    if xs is None or not xs.shape:
+        return None
+    if axes is None:
+        axis = _const(eqn, "axis")
+        if axis is _NOT_CONST:
+            return None
+        axes = tuple(range(xs.ndim)) if axis is None else \
+            tuple(np.atleast_1d(axis).tolist())
+    if any(not isinstance(a, int) or not -xs.ndim <= a < xs.ndim for a in axes):
+        return None
+    axes = {a % xs.ndim for a in axes}
+    return f"{lw.fmt(x)}[{', '.join('::-1' if k in axes else ':' for k in range(xs.ndim))}]"
+
+
+def flip_axis(k):
+    """np.fliplr (k=1) / np.flipud (k=0): np.flip along axis k."""
+    return lambda lw, eqn: flip(lw, eqn, (k,))

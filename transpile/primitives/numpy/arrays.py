@@ -82,11 +82,11 @@ roll_back = defprim("roll_back", AA.roll_back, "rt.roll_back", "ct, shift, axis=
                                                     rank=lambda s, e: s.r(e.args["ct"])),
                     vjp={"ct": "np.roll(g, shift, axis)"}, numba=NF.roll_back)
 flip = defprim("flip", np.flip, "np.flip", "x, axis=None", linear=("x",),
-               batch=axis_rule(["axis"]), vjp={"x": "np.flip(g, axis)"})
+               batch=axis_rule(["axis"]), vjp={"x": "np.flip(g, axis)"}, numba=NF.flip)
 fliplr = defprim("fliplr", np.fliplr, "np.fliplr", "x", linear=("x",), batch=per_example,
-                 vjp={"x": "np.fliplr(g)"})
+                 vjp={"x": "np.fliplr(g)"}, numba=NF.flip_axis(1))
 flipud = defprim("flipud", np.flipud, "np.flipud", "x", linear=("x",), batch=per_example,
-                 vjp={"x": "np.flipud(g)"})
+                 vjp={"x": "np.flipud(g)"}, numba=NF.flip_axis(0))
 rot90 = defprim("rot90", np.rot90, "np.rot90", "x, k=1, axes=(0, 1)", linear=("x",),
                 batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"})
 repeat = defprim("repeat", np.repeat, "np.repeat", "x, repeats, axis=None", linear=("x",),

@@ -6,7 +6,7 @@ import numpy as np
 
 from transpile.primitives.batching import rules as BR
 from transpile.primitives import scalar_forms as SF
-from transpile.primitives.registry import defprim
+from transpile.primitives.registry import defmethod, defprim
 
 E = BR.elementwise
 
@@ -152,6 +152,7 @@ where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
                deriv={"x": "rt.clip_mask(x, a_min, a_max)"},
                lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"))
+defmethod("clip", clip)
 
 # ---- np.sinc, np.logaddexp2, degrees and radians, np.float_power -------------------------------
 # d sinc(x) / dx = (cos(pi x) - sinc(x)) / x, 0 at x = 0

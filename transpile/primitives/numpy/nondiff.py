@@ -106,6 +106,19 @@ result_type = _nd("result_type", np.result_type, "np.result_type", "*arrays", ba
                   query=True)
 argmax = _nd("argmax", np.argmax, "np.argmax", "x, axis=None", batch=BR.reduction, int_result=True)
 argmin = _nd("argmin", np.argmin, "np.argmin", "x, axis=None", batch=BR.reduction, int_result=True)
+def _isclose(eqn):
+    """|x - y| <= atol + rtol |y| for finite values, equal values (infinities) close, nan
+    close to nan if asked (arguments left out: NumPy's defaults)."""
+    arg = {k: "{" + k + "}" if k in eqn.args else d
+           for k, d in (("rtol", "1e-05"), ("atol", "1e-08"), ("equal_nan", "False"))}
+    return (f"(({{x}} == {{y}}) or (np.isfinite({{x}}) and np.isfinite({{y}}) and "
+            f"abs({{x}} - {{y}}) <= {arg['atol']} + {arg['rtol']} * abs({{y}})) or "
+            f"({arg['equal_nan']} and {{x}} != {{x}} and {{y}} != {{y}}))")
+
+
+isclose = _nd("isclose", np.isclose, "np.isclose",
+              "x, y, rtol=1e-05, atol=1e-08, equal_nan=False", batch=E, bool_result=True,
+              fresh=True, lower=_isclose)
 # counts of each integer in x (its length depends on the values); with weights, their sums:
 # linear in the weights, whose cotangent reads the result's cotangent at each x
 bincount = defprim("bincount", np.bincount, "np.bincount", "x, weights=None, minlength=0",
@@ -141,7 +154,7 @@ count_nonzero = _nd("count_nonzero", np.count_nonzero, "np.count_nonzero", "x, a
                     batch=BR.reduction,
                     numba=NF.whole("count_nonzero"))
 
-for _name in ["argmax", "argmin", "argsort", "any", "all"]:
+for _name in ["argmax", "argmin", "argsort", "any", "all", "round"]:
     defmethod(_name, by_name(_name))
 for _name in ["shape", "ndim", "size", "dtype"]:
     defmethod(_name, by_name(f"attr_{_name}"))   # attributes x.shape, x.ndim, ...
