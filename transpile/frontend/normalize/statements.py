@@ -3,11 +3,13 @@ frontend/normalize/calls.py): expression statements (calls that write into array
 to names, tuples and subscripts (`y[i] = v` becomes `y = rt.setitem(y, i, v)` through the alias
 model, transpile/frontend/normalize/aliasing.py), augmented assignments (in place on arrays, as NumPy), `return`,
 and `if` (a condition known now picks a branch; one on array data becomes an `If`)."""
+import ast
 import importlib
 import sys
 import types
 
 import gast
+import numpy as np
 
 from transpile.frontend.normalize import array_literals, checks
 from transpile.frontend.normalize.aliasing import Stale, stale_error
@@ -48,12 +50,58 @@ def stmt_Expr(norm, node):
         return
     if draw_statement(norm, node.value):  # rng.normal(size=3): numbers skipped, state advanced
         return
+    if ufunc_at_statement(norm, node):    # np.add.at(a, idx, v): a loop of a[i] += v
+        return
     if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
         raise norm.error(node, "unsupported: generator (yield)",
                          hint="return the values instead (a list or tuple)")
     raise norm.error(node, "an expression statement has no effect in a transformed function "
                      "(side effects such as print or in-place methods are not kept)",
                      hint="assign the result to a variable, or move the call outside")
+
+
+_AT_OPS = {np.add: "+=", np.subtract: "-=", np.multiply: "*="}
+
+
+def ufunc_at_statement(norm, node):
+    """`np.add.at(a, idx, v)` (also subtract, multiply) with idx a vector of integers: written
+    as the unbuffered loop NumPy runs, `for k in range(len(idx)): a[idx[k]] += v[k]` (v
+    broadcast to a[idx]'s shape first, as zeros of that shape plus v), so every transform sees plain subscript writes and
+    repeated indices accumulate. Other index kinds are refused by name."""
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Attribute) or \
+            call.func.attr != "at":
+        return False
+    try:
+        ufunc = norm.expr(call.func.value, "f")
+    except TranspileError:
+        return False
+    if not isinstance(ufunc, Static) or not isinstance(ufunc.obj, np.ufunc):
+        return False
+    op = _AT_OPS.get(ufunc.obj)
+    name = f"np.{ufunc.obj.__name__}.at"
+    if op is None:
+        raise norm.error(node, f"{name} is not supported (np.add.at, np.subtract.at and "
+                         "np.multiply.at are)", construct=f"{name}(...)")
+    if len(call.args) != 3 or call.keywords or not isinstance(call.args[0], gast.Name):
+        raise norm.error(node, f"{name} is supported as {name}(name, indices, values) on an "
+                         "array held by a name", construct=f"{name}(...)")
+    a = call.args[0].id
+    idx, val, k = f"{a}_at_index", f"{a}_at_value", f"{a}_at_k"
+    src = [ast.unparse(gast.gast_to_ast(e)) for e in call.args[1:]]
+    text = (f"{idx} = np.asarray({src[0]})\n"
+            f"assert {idx}.ndim == 1, '{name}: only a vector of integer indices is supported "
+            "here'\n"
+            f"{val} = np.zeros_like({a}[{idx}]) + {src[1]}\n"
+            f"for {k} in range({idx}.shape[0]):\n"
+            f"    {a}[{idx}[{k}]] {op} {val}[{k}]\n")
+    for st in gast.parse(text).body:
+        for sub in gast.walk(st):
+            if "lineno" in sub._attributes:
+                gast.copy_location(sub, node)
+                sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+        norm.stmt(st)
+    return True
 
 
 def list_method(norm, call):
