@@ -53,6 +53,8 @@ from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, Transp
 from transpile.compile.backends import initialize_runtime
 from transpile.compile.dispatch import MISS, generated_entry
 from transpile.compile.specialization import FREE_CHANGED, Compiled, Plan, deps_fresh
+from transpile.compile import worker as compile_worker
+from transpile.compile.worker import WorkerCompile, WorkerError
 from transpile.frontend.normalize.normalizer import SPECIALIZE
 from transpile.frontend.parse import read_binding
 from transpile.pytree import TreeDef, tree_unflatten
@@ -202,13 +204,22 @@ def _switch_back():
 
 
 def _wait_for_background():
-    """At exit, let running background compiles finish (they fill the disk cache, and a
-    thread killed inside LLVM at interpreter shutdown may crash it)."""
+    """Before a fork, let running background compiles finish."""
     for t in list(_BACKGROUND):
         t.join(120)
 
 
-atexit.register(_wait_for_background)
+def _wait_at_exit():
+    """At exit, let background compiles running in this process finish (a thread killed
+    inside LLVM at interpreter shutdown may crash it); one waiting on a worker process is not
+    waited for: the worker finishes filling the disk cache on its own (compile/worker.py)."""
+    waiting = compile_worker.begin_exit()
+    for t in list(_BACKGROUND):
+        if t not in waiting:
+            t.join(120)
+
+
+atexit.register(_wait_at_exit)
 if hasattr(os, "register_at_fork"):
     # a child forked while Numba compiles would inherit its compiler lock held by a thread
     # that does not exist there (its first compile would hang): finish compiling first
@@ -481,15 +492,30 @@ class Jit(Transform):
 
     def _background(self, key, trees, in_avals, leaves, core, ranked, dyn, p, built=None):
         """Build and compile one specialization off the caller's thread; on success the next
-        call of that signature runs the compiled code. Warnings wait for the next call."""
+        call of that signature runs the compiled code. Warnings wait for the next call.
+        Numba compiles in a worker process (compile/worker.py) unless TRANSPILE_COMPILE_WORKER=0
+        or no worker can: then here."""
         _TLS.defer = self._deferred
+        # started first: the worker imports Numba while this thread generates the module
+        w = WorkerCompile() if built is None and compile_worker.enabled() else None
         try:
             try:
                 c = built if built is not None else self._finish_build(
                     trees, in_avals, core, ranked, int_params if dyn else None, False)
                 with self._compile_lock:
                     new = self._new_code(c, leaves)
-                c.precompile(leaves)
+                outcome, w = self._compile_in_worker(c, leaves, w)
+                if outcome == "exiting":
+                    return         # the program ends; the worker fills the cache alone
+                if outcome == "crashed":
+                    p.failed = True
+                    self._warn(f"jit({self.__name__}): compiling in a worker process failed "
+                               f"({w.detail}; module {c.plan.path}); this signature keeps "
+                               "running the NumPy version.")
+                    return
+                c.precompile(leaves)       # (after a worker: a load from the disk cache)
+                if outcome == "compiled":
+                    w.record(c)
             except StaticIntsNeeded:
                 self.dynamic_ints = False     # the next call keys on int values, builds again
                 self._forget_fast()
@@ -510,9 +536,32 @@ class Jit(Transform):
                     del self._pending[key]
             p.done = True
         finally:
+            if w is not None:
+                w.discard()
             _TLS.defer = None
             _BACKGROUND.discard(threading.current_thread())
             _switch_back()
+
+    def _compile_in_worker(self, c, leaves, w):
+        """Have a worker process compile `c`'s module for these arguments' types into the disk
+        cache, waiting for it without the GIL. (outcome, worker): "compiled" (precompile then
+        loads it), "refused" (handled: the NumPy version or vmap's loop, one warning),
+        "crashed", "exiting" or "none" (compile here: no worker, nothing to compile from a
+        file, or a worker that could not run)."""
+        sig = c.numba_signature(leaves)
+        if sig is None:
+            return "none", w
+        if w is None:
+            if not compile_worker.enabled():
+                return "none", w
+            w = WorkerCompile()
+        outcome, detail = w.run(c.plan.path, c.plan.entry, [sig])
+        w.detail = detail
+        if outcome == "refused":
+            c.refused(WorkerError(detail), leaves)
+        elif outcome == "unavailable":
+            outcome = "none"
+        return outcome, w
 
     def _flush_warnings(self):
         while self._deferred:

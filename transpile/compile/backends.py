@@ -47,6 +47,7 @@ def _numba_compile(plan):
                                          threads=threads, in_place=plan.in_place,
                                          allow_breaks=plan.allow_breaks)
     plan.text = text
+    plan.entry = name
     if breaks:      # statements run in NumPy between compiled parts
         e = breaks[0]
         n = f"{len(breaks)} statements run" if len(breaks) > 1 else "that statement runs"

@@ -55,6 +55,7 @@ class Plan:
         self.origin = origin
         self.text = None
         self.path = None
+        self.entry = None          # the lowered module's entry function (Numba backends)
         self._eager = None
         self.in_place = set()      # id() of setitem equations that may store in place
         self.allow_breaks = False  # lower what Numba cannot compile as NumPy between parts
@@ -97,6 +98,7 @@ class Compiled:
         self.statics = [core.statics[n] for n in plan.params[len(core.params):]]
         self.lock = threading.Lock()
         self.delegate = None      # the per-example loop that replaced code Numba refused
+        self.worker = None        # what a worker process's compile did (api/jit.py)
 
     def fresh(self):
         return deps_fresh(self.spec_deps)
@@ -178,15 +180,42 @@ class Compiled:
         except Exception as e:
             if not _is_numba_error(e):
                 raise
-            alt = self.jit._per_example(self.plan)
-            if alt is not None:       # vmap: one compiled loop over the batch
-                alt.precompile(leaves, free)
-                self.delegate = alt
-                self.checked = True
-                return
-            self.fall_back(e)
+            self.refused(e, leaves, free)
             return
         self.checked = True
+
+    def numba_signature(self, leaves):
+        """The Numba types `precompile` would compile the lowered module's entry for (what a
+        worker process compiles into the disk cache, api/jit.py), or None when there is
+        nothing to compile from a file: checked already, not a Numba dispatcher, no module
+        file, types Numba does not know (precompile reports those), or compiled already for
+        them (another batch size)."""
+        if self.checked or not self.plan.path or not self.plan.entry or \
+                not _is_numba_dispatcher(self.fn):
+            return None
+        free = [read_binding(w) for w in self.free]
+        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
+        try:
+            import numba   # (lazy: import transpile does not load Numba)
+            sig = tuple(numba.typeof(a) for a in args)
+        except Exception:      # noqa: BLE001 (precompile raises it where it is reported)
+            return None
+        if self.plan.reused and sig in self.fn.overloads:
+            return None
+        return sig
+
+    def refused(self, e, leaves, free=None):
+        """Numba refused the lowered code (`e`: its error, here or in a worker process): this
+        specialization becomes the per-example loop (vmap) or the NumPy version, warning once."""
+        if free is None:
+            free = [read_binding(w) for w in self.free]
+        alt = self.jit._per_example(self.plan)
+        if alt is not None:       # vmap: one compiled loop over the batch
+            alt.precompile(leaves, free)
+            self.delegate = alt
+            self.checked = True
+            return
+        self.fall_back(e)
 
     def raised(self, e, leaves, free):
         """A call of the compiled code raised `e` (the arguments were `leaves`)."""

@@ -1,0 +1,177 @@
+"""A background compile in a worker process (the calling side; the worker is
+runtime/compile_worker.py).
+
+Tiered jit (api/jit.py) runs the generated NumPy code while a specialization is compiled.
+Numba's compiler holds the GIL most of the time, so compiling in a thread slows the NumPy
+calls running meanwhile (on a 2-core machine, 100 NumPy-tier calls of an MLP step ran up to
+several times slower). So by default the background thread generates the lowered module here
+(transpile's own passes, ~0.1 s), then hands the module's file and the Numba types of the call
+to a worker process, which compiles it into Numba's disk cache, and only *waits* for it (no
+GIL held); it then loads the compiled code from the cache (a Numba cache hit, counted in
+`Compiled.worker`) and calls switch to it.
+
+`TRANSPILE_COMPILE_WORKER=0` compiles in the thread instead (the behaviour before workers).
+The thread is also used where a worker cannot work: no module file (code compiled in parts),
+argument types that do not pickle, a frozen application, or a worker that could not start
+(then no worker is tried again in this process).
+
+What the worker's end means (`WorkerCompile.run`):
+
+    "compiled"     the module is in the disk cache: load it (precompile gets a cache hit)
+    "refused"      Numba refused the code: the NumPy version, one warning with the construct
+    "crashed"      killed by a signal or timed out: the NumPy version, one warning
+    "unavailable"  no worker (could not start, or failed before compiling): compile here
+
+At interpreter exit a worker is not waited for: it finishes filling the cache on its own (its
+own session, so a Ctrl-C meant for the program does not stop it half way; the cache's
+manifest is written only after a complete compile) and the next run loads the result.
+"""
+import json
+import os
+import subprocess
+import sys
+import threading
+
+from transpile_runtime import compile_worker
+
+TIMEOUT = 900.0          # seconds a worker may compile before it is killed (a hang)
+
+_STATE = {"broken": False}
+_LOCK = threading.Lock()
+_EXITING = [False]
+_WAITING = set()         # threads waiting on a worker (not joined at exit)
+
+
+def enabled():
+    """Compile in a worker process (default), or in a thread (TRANSPILE_COMPILE_WORKER=0)?"""
+    flag = os.environ.get("TRANSPILE_COMPILE_WORKER", "1").strip().lower()
+    if flag in ("0", "false", "no", "off") or _STATE["broken"]:
+        return False
+    return bool(sys.executable) and not getattr(sys, "frozen", False)
+
+
+def waiting_threads():
+    with _LOCK:
+        return set(_WAITING)
+
+
+def begin_exit():
+    """At interpreter exit: threads waiting on a worker stop there (their worker finishes
+    filling the cache alone); returns the threads that are not waiting (to be joined)."""
+    with _LOCK:
+        _EXITING[0] = True
+        return set(_WAITING)
+
+
+class WorkerError(Exception):
+    """Numba's error, as the worker reported it (its message names the refused line)."""
+
+
+class WorkerCompile:
+    """One worker process: started early (it imports Numba while the module is generated),
+    then given one module to compile, or discarded."""
+
+    def __init__(self):
+        self.proc = None
+        self.reply = None
+        self.returncode = None
+        self.detail = ""
+        try:
+            self.proc = compile_worker.spawn()
+        except OSError:
+            _STATE["broken"] = True
+
+    def discard(self):
+        """No compile needed after all: end the worker (it holds nothing yet)."""
+        p = self.proc
+        if p is None:
+            return
+        self.proc = None
+        try:
+            p.kill()
+        except OSError:
+            pass
+        p.communicate()
+
+    def record(self, c):
+        """After `c` loaded what this worker compiled: `c.worker` says how many signatures the
+        worker compiled and how many the calling process then loaded from the disk cache
+        (`cache_hits`) or had to compile itself (`compiled_here`: 0 unless the cache missed)."""
+        disp = getattr(c.fn, "fn", c.fn)           # (AdaptiveThreads wraps the dispatcher)
+        stats = getattr(disp, "stats", None)
+        reply = self.reply or {}
+        c.worker = {"compiled": reply.get("compiled", 0), "loaded": reply.get("loaded", 0),
+                    "cache_hits": sum(stats.cache_hits.values()) if stats else 0,
+                    "compiled_here": sum(stats.cache_misses.values()) if stats else 0}
+
+    def run(self, path, name, sigs):
+        """Have the worker compile `name` of the module at `path` for `sigs`; (outcome, detail)
+        as the module docstring says. Blocks without holding the GIL."""
+        if self.proc is None:
+            return "unavailable", "no worker process"
+        try:
+            data = compile_worker.request(path, name, sigs)
+        except Exception as e:      # noqa: BLE001 (a type that does not pickle: compile here)
+            self.discard()
+            return "unavailable", f"{type(e).__name__}: {e}"
+        p = self.proc
+        me = threading.current_thread()
+        with _LOCK:
+            exiting = _EXITING[0]
+            if not exiting:
+                _WAITING.add(me)
+        if exiting:       # the program is ending: the worker fills the cache on its own
+            self.proc = None
+            try:
+                p.stdin.write(data)
+                p.stdin.close()
+            except OSError:
+                pass
+            return "exiting", ""
+        try:
+            try:
+                out, err = p.communicate(data, timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                return "crashed", f"no answer after {TIMEOUT:.0f} s; killed"
+            except (OSError, ValueError) as e:       # the worker died before reading
+                p.kill()
+                out, err = p.communicate()
+                if p.returncode is not None and p.returncode < 0:
+                    return "crashed", f"the worker process was killed by signal {-p.returncode}"
+                _STATE["broken"] = True
+                return "unavailable", f"{type(e).__name__}: {e}"
+        finally:
+            with _LOCK:
+                _WAITING.discard(me)
+                exiting = _EXITING[0]
+            self.proc = None
+        self.returncode = p.returncode
+        if exiting:
+            return "exiting", ""
+        reply = _last_json(out)
+        self.reply = reply
+        if reply is not None and reply.get("ok"):
+            return "compiled", ""
+        if reply is not None and reply.get("numba"):
+            return "refused", reply.get("error", "")
+        if p.returncode is not None and p.returncode < 0:
+            return "crashed", f"the worker process was killed by signal {-p.returncode}"
+        # a Python error before or outside Numba's compiler (the worker's environment):
+        # compile here instead, and start no more workers in this process
+        _STATE["broken"] = True
+        why = reply.get("error") if reply is not None else \
+            (err.decode(errors="replace").strip().splitlines() or ["no answer"])[-1]
+        return "unavailable", why
+
+
+def _last_json(out):
+    for line in reversed(out.decode(errors="replace").strip().splitlines()):
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
