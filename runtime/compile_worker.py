@@ -29,6 +29,8 @@ import subprocess
 import sys
 import types
 
+import numpy as np
+
 BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
         "from transpile_runtime.compile_worker import main; main()")
 
@@ -59,9 +61,75 @@ def spawn():
 
 def request(path, name, sigs):
     """The bytes to send a worker: compile `name` of the module at `path` for each signature
-    in `sigs` (tuples of Numba types). Raises (pickle.PicklingError, TypeError, ...) when a
-    type cannot be pickled: the caller compiles in its own process then."""
+    in `sigs`: a tuple of Numba types, or a `describe`d list. Raises (pickle.PicklingError,
+    TypeError, ...) when a type cannot be pickled: the caller compiles in its own process."""
     return pickle.dumps({"path": path, "name": name, "sigs": pickle.dumps(list(sigs))})
+
+
+# -- argument types without importing Numba in the caller ----------------------------------------
+#
+# The caller describes each argument as numba.typeof would type it (the same rules: an
+# ndarray's dtype, rank, layout 'C' if C-contiguous, else 'F' if Fortran-contiguous, else 'A',
+# and readonly when not writeable; Python float/int/bool/complex; NumPy scalars by dtype;
+# tuples item by item), so it need not import Numba before the compiled code is ready.
+# Anything else raises TypeError: the caller then types it with Numba itself.
+
+_SCALARS = {float: ("py", "float64"), bool: ("py", "boolean"), complex: ("py", "complex128")}
+
+
+def describe(args):
+    """A picklable description of the Numba types of `args` (TypeError if not describable)."""
+    return ("described", [_describe(a) for a in args])
+
+
+def _describe(v):
+    t = type(v)
+    if t is np.ndarray:
+        f = v.flags
+        layout = "C" if f.c_contiguous else "F" if f.f_contiguous else "A"
+        if v.dtype.hasobject or v.dtype.fields is not None or v.dtype.kind not in "biufc":
+            raise TypeError(f"no description for arrays of {v.dtype}")
+        return ("array", v.dtype.str, v.ndim, layout, not f.writeable, bool(f.aligned))
+    if t in _SCALARS:
+        return _SCALARS[t]
+    if t is int:
+        if -(1 << 63) <= v < (1 << 63):
+            return ("py", "int64")
+        if 0 <= v < (1 << 64):
+            return ("py", "uint64")
+        raise TypeError("an int too large for Numba")
+    if isinstance(v, np.generic) and t.__module__ == "numpy" and \
+            np.dtype(t).kind in "biufc":
+        return ("scalar", np.dtype(t).str)
+    if t is tuple:
+        return ("tuple", [_describe(x) for x in v])
+    if v is None:
+        return ("none",)
+    raise TypeError(f"no description for {t.__name__}")
+
+
+def numba_types(described):
+    """The tuple of Numba types a `describe`d list stands for (in the worker)."""
+    return tuple(_numba_type(d) for d in described)
+
+
+def _numba_type(d):
+    from numba.core import types
+    from numba.np import numpy_support
+    kind = d[0]
+    if kind == "array":
+        _, dtype, ndim, layout, readonly, aligned = d
+        return types.Array(numpy_support.from_dtype(np.dtype(dtype)), ndim, layout,
+                           readonly=readonly, aligned=aligned)
+    if kind == "py":
+        return getattr(types, d[1])
+    if kind == "scalar":
+        return numpy_support.from_dtype(np.dtype(d[1]))
+    if kind == "tuple":
+        return types.BaseTuple.from_types([_numba_type(x) for x in d[1]])
+    if kind == "none":
+        return types.none
+    raise ValueError(f"unknown description {d!r}")
 
 
 def _reply(obj):
@@ -88,6 +156,8 @@ def compile_request(req):
         fn = ns[name]
         sigs = pickle.loads(req["sigs"])
         for sig in sigs:
+            if isinstance(sig, tuple) and sig and sig[0] == "described":
+                sig = numba_types(sig[1])
             fn.compile(tuple(sig))
         diskcache.record(path)
     stats = fn.stats

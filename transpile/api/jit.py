@@ -501,7 +501,8 @@ class Jit(Transform):
         try:
             try:
                 c = built if built is not None else self._finish_build(
-                    trees, in_avals, core, ranked, int_params if dyn else None, False)
+                    trees, in_avals, core, ranked, int_params if dyn else None, False,
+                    defer_load=w is not None)
                 with self._compile_lock:
                     new = self._new_code(c, leaves)
                 outcome, w = self._compile_in_worker(c, leaves, w)
@@ -558,6 +559,7 @@ class Jit(Transform):
         outcome, detail = w.run(c.plan.path, c.plan.entry, [sig])
         w.detail = detail
         if outcome == "refused":
+            c.load()
             c.refused(WorkerError(detail), leaves)
         elif outcome == "unavailable":
             outcome = "none"
@@ -657,15 +659,18 @@ class Jit(Transform):
                 core = self._core_with(trees, in_avals, ranked, per_example, inner)
         return core, ranked, folded
 
-    def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example):
+    def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example,
+                      defer_load=False):
         """Specialize, fuse, lower and load `core` (Numba compiles on the first call or in
-        Compiled.precompile)."""
+        Compiled.precompile). `defer_load`: write the lowered module but load it (import
+        Numba) only when Compiled.precompile needs it (a worker process compiles it)."""
         if dynamic_int_params is not None and not ints_stay_dynamic(
                 core, dynamic_int_params(core, in_avals)):
             raise StaticIntsNeeded("an int argument's value is needed when generating code")
         with _PIPELINE_LOCK:
             plan = self._plan(core, in_avals)
         plan.retry = None
+        plan.defer_load = defer_load
         if ranked and isinstance(self.fun, Vmap) and not per_example:
             # the batched code may have a step Numba cannot lower: then one compiled loop over
             # the batch around the function (each example runs the code jit(f) would)
@@ -718,6 +723,7 @@ class Jit(Transform):
         if self.backend not in ("cpu", "numba"):
             return None
         plan.allow_breaks = True
+        plan.defer_load = False
         try:
             return compile_fn(plan)
         except Unlowerable:
