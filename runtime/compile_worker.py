@@ -15,7 +15,7 @@ the caller: exactly those the caller will call with.
 
 Protocol (see `spawn` and `main`): the parent starts `python -c BOOT <sys.path as JSON>`; the
 worker imports NumPy and Numba (while the parent is still generating the module), then reads
-one pickled request from stdin: {"path", "name", "sigs": pickle of a list of type tuples}.
+one pickled request from stdin (one pickle, not to EOF): {"path", "name", "sigs": pickle of a list of type tuples}.
 EOF instead of a request: nothing to do. It compiles under the entry's lock
 (diskcache.entry_lock: two processes compiling the same module take turns, and the second
 gets a cache hit), records the signed manifest (diskcache.record), and writes one JSON line
@@ -173,11 +173,14 @@ def main():
     except Exception as e:      # noqa: BLE001 (reported to the caller)
         _reply({"ok": False, "numba": False, "error": f"{type(e).__name__}: {e}"})
         return
-    data = sys.stdin.buffer.read()
-    if not data:
+    try:
+        # one pickle, read to its end (not to EOF: a process forked from the caller may hold
+        # a copy of the pipe's other end)
+        req = pickle.load(sys.stdin.buffer)
+    except EOFError:
         return                   # the caller needed no compile after all
     try:
-        reply = compile_request(pickle.loads(data))
+        reply = compile_request(req)
     except Exception as e:      # noqa: BLE001 (reported to the caller)
         reply = {"ok": False, "numba": _is_numba_error(e), "error": str(e) or type(e).__name__,
                  "type": type(e).__name__}

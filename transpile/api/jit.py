@@ -19,9 +19,10 @@ If Numba refuses the lowered code, the call runs the generated NumPy code instea
 once (TranspileWarning) naming the construct: the numbers are the same.
 
 Tiers: by default a call never waits for the compiler. A new signature's first calls run the
-generated NumPy code (`Pending`) while a background thread specializes, lowers and compiles
-it (`Compiled.precompile`: by argument types, without running it); the next call after that
-runs the compiled code. jit(f, wait=True), TRANSPILE_TIERS=0 (the test suite) or
+generated NumPy code (`Pending`) while a background thread specializes and lowers it, and a
+worker process (compile/worker.py; TRANSPILE_COMPILE_WORKER=0: the thread itself) compiles it
+into Numba's disk cache by argument types, without running it; the thread then loads it
+(`Compiled.precompile`: a cache hit) and the next call runs the compiled code. jit(f, wait=True), TRANSPILE_TIERS=0 (the test suite) or
 jit(f).compile(*args) compile first. Per call, a generated entry for the latest signature
 (compile/dispatch.py) checks the arguments and the globals the code was generated from and calls
 the compiled dispatcher directly; everything else takes the full path below it.
@@ -849,8 +850,9 @@ def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu", wait=Non
     transpile.lowering.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
 
     Tiers: by default a call never waits for the compiler. The first call of a new signature
-    runs the generated NumPy code while Numba compiles in a background thread; later calls
-    run the compiled code once it is ready (`jit(f).last_tier` says which ran). wait=True
+    runs the generated NumPy code while Numba compiles in the background (in a worker process
+    that fills the disk cache; TRANSPILE_COMPILE_WORKER=0: in a thread); later calls run the
+    compiled code once it is ready (`jit(f).last_tier` says which ran). wait=True
     makes calls compile first (the old behaviour; also TRANSPILE_TIERS=0 for every function);
     `jit(f).compile(*example_args)` compiles ahead of time, `jit(f).wait()` waits for the
     background compiles.
