@@ -171,7 +171,7 @@ def main():
         from numba.core.registry import cpu_target
         cpu_target.target_context.refresh()
     except Exception as e:      # noqa: BLE001 (reported to the caller)
-        _reply({"ok": False, "numba": False, "error": f"{type(e).__name__}: {e}"})
+        _reply({"ok": False, "numba": False, "boot": True, "error": f"{type(e).__name__}: {e}"})
         return
     try:
         # one pickle, read to its end (not to EOF: a process forked from the caller may hold

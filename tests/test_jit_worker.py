@@ -317,3 +317,26 @@ def test_exit_leaves_the_worker_to_fill_the_cache(tmp_path):
     r = json.loads(p.stdout.strip().splitlines()[-1])
     assert r["hits"] == 1 and r["misses"] == 0
     np.testing.assert_allclose(r["out"], want, rtol=1e-12)
+
+
+def kernel_d(x, a):
+    return np.tanh(x) * a + 2.0
+
+
+def test_numpy_blas_threads_are_restored_after_the_worker(monkeypatch):
+    before = [lib.num_threads for lib in compile_worker._numpy_blas()]
+    seen = []
+    run = compile_worker.WorkerCompile.run
+
+    def watching(self, *a):
+        seen.append([lib.num_threads for lib in compile_worker._numpy_blas()])
+        return run(self, *a)
+    monkeypatch.setattr(compile_worker.WorkerCompile, "run", watching)
+    j = jit(kernel_d, wait=False)
+    x = np.linspace(-1.0, 1.0, 9)
+    j(x, 0.5)
+    j.wait()
+    np.testing.assert_allclose(j(x, 0.5), np.tanh(x) * 0.5 + 2.0, rtol=1e-15)
+    assert j.last_tier == "compiled"
+    assert seen == [[max(1, n - 1) for n in before]]       # one core fewer while it compiled
+    assert [lib.num_threads for lib in compile_worker._numpy_blas()] == before

@@ -20,7 +20,15 @@ What the worker's end means (`WorkerCompile.run`):
     "compiled"     the module is in the disk cache: load it (precompile gets a cache hit)
     "refused"      Numba refused the code: the NumPy version, one warning with the construct
     "crashed"      killed by a signal or timed out: the NumPy version, one warning
-    "unavailable"  no worker (could not start, or failed before compiling): compile here
+    "unavailable"  no worker (could not start), or a Python error outside Numba's compiler in
+                   it: compile here
+
+While a worker compiles, it takes one core: NumPy's own BLAS in this process runs with one
+thread fewer meanwhile (at least one; restored when no worker is compiling). The NumPy tier's
+matrix products are small, and a threaded BLAS whose other thread finds no free core waits for
+it: measured on the 2-core machine with other jobs running, 100 NumPy-tier calls of an MLP step
+took 1.5–10.5 s with NumPy's 2 BLAS threads and 0.31–0.33 s with one. Only NumPy's bundled
+BLAS is touched (the compiled code's BLAS, SciPy's, is lowering/cpu/module.py's business).
 
 At interpreter exit a worker is not waited for: it finishes filling the cache on its own (its
 own session, so a Ctrl-C meant for the program does not stop it half way; the cache's
@@ -31,6 +39,8 @@ import os
 import subprocess
 import sys
 import threading
+
+from threadpoolctl import ThreadpoolController
 
 from transpile_runtime import compile_worker
 
@@ -63,6 +73,44 @@ def begin_exit():
         return set(_WAITING)
 
 
+_CORES = {"workers": 0, "saved": []}     # workers compiling; (BLAS library, its threads)
+
+
+def _numpy_blas():
+    """NumPy's bundled BLAS libraries loaded in this process (threadpoolctl's controllers)."""
+    marks = ("numpy.libs", f"{os.sep}numpy{os.sep}")
+    return [lib for lib in ThreadpoolController().lib_controllers
+            if lib.user_api == "blas" and any(m in (lib.filepath or "") for m in marks)]
+
+
+def _take_core():
+    with _LOCK:
+        _CORES["workers"] += 1
+        if _CORES["workers"] > 1:
+            return
+        try:
+            for lib in _numpy_blas():
+                n = lib.num_threads
+                if n > 1:
+                    _CORES["saved"].append((lib, n))
+                    lib.set_num_threads(n - 1)
+        except Exception:        # noqa: BLE001 (an unknown BLAS: leave it as it is)
+            pass
+
+
+def _give_back_core():
+    with _LOCK:
+        _CORES["workers"] -= 1
+        if _CORES["workers"]:
+            return
+        saved, _CORES["saved"] = _CORES["saved"], []
+        for lib, n in saved:
+            try:
+                lib.set_num_threads(n)
+            except Exception:    # noqa: BLE001
+                pass
+
+
 class WorkerError(Exception):
     """Numba's error, as the worker reported it (its message names the refused line)."""
 
@@ -76,13 +124,23 @@ class WorkerCompile:
         self.reply = None
         self.returncode = None
         self.detail = ""
+        self.core = False        # holding a core (NumPy's BLAS with one thread fewer)
         try:
             self.proc = compile_worker.spawn()
         except OSError:
             _STATE["broken"] = True
+            return
+        _take_core()             # (from the start: the worker imports Numba meanwhile)
+        self.core = True
+
+    def _release_core(self):
+        if self.core:
+            self.core = False
+            _give_back_core()
 
     def discard(self):
         """No compile needed after all: end the worker (it holds nothing yet)."""
+        self._release_core()
         p = self.proc
         if p is None:
             return
@@ -121,6 +179,7 @@ class WorkerCompile:
             if not exiting:
                 _WAITING.add(me)
         if exiting:       # the program is ending: the worker fills the cache on its own
+            self._release_core()
             self.proc = None
             try:
                 p.stdin.write(data)
@@ -143,6 +202,7 @@ class WorkerCompile:
                 _STATE["broken"] = True
                 return "unavailable", f"{type(e).__name__}: {e}"
         finally:
+            self._release_core()
             with _LOCK:
                 _WAITING.discard(me)
                 exiting = _EXITING[0]
@@ -158,9 +218,10 @@ class WorkerCompile:
             return "refused", reply.get("error", "")
         if p.returncode is not None and p.returncode < 0:
             return "crashed", f"the worker process was killed by signal {-p.returncode}"
-        # a Python error before or outside Numba's compiler (the worker's environment):
-        # compile here instead, and start no more workers in this process
-        _STATE["broken"] = True
+        # a Python error outside Numba's compiler: compile here instead; and where the worker
+        # could not even start (its environment), start no more workers in this process
+        if reply is None or reply.get("boot"):
+            _STATE["broken"] = True
         why = reply.get("error") if reply is not None else \
             (err.decode(errors="replace").strip().splitlines() or ["no answer"])[-1]
         return "unavailable", why
