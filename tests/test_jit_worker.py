@@ -340,3 +340,31 @@ def test_numpy_blas_threads_are_restored_after_the_worker(monkeypatch):
     assert j.last_tier == "compiled"
     assert seen == [[max(1, n - 1) for n in before]]       # one core fewer while it compiled
     assert [lib.num_threads for lib in compile_worker._numpy_blas()] == before
+
+
+def kernel_e(x):
+    return np.cos(x) * 2.0 - x
+
+
+def kernel_f(x):
+    return np.sin(x) * 3.0 + x
+
+
+def test_several_signatures_compiling_at_once_all_arrive():
+    """Workers at once are limited (one core stays for the caller); the others take turns."""
+    je, jf = jit(kernel_e, wait=False), jit(kernel_f, wait=False)
+    xs = [np.linspace(0.0, 1.0, n) for n in (5, 1)]       # (size 1: a signature of its own)
+    for x in xs:
+        je(x)
+        jf(x)
+    je.wait()
+    jf.wait()
+    for x in xs:
+        np.testing.assert_allclose(je(x), np.cos(x) * 2.0 - x, rtol=1e-15)
+        assert je.last_tier == "compiled"
+        np.testing.assert_allclose(jf(x), np.sin(x) * 3.0 + x, rtol=1e-15)
+        assert jf.last_tier == "compiled"
+    workers = [c.worker for j in (je, jf) for c in j._specs.values()]
+    assert all(w is not None and w["cache_hits"] == 1 and w["compiled_here"] == 0
+               for w in workers), workers
+    assert compile_worker._SLOTS._value == max(1, (os.cpu_count() or 2) - 1)   # all returned

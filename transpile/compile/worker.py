@@ -74,6 +74,9 @@ def begin_exit():
 
 
 _CORES = {"workers": 0, "saved": []}     # workers compiling; (BLAS library, its threads)
+# workers at once: one core stays for the caller (two signatures compiling at once on 2 cores
+# take turns, as threads did on the GIL)
+_SLOTS = threading.BoundedSemaphore(max(1, (os.cpu_count() or 2) - 1))
 
 
 def _numpy_blas():
@@ -124,11 +127,18 @@ class WorkerCompile:
         self.reply = None
         self.returncode = None
         self.detail = ""
+        self.slot = False        # holding one of the _SLOTS
         self.core = False        # holding a core (NumPy's BLAS with one thread fewer)
+        while not _SLOTS.acquire(timeout=0.1):
+            if _EXITING[0]:
+                break            # (at exit: the worker runs on its own anyway)
+        else:
+            self.slot = True
         try:
             self.proc = compile_worker.spawn()
         except OSError:
             _STATE["broken"] = True
+            self._release_core()
             return
         _take_core()             # (from the start: the worker imports Numba meanwhile)
         self.core = True
@@ -137,6 +147,9 @@ class WorkerCompile:
         if self.core:
             self.core = False
             _give_back_core()
+        if self.slot:
+            self.slot = False
+            _SLOTS.release()
 
     def discard(self):
         """No compile needed after all: end the worker (it holds nothing yet)."""
