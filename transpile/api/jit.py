@@ -557,7 +557,8 @@ class Jit(Transform):
             if not compile_worker.enabled():
                 return "none", w
             w = WorkerCompile()
-        outcome, detail = w.run(c.plan.path, c.plan.entry, [sig])
+        outcome, detail = w.run(c.plan.path, c.plan.entry, [sig],
+                                prepare=lambda: (c.load(), initialize_runtime()))
         w.detail = detail
         if outcome == "refused":
             c.load()

@@ -45,6 +45,7 @@ from threadpoolctl import ThreadpoolController
 from transpile_runtime import compile_worker
 
 TIMEOUT = 900.0          # seconds a worker may compile before it is killed (a hang)
+PREPARE_AFTER = 1.0      # seconds into a worker's compile when the caller prepares to load
 
 _STATE = {"broken": False}
 _LOCK = threading.Lock()
@@ -175,9 +176,13 @@ class WorkerCompile:
                     "cache_hits": sum(stats.cache_hits.values()) if stats else 0,
                     "compiled_here": sum(stats.cache_misses.values()) if stats else 0}
 
-    def run(self, path, name, sigs):
+    def run(self, path, name, sigs, prepare=None):
         """Have the worker compile `name` of the module at `path` for `sigs`; (outcome, detail)
-        as the module docstring says. Blocks without holding the GIL."""
+        as the module docstring says. Blocks without holding the GIL, except for `prepare()`
+        (this process's own set-up for loading the result: importing Numba, loading the
+        module), run once the worker has compiled for PREPARE_AFTER seconds without
+        finishing: not earlier, so that the first calls (the NumPy tier) do not wait for it
+        behind the GIL, and not after, so that it does not delay the compiled tier."""
         if self.proc is None:
             return "unavailable", "no worker process"
         try:
@@ -202,7 +207,21 @@ class WorkerCompile:
             return "exiting", ""
         try:
             try:
-                out, err = p.communicate(data, timeout=TIMEOUT)
+                try:
+                    out, err = p.communicate(data, timeout=PREPARE_AFTER if prepare else TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    if not prepare:
+                        raise
+                    with _LOCK:      # (joined at exit while it prepares: it holds the GIL)
+                        _WAITING.discard(me)
+                        exiting = _EXITING[0]
+                    if not exiting:
+                        try:
+                            prepare()
+                        finally:
+                            with _LOCK:
+                                _WAITING.add(me)
+                    out, err = p.communicate(timeout=TIMEOUT)
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.communicate()
