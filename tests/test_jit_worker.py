@@ -328,9 +328,9 @@ def test_numpy_blas_threads_are_restored_after_the_worker(monkeypatch):
     seen = []
     run = compile_worker.WorkerCompile.run
 
-    def watching(self, *a):
+    def watching(self, *a, **k):
         seen.append([lib.num_threads for lib in compile_worker._numpy_blas()])
-        return run(self, *a)
+        return run(self, *a, **k)
     monkeypatch.setattr(compile_worker.WorkerCompile, "run", watching)
     j = jit(kernel_d, wait=False)
     x = np.linspace(-1.0, 1.0, 9)
