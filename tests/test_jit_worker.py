@@ -368,3 +368,26 @@ def test_several_signatures_compiling_at_once_all_arrive():
     assert all(w is not None and w["cache_hits"] == 1 and w["compiled_here"] == 0
                for w in workers), workers
     assert compile_worker._SLOTS._value == max(1, (os.cpu_count() or 2) - 1)   # all returned
+
+
+def kernel_g(x, a):
+    x[1] = a
+    return np.exp(x) - a
+
+
+def test_preparing_to_load_while_the_worker_compiles_still_gives_a_cache_hit(monkeypatch):
+    monkeypatch.setattr(compile_worker, "PREPARE_AFTER", 0.0)    # prepare at once
+    j = jit(kernel_g, wait=False)
+    x = np.linspace(0.0, 1.0, 4)
+    x2 = x.copy()
+    outs = [j(x, 0.25)]
+    j.wait()
+    outs.append(j(x, 0.25))
+    assert j.last_tier == "compiled"
+    for _ in range(2):
+        x2[1] = 0.25
+        want = np.exp(x2) - 0.25
+        np.testing.assert_allclose(outs.pop(0), want, rtol=1e-15)
+    np.testing.assert_array_equal(x, x2)
+    assert _only_spec(j).worker == {"compiled": 1, "loaded": 0, "cache_hits": 1,
+                                    "compiled_here": 0}
