@@ -207,8 +207,12 @@ class WorkerCompile:
             return "exiting", ""
         try:
             try:
+                # the request is written here, whole (it is small; the worker reads one pickle,
+                # not to EOF): communicate() retried after a timeout would not write the rest
+                p.stdin.write(data)
+                p.stdin.flush()
                 try:
-                    out, err = p.communicate(data, timeout=PREPARE_AFTER if prepare else TIMEOUT)
+                    out, err = p.communicate(timeout=PREPARE_AFTER if prepare else TIMEOUT)
                 except subprocess.TimeoutExpired:
                     if not prepare:
                         raise
