@@ -10,7 +10,8 @@ Per workload, in fresh Python processes (imports and argument set-up excluded, a
 temporary cache directory for the cold runs):
 
 * first call, empty cache: ours with tiers (the default: the NumPy tier runs while Numba
-  compiles in a background thread), ours with wait=True (compile, then run), JAX;
+  compiles in a worker process; `--worker` compares that with compiling in a thread), ours
+  with wait=True (compile, then run), JAX;
 * compiled ready: from the first call until the compiled tier is ready (ours), for JAX the
   first call (trace + compile);
 * first call from the disk cache: a second process on the same cache directory (ours with
