@@ -3,12 +3,15 @@
     python bench/bench_first_call.py            # all workloads (several minutes)
     python bench/bench_first_call.py mlp selu   # some of them
     python bench/bench_first_call.py --breakdown   # where the MLP's compile time goes
+    python bench/bench_first_call.py --worker [--repeat 3] [workloads]
+                                      # tiers: compile in a worker process vs in a thread
 
 Per workload, in fresh Python processes (imports and argument set-up excluded, an empty
 temporary cache directory for the cold runs):
 
 * first call, empty cache: ours with tiers (the default: the NumPy tier runs while Numba
-  compiles in a background thread), ours with wait=True (compile, then run), JAX;
+  compiles in a worker process; `--worker` compares that with compiling in a thread), ours
+  with wait=True (compile, then run), JAX;
 * compiled ready: from the first call until the compiled tier is ready (ours), for JAX the
   first call (trace + compile);
 * first call from the disk cache: a second process on the same cache directory (ours with
@@ -162,9 +165,11 @@ def child(fw, name, mode, cache):
         import transpile  # noqa: F401
     (kind, f), args, n0, n1 = make(fw, name)
     a0, a1 = args(n0), args(n1)
-    wait = {"tiered": None, "wait": True}.get(mode) if fw == "ours" else None
-    if fw == "ours" and mode == "tiered":
+    wait = {"tiered": None, "thread": None, "wait": True}.get(mode) if fw == "ours" else None
+    if fw == "ours" and mode in ("tiered", "thread"):
         os.environ["TRANSPILE_TIERS"] = "1"
+        # tiered: Numba compiles in a worker process (the default); thread: in a thread
+        os.environ["TRANSPILE_COMPILE_WORKER"] = "0" if mode == "thread" else "1"
     j = transformed(fw, kind, f, wait)
     res = {}
     t0 = time.perf_counter()
@@ -204,6 +209,7 @@ def child(fw, name, mode, cache):
 def run_child(*argv):
     env = dict(os.environ)
     env.pop("TRANSPILE_TIERS", None)
+    env.pop("TRANSPILE_COMPILE_WORKER", None)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", *argv],
                        capture_output=True, text=True, env=env, timeout=900)
@@ -280,11 +286,56 @@ print(json.dumps(t))
         print(f"  {k:36s} {v:7.2f} s")
 
 
+def worker_vs_thread(names, repeat):
+    """Tiers with Numba compiling in a worker process (the default) and in a thread
+    (TRANSPILE_COMPILE_WORKER=0), alternating fresh processes with empty caches, `repeat`
+    times each; JAX once per workload for the ratios. Prints the median and the range."""
+    keys = [("first", "first call"), ("first100", "first 100 calls"),
+            ("ready", "compiled tier ready")]
+    print(f"tiers: worker process vs thread, {repeat} alternating runs each (median, range)")
+    for name in names:
+        print(f"measuring {name} ...", file=sys.stderr, flush=True)
+        runs = {"tiered": [], "thread": []}
+        for _ in range(repeat):
+            for mode in ("tiered", "thread"):
+                with tempfile.TemporaryDirectory(prefix=f"bench-first-{mode}-") as d:
+                    r = run_child("ours", name, mode, d)
+                if r is not None:
+                    runs[mode].append(r)
+        with tempfile.TemporaryDirectory(prefix="bench-first-jax-") as d:
+            jax = run_child("jax", name, "cold", d)
+        print(f"\n## {DESCRIBE[name]}")
+        print(f"  {'':22s} {'worker':>24s} {'thread':>24s} {'JAX':>9s} "
+              f"{'worker/JAX':>10s} {'thread/JAX':>10s}")
+        for k, label in keys:
+            cells, med = [], {}
+            for mode in ("tiered", "thread"):
+                v = sorted(r[k] for r in runs[mode])
+                if not v:
+                    cells.append("–")
+                    continue
+                med[mode] = v[len(v) // 2]
+                cells.append(f"{fmt(med[mode])} ({fmt(v[0])}–{fmt(v[-1])})")
+            j = jax and jax["first100" if k == "first100" else "first"]
+            ratios = [f"{med[m] / j:10.2f}" if j and m in med else f"{'–':>10s}"
+                      for m in ("tiered", "thread")]
+            print(f"  {label:22s} {cells[0]:>24s} {cells[1]:>24s} {fmt(j):>9s} "
+                  f"{ratios[0]} {ratios[1]}")
+        tiers = [(r["first_tier"], r["tier100"]) for r in runs["tiered"]]
+        print(f"  (worker runs: tier of call 1 and call 100: {tiers})")
+
+
 def main(argv):
     if argv and argv[0] == "--child":
         return child(*argv[1:])
     if argv and argv[0] == "--breakdown":
         return breakdown()
+    if argv and argv[0] == "--worker":
+        repeat = 3
+        if "--repeat" in argv:
+            repeat = int(argv[argv.index("--repeat") + 1])
+        names = [a for a in argv if a in WORKLOADS] or WORKLOADS
+        return worker_vs_thread(names, repeat)
     names = [a for a in argv if a in WORKLOADS] or WORKLOADS
     rows = {}
     for name in names:

@@ -19,9 +19,10 @@ If Numba refuses the lowered code, the call runs the generated NumPy code instea
 once (TranspileWarning) naming the construct: the numbers are the same.
 
 Tiers: by default a call never waits for the compiler. A new signature's first calls run the
-generated NumPy code (`Pending`) while a background thread specializes, lowers and compiles
-it (`Compiled.precompile`: by argument types, without running it); the next call after that
-runs the compiled code. jit(f, wait=True), TRANSPILE_TIERS=0 (the test suite) or
+generated NumPy code (`Pending`) while a background thread specializes and lowers it, and a
+worker process (compile/worker.py; TRANSPILE_COMPILE_WORKER=0: the thread itself) compiles it
+into Numba's disk cache by argument types, without running it; the thread then loads it
+(`Compiled.precompile`: a cache hit) and the next call runs the compiled code. jit(f, wait=True), TRANSPILE_TIERS=0 (the test suite) or
 jit(f).compile(*args) compile first. Per call, a generated entry for the latest signature
 (compile/dispatch.py) checks the arguments and the globals the code was generated from and calls
 the compiled dispatcher directly; everything else takes the full path below it.
@@ -53,6 +54,8 @@ from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, Transp
 from transpile.compile.backends import initialize_runtime
 from transpile.compile.dispatch import MISS, generated_entry
 from transpile.compile.specialization import FREE_CHANGED, Compiled, Plan, deps_fresh
+from transpile.compile import worker as compile_worker
+from transpile.compile.worker import WorkerCompile, WorkerError
 from transpile.frontend.normalize.normalizer import SPECIALIZE
 from transpile.frontend.parse import read_binding
 from transpile.pytree import TreeDef, tree_unflatten
@@ -202,13 +205,22 @@ def _switch_back():
 
 
 def _wait_for_background():
-    """At exit, let running background compiles finish (they fill the disk cache, and a
-    thread killed inside LLVM at interpreter shutdown may crash it)."""
+    """Before a fork, let running background compiles finish."""
     for t in list(_BACKGROUND):
         t.join(120)
 
 
-atexit.register(_wait_for_background)
+def _wait_at_exit():
+    """At exit, let background compiles running in this process finish (a thread killed
+    inside LLVM at interpreter shutdown may crash it); one waiting on a worker process is not
+    waited for: the worker finishes filling the disk cache on its own (compile/worker.py)."""
+    waiting = compile_worker.begin_exit()
+    for t in list(_BACKGROUND):
+        if t not in waiting:
+            t.join(120)
+
+
+atexit.register(_wait_at_exit)
 if hasattr(os, "register_at_fork"):
     # a child forked while Numba compiles would inherit its compiler lock held by a thread
     # that does not exist there (its first compile would hang): finish compiling first
@@ -481,15 +493,31 @@ class Jit(Transform):
 
     def _background(self, key, trees, in_avals, leaves, core, ranked, dyn, p, built=None):
         """Build and compile one specialization off the caller's thread; on success the next
-        call of that signature runs the compiled code. Warnings wait for the next call."""
+        call of that signature runs the compiled code. Warnings wait for the next call.
+        Numba compiles in a worker process (compile/worker.py) unless TRANSPILE_COMPILE_WORKER=0
+        or no worker can: then here."""
         _TLS.defer = self._deferred
+        # started first: the worker imports Numba while this thread generates the module
+        w = WorkerCompile() if built is None and compile_worker.enabled() else None
         try:
             try:
                 c = built if built is not None else self._finish_build(
-                    trees, in_avals, core, ranked, int_params if dyn else None, False)
+                    trees, in_avals, core, ranked, int_params if dyn else None, False,
+                    defer_load=w is not None)
                 with self._compile_lock:
                     new = self._new_code(c, leaves)
-                c.precompile(leaves)
+                outcome, w = self._compile_in_worker(c, leaves, w)
+                if outcome == "exiting":
+                    return         # the program ends; the worker fills the cache alone
+                if outcome == "crashed":
+                    p.failed = True
+                    self._warn(f"jit({self.__name__}): compiling in a worker process failed "
+                               f"({w.detail}; module {c.plan.path}); this signature keeps "
+                               "running the NumPy version.")
+                    return
+                c.precompile(leaves)       # (after a worker: a load from the disk cache)
+                if outcome == "compiled":
+                    w.record(c)
             except StaticIntsNeeded:
                 self.dynamic_ints = False     # the next call keys on int values, builds again
                 self._forget_fast()
@@ -510,9 +538,34 @@ class Jit(Transform):
                     del self._pending[key]
             p.done = True
         finally:
+            if w is not None:
+                w.discard()
             _TLS.defer = None
             _BACKGROUND.discard(threading.current_thread())
             _switch_back()
+
+    def _compile_in_worker(self, c, leaves, w):
+        """Have a worker process compile `c`'s module for these arguments' types into the disk
+        cache, waiting for it without the GIL. (outcome, worker): "compiled" (precompile then
+        loads it), "refused" (handled: the NumPy version or vmap's loop, one warning),
+        "crashed", "exiting" or "none" (compile here: no worker, nothing to compile from a
+        file, or a worker that could not run)."""
+        sig = c.numba_signature(leaves)
+        if sig is None:
+            return "none", w
+        if w is None:
+            if not compile_worker.enabled():
+                return "none", w
+            w = WorkerCompile()
+        outcome, detail = w.run(c.plan.path, c.plan.entry, [sig],
+                                prepare=lambda: (c.load(), initialize_runtime()))
+        w.detail = detail
+        if outcome == "refused":
+            c.load()
+            c.refused(WorkerError(detail), leaves)
+        elif outcome == "unavailable":
+            outcome = "none"
+        return outcome, w
 
     def _flush_warnings(self):
         while self._deferred:
@@ -608,15 +661,18 @@ class Jit(Transform):
                 core = self._core_with(trees, in_avals, ranked, per_example, inner)
         return core, ranked, folded
 
-    def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example):
+    def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example,
+                      defer_load=False):
         """Specialize, fuse, lower and load `core` (Numba compiles on the first call or in
-        Compiled.precompile)."""
+        Compiled.precompile). `defer_load`: write the lowered module but load it (import
+        Numba) only when Compiled.precompile needs it (a worker process compiles it)."""
         if dynamic_int_params is not None and not ints_stay_dynamic(
                 core, dynamic_int_params(core, in_avals)):
             raise StaticIntsNeeded("an int argument's value is needed when generating code")
         with _PIPELINE_LOCK:
             plan = self._plan(core, in_avals)
         plan.retry = None
+        plan.defer_load = defer_load
         if ranked and isinstance(self.fun, Vmap) and not per_example:
             # the batched code may have a step Numba cannot lower: then one compiled loop over
             # the batch around the function (each example runs the code jit(f) would)
@@ -669,6 +725,7 @@ class Jit(Transform):
         if self.backend not in ("cpu", "numba"):
             return None
         plan.allow_breaks = True
+        plan.defer_load = False
         try:
             return compile_fn(plan)
         except Unlowerable:
@@ -794,8 +851,9 @@ def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu", wait=Non
     transpile.lowering.backends.BACKENDS (the GPU backends register "cupy"/"cuda").
 
     Tiers: by default a call never waits for the compiler. The first call of a new signature
-    runs the generated NumPy code while Numba compiles in a background thread; later calls
-    run the compiled code once it is ready (`jit(f).last_tier` says which ran). wait=True
+    runs the generated NumPy code while Numba compiles in the background (in a worker process
+    that fills the disk cache; TRANSPILE_COMPILE_WORKER=0: in a thread); later calls run the
+    compiled code once it is ready (`jit(f).last_tier` says which ran). wait=True
     makes calls compile first (the old behaviour; also TRANSPILE_TIERS=0 for every function);
     `jit(f).compile(*example_args)` compiles ahead of time, `jit(f).wait()` waits for the
     background compiles.

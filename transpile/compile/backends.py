@@ -47,6 +47,7 @@ def _numba_compile(plan):
                                          threads=threads, in_place=plan.in_place,
                                          allow_breaks=plan.allow_breaks)
     plan.text = text
+    plan.entry = name
     if breaks:      # statements run in NumPy between compiled parts
         e = breaks[0]
         n = f"{len(breaks)} statements run" if len(breaks) > 1 else "that statement runs"
@@ -60,6 +61,8 @@ def _numba_compile(plan):
         # the same text as a specialization loaded before (another batch size): its dispatcher
         plan.reused = numba_cpu.loaded(path, name) is not None
         diskcache.verify(path)
+        if plan.defer_load and not plan.reused and "\nPARTS = " not in text:
+            return DeferredModule(text, path, name)
         try:
             return numba_cpu.compile_module(text, path, name)
         except Exception as e:
@@ -70,6 +73,27 @@ def _numba_compile(plan):
                 raise
             if attempt == 9 or not _cache_vanished(e, path):
                 raise                 # the cache was deleted under Numba: write it again
+
+
+class DeferredModule:
+    """A lowered module written to its file but not loaded yet (a background compile in a
+    worker process, api/jit.py: the calling process imports Numba and loads the module only
+    once the worker has compiled it, so its NumPy calls meanwhile do not wait for that).
+    `load()` gives the entry dispatcher, as `_numba_compile` would have."""
+
+    def __init__(self, text, path, name):
+        self.text = text
+        self.path = path
+        self.name = name
+
+    def load(self):
+        for attempt in range(10):
+            try:
+                return numba_cpu.compile_module(self.text, self.path, self.name)
+            except (OSError, RuntimeError) as e:
+                if attempt == 9 or not _cache_vanished(e, self.path):
+                    raise
+                diskcache.ensure_file(self.path, self.text)   # the cache was deleted
 
 
 def _cache_vanished(e, path):

@@ -10,13 +10,14 @@ import threading
 import numpy as np
 
 from transpile.core import codegen
-from transpile.compile.backends import _call_guarding_cache, _is_numba_error, _refused_construct
+from transpile.compile.backends import (DeferredModule, _call_guarding_cache, _is_numba_error,
+                                       _refused_construct)
 from transpile.frontend.parse import read_binding
 from transpile.pytree import tree_unflatten
 from transpile.core.runtime_errors import located
 from transpile.optimize.specialize import aval_of
 from transpile.optimize.specialize_windows import MARK as WINDOW_MARK
-from transpile_runtime import diskcache
+from transpile_runtime import compile_worker, diskcache
 from transpile.optimize.inplace import for_printing
 
 
@@ -55,10 +56,12 @@ class Plan:
         self.origin = origin
         self.text = None
         self.path = None
+        self.entry = None          # the lowered module's entry function (Numba backends)
         self._eager = None
         self.in_place = set()      # id() of setitem equations that may store in place
         self.allow_breaks = False  # lower what Numba cannot compile as NumPy between parts
         self.reused = False        # the lowered text is one this process compiled already
+        self.defer_load = False    # write the module, load it later (compile/backends.py)
 
     def eager_callable(self):
         if self._eager is None:
@@ -97,6 +100,7 @@ class Compiled:
         self.statics = [core.statics[n] for n in plan.params[len(core.params):]]
         self.lock = threading.Lock()
         self.delegate = None      # the per-example loop that replaced code Numba refused
+        self.worker = None        # what a worker process's compile did (api/jit.py)
 
     def fresh(self):
         return deps_fresh(self.spec_deps)
@@ -156,6 +160,7 @@ class Compiled:
         second process loads what the first compiled."""
         if self.checked:
             return
+        self.load()
         if not _is_numba_dispatcher(self.fn):    # another backend's callable: nothing to do
             self.checked = True
             return
@@ -178,15 +183,54 @@ class Compiled:
         except Exception as e:
             if not _is_numba_error(e):
                 raise
-            alt = self.jit._per_example(self.plan)
-            if alt is not None:       # vmap: one compiled loop over the batch
-                alt.precompile(leaves, free)
-                self.delegate = alt
-                self.checked = True
-                return
-            self.fall_back(e)
+            self.refused(e, leaves, free)
             return
         self.checked = True
+
+    def numba_signature(self, leaves):
+        """The Numba types `precompile` would compile the lowered module's entry for (what a
+        worker process compiles into the disk cache, api/jit.py; described without Numba while
+        the module's loading is deferred), or None when there is
+        nothing to compile from a file: checked already, not a Numba dispatcher, no module
+        file, types Numba does not know (precompile reports those), or compiled already for
+        them (another batch size)."""
+        if self.checked or not self.plan.path or not self.plan.entry:
+            return None
+        free = [read_binding(w) for w in self.free]
+        args = [_arg(v) for v in leaves] + [_arg(v) for v in free] + self.statics
+        if isinstance(self.fn, DeferredModule):
+            try:     # typed as Numba types them, without importing Numba here yet
+                return compile_worker.describe(args)
+            except TypeError:
+                self.load()
+        if not _is_numba_dispatcher(self.fn):
+            return None
+        try:
+            import numba   # (lazy: import transpile does not load Numba)
+            sig = tuple(numba.typeof(a) for a in args)
+        except Exception:      # noqa: BLE001 (precompile raises it where it is reported)
+            return None
+        if self.plan.reused and sig in self.fn.overloads:
+            return None
+        return sig
+
+    def load(self):
+        """Load a module whose loading was deferred (compile/backends.py DeferredModule)."""
+        if isinstance(self.fn, DeferredModule):
+            self.fn = self.fn.load()
+
+    def refused(self, e, leaves, free=None):
+        """Numba refused the lowered code (`e`: its error, here or in a worker process): this
+        specialization becomes the per-example loop (vmap) or the NumPy version, warning once."""
+        if free is None:
+            free = [read_binding(w) for w in self.free]
+        alt = self.jit._per_example(self.plan)
+        if alt is not None:       # vmap: one compiled loop over the batch
+            alt.precompile(leaves, free)
+            self.delegate = alt
+            self.checked = True
+            return
+        self.fall_back(e)
 
     def raised(self, e, leaves, free):
         """A call of the compiled code raised `e` (the arguments were `leaves`)."""

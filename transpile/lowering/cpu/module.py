@@ -28,7 +28,6 @@ process. A construct with no lowering raises `Unlowerable`; jit then runs the Nu
 """
 import sys
 import linecache
-import types
 import os
 import re
 
@@ -60,6 +59,7 @@ from transpile.optimize.specialize_rewrites import BCAST
 from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,
                                           dtype_ctor, shape_text)
 from transpile.lowering.cpu.text import typed
+from transpile_runtime.compile_worker import execute_module, module_name
 
 PARALLEL_MIN_SIZE = 1 << 18
 
@@ -637,15 +637,11 @@ def limit_numba_blas_threads():
         pass
 
 
-def _module_name(path):
-    return "transpile_jit_" + os.path.splitext(os.path.basename(path))[0]
-
-
 def loaded(path, name):
     """The entry dispatcher of the module at `path` when this process has loaded it already
     (the file name hashes the text: another batch size whose lowered text is the same gets
     the same dispatcher, and Numba's own dispatch serves it without compiling), else None."""
-    mod = sys.modules.get(_module_name(path))
+    mod = sys.modules.get(module_name(path))
     if mod is not None and getattr(mod, "__file__", None) == path:
         return getattr(mod, name, None)
     return None
@@ -653,19 +649,14 @@ def loaded(path, name):
 
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
-    modname = _module_name(path)
     fn = loaded(path, name)
     if fn is not None:
         return fn
     if "np.dot(" in text:
         limit_numba_blas_threads()
-    code = compile(text, path, "exec")
-    mod = types.ModuleType(modname)
-    mod.__file__ = path
-    ns = mod.__dict__
-    # Numba rebuilds a cached function's environment by importing its module by name
-    sys.modules[modname] = mod
-    exec(code, ns)
+    # as a background compile's worker process executes it (the same module name: Numba
+    # rebuilds a cached function's environment by importing its module by name)
+    ns = execute_module(text, path)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
     if compile_parts(ns):
         ns[name].precompiled = True       # parts split at collectives, compiled already
