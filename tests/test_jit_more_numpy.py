@@ -453,3 +453,10 @@ def test_ufunc_at_other_forms_are_refused_by_name():
     with pytest.raises(AssertionError, match="np.add.at"), \
             pytest.warns(TranspileWarning, match="advanced"):
         jit(g)(np.zeros((2, 2)))
+
+
+def test_sort_gradient_compiles():
+    def weighted_order(x):
+        s = np.sort(x)
+        return np.sum(s * np.linspace(1.0, 2.0, x.shape[0])) + np.median(x) ** 2
+    check_grad(weighted_order, rng(24).normal(size=7))

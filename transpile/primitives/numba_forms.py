@@ -798,3 +798,38 @@ def flip(lw, eqn, axes=None):
 def flip_axis(k):
     """np.fliplr (k=1) / np.flipud (k=0): np.flip along axis k."""
     return lambda lw, eqn: flip(lw, eqn, (k,))
+
+
+def _vector_axis(eqn, av):
+    """Is the call along the only axis of a vector (axis -1, 0 or None)?"""
+    return av is not None and av.ndim == 1 and _const(eqn, "axis", -1) in (-1, 0, None)
+
+
+def sort_perm(lw, eqn):
+    """rt.sort_perm of a vector: the stable argsort (Numba's mergesort)."""
+    x = eqn.args["x"]
+    if not _vector_axis(eqn, lw.av(x)):
+        return None
+    return f"np.argsort({lw.fmt(x)}, kind='mergesort')"
+
+
+def take_along(lw, eqn):
+    """rt.take_along of a vector: x[idx]."""
+    x, idx = eqn.args["x"], eqn.args["idx"]
+    if not _vector_axis(eqn, lw.av(x)) or lw.av(idx) is None or lw.av(idx).ndim != 1:
+        return None
+    return f"{lw.fmt(x)}[{lw.fmt(idx)}]"
+
+
+def put_along(lw, eqn):
+    """rt.put_along of a vector: ct written back where each element came from (added up
+    over repeated indices for axis=None, NumPy's add.at; the last write along an axis)."""
+    ct, like, idx, out = eqn.args["ct"], eqn.args["like"], eqn.args["idx"], eqn.out
+    ls, os_ = lw.av(like), lw.avals[out]
+    if not _vector_axis(eqn, ls) or lw.av(idx) is None or lw.av(idx).ndim != 1 or \
+            lw.av(ct) is None or lw.av(ct).shape != lw.av(idx).shape:
+        return None
+    k, op = f"{out}_k", "+=" if _const(eqn, "axis", -1) is None else "="
+    return [f"{out} = np.zeros({_shape(ls.shape)}, {_dt(os_.dtype)})",
+            f"for {k} in range({lw.fmt(idx)}.shape[0]):",
+            f"    {out}[{lw.fmt(idx)}[{k}]] {op} {lw.fmt(ct)}[{k}]"]

@@ -228,13 +228,13 @@ sort = defprim("sort", np.sort, "np.sort", "x, axis=-1", batch=axis_rule(["axis"
                jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"}, numba=NF.sort,
                array_result=True)
 defprim("sort_perm", AA.sort_perm, "rt.sort_perm", "x, axis=-1", nondiff=True,
-        batch=axis_rule(["axis"]))
+        batch=axis_rule(["axis"]), numba=NF.sort_perm)
 take_along = defprim("take_along", AA.take_along, "rt.take_along", "x, idx, axis=-1",
                      linear=("x",), batch=per_example,
-                     vjp={"x": "rt.put_along(g, x, idx, axis)"})
+                     vjp={"x": "rt.put_along(g, x, idx, axis)"}, numba=NF.take_along)
 put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, axis=-1",
                     shape_args=("like",), linear=("ct",), batch=per_example,
-                    vjp={"ct": "rt.take_along(g, idx, axis)"})
+                    vjp={"ct": "rt.take_along(g, idx, axis)"}, numba=NF.put_along)
 
 # ---- cumulative product: d y_j / d x_i = y_j / x_i (j >= i) ------------------------------------
 cumprod = defprim("cumprod", np.cumprod, "np.cumprod", "x, axis=None, dtype=None, out=None",
