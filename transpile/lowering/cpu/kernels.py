@@ -19,6 +19,9 @@ from transpile.lowering.cpu.text import (SizeNamer, atom_const_text, dtype_ctor,
                                          shape_text, size_text, typed)
 from transpile.optimize.fusion import FusedGroup, scalar_template
 
+HUGE_MIN_BYTES = 1 << 22      # transpile_runtime.backends.numba_memory.large_pages hints from 4 MiB
+
+
 def kernel(lw, g: FusedGroup):
     avals = lw.avals
     kname = f"{lw.name}__{g.name}"
@@ -184,11 +187,21 @@ def describe(g):
     return text.replace(plain, f"over {shape_text(g.shape)}:", 1) if g.shape else text
 
 
+def may_be_large(shape, dtype):
+    """Can an array of this shape reach huge-page size (4 MiB, `large_pages`)? Yes where its
+    sizes are read at run time (another call may be larger)."""
+    if re.search(r"[A-Za-z_]", shape_text(shape)):
+        return True
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= HUGE_MIN_BYTES
+
+
 def _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds):
     """The lines that call the kernel in the main function."""
     lines = []
     for o in g.outputs:
         lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
+        if may_be_large(S, avals[o].dtype):
+            lines.append(f"large_pages({o})")
     for r in axis_reds:
         acc_dt = _acc_dtype(avals[r.args['x'].name].dtype, r.prim.reduce)
         kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))
