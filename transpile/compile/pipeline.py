@@ -7,7 +7,9 @@ lowers.
     drop_dead_values   (again after the next two: dead copies hide single reads from them)
     scatter_adds       `a = a + rt.getitem_vjp(...)` becomes a scatter-add into a (ad/)
     reads_before_writes, drop_dead_tapes
-    in_place_writes    which subscript writes may reuse their array (optimize/inplace.py)
+    in_place_writes    which subscript writes may reuse their array (optimize/inplace.py);
+                       the arguments' own buffers too where nothing can raise after their
+                       first write (optimize/no_raise.py)
     fuse               elementwise chains and reductions -> loops (optimize/fusion.py)
 """
 from transpile.ad.accumulate import reads_before_writes, scatter_adds
@@ -15,6 +17,7 @@ from transpile.ad.tape_split import drop_dead_tapes, split_tapes
 from transpile.optimize.dead_code import drop_dead_values
 from transpile.optimize.fusion import fuse
 from transpile.optimize.inplace import in_place_writes
+from transpile.optimize.no_raise import owned_arguments
 from transpile.optimize.specialize import specialize
 
 
@@ -26,6 +29,7 @@ def optimized_body(core, avals, params):
     body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
     body = drop_dead_values(body, outs)
     in_place = in_place_writes(body, params, outs,
-                               scalars={n for n, a in av.items() if a is not None and not a.shape})
+                               scalars={n for n, a in av.items() if a is not None and not a.shape},
+                               owned=owned_arguments(body, av, params))
     body = fuse(body, av, outs, in_place)
     return body, outs, av, in_place

@@ -45,7 +45,7 @@ from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
 from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp, log_base, select_weight
 from transpile.primitives.numpy.arrays import linspace
-from transpile.primitives.internal.control import write_back
+from transpile.primitives.internal.control import assign, write_back
 from transpile.primitives.internal.debugging import debug_print, debug_printf
 from transpile.primitives.numpy.linalg import det, inv, solve
 from transpile.primitives.numpy.products import dot, matmul, outer
@@ -69,6 +69,7 @@ class Lowerer:
                  in_place=()):
         self.name = name
         self.in_place = set(in_place)     # id() of setitems that may store in place
+        self.core_body = []               # the body main() lowers (for same_buffer)
         self.params = params
         self.avals = avals
         # values whose length is read at run time (rank and dtype: their stand-in shape is
@@ -97,6 +98,34 @@ class Lowerer:
             inner = ", ".join(self.fmt(x) for x in a.items)
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
         raise Unlowerable(None, f"argument {a!r}")
+
+    def same_buffer(self, value, dest):
+        """Is `value` certainly `dest` itself: every binding of it (and of the names it comes
+        from, around loops too) a copy of `dest` or of such a name, or a write into one in
+        place (an argument written in place, optimize/no_raise.py)?"""
+        if not isinstance(value, Var) or not isinstance(dest, Var):
+            return False
+        defs = {}
+        for st in ir.walk_eqns(self.core_body):
+            defs.setdefault(st.out, []).append(st)
+        same = set(defs)        # the largest set closed under "comes from dest or the set"
+        changed = True
+        while changed:
+            changed = False
+            for name in list(same):
+                if not all(self._from_one_of(st, same | {dest.name}) for st in defs[name]):
+                    same.discard(name)
+                    changed = True
+        return value.name == dest.name or value.name in same
+
+    def _from_one_of(self, st, names):
+        if st.prim is assign:
+            x = st.args["x"]
+        elif id(st) in self.in_place or st.prim.returns_arg is not None:
+            x = st.args["x" if st.prim.returns_arg is None else st.prim.returns_arg]
+        else:
+            return False
+        return isinstance(x, Var) and x.name in names
 
     # -- main function -----------------------------------------------------------------------------
 
@@ -153,8 +182,9 @@ class Lowerer:
                 dest, value = st.args["dest"], st.args["value"]
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
-                self.comment(st.loc, indent, out)
-                out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
+                if not self.same_buffer(value, dest):    # (written in place: nothing to copy)
+                    self.comment(st.loc, indent, out)
+                    out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
             elif isinstance(st, Eqn) and st.prim is debug_print:
                 # print() in the user's function: Numba prints scalars, arrays and strings
                 self.comment(st.loc, indent, out)
@@ -476,6 +506,7 @@ class Lowerer:
     def main(self, body, outs, origin, signature, header):
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
+        self.core_body = body
         if has_collectives(body):      # under pmap: compiled parts between the barriers
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
