@@ -81,9 +81,11 @@ def _roll(lw, eqn, x, sign):
     s = (sign * int(shift)) % n if n else 0
     if s == 0:
         return f"{lw.fmt(x)}.copy()"
-    head = f"{lw.fmt(x)}[{_at(k, xs.ndim, f'{n - s}:')}]"
-    tail = f"{lw.fmt(x)}[{_at(k, xs.ndim, f':{n - s}')}]"
-    return f"np.concatenate(({head}, {tail}), axis={k})"
+    # two slice copies into one new array (Numba's np.concatenate is ~3x slower)
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    return [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})",
+            f"{out}[{_at(k, xs.ndim, f':{s}')}] = {lw.fmt(x)}[{_at(k, xs.ndim, f'{n - s}:')}]",
+            f"{out}[{_at(k, xs.ndim, f'{s}:')}] = {lw.fmt(x)}[{_at(k, xs.ndim, f':{n - s}')}]"]
 
 
 def tile(lw, eqn):
@@ -140,6 +142,9 @@ def repeat(lw, eqn):
     return lines
 
 
+HUGE_PAGES_FROM = 1 << 22    # bytes: transpile_runtime.backends.numba_memory.large_pages
+
+
 def _cumulative(op, fn):
     def form(lw, eqn):
         if _const(eqn, "dtype") is not None or _const(eqn, "out") is not None:
@@ -147,6 +152,16 @@ def _cumulative(op, fn):
         x, out = eqn.args["x"], eqn.out
         xs, os_ = lw.av(x), lw.avals[out]
         axis = _const(eqn, "axis")
+        if xs.ndim == 1 and axis in (None, 0, -1) and xs.dtype == os_.dtype:
+            # one loop into a new array backed by huge pages where it is large (NumPy's
+            # accumulation is sequential too: the same numbers)
+            big = xs.size * os_.dtype.itemsize >= HUGE_PAGES_FROM
+            return [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+                ([f"large_pages({out})"] if big else []) + [
+                    f"{out}_acc = {_dt(os_.dtype)}({'0' if op == '+' else '1'})",
+                    f"for {out}_i in range({int(xs.shape[0])}):",
+                    f"    {out}_acc {op}= {lw.fmt(x)}[{out}_i]",
+                    f"    {out}[{out}_i] = {out}_acc"]
         if axis is None or xs.ndim == 1 and axis in (0, -1):
             text = f"np.{fn}({lw.fmt(x)})"
             return text if xs.dtype == os_.dtype else f"{text}.astype({_dt(os_.dtype)})"
@@ -248,11 +263,50 @@ def sort(lw, eqn):
         return None
     if k == xs.ndim - 1:
         return f"np.sort({lw.fmt(x)})"
+    if xs.shape[k] <= SHORT_SORT and xs.size and xs.dtype.kind in "biuf":
+        return _short_sort(lw, eqn, x, k)
     # another axis: moved last (a transposed view), sorted, moved back, made contiguous
     perm = [i for i in range(xs.ndim) if i != k] + [k]
     back = [perm.index(i) for i in range(xs.ndim)]
     return (f"np.ascontiguousarray(np.transpose(np.sort(np.transpose({lw.fmt(x)}, "
             f"{tuple(perm)})), {tuple(back)}))")
+
+
+SHORT_SORT = 16     # an axis this short sorts by insertion, one position at a time
+
+
+def _short_sort(lw, eqn, x, k):
+    """np.sort along a short axis k that is not the last: for each position of the other
+    axes, its values are copied to a buffer, sorted by insertion (NaN last, as NumPy) and
+    written out along k; Numba's sort of a transposed view was ~5x slower than NumPy."""
+    xs, out = lw.av(x), eqn.out
+    n, dt = xs.shape[k], _dt(lw.avals[out].dtype)
+    rest = [d for i, d in enumerate(xs.shape) if i != k]
+    names = [f"{out}_i{i}" for i in range(len(rest))]
+
+    def at(j):
+        items = list(names)
+        items.insert(k, j)
+        return ", ".join(items)
+    # `v` goes before `w`: smaller, or w is NaN and v is not
+    before = f"{out}_v < {out}_buf[{out}_b] or ({out}_buf[{out}_b] != {out}_buf[{out}_b] " \
+        f"and {out}_v == {out}_v)" if xs.dtype.kind == "f" else f"{out}_v < {out}_buf[{out}_b]"
+    inner = [f"for {out}_j in range({n}):",
+             f"    {out}_buf[{out}_j] = {lw.fmt(x)}[{at(f'{out}_j')}]",
+             f"for {out}_a in range(1, {n}):",
+             f"    {out}_v = {out}_buf[{out}_a]",
+             f"    {out}_b = {out}_a - 1",
+             f"    while {out}_b >= 0 and ({before}):",
+             f"        {out}_buf[{out}_b + 1] = {out}_buf[{out}_b]",
+             f"        {out}_b -= 1",
+             f"    {out}_buf[{out}_b + 1] = {out}_v",
+             f"for {out}_j in range({n}):",
+             f"    {out}[{at(f'{out}_j')}] = {out}_buf[{out}_j]"]
+    lines = [f"{out} = np.empty({_shape(xs.shape)}, {dt})",
+             f"{out}_buf = np.empty({n}, {dt})"]
+    for d, (i, m) in enumerate(zip(names, rest)):
+        lines.append("    " * d + f"for {i} in range({int(m)}):")
+    return lines + ["    " * len(rest) + line for line in inner]
 
 
 def argsort(lw, eqn):
