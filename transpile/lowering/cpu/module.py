@@ -562,6 +562,7 @@ import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
 from transpile_runtime.backends.numba_memory import large_pages
+from transpile_runtime.backends.numba_sort import sort2, sort2_int
 from transpile_runtime import prng
 import math
 from transpile_runtime.backends.numba_special import (
