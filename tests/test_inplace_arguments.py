@@ -173,6 +173,20 @@ def test_roll_along_an_axis_equals_numpy(shape, shift, axis, dtype):
     _same(_jit(f)(x), f(x))
 
 
+def rolls_in_one_loop(u, v):
+    a = np.roll(u * 2.0, 1, axis=0) + v             # rolls an array made in the loop itself
+    b = np.roll(v, 13, axis=1) - np.roll(v, 0, axis=0) + np.roll(u, -2, axis=-1)
+    return a * b, np.roll(a, 3, axis=1).sum(axis=1)
+
+
+def test_rolls_fused_into_loops_equal_numpy():
+    r = _rng(12)
+    for shape in [(5, 7), (4, 4), (9, 3)]:
+        u, v = r.standard_normal(shape), r.standard_normal(shape)
+        for g, w in zip(_jit(rolls_in_one_loop)(u, v), rolls_in_one_loop(u, v)):
+            _same(g, w)
+
+
 @pytest.mark.parametrize("shape, axis", [((9, 4, 5), 0), ((4, 9, 5), 1), ((3, 6), 0),
                                          ((16, 3), 0), ((17, 3), 0)])
 @pytest.mark.parametrize("kind", ["float", "nan", "int", "ties"])

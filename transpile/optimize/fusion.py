@@ -13,7 +13,8 @@ description):
                            the same axes (`FusedGroup.axes`)
     FusedGroup.outputs     members needed after the loop (written to arrays of `shape`)
 
-Each row's scalar form is its `lower` field (transpile/primitives/registry.py): a row with
+np.roll with a constant shift along one axis joins a group as a read of its (outside)
+array at a shifted index. Each row's scalar form is its `lower` field (transpile/primitives/registry.py): a row with
 one is elementwise for fusion; `reduce` names the accumulation of a reduction the loops know.
 """
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import numpy as np
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.primitives.internal.control import setitem
+from transpile.primitives.numpy.arrays import roll
 
 
 def scalar_template(eqn):
@@ -53,6 +55,18 @@ class FusedGroup:
         if reds:
             text += f"; then {reds} over axes {self.axes}"
         return text
+
+
+def _shifted_read(eqn, av, xs):
+    """np.roll(x, shift, axis) with a constant shift along one axis, x of the result's shape:
+    a read of x at a shifted index in the loop (lowering/cpu/kernels.py), no array of its own."""
+    x, shift, axis = eqn.args.get("x"), eqn.args.get("shift"), eqn.args.get("axis")
+    if not isinstance(x, Var) or xs is None or tuple(xs) != tuple(av.shape) or not av.shape:
+        return False
+    ints = (int, np.integer)
+    return all(isinstance(a, Const) and isinstance(a.value, ints) and
+               not isinstance(a.value, bool) for a in (shift, axis)) and \
+        -len(xs) <= axis.value < len(xs)
 
 
 def _norm_axes(axis, ndim):
@@ -101,6 +115,8 @@ class Fuser:
             if not (np.issubdtype(av.dtype, np.number) or av.dtype == np.bool_):
                 return None
             return "red"
+        if prim is roll:
+            return "roll" if _shifted_read(eqn, av, self.shape(eqn.args.get("x"))) else None
         if not av.shape or scalar_template(eqn) is None:
             return None
         data = prim.operands
@@ -157,7 +173,10 @@ class Fuser:
             if group is not None:
                 reads = set(st.vars_read())
                 blocked = reads & group["red_outs"]
-                if not blocked and kind == "ew" and self.avals[st.out].shape == group["shape"]:
+                if kind == "roll" and st.args["x"].name in group["produced"]:
+                    blocked = True      # a shifted read of an array made in the loop itself
+                if not blocked and kind in ("ew", "roll") and \
+                        self.avals[st.out].shape == group["shape"]:
                     group["eqns"].append(st)
                     group["produced"].add(st.out)
                     continue
@@ -173,7 +192,7 @@ class Fuser:
                 else:
                     before.append(st)
                     continue
-            if kind == "ew":
+            if kind in ("ew", "roll"):
                 group = dict(shape=self.avals[st.out].shape, eqns=[st], reds=[], axes=None,
                              produced={st.out}, red_outs=set(), loc=st.loc)
             elif kind == "red":

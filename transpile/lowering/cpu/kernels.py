@@ -18,6 +18,7 @@ from transpile.core.ir import Const, Var
 from transpile.lowering.cpu.text import (SizeNamer, atom_const_text, dtype_ctor, product_text,
                                          shape_text, size_text, typed)
 from transpile.optimize.fusion import FusedGroup, scalar_template
+from transpile.primitives.numpy.arrays import roll
 
 HUGE_MIN_BYTES = 1 << 22      # transpile_runtime.backends.numba_memory.large_pages hints from 4 MiB
 
@@ -85,6 +86,10 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
 
     for e in g.eqns:
         out_av = avals[e.out]
+        if e.prim is roll:        # x at the index shifted back along the axis (fusion.py)
+            local[e.out] = f"{e.out}__e"
+            body.append(f"{e.out}__e = {_rolled_read(e, S, idx)}")
+            continue
         # the row's loop form for this dtype where it has one (exp32/exp64 vectorize)
         tmpl = e.prim.lower_loop.get(np.dtype(out_av.dtype).name) or scalar_template(e)
         # operands typed like the result for float results (NumPy 2 weak scalars)
@@ -178,6 +183,19 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
         L_body.append(f"return ({', '.join(rets)},)")
     L += ["    " + b for b in L_body]
     return L
+
+
+def _rolled_read(e, S, idx):
+    """np.roll(x, shift, axis)'s element at the loop index: x at (i - shift) mod n on axis."""
+    nd = len(S)
+    k = e.args["axis"].value % nd
+    n = int(S[k])
+    s = int(e.args["shift"].value) % n if n else 0
+    ix = list(idx)
+    if s:
+        i = idx[k]
+        ix[k] = f"({i} - {s} if {i} >= {s} else {i} + {size_text(n)} - {s})"
+    return f"{e.args['x'].name}[{', '.join(ix)}]"
 
 
 def describe(g):
