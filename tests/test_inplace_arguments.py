@@ -68,6 +68,15 @@ def scale_rows(a, s):
     return a.sum()
 
 
+def shift_add(x):
+    x[1:] = x[:-1] + 1.0          # the loop reads the array it writes (shifted): not stored into
+
+
+def double_self(x, y):
+    x[...] = x * 2.0 + 1.0        # the same element read and written
+    y[2:5] = np.sin(x[:3]) * y[1:4]
+
+
 def _rng(k):
     return np.random.default_rng(k)
 
@@ -79,6 +88,8 @@ CASES = [
     (clamp, lambda: (_rng(4).integers(-9, 9, 11), -3, 4)),
     (diffuse, lambda: (_rng(5).random((6, 5)), np.zeros((6, 5)), 3)),
     (scale_rows, lambda: (_rng(6).standard_normal((4, 3)), 1.5)),
+    (shift_add, lambda: (_rng(13).standard_normal(9),)),
+    (double_self, lambda: (_rng(14).standard_normal(6), _rng(15).standard_normal(8))),
 ]
 
 

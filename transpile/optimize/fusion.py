@@ -12,6 +12,8 @@ description):
     FusedGroup.reductions  sum/mean/max/min/prod equations over values of `shape`, all over
                            the same axes (`FusedGroup.axes`)
     FusedGroup.outputs     members needed after the loop (written to arrays of `shape`)
+    FusedGroup.stores      outputs written straight into a view of the array the next
+                           statement writes them into (store_into_destinations)
 
 np.roll with a constant shift along one axis joins a group as a read of its (outside)
 array at a shifted index. Each row's scalar form is its `lower` field (transpile/primitives/registry.py): a row with
@@ -23,7 +25,7 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
-from transpile.primitives.internal.control import setitem
+from transpile.primitives.internal.control import assign, setitem, write_in_place
 from transpile.primitives.numpy.arrays import roll
 
 
@@ -44,6 +46,7 @@ class FusedGroup:
     reductions: list = field(default_factory=list)
     axes: tuple = None          # reduced axes (normalized) shared by all reductions
     loc: object = None
+    stores: dict = field(default_factory=dict)   # output -> (x, index): written into x[index]
 
     def produced(self):
         return {e.out for e in self.eqns}
@@ -266,6 +269,71 @@ def fuse(body, avals, outs, in_place=()):
     f.control_reads = set()
     f.all_readers = list(_all_eqns(body, f.control_reads))
     return f.block(body)
+
+
+def store_into_destinations(body, outs, src, in_place):
+    """`o = <fused loop>; y = x[index] = o` (a write in place, basic slices only, o read nowhere
+    else): the loop writes its element straight into the view x[index] and the write becomes
+    `y = x` (FusedGroup.stores). Not where an input of the loop may share x's buffer
+    (`src`: optimize/inplace.py's sources), as the loop would read what it wrote."""
+    reads = {}
+
+    def count(names):
+        for n in names:
+            reads[n] = reads.get(n, 0) + 1
+
+    def walk(block):
+        for st in block:
+            if isinstance(st, FusedGroup):
+                for e in st.eqns + st.reductions:
+                    count(e.vars_read())
+            elif isinstance(st, (Eqn, ir.Push)):
+                count(ir.names_read(st))
+            else:
+                count(a.name for f in ("cond", "start", "stop", "step")
+                      for a in [getattr(st, f, None)] if isinstance(a, Var))
+                for f in ("body", "orelse", "cond_body"):
+                    walk(getattr(st, f, None) or [])
+    walk(body)
+    count(o.name for o in outs if isinstance(o, Var))
+
+    def rewrite(block):
+        out = []
+        for st in block:
+            if isinstance(st, (ir.If, ir.ForRange, ir.While)):
+                for f in ("body", "orelse", "cond_body"):
+                    if getattr(st, f, None) is not None:
+                        setattr(st, f, rewrite(getattr(st, f)))
+            prev = out[-1] if out else None
+            if isinstance(prev, FusedGroup) and isinstance(st, Eqn) and \
+                    _stores_into(prev, st, reads, src, in_place):
+                o = st.args["v"].name
+                prev.stores[o] = (st.args["x"].name, st.args["index"])
+                st = Eqn(st.out, assign, {"x": st.args["x"]}, st.loc)
+            out.append(st)
+        return out
+    return rewrite(body)
+
+
+def _stores_into(g, st, reads, src, in_place):
+    if not (st.prim is setitem and id(st) in in_place or st.prim is write_in_place):
+        return False
+    x, v, index = st.args["x"], st.args["v"], st.args["index"]
+    if not (isinstance(x, Var) and isinstance(v, Var) and v.name in g.outputs) or \
+            v.name in g.stores or reads.get(v.name) != 1 or not isinstance(index, ir.IndexArg):
+        return False
+    for it in index.items:
+        if it is Ellipsis or isinstance(it, Const) and it.value is Ellipsis:
+            continue
+        if not isinstance(it, ir.SliceArg) or any(
+                b is not None and not (isinstance(b, Const) and (b.value is None or isinstance(
+                    b.value, (int, np.integer)) and not isinstance(b.value, bool)))
+                for b in (it.lower, it.upper, it.step)):
+            return False
+    sx = src.get(x.name)
+    if not sx or "<external>" in sx:
+        return False
+    return not any(src.get(n, {"<external>"}) & sx for n in g.inputs)
 
 
 def groups_in(body):

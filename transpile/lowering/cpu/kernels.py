@@ -45,7 +45,15 @@ def kernel(lw, g: FusedGroup):
     with SizeNamer(spans):
         L = _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_reds)
     kname = _shared(lw, kname, "\n".join(L) + "\n")
-    return _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds)
+    lines = _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds)
+    for o, (x, index) in g.stores.items():     # the loop writes into the view x[index]
+        k = lines.index(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
+        whole = all(it is Ellipsis or isinstance(it, Const) and it.value is Ellipsis
+                    for it in index.items)        # (Numba has no x[...]: x itself)
+        lines[k] = f"{o} = {x}" if whole else f"{o} = {x}[{lw.index(index, None)}]"
+        if k + 1 < len(lines) and lines[k + 1] == f"large_pages({o})":
+            del lines[k + 1]
+    return lines
 
 
 def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_reds):
