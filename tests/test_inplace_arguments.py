@@ -265,3 +265,16 @@ def test_large_fresh_results_equal_numpy_and_use_huge_pages():
     small = _jit(bitwise)
     for g, w in zip(small(a[:10], b[:10]), bitwise(a[:10], b[:10])):
         _same(g, w)
+
+
+@pytest.mark.parametrize("shape, axis", [((7, 3), 0), ((7, 3), 1), ((4, 5, 6), 1), ((4, 5, 6), -1)])
+def test_cumsum_and_cumprod_along_an_axis_equal_numpy(shape, axis):
+    def f(x):
+        return np.cumsum(x, axis=axis), np.cumprod(x, axis=axis)
+
+    x = _rng(16).standard_normal(shape)
+    for g, w in zip(_jit(f)(x), f(x)):
+        _same(g, w)
+    xi = _rng(17).integers(-3, 4, shape)
+    for g, w in zip(_jit(f)(xi), f(xi)):
+        _same(g, w)

@@ -178,9 +178,21 @@ def _scan(out, start, op, k, shape, backward):
     j = f"{out}_j"
     loop = f"range({shape[k] - 2}, -1, -1)" if backward else f"range(1, {shape[k]})"
     other = f"{j} + 1" if backward else f"{j} - 1"
-    return [f"{out} = {start}",
-            f"for {j} in {loop}:",
-            f"    {out}[{_at(k, len(shape), j)}] {op}= {out}[{_at(k, len(shape), other)}]"]
+    # element by element inside (a slice per step cost ~100 ns: 300000 short rows took 30 ms)
+    rest = [f"{out}_i{m}" for m in range(len(shape)) if m != k]
+
+    def at(step):
+        items = list(rest)
+        items.insert(k, step)
+        return ", ".join(items)
+    lines = [f"{out} = {start}", f"for {j} in {loop}:"]
+    d = 1
+    for m, n in enumerate(shape):
+        if m != k:
+            lines.append("    " * d + f"for {out}_i{m} in range({int(n)}):")
+            d += 1
+    lines.append("    " * d + f"{out}[{at(j)}] {op}= {out}[{at(other)}]")
+    return lines
 
 
 cumsum = _cumulative("+", "cumsum")
