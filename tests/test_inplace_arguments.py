@@ -278,3 +278,36 @@ def test_cumsum_and_cumprod_along_an_axis_equal_numpy(shape, axis):
     xi = _rng(17).integers(-3, 4, shape)
     for g, w in zip(_jit(f)(xi), f(xi)):
         _same(g, w)
+
+
+def reverse_into(x, y):
+    y[...] = x[::-1] * 2.0
+
+
+def diffuse_1d(u, tmp, steps):
+    for n in range(steps):
+        tmp[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u[:] = tmp[:]
+
+
+def test_arguments_that_share_memory_are_not_written_in_place():
+    """The same array (or overlapping views) passed twice: NumPy's numbers, not a loop that
+    reads what it already wrote (compiled code checks, then runs the NumPy version)."""
+    j = _jit(reverse_into)
+    a, b = np.arange(6.0), np.arange(6.0)
+    reverse_into(a, a)
+    j(b, b)
+    _same(b, a)
+    a, b = np.arange(10.0), np.arange(10.0)
+    reverse_into(a[2:], a[:8])
+    j(b[2:], b[:8])
+    _same(b, a)
+    x, z = np.arange(10.0), np.zeros(10)          # apart: in place, as before
+    j(x, z)
+    _same(z, np.arange(10.0)[::-1] * 2.0)
+    assert "overlaps(" in j.jitted.source
+    u, w = _rng(18).random(12), None
+    w = u.copy()
+    diffuse_1d(u, u, 3)
+    _jit(diffuse_1d)(w, w, 3)
+    _same(w, u)

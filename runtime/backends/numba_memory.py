@@ -15,6 +15,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from transpile_runtime.backends.messages import ALIASED  # noqa: F401 (generated code's)
+
 HUGE_MIN_BYTES = 1 << 22        # NumPy's threshold (4 MiB)
 PAGE = 4096
 MADV_HUGEPAGE = 14              # Linux
@@ -43,3 +45,26 @@ def large_pages(a):
             start = (a.ctypes.data + (PAGE - 1)) & ~(PAGE - 1)
             end = (a.ctypes.data + nbytes) & ~(PAGE - 1)
             _madvise(start, end - start, np.int32(MADV_HUGEPAGE))
+
+
+@njit(inline="always", cache=True)
+def _extent(a):
+    lo = a.ctypes.data
+    hi = lo
+    for k in range(a.ndim):
+        step = a.strides[k] * (a.shape[k] - 1)
+        if step < 0:
+            lo += step
+        else:
+            hi += step
+    return lo, hi + a.itemsize
+
+
+@njit(inline="always", cache=True)
+def overlaps(a, b):
+    """Can arrays a and b share an element (their byte ranges meet)?"""
+    if a.size == 0 or b.size == 0:
+        return False
+    a_lo, a_hi = _extent(a)
+    b_lo, b_hi = _extent(b)
+    return a_lo < b_hi and b_lo < a_hi

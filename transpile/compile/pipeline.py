@@ -23,7 +23,8 @@ from transpile.optimize.specialize import specialize
 
 
 def optimized_body(core, avals, params):
-    """(body, outs, avals by name, ids of the writes done in place) for these argument avals;
+    """(body, outs, avals by name, ids of the writes done in place, the arguments written in
+    place) for these argument avals;
     `params`: the names whose buffers come from outside (arguments, static arrays)."""
     body, outs, av = specialize(split_tapes(core), avals)
     body = drop_dead_values(body, outs)
@@ -34,4 +35,4 @@ def optimized_body(core, avals, params):
     in_place = in_place_writes(body, params, outs, scalars=scalars, owned=owned)
     src = sources(body, params, scalars, owned)[0]
     body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place)
-    return body, outs, av, in_place
+    return body, outs, av, in_place, owned

@@ -70,6 +70,7 @@ class Lowerer:
         self.name = name
         self.in_place = set(in_place)     # id() of setitems that may store in place
         self.core_body = []               # the body main() lowers (for same_buffer)
+        self.owned = []                   # arguments written in place (alias_checks)
         self.params = params
         self.avals = avals
         # values whose length is read at run time (rank and dtype: their stand-in shape is
@@ -503,6 +504,21 @@ class Lowerer:
                 return k
         return None
 
+    def alias_checks(self):
+        """Arguments written in place (optimize/no_raise.py) must not share memory with another
+        array argument: the code would read what it already wrote. Checked before any write;
+        where they do, the call raises ALIASED and runs the NumPy version instead."""
+        arrays = [p for p in self.params if self.avals.get(p) is not None and self.avals[p].shape]
+        lines = []
+        for p in self.owned:
+            others = [q for q in arrays if q != p]
+            if p in arrays and others:
+                test = " or ".join(f"overlaps({p}, {q})" for q in others)
+                lines += ["    # written in place: another argument must not share its memory",
+                          f"    if {test}:",
+                          f"        raise ValueError(ALIASED)"]
+        return lines
+
     def main(self, body, outs, origin, signature, header):
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
@@ -529,7 +545,7 @@ class Lowerer:
         with sizes:
             rets = [self.fmt(o) for o in outs]
         lines.append(f"    return ({', '.join(rets)},)" if rets else "    return ()")
-        lines[:0] = sizes.prologue("    ")
+        lines[:0] = sizes.prologue("    ") + self.alias_checks()
         text = header
         for k in self.kernels:
             text += "\n\n" + k
@@ -561,7 +577,7 @@ HEADER = """\
 import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
-from transpile_runtime.backends.numba_memory import large_pages
+from transpile_runtime.backends.numba_memory import ALIASED, large_pages, overlaps
 from transpile_runtime.backends.numba_sort import sort2, sort2_int
 from transpile_runtime import prng
 import math
@@ -575,13 +591,14 @@ FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA doe
 
 
 def lower(core, body, outs, avals, params, origin, signature, versions, threads=2,
-          parallel_min=PARALLEL_MIN_SIZE, in_place=(), allow_breaks=False):
+          parallel_min=PARALLEL_MIN_SIZE, in_place=(), allow_breaks=False, owned=()):
     """The lowered module's source text; the entry function is named core.name + '__jit'.
     `allow_breaks`: statements Numba cannot compile run in NumPy between compiled parts."""
     name = core.name + "__jit"
     lw = Lowerer(name, params, avals, core, parallel_min=parallel_min, threads=threads,
                  in_place=in_place)
     lw.allow_breaks = allow_breaks
+    lw.owned = sorted(owned)
     header = HEADER.format(origin=origin, signature=signature, versions=versions)
     text = lw.main(body, outs, origin, signature, header)
     return name, used_imports(text), lw.breaks
