@@ -77,6 +77,14 @@ def double_self(x, y):
     y[2:5] = np.sin(x[:3]) * y[1:4]
 
 
+def broadcast_row(x, row):
+    x[:, :] = np.sin(row) + 1.0   # a (n,) loop written into every row of x: not stored into
+
+
+def float_into_int(x, y):
+    x[1:] = y[1:] * 2.5           # NumPy casts the float values into x's integers
+
+
 def _rng(k):
     return np.random.default_rng(k)
 
@@ -89,6 +97,8 @@ CASES = [
     (diffuse, lambda: (_rng(5).random((6, 5)), np.zeros((6, 5)), 3)),
     (scale_rows, lambda: (_rng(6).standard_normal((4, 3)), 1.5)),
     (shift_add, lambda: (_rng(13).standard_normal(9),)),
+    (broadcast_row, lambda: (np.zeros((4, 5)), _rng(19).standard_normal(5))),
+    (float_into_int, lambda: (np.zeros(7, np.int64), _rng(20).standard_normal(7) * 9)),
     (double_self, lambda: (_rng(14).standard_normal(6), _rng(15).standard_normal(8))),
 ]
 

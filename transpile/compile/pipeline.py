@@ -34,5 +34,5 @@ def optimized_body(core, avals, params):
     owned = owned_arguments(body, av, params)
     in_place = in_place_writes(body, params, outs, scalars=scalars, owned=owned)
     src = sources(body, params, scalars, owned)[0]
-    body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place)
+    body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place, av)
     return body, outs, av, in_place, owned

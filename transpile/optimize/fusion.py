@@ -16,8 +16,9 @@ description):
                            statement writes them into (store_into_destinations)
 
 np.roll with a constant shift along one axis joins a group as a read of its (outside)
-array at a shifted index. Each row's scalar form is its `lower` field (transpile/primitives/registry.py): a row with
-one is elementwise for fusion; `reduce` names the accumulation of a reduction the loops know.
+array at a shifted index. Each row's scalar form is its `lower` field
+(transpile/primitives/registry.py): a row with one is elementwise for fusion; `reduce` names
+the accumulation of a reduction the loops know.
 """
 from dataclasses import dataclass, field
 
@@ -27,6 +28,7 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.primitives.internal.control import assign, setitem, write_in_place
 from transpile.primitives.numpy.arrays import roll
+from transpile.optimize.no_raise import selected_shape
 
 
 def scalar_template(eqn):
@@ -271,11 +273,12 @@ def fuse(body, avals, outs, in_place=()):
     return f.block(body)
 
 
-def store_into_destinations(body, outs, src, in_place):
+def store_into_destinations(body, outs, src, in_place, avals):
     """`o = <fused loop>; y = x[index] = o` (a write in place, basic slices only, o read nowhere
     else): the loop writes its element straight into the view x[index] and the write becomes
     `y = x` (FusedGroup.stores). Not where an input of the loop may share x's buffer
-    (`src`: optimize/inplace.py's sources), as the loop would read what it wrote."""
+    (`src`: optimize/inplace.py's sources), as the loop would read what it wrote, and only
+    where x[index] has the loop's shape and x the value's dtype (no broadcast, no cast)."""
     reads = {}
 
     def count(names):
@@ -306,7 +309,7 @@ def store_into_destinations(body, outs, src, in_place):
                         setattr(st, f, rewrite(getattr(st, f)))
             prev = out[-1] if out else None
             if isinstance(prev, FusedGroup) and isinstance(st, Eqn) and \
-                    _stores_into(prev, st, reads, src, in_place):
+                    _stores_into(prev, st, reads, src, in_place, avals):
                 o = st.args["v"].name
                 prev.stores[o] = (st.args["x"].name, st.args["index"])
                 st = Eqn(st.out, assign, {"x": st.args["x"]}, st.loc)
@@ -315,12 +318,17 @@ def store_into_destinations(body, outs, src, in_place):
     return rewrite(body)
 
 
-def _stores_into(g, st, reads, src, in_place):
+def _stores_into(g, st, reads, src, in_place, avals):
     if not (st.prim is setitem and id(st) in in_place or st.prim is write_in_place):
         return False
     x, v, index = st.args["x"], st.args["v"], st.args["index"]
     if not (isinstance(x, Var) and isinstance(v, Var) and v.name in g.outputs) or \
             v.name in g.stores or reads.get(v.name) != 1 or not isinstance(index, ir.IndexArg):
+        return False
+    xav, vav = avals.get(x.name), avals.get(v.name)
+    if xav is None or vav is None or xav.dtype != vav.dtype or \
+            tuple(vav.shape) != tuple(g.shape) or \
+            selected_shape(x, index, avals) != tuple(vav.shape):
         return False
     for it in index.items:
         if it is Ellipsis or isinstance(it, Const) and it.value is Ellipsis:

@@ -87,7 +87,7 @@ def may_raise(st, avals):
     if prim.view == "index" or prim.subscript_write:
         x = st.args.get("x")
         index = st.args.get("index")
-        selected = _selected_shape(x, index, avals)
+        selected = selected_shape(x, index, avals)
         if selected is None:
             return True
         if not prim.subscript_write:
@@ -121,7 +121,7 @@ def _shape(a, avals):
     return None
 
 
-def _selected_shape(x, index, avals):
+def selected_shape(x, index, avals):
     """The shape x[index] has (_MASKED for a mask of x's shape); None when the subscript can
     raise or is not one of the basic forms."""
     xs = _shape(x, avals)
