@@ -68,3 +68,12 @@ def overlaps(a, b):
     a_lo, a_hi = _extent(a)
     b_lo, b_hi = _extent(b)
     return a_lo < b_hi and b_lo < a_hi
+
+
+@njit(inline="always", cache=True)
+def fresh_copy(a):
+    """a.copy() (C order) into a new array backed by huge pages where it is large."""
+    out = np.empty(a.shape, a.dtype)
+    large_pages(out)
+    out[...] = a
+    return out

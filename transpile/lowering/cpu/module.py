@@ -347,8 +347,10 @@ class Lowerer:
                         f"{int(vals[2].value) + 1})[:-1].astype({dtype_ctor(out_av.dtype)})")
             return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
         if prim is copy:
-            return f"{self.fmt(x)}.copy()" if self.av(x) is None or self.av(x).shape \
-                else self.fmt(x)
+            xs = self.av(x)
+            if xs is not None and xs.shape and xs.size * xs.dtype.itemsize >= (1 << 22):
+                return f"fresh_copy({self.fmt(x)})"     # backed by huge pages, as NumPy's
+            return f"{self.fmt(x)}.copy()" if xs is None or xs.shape else self.fmt(x)
         if prim is astype:
             return f"{self.fmt(x)}.astype({dtype_ctor(out_av.dtype)})"
         if prim is array:
@@ -577,7 +579,7 @@ HEADER = """\
 import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
-from transpile_runtime.backends.numba_memory import ALIASED, large_pages, overlaps
+from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
 from transpile_runtime.backends.numba_sort import sort2, sort2_int
 from transpile_runtime import prng
 import math
