@@ -746,12 +746,14 @@ class Jit(Transform):
         free_vals = [read_binding(where) for _, where, _ in core.free]
         avals = list(in_avals) + [aval_of(v) for v in free_vals]
         static_arrays = [n for n, o in core.statics.items() if isinstance(o, np.ndarray)]
-        body, outs, av, in_place = optimized_body(core, avals, list(core.params) + static_arrays)
+        body, outs, av, in_place, owned = optimized_body(core, avals,
+                                                         list(core.params) + static_arrays)
         sig = "signature: " + ", ".join(f"{p}: {_type_text(a)}" for p, a in zip(core.params, avals))
         origin = _origin(self)
         plan = Plan(self, core, body, outs, av, list(core.params) + static_arrays, avals, sig,
                     origin)
         plan.in_place = in_place
+        plan.owned = owned
         return plan
 
     def _chain_preserves_shapes(self):

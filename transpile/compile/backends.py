@@ -45,7 +45,7 @@ def _numba_compile(plan):
     name, text, breaks = numba_cpu.lower(plan.core, plan.body, plan.outs, plan.avals,
                                          plan.params, plan.origin, plan.signature, _versions(),
                                          threads=threads, in_place=plan.in_place,
-                                         allow_breaks=plan.allow_breaks)
+                                         allow_breaks=plan.allow_breaks, owned=plan.owned)
     plan.text = text
     plan.entry = name
     if breaks:      # statements run in NumPy between compiled parts

@@ -7,25 +7,32 @@ lowers.
     drop_dead_values   (again after the next two: dead copies hide single reads from them)
     scatter_adds       `a = a + rt.getitem_vjp(...)` becomes a scatter-add into a (ad/)
     reads_before_writes, drop_dead_tapes
-    in_place_writes    which subscript writes may reuse their array (optimize/inplace.py)
-    fuse               elementwise chains and reductions -> loops (optimize/fusion.py)
+    in_place_writes    which subscript writes may reuse their array (optimize/inplace.py);
+                       the arguments' own buffers too where nothing can raise after their
+                       first write (optimize/no_raise.py)
+    fuse               elementwise chains and reductions -> loops (optimize/fusion.py); a
+                       loop whose result is written in place into a slice writes it there
 """
 from transpile.ad.accumulate import reads_before_writes, scatter_adds
 from transpile.ad.tape_split import drop_dead_tapes, split_tapes
 from transpile.optimize.dead_code import drop_dead_values
-from transpile.optimize.fusion import fuse
-from transpile.optimize.inplace import in_place_writes
+from transpile.optimize.fusion import fuse, store_into_destinations
+from transpile.optimize.inplace import in_place_writes, sources
+from transpile.optimize.no_raise import owned_arguments
 from transpile.optimize.specialize import specialize
 
 
 def optimized_body(core, avals, params):
-    """(body, outs, avals by name, ids of the writes done in place) for these argument avals;
+    """(body, outs, avals by name, ids of the writes done in place, the arguments written in
+    place) for these argument avals;
     `params`: the names whose buffers come from outside (arguments, static arrays)."""
     body, outs, av = specialize(split_tapes(core), avals)
     body = drop_dead_values(body, outs)
     body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
     body = drop_dead_values(body, outs)
-    in_place = in_place_writes(body, params, outs,
-                               scalars={n for n, a in av.items() if a is not None and not a.shape})
-    body = fuse(body, av, outs, in_place)
-    return body, outs, av, in_place
+    scalars = {n for n, a in av.items() if a is not None and not a.shape}
+    owned = owned_arguments(body, av, params)
+    in_place = in_place_writes(body, params, outs, scalars=scalars, owned=owned)
+    src = sources(body, params, scalars, owned)[0]
+    body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place, av)
+    return body, outs, av, in_place, owned

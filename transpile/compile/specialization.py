@@ -18,6 +18,7 @@ from transpile.core.runtime_errors import located
 from transpile.optimize.specialize import aval_of
 from transpile.optimize.specialize_windows import MARK as WINDOW_MARK
 from transpile_runtime import compile_worker, diskcache
+from transpile_runtime.backends.messages import ALIASED
 from transpile.optimize.inplace import for_printing
 
 
@@ -59,6 +60,7 @@ class Plan:
         self.entry = None          # the lowered module's entry function (Numba backends)
         self._eager = None
         self.in_place = set()      # id() of setitem equations that may store in place
+        self.owned = set()         # arguments written in place (optimize/no_raise.py)
         self.allow_breaks = False  # lower what Numba cannot compile as NumPy between parts
         self.reused = False        # the lowered text is one this process compiled already
         self.defer_load = False    # write the module, load it later (compile/backends.py)
@@ -236,6 +238,10 @@ class Compiled:
         """A call of the compiled code raised `e` (the arguments were `leaves`)."""
         if isinstance(e, IndexError) and str(e).startswith(WINDOW_MARK):
             return self.window_miss(e, leaves, free)
+        if isinstance(e, ValueError) and str(e) == ALIASED:
+            # arguments written in place share memory: nothing was written yet; this call
+            # runs the NumPy version (its writes go through copies)
+            return self.finish(self.plan.eager_callable()(*leaves, *free), convert=False)
         if _is_numba_error(e) and not self.eager:
             # a part of a function compiled in parts, compiled when first called, refused:
             # nothing was written into the arguments yet (writes come last), so this call

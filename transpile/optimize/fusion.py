@@ -12,9 +12,13 @@ description):
     FusedGroup.reductions  sum/mean/max/min/prod equations over values of `shape`, all over
                            the same axes (`FusedGroup.axes`)
     FusedGroup.outputs     members needed after the loop (written to arrays of `shape`)
+    FusedGroup.stores      outputs written straight into a view of the array the next
+                           statement writes them into (store_into_destinations)
 
-Each row's scalar form is its `lower` field (transpile/primitives/registry.py): a row with
-one is elementwise for fusion; `reduce` names the accumulation of a reduction the loops know.
+np.roll with a constant shift along one axis joins a group as a read of its (outside)
+array at a shifted index. Each row's scalar form is its `lower` field
+(transpile/primitives/registry.py): a row with one is elementwise for fusion; `reduce` names
+the accumulation of a reduction the loops know.
 """
 from dataclasses import dataclass, field
 
@@ -22,7 +26,9 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
-from transpile.primitives.internal.control import setitem
+from transpile.primitives.internal.control import assign, setitem, write_in_place
+from transpile.primitives.numpy.arrays import roll
+from transpile.optimize.no_raise import selected_shape
 
 
 def scalar_template(eqn):
@@ -42,6 +48,7 @@ class FusedGroup:
     reductions: list = field(default_factory=list)
     axes: tuple = None          # reduced axes (normalized) shared by all reductions
     loc: object = None
+    stores: dict = field(default_factory=dict)   # output -> (x, index): written into x[index]
 
     def produced(self):
         return {e.out for e in self.eqns}
@@ -53,6 +60,18 @@ class FusedGroup:
         if reds:
             text += f"; then {reds} over axes {self.axes}"
         return text
+
+
+def _shifted_read(eqn, av, xs):
+    """np.roll(x, shift, axis) with a constant shift along one axis, x of the result's shape:
+    a read of x at a shifted index in the loop (lowering/cpu/kernels.py), no array of its own."""
+    x, shift, axis = eqn.args.get("x"), eqn.args.get("shift"), eqn.args.get("axis")
+    if not isinstance(x, Var) or xs is None or tuple(xs) != tuple(av.shape) or not av.shape:
+        return False
+    ints = (int, np.integer)
+    return all(isinstance(a, Const) and isinstance(a.value, ints) and
+               not isinstance(a.value, bool) for a in (shift, axis)) and \
+        -len(xs) <= axis.value < len(xs)
 
 
 def _norm_axes(axis, ndim):
@@ -101,6 +120,8 @@ class Fuser:
             if not (np.issubdtype(av.dtype, np.number) or av.dtype == np.bool_):
                 return None
             return "red"
+        if prim is roll:
+            return "roll" if _shifted_read(eqn, av, self.shape(eqn.args.get("x"))) else None
         if not av.shape or scalar_template(eqn) is None:
             return None
         data = prim.operands
@@ -157,7 +178,10 @@ class Fuser:
             if group is not None:
                 reads = set(st.vars_read())
                 blocked = reads & group["red_outs"]
-                if not blocked and kind == "ew" and self.avals[st.out].shape == group["shape"]:
+                if kind == "roll" and st.args["x"].name in group["produced"]:
+                    blocked = True      # a shifted read of an array made in the loop itself
+                if not blocked and kind in ("ew", "roll") and \
+                        self.avals[st.out].shape == group["shape"]:
                     group["eqns"].append(st)
                     group["produced"].add(st.out)
                     continue
@@ -173,7 +197,7 @@ class Fuser:
                 else:
                     before.append(st)
                     continue
-            if kind == "ew":
+            if kind in ("ew", "roll"):
                 group = dict(shape=self.avals[st.out].shape, eqns=[st], reds=[], axes=None,
                              produced={st.out}, red_outs=set(), loc=st.loc)
             elif kind == "red":
@@ -247,6 +271,77 @@ def fuse(body, avals, outs, in_place=()):
     f.control_reads = set()
     f.all_readers = list(_all_eqns(body, f.control_reads))
     return f.block(body)
+
+
+def store_into_destinations(body, outs, src, in_place, avals):
+    """`o = <fused loop>; y = x[index] = o` (a write in place, basic slices only, o read nowhere
+    else): the loop writes its element straight into the view x[index] and the write becomes
+    `y = x` (FusedGroup.stores). Not where an input of the loop may share x's buffer
+    (`src`: optimize/inplace.py's sources), as the loop would read what it wrote, and only
+    where x[index] has the loop's shape and x the value's dtype (no broadcast, no cast)."""
+    reads = {}
+
+    def count(names):
+        for n in names:
+            reads[n] = reads.get(n, 0) + 1
+
+    def walk(block):
+        for st in block:
+            if isinstance(st, FusedGroup):
+                for e in st.eqns + st.reductions:
+                    count(e.vars_read())
+            elif isinstance(st, (Eqn, ir.Push)):
+                count(ir.names_read(st))
+            else:
+                count(a.name for f in ("cond", "start", "stop", "step")
+                      for a in [getattr(st, f, None)] if isinstance(a, Var))
+                for f in ("body", "orelse", "cond_body"):
+                    walk(getattr(st, f, None) or [])
+    walk(body)
+    count(o.name for o in outs if isinstance(o, Var))
+
+    def rewrite(block):
+        out = []
+        for st in block:
+            if isinstance(st, (ir.If, ir.ForRange, ir.While)):
+                for f in ("body", "orelse", "cond_body"):
+                    if getattr(st, f, None) is not None:
+                        setattr(st, f, rewrite(getattr(st, f)))
+            prev = out[-1] if out else None
+            if isinstance(prev, FusedGroup) and isinstance(st, Eqn) and \
+                    _stores_into(prev, st, reads, src, in_place, avals):
+                o = st.args["v"].name
+                prev.stores[o] = (st.args["x"].name, st.args["index"])
+                st = Eqn(st.out, assign, {"x": st.args["x"]}, st.loc)
+            out.append(st)
+        return out
+    return rewrite(body)
+
+
+def _stores_into(g, st, reads, src, in_place, avals):
+    if not (st.prim is setitem and id(st) in in_place or st.prim is write_in_place):
+        return False
+    x, v, index = st.args["x"], st.args["v"], st.args["index"]
+    if not (isinstance(x, Var) and isinstance(v, Var) and v.name in g.outputs) or \
+            v.name in g.stores or reads.get(v.name) != 1 or not isinstance(index, ir.IndexArg):
+        return False
+    xav, vav = avals.get(x.name), avals.get(v.name)
+    if xav is None or vav is None or xav.dtype != vav.dtype or \
+            tuple(vav.shape) != tuple(g.shape) or \
+            selected_shape(x, index, avals) != tuple(vav.shape):
+        return False
+    for it in index.items:
+        if it is Ellipsis or isinstance(it, Const) and it.value is Ellipsis:
+            continue
+        if not isinstance(it, ir.SliceArg) or any(
+                b is not None and not (isinstance(b, Const) and (b.value is None or isinstance(
+                    b.value, (int, np.integer)) and not isinstance(b.value, bool)))
+                for b in (it.lower, it.upper, it.step)):
+            return False
+    sx = src.get(x.name)
+    if not sx or "<external>" in sx:
+        return False
+    return not any(src.get(n, {"<external>"}) & sx for n in g.inputs)
 
 
 def groups_in(body):

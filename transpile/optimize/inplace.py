@@ -54,12 +54,14 @@ def _stmts(body):
             yield from _stmts(st.body)
 
 
-def sources(body, params, scalars=()):
+def sources(body, params, scalars=(), owned=()):
     """name -> set of allocation sites (eqn out names) or EXTERNAL; and the escaped sites.
     `scalars`: names known to hold scalars (jit knows every shape), which hold no buffer.
-    Arguments are never written in place: a call that raises leaves them as they were (and
-    the NumPy version that jit runs again for the error's message reads them unchanged)."""
-    src = {p: {EXTERNAL} for p in params}
+    Arguments are not written in place: a call that raises leaves them as they were (and
+    the NumPy version that jit runs again for the error's message reads them unchanged);
+    `owned`: those that may be, as nothing can raise after their first write
+    (optimize/no_raise.py; their site is their own name)."""
+    src = {p: ({p} if p in owned else {EXTERNAL}) for p in params}
     escaped = set()
     changed = True
     while changed:
@@ -223,15 +225,24 @@ def _dead_young(name, st, src, escaped, live, gens):
     return gens.apart(name, st, risky)
 
 
-def in_place_writes(body, params, outs, scalars=()):
-    """The setitem equations that may write into their array in place (ids)."""
-    return set(_choices(body, params, outs, scalars)[0])
+def in_place_writes(body, params, outs, scalars=(), owned=()):
+    """The setitem equations that may write into their array in place (ids); `owned`: the
+    arguments whose own buffer may be written (optimize/no_raise.py's owned_arguments)."""
+    return set(_choices(body, params, outs, scalars, owned)[0])
 
 
-def _choices(body, params, outs, scalars=()):
+def _reads_values_into(st):
+    """value_reads, but the argument a write-back writes into is a destination, not a read."""
+    names = value_reads(st)
+    if st.prim is write_back and isinstance(st.args["dest"], Var):
+        names = [n for n in names if n != st.args["dest"].name]
+    return names
+
+
+def _choices(body, params, outs, scalars=(), owned=()):
     """({id(setitem eqn)}, {id(ufunc eqn): argument whose buffer can hold the result})."""
-    src, escaped = sources(body, params, scalars)
-    live = live_after(body, outs, reads=value_reads)
+    src, escaped = sources(body, params, scalars, owned)
+    live = live_after(body, outs, reads=_reads_values_into if owned else value_reads)
     gens = _Generations(body, src, set(scalars))
     writes, reuse = set(), {}
     for st in _stmts(body):

@@ -81,9 +81,11 @@ def _roll(lw, eqn, x, sign):
     s = (sign * int(shift)) % n if n else 0
     if s == 0:
         return f"{lw.fmt(x)}.copy()"
-    head = f"{lw.fmt(x)}[{_at(k, xs.ndim, f'{n - s}:')}]"
-    tail = f"{lw.fmt(x)}[{_at(k, xs.ndim, f':{n - s}')}]"
-    return f"np.concatenate(({head}, {tail}), axis={k})"
+    # two slice copies into one new array (Numba's np.concatenate is ~3x slower)
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    return [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})",
+            f"{out}[{_at(k, xs.ndim, f':{s}')}] = {lw.fmt(x)}[{_at(k, xs.ndim, f'{n - s}:')}]",
+            f"{out}[{_at(k, xs.ndim, f'{s}:')}] = {lw.fmt(x)}[{_at(k, xs.ndim, f':{n - s}')}]"]
 
 
 def tile(lw, eqn):
@@ -140,6 +142,9 @@ def repeat(lw, eqn):
     return lines
 
 
+HUGE_PAGES_FROM = 1 << 22    # bytes: transpile_runtime.backends.numba_memory.large_pages
+
+
 def _cumulative(op, fn):
     def form(lw, eqn):
         if _const(eqn, "dtype") is not None or _const(eqn, "out") is not None:
@@ -147,6 +152,16 @@ def _cumulative(op, fn):
         x, out = eqn.args["x"], eqn.out
         xs, os_ = lw.av(x), lw.avals[out]
         axis = _const(eqn, "axis")
+        if xs.ndim == 1 and axis in (None, 0, -1) and xs.dtype == os_.dtype:
+            # one loop into a new array backed by huge pages where it is large (NumPy's
+            # accumulation is sequential too: the same numbers)
+            big = xs.size * os_.dtype.itemsize >= HUGE_PAGES_FROM
+            return [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+                ([f"large_pages({out})"] if big else []) + [
+                    f"{out}_acc = {_dt(os_.dtype)}({'0' if op == '+' else '1'})",
+                    f"for {out}_i in range({int(xs.shape[0])}):",
+                    f"    {out}_acc {op}= {lw.fmt(x)}[{out}_i]",
+                    f"    {out}[{out}_i] = {out}_acc"]
         if axis is None or xs.ndim == 1 and axis in (0, -1):
             text = f"np.{fn}({lw.fmt(x)})"
             return text if xs.dtype == os_.dtype else f"{text}.astype({_dt(os_.dtype)})"
@@ -163,9 +178,21 @@ def _scan(out, start, op, k, shape, backward):
     j = f"{out}_j"
     loop = f"range({shape[k] - 2}, -1, -1)" if backward else f"range(1, {shape[k]})"
     other = f"{j} + 1" if backward else f"{j} - 1"
-    return [f"{out} = {start}",
-            f"for {j} in {loop}:",
-            f"    {out}[{_at(k, len(shape), j)}] {op}= {out}[{_at(k, len(shape), other)}]"]
+    # element by element inside (a slice per step cost ~100 ns: 300000 short rows took 30 ms)
+    rest = [f"{out}_i{m}" for m in range(len(shape)) if m != k]
+
+    def at(step):
+        items = list(rest)
+        items.insert(k, step)
+        return ", ".join(items)
+    lines = [f"{out} = {start}", f"for {j} in {loop}:"]
+    d = 1
+    for m, n in enumerate(shape):
+        if m != k:
+            lines.append("    " * d + f"for {out}_i{m} in range({int(n)}):")
+            d += 1
+    lines.append("    " * d + f"{out}[{at(j)}] {op}= {out}[{at(other)}]")
+    return lines
 
 
 cumsum = _cumulative("+", "cumsum")
@@ -248,11 +275,63 @@ def sort(lw, eqn):
         return None
     if k == xs.ndim - 1:
         return f"np.sort({lw.fmt(x)})"
+    if xs.shape[k] <= SHORT_SORT and xs.size and xs.dtype.kind in "biuf":
+        return _short_sort(lw, eqn, x, k)
     # another axis: moved last (a transposed view), sorted, moved back, made contiguous
     perm = [i for i in range(xs.ndim) if i != k] + [k]
     back = [perm.index(i) for i in range(xs.ndim)]
     return (f"np.ascontiguousarray(np.transpose(np.sort(np.transpose({lw.fmt(x)}, "
             f"{tuple(perm)})), {tuple(back)}))")
+
+
+SHORT_SORT = 16     # an axis this short sorts by insertion, one position at a time
+
+
+def _short_sort(lw, eqn, x, k):
+    """np.sort along a short axis k that is not the last: for each position of the other
+    axes, its n values are sorted by a sorting network (Batcher's odd-even merge) of
+    branch-free compare-exchange steps (sort2: NaN last, as NumPy), which compile to selects;
+    Numba's sort of a transposed view and an insertion sort were both ~2-5x slower than NumPy."""
+    xs, out = lw.av(x), eqn.out
+    n = xs.shape[k]
+    rest = [d for i, d in enumerate(xs.shape) if i != k]
+    names = [f"{out}_i{i}" for i in range(len(rest))]
+
+    def at(j):
+        items = list(names)
+        items.insert(k, str(j))
+        return ", ".join(items)
+    step = "sort2" if xs.dtype.kind == "f" else "sort2_int"
+    v = [f"{out}_v{j}" for j in range(n)]
+    inner = [f"{v[j]} = {lw.fmt(x)}[{at(j)}]" for j in range(n)]
+    inner += [f"{v[a]}, {v[b]} = {step}({v[a]}, {v[b]})" for a, b in _network(n)]
+    inner += [f"{out}[{at(j)}] = {v[j]}" for j in range(n)]
+    lines = [f"{out} = np.empty({_shape(xs.shape)}, {_dt(lw.avals[out].dtype)})"]
+    for d, (i, m) in enumerate(zip(names, rest)):
+        lines.append("    " * d + f"for {i} in range({int(m)}):")
+    return lines + ["    " * len(rest) + line for line in inner]
+
+
+def _network(n):
+    """Batcher's odd-even merge sorting network for n values: compare-exchange pairs (a, b),
+    a < b, in order (the network for the next power of two, without the pairs that reach
+    past n: those positions hold +inf and never move)."""
+    size = 1
+    while size < n:
+        size *= 2
+    pairs = []
+    p = 1
+    while p < size:
+        q = p
+        while q >= 1:
+            for j in range(q % p, size - q, 2 * q):
+                for i in range(min(q, size - j - q)):
+                    a, b = i + j, i + j + q
+                    if a // (2 * p) == b // (2 * p) and b < n:
+                        pairs.append((a, b))
+            q //= 2
+        p *= 2
+    return pairs
 
 
 def argsort(lw, eqn):

@@ -18,6 +18,10 @@ from transpile.core.ir import Const, Var
 from transpile.lowering.cpu.text import (SizeNamer, atom_const_text, dtype_ctor, product_text,
                                          shape_text, size_text, typed)
 from transpile.optimize.fusion import FusedGroup, scalar_template
+from transpile.primitives.numpy.arrays import roll
+
+HUGE_MIN_BYTES = 1 << 22      # transpile_runtime.backends.numba_memory.large_pages hints from 4 MiB
+
 
 def kernel(lw, g: FusedGroup):
     avals = lw.avals
@@ -41,7 +45,15 @@ def kernel(lw, g: FusedGroup):
     with SizeNamer(spans):
         L = _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_reds)
     kname = _shared(lw, kname, "\n".join(L) + "\n")
-    return _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds)
+    lines = _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds)
+    for o, (x, index) in g.stores.items():     # the loop writes into the view x[index]
+        k = lines.index(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
+        whole = all(it is Ellipsis or isinstance(it, Const) and it.value is Ellipsis
+                    for it in index.items)        # (Numba has no x[...]: x itself)
+        lines[k] = f"{o} = {x}" if whole else f"{o} = {x}[{lw.index(index, None)}]"
+        if k + 1 < len(lines) and lines[k + 1] == f"large_pages({o})":
+            del lines[k + 1]
+    return lines
 
 
 def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_reds):
@@ -82,6 +94,10 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
 
     for e in g.eqns:
         out_av = avals[e.out]
+        if e.prim is roll:        # x at the index shifted back along the axis (fusion.py)
+            local[e.out] = f"{e.out}__e"
+            body.append(f"{e.out}__e = {_rolled_read(e, S, idx)}")
+            continue
         # the row's loop form for this dtype where it has one (exp32/exp64 vectorize)
         tmpl = e.prim.lower_loop.get(np.dtype(out_av.dtype).name) or scalar_template(e)
         # operands typed like the result for float results (NumPy 2 weak scalars)
@@ -177,6 +193,19 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
     return L
 
 
+def _rolled_read(e, S, idx):
+    """np.roll(x, shift, axis)'s element at the loop index: x at (i - shift) mod n on axis."""
+    nd = len(S)
+    k = e.args["axis"].value % nd
+    n = int(S[k])
+    s = int(e.args["shift"].value) % n if n else 0
+    ix = list(idx)
+    if s:
+        i = idx[k]
+        ix[k] = f"({i} - {s} if {i} >= {s} else {i} + {size_text(n)} - {s})"
+    return f"{e.args['x'].name}[{', '.join(ix)}]"
+
+
 def describe(g):
     """The group's description with its shape as the code reads it."""
     text = g.describe()
@@ -184,11 +213,21 @@ def describe(g):
     return text.replace(plain, f"over {shape_text(g.shape)}:", 1) if g.shape else text
 
 
+def may_be_large(shape, dtype):
+    """Can an array of this shape reach huge-page size (4 MiB, `large_pages`)? Yes where its
+    sizes are read at run time (another call may be larger)."""
+    if re.search(r"[A-Za-z_]", shape_text(shape)):
+        return True
+    return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= HUGE_MIN_BYTES
+
+
 def _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds):
     """The lines that call the kernel in the main function."""
     lines = []
     for o in g.outputs:
         lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
+        if may_be_large(S, avals[o].dtype):
+            lines.append(f"large_pages({o})")
     for r in axis_reds:
         acc_dt = _acc_dtype(avals[r.args['x'].name].dtype, r.prim.reduce)
         kshape = tuple(1 if j in g.axes else S[j] for j in range(nd))

@@ -44,7 +44,7 @@ from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
 from transpile.primitives.internal.adjoint_helpers import clip_mask, getitem_vjp, log_base, select_weight
 from transpile.primitives.numpy.arrays import linspace
-from transpile.primitives.internal.control import write_back
+from transpile.primitives.internal.control import assign, write_back
 from transpile.primitives.internal.debugging import debug_print, debug_printf
 from transpile.primitives.numpy.linalg import det, inv, solve
 from transpile.primitives.numpy.products import dot, matmul, outer
@@ -69,6 +69,8 @@ class Lowerer:
                  in_place=()):
         self.name = name
         self.in_place = set(in_place)     # id() of setitems that may store in place
+        self.core_body = []               # the body main() lowers (for same_buffer)
+        self.owned = []                   # arguments written in place (alias_checks)
         self.params = params
         self.avals = avals
         # values whose length is read at run time (rank and dtype: their stand-in shape is
@@ -97,6 +99,34 @@ class Lowerer:
             inner = ", ".join(self.fmt(x) for x in a.items)
             return f"({inner},)" if len(a.items) == 1 else f"({inner})"
         raise Unlowerable(None, f"argument {a!r}")
+
+    def same_buffer(self, value, dest):
+        """Is `value` certainly `dest` itself: every binding of it (and of the names it comes
+        from, around loops too) a copy of `dest` or of such a name, or a write into one in
+        place (an argument written in place, optimize/no_raise.py)?"""
+        if not isinstance(value, Var) or not isinstance(dest, Var):
+            return False
+        defs = {}
+        for st in ir.walk_eqns(self.core_body):
+            defs.setdefault(st.out, []).append(st)
+        same = set(defs)        # the largest set closed under "comes from dest or the set"
+        changed = True
+        while changed:
+            changed = False
+            for name in list(same):
+                if not all(self._from_one_of(st, same | {dest.name}) for st in defs[name]):
+                    same.discard(name)
+                    changed = True
+        return value.name == dest.name or value.name in same
+
+    def _from_one_of(self, st, names):
+        if st.prim is assign:
+            x = st.args["x"]
+        elif id(st) in self.in_place or st.prim.returns_arg is not None:
+            x = st.args["x" if st.prim.returns_arg is None else st.prim.returns_arg]
+        else:
+            return False
+        return isinstance(x, Var) and x.name in names
 
     # -- main function -----------------------------------------------------------------------------
 
@@ -153,8 +183,9 @@ class Lowerer:
                 dest, value = st.args["dest"], st.args["value"]
                 if self.av(dest) is None or not self.av(dest).shape:
                     raise Unlowerable(st, "a write into a scalar argument")
-                self.comment(st.loc, indent, out)
-                out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
+                if not self.same_buffer(value, dest):    # (written in place: nothing to copy)
+                    self.comment(st.loc, indent, out)
+                    out.append(f"{indent}{self.fmt(dest)}[...] = {self.fmt(value)}")
             elif isinstance(st, Eqn) and st.prim is debug_print:
                 # print() in the user's function: Numba prints scalars, arrays and strings
                 self.comment(st.loc, indent, out)
@@ -316,8 +347,10 @@ class Lowerer:
                         f"{int(vals[2].value) + 1})[:-1].astype({dtype_ctor(out_av.dtype)})")
             return f"{fn}({', '.join(self.fmt(v) for v in vals)}).astype({dtype_ctor(out_av.dtype)})"
         if prim is copy:
-            return f"{self.fmt(x)}.copy()" if self.av(x) is None or self.av(x).shape \
-                else self.fmt(x)
+            xs = self.av(x)
+            if xs is not None and xs.shape and xs.size * xs.dtype.itemsize >= (1 << 22):
+                return f"fresh_copy({self.fmt(x)})"     # backed by huge pages, as NumPy's
+            return f"{self.fmt(x)}.copy()" if xs is None or xs.shape else self.fmt(x)
         if prim is astype:
             return f"{self.fmt(x)}.astype({dtype_ctor(out_av.dtype)})"
         if prim is array:
@@ -479,9 +512,25 @@ class Lowerer:
                 return k
         return None
 
+    def alias_checks(self):
+        """Arguments written in place (optimize/no_raise.py) must not share memory with another
+        array argument: the code would read what it already wrote. Checked before any write;
+        where they do, the call raises ALIASED and runs the NumPy version instead."""
+        arrays = [p for p in self.params if self.avals.get(p) is not None and self.avals[p].shape]
+        lines = []
+        for p in self.owned:
+            others = [q for q in arrays if q != p]
+            if p in arrays and others:
+                test = " or ".join(f"overlaps({p}, {q})" for q in others)
+                lines += ["    # written in place: another argument must not share its memory",
+                          f"    if {test}:",
+                          f"        raise ValueError(ALIASED)"]
+        return lines
+
     def main(self, body, outs, origin, signature, header):
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
+        self.core_body = body
         if has_collectives(body):      # under pmap: compiled parts between the barriers
             return segmented_main(self, deferred_writes_last(body), outs, signature, header,
                                   "@njit(nogil=True, cache=True, error_model='numpy', boundscheck=True)")
@@ -504,7 +553,7 @@ class Lowerer:
         with sizes:
             rets = [self.fmt(o) for o in outs]
         lines.append(f"    return ({', '.join(rets)},)" if rets else "    return ()")
-        lines[:0] = sizes.prologue("    ")
+        lines[:0] = sizes.prologue("    ") + self.alias_checks()
         text = header
         for k in self.kernels:
             text += "\n\n" + k
@@ -536,6 +585,8 @@ HEADER = """\
 import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
+from transpile_runtime.backends.numba_sort import sort2, sort2_int
 from transpile_runtime import prng
 import math
 from transpile_runtime.backends.numba_special import (
@@ -548,13 +599,14 @@ FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA doe
 
 
 def lower(core, body, outs, avals, params, origin, signature, versions, threads=2,
-          parallel_min=PARALLEL_MIN_SIZE, in_place=(), allow_breaks=False):
+          parallel_min=PARALLEL_MIN_SIZE, in_place=(), allow_breaks=False, owned=()):
     """The lowered module's source text; the entry function is named core.name + '__jit'.
     `allow_breaks`: statements Numba cannot compile run in NumPy between compiled parts."""
     name = core.name + "__jit"
     lw = Lowerer(name, params, avals, core, parallel_min=parallel_min, threads=threads,
                  in_place=in_place)
     lw.allow_breaks = allow_breaks
+    lw.owned = sorted(owned)
     header = HEADER.format(origin=origin, signature=signature, versions=versions)
     text = lw.main(body, outs, origin, signature, header)
     return name, used_imports(text), lw.breaks

@@ -1,0 +1,323 @@
+"""jit's speed work of issue 22 on foreign kernels, checked against NumPy:
+
+* arguments written in place where nothing can raise after the first write (optimize/no_raise.py),
+  and still through copies where something can (a call that raises leaves them as they were);
+* np.roll along an axis, np.sort along a short axis that is not the last, 1-d np.cumsum, and
+  boolean-mask writes, in their Numba forms;
+* fresh arrays of 4 MiB or more backed by huge pages (large_pages), same numbers.
+
+PYTEST_DONT_REWRITE: a function under test holds an `assert`, which pytest would rewrite.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+from transpile import jit
+from transpile.errors import TranspileWarning
+
+
+def _jit(f):
+    j = jit(f)
+
+    def run(*args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", TranspileWarning)     # a fallback fails the test
+            return j(*args)
+    run.jitted = j
+    return run
+
+
+def _copies(a):
+    return tuple(x.copy() if isinstance(x, np.ndarray) else x for x in a)
+
+
+def _same(got, want, exact=False):
+    """Ints and bools exactly; floats to the last bits (fused loops may contract a*b+c to
+    one rounding), or exactly where nothing is computed (moved, sorted)."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    if exact or want.dtype.kind not in "fc":
+        assert np.array_equal(got, want, equal_nan=want.dtype.kind in "fc")
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+
+
+# ------------------------------------------------------------------ writes into arguments -----
+
+
+def fill(x, v):
+    x[...] = v * 2.0 + 1.0
+
+
+def clamp(x, lo, hi):
+    x[x < lo] = lo
+    x[x > hi] = hi
+
+
+def diffuse(u, tmp, steps):
+    for n in range(steps):
+        tmp[1:-1, 1:-1] = u[1:-1, 1:-1] + 0.1 * (u[2:, 1:-1] - 2 * u[1:-1, 1:-1] + u[:-2, 1:-1])
+        u[:, :] = tmp[:, :]
+        tmp[:, :] = 0.0
+
+
+def scale_rows(a, s):
+    a[1:] *= s
+    a[0] = a[0] + 1
+    return a.sum()
+
+
+def shift_add(x):
+    x[1:] = x[:-1] + 1.0          # the loop reads the array it writes (shifted): not stored into
+
+
+def double_self(x, y):
+    x[...] = x * 2.0 + 1.0        # the same element read and written
+    y[2:5] = np.sin(x[:3]) * y[1:4]
+
+
+def broadcast_row(x, row):
+    x[:, :] = np.sin(row) + 1.0   # a (n,) loop written into every row of x: not stored into
+
+
+def float_into_int(x, y):
+    x[1:] = y[1:] * 2.5           # NumPy casts the float values into x's integers
+
+
+def _rng(k):
+    return np.random.default_rng(k)
+
+
+CASES = [
+    (fill, lambda: (np.zeros((7, 3)), _rng(1).standard_normal((7, 3)))),
+    (clamp, lambda: (_rng(2).standard_normal((6, 4)), -0.5, 0.5)),
+    (clamp, lambda: (_rng(3).standard_normal((2, 3, 5)), -0.2, 0.3)),
+    (clamp, lambda: (_rng(4).integers(-9, 9, 11), -3, 4)),
+    (diffuse, lambda: (_rng(5).random((6, 5)), np.zeros((6, 5)), 3)),
+    (scale_rows, lambda: (_rng(6).standard_normal((4, 3)), 1.5)),
+    (shift_add, lambda: (_rng(13).standard_normal(9),)),
+    (broadcast_row, lambda: (np.zeros((4, 5)), _rng(19).standard_normal(5))),
+    (float_into_int, lambda: (np.zeros(7, np.int64), _rng(20).standard_normal(7) * 9)),
+    (double_self, lambda: (_rng(14).standard_normal(6), _rng(15).standard_normal(8))),
+]
+
+
+@pytest.mark.parametrize("f, make", CASES, ids=[c[0].__name__ for c in CASES])
+def test_argument_writes_in_place_equal_numpy(f, make):
+    want_args = make()
+    want = f(*want_args)
+    got_args = make()
+    got = _jit(f)(*got_args)
+    if want is None:
+        assert got is None
+    else:
+        _same(got, want)
+    for g, w in zip(got_args, want_args):
+        if isinstance(w, np.ndarray):
+            _same(g, w)
+    # a second call on the results (the in-place code runs again on written arrays)
+    f(*want_args)
+    _jit(f)(*got_args)
+    for g, w in zip(got_args, want_args):
+        if isinstance(w, np.ndarray):
+            _same(g, w)
+
+
+@pytest.mark.parametrize("f, make", CASES[:3] + CASES[4:5], ids=["fill", "clamp", "clamp3", "diffuse"])
+def test_nothing_can_raise_so_arguments_are_not_copied(f, make):
+    j = _jit(f)
+    j(*make())
+    src = j.jitted.source
+    assert ".copy()" not in src, src
+    # and no write back of an argument into itself at the end
+    assert "[...] = " not in src.split("return")[-2].splitlines()[-1] or f is fill
+
+
+def write_then_index(x, i):
+    x[0] = x[0] + 1.0
+    x[1:] = x[1:] * 2.0
+    return x[i]
+
+
+def write_then_assert(x, n):
+    x[:] = x * 3.0
+    assert n > 0, "n must be positive"
+    return x.sum()
+
+
+@pytest.mark.parametrize("f, good, bad, error", [
+    (write_then_index, 2, 9, IndexError),
+    (write_then_assert, 1, 0, AssertionError),
+])
+def test_a_statement_that_can_raise_after_a_write_keeps_the_copy(f, good, bad, error):
+    x0 = np.arange(1.0, 5.0)
+    j = _jit(f)
+    x = x0.copy()
+    with pytest.raises(error):
+        j(x, bad)
+    assert x.tolist() == x0.tolist()               # the failed call wrote nothing
+    x, y = x0.copy(), x0.copy()
+    assert j(x, good) == f(y, good)
+    _same(x, y)                                    # the call that returns writes as NumPy
+
+
+def raise_before_writes(x, i):
+    v = x[i] * 1.0                                 # can raise: before any write
+    x[...] = x * 2.0
+    return v
+
+
+def test_raising_before_the_first_write_still_writes_in_place():
+    j = _jit(raise_before_writes)
+    x = np.arange(4.0)
+    assert j(x, 3) == 3.0 and x.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert ".copy()" not in j.jitted.source
+    with pytest.raises(IndexError):
+        j(x, 7)
+    assert x.tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+# ------------------------------------------------------------------ Numba forms -------------
+
+
+@pytest.mark.parametrize("shape, shift, axis", [
+    ((5, 7), 1, 0), ((5, 7), -1, 0), ((5, 7), 3, 1), ((5, 7), -9, 1), ((4, 3, 6), 2, -1),
+    ((4, 3, 6), 5, 1), ((6,), 4, 0),
+])
+@pytest.mark.parametrize("dtype", [np.float64, np.int32])
+def test_roll_along_an_axis_equals_numpy(shape, shift, axis, dtype):
+    def f(u):
+        return np.roll(u, shift, axis=axis) + 2 * u
+
+    x = (_rng(7).standard_normal(shape) * 10).astype(dtype)
+    _same(_jit(f)(x), f(x))
+
+
+def rolls_in_one_loop(u, v):
+    a = np.roll(u * 2.0, 1, axis=0) + v             # rolls an array made in the loop itself
+    b = np.roll(v, 13, axis=1) - np.roll(v, 0, axis=0) + np.roll(u, -2, axis=-1)
+    return a * b, np.roll(a, 3, axis=1).sum(axis=1)
+
+
+def test_rolls_fused_into_loops_equal_numpy():
+    r = _rng(12)
+    for shape in [(5, 7), (4, 4), (9, 3)]:
+        u, v = r.standard_normal(shape), r.standard_normal(shape)
+        for g, w in zip(_jit(rolls_in_one_loop)(u, v), rolls_in_one_loop(u, v)):
+            _same(g, w)
+
+
+@pytest.mark.parametrize("shape, axis", [((9, 4, 5), 0), ((4, 9, 5), 1), ((3, 6), 0),
+                                         ((16, 3), 0), ((17, 3), 0)])
+@pytest.mark.parametrize("kind", ["float", "nan", "int", "ties"])
+def test_sort_along_a_short_axis_equals_numpy(shape, axis, kind):
+    def f(st):
+        return np.sort(st, axis=axis)
+
+    r = _rng(8)
+    x = r.standard_normal(shape)
+    if kind == "nan":
+        x[r.random(shape) < 0.3] = np.nan
+        x[r.random(shape) < 0.1] = -np.inf
+    elif kind == "int":
+        x = r.integers(-5, 5, shape)
+    elif kind == "ties":
+        x = np.round(x)
+    _same(_jit(f)(x), f(x), exact=True)
+
+
+def test_median_of_shifts_equals_numpy():
+    def median3(img):
+        h, w = img.shape
+        shifts = []
+        for di in range(3):
+            for dj in range(3):
+                shifts.append(img[di:h - 2 + di, dj:w - 2 + dj])
+        return np.sort(np.stack(shifts), axis=0)[4]
+
+    x = _rng(9).random((12, 9))
+    _same(_jit(median3)(x), median3(x), exact=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("n", [1, 10, 600_000])
+def test_cumsum_of_a_vector_equals_numpy(dtype, n):
+    def f(x, k):
+        c = np.cumsum(x)
+        out = c[k - 1:].copy()
+        out[1:] = c[k:] - c[:-k]
+        return out, np.cumprod(x[:5])
+
+    x = (_rng(10).standard_normal(n) * 5).astype(dtype)
+    k = 1 if n < 3 else 3
+    got, want = _jit(f)(x, k), f(x, k)
+    _same(got[0], want[0])
+    _same(got[1], want[1])
+
+
+# ------------------------------------------------------------------ huge pages --------------
+
+
+def bitwise(a, b):
+    c = (a & b) | (a ^ b)
+    d = ~a & 0xFF
+    return c, d, (a << 2) >> 1, np.sqrt(a * 1.0)
+
+
+def test_large_fresh_results_equal_numpy_and_use_huge_pages():
+    r = _rng(11)
+    a, b = r.integers(0, 1 << 20, 1_000_000), r.integers(0, 1 << 20, 1_000_000)
+    j = _jit(bitwise)
+    for g, w in zip(j(a, b), bitwise(a, b)):
+        _same(g, w)
+    assert "large_pages(" in j.jitted.source
+    small = _jit(bitwise)
+    for g, w in zip(small(a[:10], b[:10]), bitwise(a[:10], b[:10])):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("shape, axis", [((7, 3), 0), ((7, 3), 1), ((4, 5, 6), 1), ((4, 5, 6), -1)])
+def test_cumsum_and_cumprod_along_an_axis_equal_numpy(shape, axis):
+    def f(x):
+        return np.cumsum(x, axis=axis), np.cumprod(x, axis=axis)
+
+    x = _rng(16).standard_normal(shape)
+    for g, w in zip(_jit(f)(x), f(x)):
+        _same(g, w)
+    xi = _rng(17).integers(-3, 4, shape)
+    for g, w in zip(_jit(f)(xi), f(xi)):
+        _same(g, w)
+
+
+def reverse_into(x, y):
+    y[...] = x[::-1] * 2.0
+
+
+def diffuse_1d(u, tmp, steps):
+    for n in range(steps):
+        tmp[1:-1] = u[1:-1] + 0.1 * (u[2:] - 2 * u[1:-1] + u[:-2])
+        u[:] = tmp[:]
+
+
+def test_arguments_that_share_memory_are_not_written_in_place():
+    """The same array (or overlapping views) passed twice: NumPy's numbers, not a loop that
+    reads what it already wrote (compiled code checks, then runs the NumPy version)."""
+    j = _jit(reverse_into)
+    a, b = np.arange(6.0), np.arange(6.0)
+    reverse_into(a, a)
+    j(b, b)
+    _same(b, a)
+    a, b = np.arange(10.0), np.arange(10.0)
+    reverse_into(a[2:], a[:8])
+    j(b[2:], b[:8])
+    _same(b, a)
+    x, z = np.arange(10.0), np.zeros(10)          # apart: in place, as before
+    j(x, z)
+    _same(z, np.arange(10.0)[::-1] * 2.0)
+    assert "overlaps(" in j.jitted.source
+    u, w = _rng(18).random(12), None
+    w = u.copy()
+    diffuse_1d(u, u, 3)
+    _jit(diffuse_1d)(w, w, 3)
+    _same(w, u)
