@@ -460,3 +460,46 @@ def test_sort_gradient_compiles():
         s = np.sort(x)
         return np.sum(s * np.linspace(1.0, 2.0, x.shape[0])) + np.median(x) ** 2
     check_grad(weighted_order, rng(24).normal(size=7))
+
+
+# ---- an element read, then its array written -------------------------------------------------
+
+def element_then_write(x, i):
+    v = x[i]
+    x[...] = x * 2.0
+    return v
+
+
+def swap_with_temp(a):
+    a = a.copy()
+    for j in range(a.shape[0] - 1):
+        if a[j] > a[j + 1]:
+            tmp = a[j]
+            a[j] = a[j + 1]
+            a[j + 1] = tmp
+    return a
+
+
+def element_and_row(x):
+    M = np.outer(x, x)
+    e = M[1, 1]
+    r = M[1]
+    M[1, 1] = 7.0 * x[0]
+    return e * r + x         # e is the old element (a copy), r the row (a view: sees 7 x0)
+
+
+def test_an_element_read_keeps_its_value_after_a_write():
+    """x[i] of a vector is a number NumPy copied; it was re-read after the array was written
+    (silently wrong under jit, backend='numpy' and grad); a row view still follows writes."""
+    for backend in ("cpu", "numpy"):
+        x = np.arange(4.0)
+        x_np = x.copy()
+        want = element_then_write(x_np, 2)
+        got = compiled(jit(element_then_write, backend=backend), x, 2)
+        same(got, want)
+        same(x, x_np)
+    a = rng(25).normal(size=8)
+    same(compiled(jit(swap_with_temp), a), swap_with_temp(a))
+    x = rng(26).normal(size=3)
+    same(compiled(jit(element_and_row), x), element_and_row(x))
+    check_grad(lambda x: np.sum(element_and_row(x) ** 2) + np.sum(swap_with_temp(x) * x), x)

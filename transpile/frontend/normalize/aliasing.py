@@ -317,6 +317,13 @@ class MemoryModel:
                 return None
             new = self._derive(v[1], pnew, name)
             self.rel[new.name] = (pnew, v[1]) if new != pnew else None
+            if v[1][0] == "index" and _integers_only(v[1][1]) and \
+                    not S.known_array(self, name):
+                # x[i] is a row view or, of a vector, an element NumPy copied: the read value
+                # stays what it was when it is a scalar (decided when the code runs)
+                derived = new
+                new = S.select(self, Var(name), derived, Var(name), _stem(name))
+                self.rel[new.name] = (derived, ("identity",))
             memo[name] = new
             return new
 
@@ -571,3 +578,10 @@ def read_ahead(norm, run):
             if by_new.setdefault(new, end) != end:
                 plan.split = name
     return plan
+
+
+def _integers_only(index):
+    """Is the index made of integers only (x[i], M[i, j]: an element or a row view)?"""
+    return isinstance(index, IndexArg) and all(
+        not isinstance(it, SliceArg) and it is not None and it is not Ellipsis
+        for it in index.items)
