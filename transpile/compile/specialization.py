@@ -302,12 +302,12 @@ class AdaptiveThreads:
     loops win; with another process keeping a core busy, a parallel loop waits for its
     slowest thread (measured on 2 cores at load 6: selu of 1M float32 took 2.85 ms with 2
     threads, 0.62 ms with one). Every `period` seconds it times `probes` calls of each and
-    keeps the faster (probing less often while the answer stays). TRANSPILE_NUM_THREADS fixes the count instead (no probing); these loops
-    are only generated for work of 2**18 elements or more, so the check costs nothing that
-    shows."""
+    keeps the one whose calls took less in all (probing less often while the answer stays).
+    TRANSPILE_NUM_THREADS fixes the count instead (no probing); these loops are only
+    generated for work of 2**18 elements or more, so the check costs nothing that shows."""
 
     period = 1.0
-    probes = 2
+    probes = 3
 
     def __init__(self, fn, most):
         self.fn = fn
@@ -343,7 +343,9 @@ class AdaptiveThreads:
                 return self.fn(*args)
             finally:
                 dt = time.perf_counter() - t0
-                self.times[k] = min(dt, self.times.get(k, dt))
+                # the total, not the best, of each count's calls: on a busy machine a
+                # parallel loop is now and then as fast as on a quiet one and often far slower
+                self.times[k] = self.times.get(k, 0.0) + dt
                 if not self.plan and self.times:
                     best = min(self.times, key=self.times.get)
                     # the same answer again: probe less often (up to every 16 s)
