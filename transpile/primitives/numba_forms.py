@@ -409,3 +409,161 @@ def diff_vjp(lw, eqn):
 def _shape(shape):
     shape = tuple(int(n) for n in shape)
     return f"({shape[0]},)" if len(shape) == 1 else f"({', '.join(map(str, shape))})"
+
+
+# ---- adjoint helpers of linalg and np.average (issue 22: jit(grad) without a NumPy part) -------
+
+
+def expand_last(lw, eqn):
+    """rt.expand_last: a new axis of length 1 at the end (a reshape)."""
+    x, out = eqn.args["x"], lw.avals[eqn.out]
+    xs = lw.av(x)
+    if xs is None or not xs.shape:
+        return f"np.full({_shape(out.shape)}, {lw.fmt(x)}, {_dt(out.dtype)})"
+    return f"np.ascontiguousarray({lw.fmt(x)}).reshape({_shape(out.shape)})"
+
+
+def _weight_axes(lw, eqn):
+    """The axes of x that np.average's weights lie along (sorted), None when the weights have
+    x's shape, or False when the call has no form here."""
+    w, x = eqn.args["weights"], eqn.args["x"]
+    ws, xs = lw.av(w), lw.av(x)
+    if ws is None or xs is None:
+        return False
+    if ws.shape == xs.shape:
+        return None
+    axis = _const(eqn, "axis")
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    ks = [_axis(a, xs.ndim) for a in axes]
+    if any(k is None for k in ks) or len(set(ks)) != len(ks) or len(ks) != ws.ndim:
+        return False
+    return tuple(ks)
+
+
+def weights_laid(lw, eqn):
+    """rt.weights_along: weights shaped like x as they are; 1-D weights (or weights along
+    several axes) reshaped to lie along those axes of x."""
+    axes = _weight_axes(lw, eqn)
+    if axes is False:
+        return None
+    w, out = eqn.args["weights"], lw.avals[eqn.out]
+    if axes is None:
+        return f"{lw.fmt(w)}.copy()"
+    text = lw.fmt(w)
+    if len(axes) > 1:
+        order = [int(i) for i in np.argsort(axes)]
+        if order != sorted(order):
+            text = f"np.transpose({text}, {tuple(order)})"
+    return f"np.ascontiguousarray({text}).astype({_dt(out.dtype)}).reshape({_shape(out.shape)})"
+
+
+def weights_laid_back(lw, eqn):
+    """rt.weights_back, the transpose of weights_laid: the cotangent summed over the other
+    axes of x, in the weights' own axis order."""
+    axes = _weight_axes(lw, eqn)
+    if axes is False:
+        return None
+    ct, out = eqn.args["ct"], eqn.out
+    cs, xs, os_ = lw.av(ct), lw.av(eqn.args["x"]), lw.avals[out]
+    if cs is None:
+        return None
+    if axes is None:
+        return f"{lw.fmt(ct)}.copy()" if cs.shape == os_.shape else None
+    if cs.ndim != xs.ndim:
+        return None
+    lines, src = [], lw.fmt(ct)
+    for k in range(cs.ndim - 1, -1, -1):        # from the last axis: the others keep their places
+        if k in axes:
+            continue
+        dst = f"{out}_s{k}"
+        lines.append(f"{dst} = np.sum({src}, axis={k})")
+        src = dst
+    order = [int(i) for i in np.argsort(np.argsort(axes))]
+    if order != sorted(order):
+        src = f"np.transpose({src}, {tuple(order)})"
+    lines.append(f"{out} = np.ascontiguousarray({src}).astype({_dt(os_.dtype)})"
+                 f".reshape({_shape(os_.shape)})")
+    return lines
+
+
+def _matrices(lw, eqn, arg, fill):
+    """Loops over the leading (stacked) axes of a matrix argument and its rows i and columns
+    j; `fill(m, x, i, j)` gives the loop body for the index prefix m. The result starts at 0."""
+    x, out = eqn.args[arg], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if xs is None or xs.ndim < 2 or xs.shape[-1] != xs.shape[-2] or os_.shape != xs.shape:
+        return None
+    lead = xs.shape[:-2]
+    n = int(xs.shape[-1])
+    i, j = f"{out}_r", f"{out}_c"
+
+    def inner(names):
+        m = "".join(f"{v}, " for v in names)
+        return [f"for {i} in range({n}):"] + ["    " + line for line in
+                                                fill(m, lw.fmt(x), i, j)]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+        _loops(out, lead, inner)
+
+
+def sym(lw, eqn):
+    """rt.sym: (x + x^T) / 2 on the last two axes."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i} + 1):",
+        f"    {out}[{m}{i}, {j}] = 0.5 * ({x}[{m}{i}, {j}] + {x}[{m}{j}, {i}])",
+        f"    {out}[{m}{j}, {i}] = {out}[{m}{i}, {j}]"])
+
+
+def phi(lw, eqn):
+    """rt.phi: the lower triangle with the diagonal halved."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i}):",
+        f"    {out}[{m}{i}, {j}] = {x}[{m}{i}, {j}]",
+        f"{out}[{m}{i}, {i}] = 0.5 * {x}[{m}{i}, {i}]"])
+
+
+def tri_read_t(lw, eqn):
+    """rt.tri_read_t: the triangle UPLO names gets ct_ij + ct_ji (the diagonal ct_ii), the
+    other strict triangle 0."""
+    uplo, out = _const(eqn, "UPLO", "L"), eqn.out
+    if uplo not in ("L", "U"):
+        return None
+
+    def at(m, i, j):
+        return f"{m}{i}, {j}" if uplo == "L" else f"{m}{j}, {i}"
+    return _matrices(lw, eqn, "ct", lambda m, x, i, j: [
+        f"for {j} in range({i}):",
+        f"    {out}[{at(m, i, j)}] = {x}[{m}{i}, {j}] + {x}[{m}{j}, {i}]",
+        f"{out}[{m}{i}, {i}] = {x}[{m}{i}, {i}]"])
+
+
+def real_only(lw, eqn):
+    """rt.check_real_linalg / rt.check_real_eigh: a real matrix passes as it is (a complex one
+    has no form: the NumPy version raises the error that names the function)."""
+    xs = lw.av(eqn.args["x"])
+    if xs is None or np.issubdtype(xs.dtype, np.complexfloating):
+        return None
+    return f"{lw.fmt(eqn.args['x'])}.copy()" if xs.shape else lw.fmt(eqn.args["x"])
+
+
+def abs_factor(lw, eqn):
+    """rt.abs_factor (d|x|): np.sign of a real x; conj(x) / |x| of a complex one, 0 at 0."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if xs is None:
+        return None
+    dt = _dt(os_.dtype)
+    if not np.issubdtype(xs.dtype, np.complexfloating):
+        text = f"np.sign({lw.fmt(x)})"
+        if not xs.shape:
+            return f"{dt}({text})"
+        return text if xs.dtype == os_.dtype else f"{text}.astype({dt})"
+    if not xs.shape:
+        return f"({dt}(0) if {lw.fmt(x)} == 0 else {dt}(np.conj({lw.fmt(x)}) / abs({lw.fmt(x)})))"
+    lines = [f"{out} = np.zeros({_shape(os_.shape)}, {dt})"]
+    lines += _loops(out, os_.shape, lambda i: [
+        f"{out}_v = {lw.fmt(x)}[{', '.join(i)}]",
+        f"if {out}_v != 0:",
+        f"    {out}[{', '.join(i)}] = np.conj({out}_v) / abs({out}_v)"])
+    return lines

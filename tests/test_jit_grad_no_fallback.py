@@ -1,0 +1,122 @@
+"""Issue 22: jit(grad) compiles the adjoint helpers that its rules call (rt.expand_last,
+np.average's weights laid along an axis and back, Cholesky's rt.phi / rt.sym /
+rt.tri_read_t / rt.check_real_linalg, rt.abs_factor of a complex value) and complex constants in
+fused loops. Each is checked against central finite differences in float64 with any fallback
+to NumPy raised as an error (a TranspileWarning here fails the test)."""
+import warnings
+
+import numpy as np
+import pytest
+
+from fd import numerical_grad
+from transpile import grad, jit
+from transpile.errors import TranspileWarning
+
+
+def _strict(fn, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        return fn(*args)
+
+
+def check(loss, args, argnum=0, rtol=1e-6, atol=1e-7):
+    want = numerical_grad(loss, [a.copy() if isinstance(a, np.ndarray) else a for a in args],
+                          argnum)
+    got = _strict(jit(grad(loss, argnums=argnum)), *args)
+    assert np.asarray(got).dtype == np.float64
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=atol)
+
+
+def _spd(n, seed):
+    r = np.random.default_rng(seed)
+    m = r.standard_normal((n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+# ---- rt.expand_last (the cotangent of np.linalg.det) -------------------------------------------
+
+def det_loss(A, b):
+    x = np.linalg.solve(A, b)
+    return np.sum(x ** 2) + np.linalg.det(A)
+
+
+def test_det_and_solve():
+    r = np.random.default_rng(1)
+    check(det_loss, [r.standard_normal((3, 3)) + 3 * np.eye(3), r.standard_normal(3)])
+
+
+def slogdet_loss(A):
+    sign, logdet = np.linalg.slogdet(A)
+    return logdet * 2.0 + np.sum(np.linalg.inv(A))
+
+
+def test_slogdet():
+    check(slogdet_loss, [_spd(4, 2)])
+
+
+# ---- np.average's weights along an axis -------------------------------------------------------
+
+def average_cols(X, w):
+    return np.sum(np.average(X, axis=0, weights=w) ** 2)
+
+
+def average_rows(X, w):
+    return np.sum(np.sin(np.average(X, axis=1, weights=w)))
+
+
+def average_last(X, w):
+    return np.sum(np.average(X, axis=-1, weights=w) ** 3)
+
+
+@pytest.mark.parametrize("loss, xshape, wshape", [
+    (average_cols, (5, 3), (5,)), (average_rows, (4, 6), (6,)),
+    (average_last, (3, 2, 4), (4,))])
+@pytest.mark.parametrize("argnum", [0, 1])
+def test_average_with_weights_along_axes(loss, xshape, wshape, argnum):
+    r = np.random.default_rng(3)
+    check(loss, [r.standard_normal(xshape), r.random(wshape) + 0.2], argnum)
+
+
+# ---- Cholesky: rt.phi, rt.sym, rt.tri_read_t, rt.check_real_linalg -----------------------------
+
+def cholesky_loss(A, b):
+    L = np.linalg.cholesky(A)
+    return np.sum(L ** 2) + np.sum(np.linalg.solve(L, b) * b)
+
+
+def test_cholesky():
+    check(cholesky_loss, [_spd(4, 4), np.arange(4.0) - 1.5])
+
+
+# ---- complex values inside, real parameters ---------------------------------------------------
+
+def complex_loss(theta, r):
+    z = r * np.exp(1j * theta)
+    w = z * z + 1.0
+    return np.sum(w.real * w.imag) + np.abs(w).sum()
+
+
+@pytest.mark.parametrize("argnum", [0, 1])
+def test_complex_intermediates_real_gradient(argnum):
+    r = np.random.default_rng(6)
+    check(complex_loss, [r.random(5) * 6.0, r.random(5) + 0.5], argnum)
+
+
+def complex_scalar_factor(x):
+    return np.sum(np.abs(x * (2.0 - 1.5j)) + np.real(np.exp(0.5j * x)))
+
+
+def test_complex_constant_and_abs_of_a_complex_value():
+    check(complex_scalar_factor, [np.linspace(-1.0, 2.0, 7)])
+
+
+def test_complex_constant_under_plain_jit():
+    x = np.linspace(-1.0, 2.0, 7)
+    got = _strict(jit(lambda_free), x)
+    want = lambda_free(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def lambda_free(x):
+    return np.exp(1j * x) * (0.5 - 2j) + x
