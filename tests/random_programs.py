@@ -220,6 +220,17 @@ def _stmt(draw, prog, kinds):
             prog.writes = True
             prog.emit(f"{t} = {a} * 1.0")
             prog.emit(f"{t}[np.array({list(perm[:2])})] = {b}[0:2] * 2.0")
+    elif kind == "int_write":     # writes through an integer array that repeats an element
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        idx = draw(st.lists(st.integers(-N, N - 1), min_size=2, max_size=N))
+        k = len(idx)
+        prog.writes = True
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"i{t} = np.array({idx})")
+        if draw(st.booleans()):   # NumPy keeps the value written last at a repeated index
+            prog.emit(f"{t}[i{t}] = np.sin({b}[:{k}]) * 2.0")
+        else:                     # and adds once: t[i] += v reads t[i] before any write
+            prog.emit(f"{t}[i{t}] += {b}[:{k}] * {a}[{N - k}:]")
     elif kind == "int_acc":       # an accumulator that starts as the int 0 and becomes a float
         a, b = _pick(draw, prog), _pick(draw, prog)
         prog.emit(f"acc{t} = 0")
@@ -252,7 +263,7 @@ MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write"
 # loops, slice-writes into the argument, newaxis broadcasting, integer-array subscripts,
 # int-to-float accumulators, bitwise masks; opt-in, so the lists above keep their meaning
 FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "int_acc",
-                     "bitmask"]
+                     "bitmask", "int_write"]
 FOREIGN_KINDS = ["assign", "if", "for", "write", "view"] + FOREIGN_NEW_KINDS
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fd import numerical_grad
-from transpile import grad, jit
+from transpile import grad, jit, vmap
 from transpile.errors import TranspileWarning
 
 
@@ -120,3 +120,39 @@ def test_complex_constant_under_plain_jit():
 
 def lambda_free(x):
     return np.exp(1j * x) * (0.5 - 2j) + x
+
+
+# ---- rt.written_part: the cotangent of a write through an integer array -----------------------
+
+def write_repeated(x):
+    t = x * 1.0
+    it = np.array([1, -3, 2, 1])         # element 1 twice: NumPy keeps the last value written
+    t[it] = np.sin(x[:4]) * 2.0
+    return np.sum(t * t)
+
+
+def add_repeated(x):
+    t = x * 1.0
+    it = np.array([0, 2, -4])            # 0 and -4 name one element: += adds once
+    t[it] += x[:3] * x[1:]
+    return np.sum(np.sin(t))
+
+
+def write_rows(x):
+    A = np.outer(x, x) * 1.0
+    A[np.array([2, 0, 2])] = np.cos(A[:3]) * 2.0
+    return np.sum(A * A)
+
+
+@pytest.mark.parametrize("loss", [write_repeated, add_repeated, write_rows])
+def test_write_through_an_integer_array(loss):
+    check(loss, [np.array([0.34, -1.38, 0.82, 1.30])])
+
+
+@pytest.mark.parametrize("loss", [write_repeated, add_repeated, write_rows])
+def test_write_through_an_integer_array_under_vmap(loss):
+    x = np.array([0.34, -1.38, 0.82, 1.30])
+    X = np.stack([x, 0.5 * x - 0.1, x + 0.3])
+    want = np.stack([numerical_grad(loss, [row.copy()]) for row in X])
+    got = _strict(jit(vmap(grad(loss))), X.copy())
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

@@ -9,7 +9,7 @@ constants, loops are written out.
 """
 import numpy as np
 
-from transpile.core.ir import Const, TupleArg, Var
+from transpile.core.ir import Const, IndexArg, TupleArg, Var
 from transpile_runtime import array_adjoints as AA
 
 
@@ -566,4 +566,43 @@ def abs_factor(lw, eqn):
         f"{out}_v = {lw.fmt(x)}[{', '.join(i)}]",
         f"if {out}_v != 0:",
         f"    {out}[{', '.join(i)}] = np.conj({out}_v) / abs({out}_v)"])
+    return lines
+
+
+def written_part(lw, eqn):
+    """rt.written_part(g, index) of a write y[idx] = v with one integer vector idx (along the
+    first axis): the rows g[idx[k]], 0 where a later position of idx names the same row (NumPy
+    keeps the last value written there). Basic indexes never reach here (specialization makes
+    them copies of g[index])."""
+    x, index, out = eqn.args["x"], eqn.args["index"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if xs is None or not xs.shape or not isinstance(index, IndexArg) or len(index.items) != 1:
+        return None
+    idx = index.items[0]
+    if isinstance(idx, Var):
+        ia = lw.av(idx)
+        if ia is None or ia.ndim != 1 or ia.dtype.kind not in "iu":
+            return None
+        m, itext = int(ia.shape[0]), lw.fmt(idx)
+    elif isinstance(idx, Const) and isinstance(idx.value, np.ndarray) and \
+            idx.value.ndim == 1 and idx.value.dtype.kind in "iu":
+        m, itext = int(idx.value.shape[0]), f"{out}_idx"
+    else:
+        return None
+    if os_.shape != (m,) + tuple(xs.shape[1:]):
+        return None
+    n = int(xs.shape[0])
+    k, at, seen = f"{out}_k", f"{out}_at", f"{out}_seen"
+    lines = []
+    if isinstance(idx, Const):
+        lines.append(f"{itext} = np.array({[int(v) for v in idx.value]}, np.int64)")
+    lines += [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})",
+              f"{seen} = np.zeros({n}, np.bool_)",
+              f"for {k} in range({m} - 1, -1, -1):     # the last write wins",
+              f"    {at} = {itext}[{k}] + {n} if {itext}[{k}] < 0 else {itext}[{k}]",
+              f"    if {seen}[{at}]:",
+              f"        {out}[{k}] = 0",
+              f"    else:",
+              f"        {out}[{k}] = {lw.fmt(x)}[{at}]",
+              f"    {seen}[{at}] = True"]
     return lines
