@@ -14,7 +14,6 @@ Until it lands, jit runs these programs as NumPy code with one TranspileWarning 
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -162,10 +161,6 @@ def test_foreign_constructs_grad_and_vmap(prog, x):
     np.testing.assert_allclose(grad(f)(x.copy()), fd, rtol=1e-5, atol=1e-5, err_msg=src)
 
 
-@pytest.mark.xfail(strict=True, raises=(TranspileWarning, NotImplementedError), reason=(
-    "jit(grad) of these programs falls back (written_part(...) has no Numba lowering; gradient "
-    "of a subscript with np.newaxis) or crashes in Numba (NotImplementedError: No definition for "
-    "lowering <built-in function getitem>(Array(float64, 1, 'C', ...), ...))"))
 @settings(**FOREIGN_SETTINGS)
 @given(rp.programs(kinds=tuple(rp.FOREIGN_KINDS)), inputs)
 def test_foreign_constructs_jit_grad_without_fallback(prog, x):
