@@ -25,7 +25,6 @@ from transpile.errors import TranspileError, TranspileWarning
 # on the lead's compiler; regenerate (and un-mark what passes) after each compiler change
 XFAIL_JIT = {
     "heat_swap": (TranspileError, "TranspileError: foreign_kernels.py:104: 'un' is written into in this loop and ends the body holding the array 'u' held at its start, which another name (or the caller) also holds: the transforms cannot follow which buffer each name holds from one iteration to the next"),
-    "nbody_broadcast": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:208: an expression statement has no effect in a transformed function (side effects such as print or in-place methods are not kept)"),
 }
 # (transform, kernel name) -> (exception type, the current error)
 XFAIL_GRAD = {

@@ -156,3 +156,47 @@ def test_write_through_an_integer_array_under_vmap(loss):
     want = np.stack([numerical_grad(loss, [row.copy()]) for row in X])
     got = _strict(jit(vmap(grad(loss))), X.copy())
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+# ---- np.fill_diagonal as a statement ----------------------------------------------------------
+
+def fill_then_sum(x):
+    A = np.outer(x, x) + 1.0
+    np.fill_diagonal(A, x[0] * 2.0)
+    return np.sum(np.sin(A))
+
+
+def fill_tall(x):
+    B = np.stack([x, x * 2.0, x - 1.0, x * x])      # 4 x 3: the first 3 rows get their element
+    np.fill_diagonal(B, 0.0)
+    return B
+
+
+def test_fill_diagonal_under_jit():
+    x = np.array([0.3, -1.2, 0.7])
+    for f in (fill_then_sum, fill_tall):
+        want = f(x.copy())
+        got = _strict(jit(f), x.copy())
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-13)
+
+
+def test_fill_diagonal_gradient():
+    check(fill_then_sum, [np.array([0.3, -1.2, 0.7])])
+
+
+def test_fill_diagonal_under_vmap():
+    X = np.array([[0.3, -1.2, 0.7], [1.0, 0.5, -0.25]])
+    want = np.stack([fill_tall(row) for row in X])
+    np.testing.assert_allclose(_strict(jit(vmap(fill_tall)), X.copy()), want, rtol=1e-13,
+                               atol=1e-13)
+
+
+def fill_3d(x):
+    C = np.zeros((3, 3, 3)) + x
+    np.fill_diagonal(C, 1.0)
+    return C
+
+
+def test_fill_diagonal_of_a_3d_array_is_refused_not_wrong():
+    with pytest.raises(AssertionError, match="only a 2-D array"):
+        jit(fill_3d)(np.array([0.3, -1.2, 0.7]))

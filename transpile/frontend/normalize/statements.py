@@ -3,11 +3,13 @@ frontend/normalize/calls.py): expression statements (calls that write into array
 to names, tuples and subscripts (`y[i] = v` becomes `y = rt.setitem(y, i, v)` through the alias
 model, transpile/frontend/normalize/aliasing.py), augmented assignments (in place on arrays, as NumPy), `return`,
 and `if` (a condition known now picks a branch; one on array data becomes an `If`)."""
+import ast
 import importlib
 import sys
 import types
 
 import gast
+import numpy as np
 
 from transpile.frontend.normalize import checks
 from transpile.frontend.normalize.aliasing import Stale, stale_error
@@ -48,12 +50,53 @@ def stmt_Expr(norm, node):
         return
     if draw_statement(norm, node.value):  # rng.normal(size=3): numbers skipped, state advanced
         return
+    if fill_diagonal_statement(norm, node):   # np.fill_diagonal(a, v): a loop of writes
+        return
     if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
         raise norm.error(node, "unsupported: generator (yield)",
                          hint="return the values instead (a list or tuple)")
     raise norm.error(node, "an expression statement has no effect in a transformed function "
                      "(side effects such as print or in-place methods are not kept)",
                      hint="assign the result to a variable, or move the call outside")
+
+
+def fill_diagonal_statement(norm, node):
+    """`np.fill_diagonal(a, v)` on a 2-D array: written as the loop NumPy runs,
+    `for k in range(min(a.shape[0], a.shape[1])): a[k, k] = v` (v computed once), so every
+    transform sees plain subscript writes. wrap=True and arrays that are not 2-D are refused."""
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, (gast.Name, gast.Attribute)):
+        return False
+    try:
+        func = norm.expr(call.func, "f")
+    except TranspileError:
+        return False
+    if not (isinstance(func, Static) and func.obj is np.fill_diagonal):
+        return False
+    args = list(call.args)
+    wrap = [kw.value for kw in call.keywords if kw.arg == "wrap"]
+    if len(args) == 3:
+        wrap.append(args.pop())
+    if len(args) != 2 or any(kw.arg not in ("a", "val", "wrap") for kw in call.keywords) or \
+            not isinstance(args[0], gast.Name):
+        raise norm.error(node, "np.fill_diagonal is supported as np.fill_diagonal(name, value) "
+                         "on an array held by a name")
+    if wrap and not (isinstance(wrap[0], gast.Constant) and wrap[0].value is False):
+        raise norm.error(node, "np.fill_diagonal(..., wrap=True) is not supported",
+                         hint="write the diagonal with a loop of a[i, j] = value")
+    a = args[0].id
+    k, value = f"{a}_diag_k", f"{a}_diag_value"
+    text = (f"{value} = {ast.unparse(gast.gast_to_ast(args[1]))}\n"
+            f"assert {a}.ndim == 2, 'np.fill_diagonal: only a 2-D array is supported here'\n"
+            f"for {k} in range(min({a}.shape[0], {a}.shape[1])):\n"
+            f"    {a}[{k}, {k}] = {value}\n")
+    for st in gast.parse(text).body:
+        for sub in gast.walk(st):
+            if "lineno" in sub._attributes:
+                gast.copy_location(sub, node)
+                sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+        norm.stmt(st)
+    return True
 
 
 def list_method(norm, call):
