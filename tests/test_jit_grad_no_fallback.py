@@ -144,12 +144,18 @@ def write_rows(x):
     return np.sum(A * A)
 
 
-@pytest.mark.parametrize("loss", [write_repeated, add_repeated, write_rows])
+def write_columns(x):
+    A = np.outer(x, x) * 1.0
+    A[1:3, np.array([2, 0, 2])] = np.cos(A[:2, :3]) * 2.0     # column 2 twice
+    return np.sum(A * A)
+
+
+@pytest.mark.parametrize("loss", [write_repeated, add_repeated, write_rows, write_columns])
 def test_write_through_an_integer_array(loss):
     check(loss, [np.array([0.34, -1.38, 0.82, 1.30])])
 
 
-@pytest.mark.parametrize("loss", [write_repeated, add_repeated, write_rows])
+@pytest.mark.parametrize("loss", [write_repeated, add_repeated, write_rows, write_columns])
 def test_write_through_an_integer_array_under_vmap(loss):
     x = np.array([0.34, -1.38, 0.82, 1.30])
     X = np.stack([x, 0.5 * x - 0.1, x + 0.3])

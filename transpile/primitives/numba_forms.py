@@ -9,7 +9,7 @@ constants, loops are written out.
 """
 import numpy as np
 
-from transpile.core.ir import Const, IndexArg, TupleArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile_runtime import array_adjoints as AA
 
 
@@ -570,15 +570,21 @@ def abs_factor(lw, eqn):
 
 
 def written_part(lw, eqn):
-    """rt.written_part(g, index) of a write y[idx] = v with one integer vector idx (along the
-    first axis): the rows g[idx[k]], 0 where a later position of idx names the same row (NumPy
-    keeps the last value written there). Basic indexes never reach here (specialization makes
-    them copies of g[index])."""
+    """rt.written_part(g, index) of a write y[index] = v whose index is one integer vector
+    among slices (y[idx] = v, y[1:3, idx] = v): g[index] (Numba takes one integer vector in
+    an index), 0 where a later position of idx names the same element (NumPy keeps the last
+    value written there). Basic indexes never reach here (specialization makes them copies
+    of g[index])."""
     x, index, out = eqn.args["x"], eqn.args["index"], eqn.out
     xs, os_ = lw.av(x), lw.avals[out]
-    if xs is None or not xs.shape or not isinstance(index, IndexArg) or len(index.items) != 1:
+    if xs is None or not xs.shape or not isinstance(index, IndexArg) or \
+            not 0 < len(index.items) <= xs.ndim:
         return None
-    idx = index.items[0]
+    vectors = [p for p, it in enumerate(index.items) if not isinstance(it, SliceArg)]
+    if len(vectors) != 1:
+        return None
+    p = vectors[0]
+    idx = index.items[p]
     if isinstance(idx, Var):
         ia = lw.av(idx)
         if ia is None or ia.ndim != 1 or ia.dtype.kind not in "iu":
@@ -589,20 +595,26 @@ def written_part(lw, eqn):
         m, itext = int(idx.value.shape[0]), f"{out}_idx"
     else:
         return None
-    if os_.shape != (m,) + tuple(xs.shape[1:]):
+    if len(os_.shape) != xs.ndim or os_.shape[p] != m:
         return None
-    n = int(xs.shape[0])
+    n = int(xs.shape[p])
     k, at, seen = f"{out}_k", f"{out}_at", f"{out}_seen"
+    items = [_slice_text(lw, it) if isinstance(it, SliceArg) else itext for it in index.items]
     lines = []
     if isinstance(idx, Const):
         lines.append(f"{itext} = np.array({[int(v) for v in idx.value]}, np.int64)")
-    lines += [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})",
+    lines += [f"{out} = np.ascontiguousarray({lw.fmt(x)}[{', '.join(items)}])"
+              f".astype({_dt(os_.dtype)})",
               f"{seen} = np.zeros({n}, np.bool_)",
               f"for {k} in range({m} - 1, -1, -1):     # the last write wins",
               f"    {at} = {itext}[{k}] + {n} if {itext}[{k}] < 0 else {itext}[{k}]",
               f"    if {seen}[{at}]:",
-              f"        {out}[{k}] = 0",
-              f"    else:",
-              f"        {out}[{k}] = {lw.fmt(x)}[{at}]",
+              f"        {out}[{_at(p, len(os_.shape), k)}] = 0",
               f"    {seen}[{at}] = True"]
     return lines
+
+
+def _slice_text(lw, it):
+    lo = "" if it.lower is None else lw.fmt(it.lower)
+    hi = "" if it.upper is None else lw.fmt(it.upper)
+    return f"{lo}:{hi}" + (f":{lw.fmt(it.step)}" if it.step is not None else "")
