@@ -14,7 +14,6 @@ Until it lands, jit runs these programs as NumPy code with one TranspileWarning 
 import warnings
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
@@ -187,16 +186,12 @@ def test_fill_diagonal_jit_and_jit_grad_without_fallback(prog, x):
                                err_msg=src)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
-    "grad (eager as well as jit) is wrong when a real value computed from complex ones "
-    "(z.real * z.imag + np.abs(z)) feeds np.exp(1j * t) again: e.g. z = (x + 2) * "
-    "np.exp(1j * x); t = z.real * z.imag + np.abs(z * (0.5 - 1j)); "
-    "w = (x + 2) * np.exp(1j * t); np.sum(w.real * w.imag)"))
 @settings(**FOREIGN_SETTINGS)
 @given(rp.programs(kinds=tuple(rp.COMPLEX_KINDS)), inputs)
 def test_complex_values_inside_jit_grad_gives_a_real_gradient(prog, x):
     """Complex intermediates between a real argument and a real result: jit(grad) gives the
-    real gradient of finite differences (it once returned the complex cotangent). Some of
+    real gradient of finite differences (it once returned the complex cotangent, and grad
+    let the imaginary part of a real value's cotangent into .real / .imag / np.abs). Some of
     these adjoints still run in NumPy between compiled parts (a cotangent that turns complex
     in a loop or branch): that warning is accepted here, a wrong or complex number is not."""
     f, src, _ = _load(prog)

@@ -46,9 +46,9 @@ linspace_part_vjp = defprim(
 
 # ---- complex parts ---------------------------------------------------------------------------
 real = defprim("real", np.real, "np.real", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(g, x)"}, lower="{x}.real", view="opaque")
+               vjp={"x": "rt.match_complex(np.real(g), x)"}, lower="{x}.real", view="opaque")
 imag = defprim("imag", np.imag, "np.imag", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(-1j * g, x)"}, lower="{x}.imag", view="opaque")
+               vjp={"x": "rt.match_complex(-1j * np.real(g), x)"}, lower="{x}.imag", view="opaque")
 conj = defprim("conj", [np.conj, np.conjugate], "np.conj", "x", batch=E, linear=("x",),
                vjp={"x": "np.conj(g)"}, lower="np.conj({x})")
 angle = defprim("angle", np.angle, "np.angle", "x", batch=E, lower="np.arctan2({x}.imag, {x}.real)",
