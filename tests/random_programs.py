@@ -220,6 +220,31 @@ def _stmt(draw, prog, kinds):
             prog.writes = True
             prog.emit(f"{t} = {a} * 1.0")
             prog.emit(f"{t}[np.array({list(perm[:2])})] = {b}[0:2] * 2.0")
+    elif kind == "int_write":     # writes through an integer array that repeats an element
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        idx = draw(st.lists(st.integers(-N, N - 1), min_size=2, max_size=N))
+        k = len(idx)
+        prog.writes = True
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"i{t} = np.array({idx})")
+        if draw(st.booleans()):   # NumPy keeps the value written last at a repeated index
+            prog.emit(f"{t}[i{t}] = np.sin({b}[:{k}]) * 2.0")
+        else:                     # and adds once: t[i] += v reads t[i] before any write
+            prog.emit(f"{t}[i{t}] += {b}[:{k}] * {a}[{N - k}:]")
+    elif kind == "complex":       # complex values inside, a real value out
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.emit(f"z{t} = ({a} + 2.0) * np.exp(1j * {b})")
+        form = draw(st.integers(0, 1))
+        if form == 0:
+            prog.emit(f"{t} = z{t}.real * z{t}.imag + np.abs(z{t} * (0.5 - 1j))")
+        else:
+            prog.emit(f"{t} = np.real(z{t} * z{t} + 1.0) - np.imag(z{t}) * 0.5")
+    elif kind == "fill_diag":     # np.fill_diagonal as a statement on a local matrix
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"M{t} = {a}[:, None] * np.sin({b})[None, :]")
+        prog.emit(f"np.fill_diagonal(M{t}, {draw(st.sampled_from(['0.0', f'{a}[0]']))})")
+        prog.emit(f"{t} = np.sum(M{t}, axis={draw(st.integers(0, 1))})")
     elif kind == "int_acc":       # an accumulator that starts as the int 0 and becomes a float
         a, b = _pick(draw, prog), _pick(draw, prog)
         prog.emit(f"acc{t} = 0")
@@ -252,8 +277,13 @@ MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write"
 # loops, slice-writes into the argument, newaxis broadcasting, integer-array subscripts,
 # int-to-float accumulators, bitwise masks; opt-in, so the lists above keep their meaning
 FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "int_acc",
-                     "bitmask"]
+                     "bitmask", "int_write"]
 FOREIGN_KINDS = ["assign", "if", "for", "write", "view"] + FOREIGN_NEW_KINDS
+# complex values between real input and output (jit(grad) of them once returned a complex
+# gradient): jit still runs some of their adjoints in NumPy (a cotangent that becomes complex)
+COMPLEX_KINDS = ["assign", "if", "for", "write", "complex"]
+# np.fill_diagonal as a statement among branches, loops and writes
+FILL_KINDS = ["assign", "if", "for", "write", "view", "newaxis", "fill_diag"]
 
 
 @st.composite

@@ -25,15 +25,9 @@ from transpile.errors import TranspileError, TranspileWarning
 # on the lead's compiler; regenerate (and un-mark what passes) after each compiler change
 XFAIL_JIT = {
     "heat_swap": (TranspileError, "TranspileError: foreign_kernels.py:104: 'un' is written into in this loop and ends the body holding the array 'u' held at its start, which another name (or the caller) also holds: the transforms cannot follow which buffer each name holds from one iteration to the next"),
-    "nbody_broadcast": (TranspileError, "UnsupportedSyntax: foreign_kernels.py:208: an expression statement has no effect in a transformed function (side effects such as print or in-place methods are not kept)"),
-    "complex_parts": (TranspileWarning, "TranspileWarning: jit(complex_parts): foreign_kernels.py:1043: Numba cannot compile np.multiply(...) (no Numba lowering); that statement runs in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
 }
 # (transform, kernel name) -> (exception type, the current error)
 XFAIL_GRAD = {
-    ("jit(grad)", "weighted_average_cols"): (TranspileWarning, "TranspileWarning: jit(weighted_average_cols_loss): foreign_kernels.py:556: Numba cannot compile weights_along(...) (no Numba form for these arguments); 2 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    ("jit(grad)", "solve_3x3"): (TranspileWarning, "TranspileWarning: jit(solve_3x3_loss): foreign_kernels.py:905: Numba cannot compile expand_last(...) (no Numba lowering); 2 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
-    ("jit(grad)", "cholesky_forward"): (TranspileWarning, "TranspileWarning: jit(cholesky_forward_loss): foreign_kernels.py:934: Numba cannot compile phi(...) (no Numba lowering); running the NumPy version instead."),
-    ("jit(grad)", "complex_parts"): (TranspileWarning, "TranspileWarning: jit(complex_parts_loss): foreign_kernels.py:1043: Numba cannot compile np.multiply(...) (no Numba lowering); 3 statements run in NumPy between compiled parts of the function (show(jit(f), *args) marks them)"),
 }
 
 

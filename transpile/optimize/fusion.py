@@ -96,7 +96,7 @@ class Fuser:
             return None if av is None else av.shape
         if isinstance(atom, Const):
             v = atom.value
-            if isinstance(v, (bool, int, float, np.generic)):
+            if isinstance(v, (bool, int, float, complex, np.generic)):
                 return ()
         return None
 

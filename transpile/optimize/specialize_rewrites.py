@@ -170,6 +170,16 @@ def rw_grad_like(sp, eqn, out):
     ta, xa = sp.aval(eqn.args["t"]), sp.aval(eqn.args["x"])
     if ta is None or xa is None:
         return False
+    if np.issubdtype(ta.dtype, np.complexfloating) and \
+            np.issubdtype(xa.dtype, np.floating):
+        # a real parameter gets the real part of a complex gradient (then its own dtype)
+        if np.dtype(ta.dtype.type(0).real.dtype) == xa.dtype:
+            sp.emit(out, by_name("real"), {"x": eqn.args["t"]}, eqn.loc, name=eqn.out)
+            return True
+        part = sp.emit(out, by_name("real"), {"x": eqn.args["t"]}, eqn.loc, base=eqn.out)
+        sp.emit(out, by_name("astype"), {"x": part, "dtype": Const(xa.dtype.type)}, eqn.loc,
+                name=eqn.out)
+        return True
     if not np.issubdtype(xa.dtype, np.inexact) or ta.dtype == xa.dtype or \
             np.issubdtype(ta.dtype, np.complexfloating):
         sp.alias(eqn, eqn.args["t"])

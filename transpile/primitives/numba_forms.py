@@ -9,7 +9,7 @@ constants, loops are written out.
 """
 import numpy as np
 
-from transpile.core.ir import Const, TupleArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile_runtime import array_adjoints as AA, stats_adjoints as SA
 
 
@@ -912,3 +912,211 @@ def put_along(lw, eqn):
     return [f"{out} = np.zeros({_shape(ls.shape)}, {_dt(os_.dtype)})",
             f"for {k} in range({lw.fmt(idx)}.shape[0]):",
             f"    {out}[{lw.fmt(idx)}[{k}]] {op} {lw.fmt(ct)}[{k}]"]
+
+# ---- adjoint helpers of linalg and np.average (issue 22: jit(grad) without a NumPy part) -------
+
+
+def expand_last(lw, eqn):
+    """rt.expand_last: a new axis of length 1 at the end (a reshape)."""
+    x, out = eqn.args["x"], lw.avals[eqn.out]
+    xs = lw.av(x)
+    if xs is None or not xs.shape:
+        return f"np.full({_shape(out.shape)}, {lw.fmt(x)}, {_dt(out.dtype)})"
+    return f"np.ascontiguousarray({lw.fmt(x)}).reshape({_shape(out.shape)})"
+
+
+def _weight_axes(lw, eqn):
+    """The axes of x that np.average's weights lie along (sorted), None when the weights have
+    x's shape, or False when the call has no form here."""
+    w, x = eqn.args["weights"], eqn.args["x"]
+    ws, xs = lw.av(w), lw.av(x)
+    if ws is None or xs is None:
+        return False
+    if ws.shape == xs.shape:
+        return None
+    axis = _const(eqn, "axis")
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    ks = [_axis(a, xs.ndim) for a in axes]
+    if any(k is None for k in ks) or len(set(ks)) != len(ks) or len(ks) != ws.ndim:
+        return False
+    return tuple(ks)
+
+
+def weights_laid(lw, eqn):
+    """rt.weights_along: weights shaped like x as they are; 1-D weights (or weights along
+    several axes) reshaped to lie along those axes of x."""
+    axes = _weight_axes(lw, eqn)
+    if axes is False:
+        return None
+    w, out = eqn.args["weights"], lw.avals[eqn.out]
+    if axes is None:
+        return f"{lw.fmt(w)}.copy()"
+    text = lw.fmt(w)
+    if len(axes) > 1:
+        order = [int(i) for i in np.argsort(axes)]
+        if order != sorted(order):
+            text = f"np.transpose({text}, {tuple(order)})"
+    return f"np.ascontiguousarray({text}).astype({_dt(out.dtype)}).reshape({_shape(out.shape)})"
+
+
+def weights_laid_back(lw, eqn):
+    """rt.weights_back, the transpose of weights_laid: the cotangent summed over the other
+    axes of x, in the weights' own axis order."""
+    axes = _weight_axes(lw, eqn)
+    if axes is False:
+        return None
+    ct, out = eqn.args["ct"], eqn.out
+    cs, xs, os_ = lw.av(ct), lw.av(eqn.args["x"]), lw.avals[out]
+    if cs is None:
+        return None
+    if axes is None:
+        return f"{lw.fmt(ct)}.copy()" if cs.shape == os_.shape else None
+    if cs.ndim != xs.ndim:
+        return None
+    lines, src = [], lw.fmt(ct)
+    for k in range(cs.ndim - 1, -1, -1):        # from the last axis: the others keep their places
+        if k in axes:
+            continue
+        dst = f"{out}_s{k}"
+        lines.append(f"{dst} = np.sum({src}, axis={k})")
+        src = dst
+    order = [int(i) for i in np.argsort(np.argsort(axes))]
+    if order != sorted(order):
+        src = f"np.transpose({src}, {tuple(order)})"
+    lines.append(f"{out} = np.ascontiguousarray({src}).astype({_dt(os_.dtype)})"
+                 f".reshape({_shape(os_.shape)})")
+    return lines
+
+
+def _matrices(lw, eqn, arg, fill):
+    """Loops over the leading (stacked) axes of a matrix argument and its rows i and columns
+    j; `fill(m, x, i, j)` gives the loop body for the index prefix m. The result starts at 0."""
+    x, out = eqn.args[arg], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if xs is None or xs.ndim < 2 or xs.shape[-1] != xs.shape[-2] or os_.shape != xs.shape:
+        return None
+    lead = xs.shape[:-2]
+    n = int(xs.shape[-1])
+    i, j = f"{out}_r", f"{out}_c"
+
+    def inner(names):
+        m = "".join(f"{v}, " for v in names)
+        return [f"for {i} in range({n}):"] + ["    " + line for line in
+                                                fill(m, lw.fmt(x), i, j)]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+        _loops(out, lead, inner)
+
+
+def sym(lw, eqn):
+    """rt.sym: (x + x^T) / 2 on the last two axes."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i} + 1):",
+        f"    {out}[{m}{i}, {j}] = 0.5 * ({x}[{m}{i}, {j}] + {x}[{m}{j}, {i}])",
+        f"    {out}[{m}{j}, {i}] = {out}[{m}{i}, {j}]"])
+
+
+def phi(lw, eqn):
+    """rt.phi: the lower triangle with the diagonal halved."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i}):",
+        f"    {out}[{m}{i}, {j}] = {x}[{m}{i}, {j}]",
+        f"{out}[{m}{i}, {i}] = 0.5 * {x}[{m}{i}, {i}]"])
+
+
+def tri_read_t(lw, eqn):
+    """rt.tri_read_t: the triangle UPLO names gets ct_ij + ct_ji (the diagonal ct_ii), the
+    other strict triangle 0."""
+    uplo, out = _const(eqn, "UPLO", "L"), eqn.out
+    if uplo not in ("L", "U"):
+        return None
+
+    def at(m, i, j):
+        return f"{m}{i}, {j}" if uplo == "L" else f"{m}{j}, {i}"
+    return _matrices(lw, eqn, "ct", lambda m, x, i, j: [
+        f"for {j} in range({i}):",
+        f"    {out}[{at(m, i, j)}] = {x}[{m}{i}, {j}] + {x}[{m}{j}, {i}]",
+        f"{out}[{m}{i}, {i}] = {x}[{m}{i}, {i}]"])
+
+
+def real_only(lw, eqn):
+    """rt.check_real_linalg / rt.check_real_eigh: a real matrix passes as it is (a complex one
+    has no form: the NumPy version raises the error that names the function)."""
+    xs = lw.av(eqn.args["x"])
+    if xs is None or np.issubdtype(xs.dtype, np.complexfloating):
+        return None
+    return f"{lw.fmt(eqn.args['x'])}.copy()" if xs.shape else lw.fmt(eqn.args["x"])
+
+
+def abs_factor(lw, eqn):
+    """rt.abs_factor (d|x|): np.sign of a real x; conj(x) / |x| of a complex one, 0 at 0."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if xs is None:
+        return None
+    dt = _dt(os_.dtype)
+    if not np.issubdtype(xs.dtype, np.complexfloating):
+        text = f"np.sign({lw.fmt(x)})"
+        if not xs.shape:
+            return f"{dt}({text})"
+        return text if xs.dtype == os_.dtype else f"{text}.astype({dt})"
+    if not xs.shape:
+        return f"({dt}(0) if {lw.fmt(x)} == 0 else {dt}(np.conj({lw.fmt(x)}) / abs({lw.fmt(x)})))"
+    lines = [f"{out} = np.zeros({_shape(os_.shape)}, {dt})"]
+    lines += _loops(out, os_.shape, lambda i: [
+        f"{out}_v = {lw.fmt(x)}[{', '.join(i)}]",
+        f"if {out}_v != 0:",
+        f"    {out}[{', '.join(i)}] = np.conj({out}_v) / abs({out}_v)"])
+    return lines
+
+
+def written_part(lw, eqn):
+    """rt.written_part(g, index) of a write y[index] = v whose index is one integer vector
+    among slices (y[idx] = v, y[1:3, idx] = v): g[index] (Numba takes one integer vector in
+    an index), 0 where a later position of idx names the same element (NumPy keeps the last
+    value written there). Basic indexes never reach here (specialization makes them copies
+    of g[index])."""
+    x, index, out = eqn.args["x"], eqn.args["index"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if xs is None or not xs.shape or not isinstance(index, IndexArg) or \
+            not 0 < len(index.items) <= xs.ndim:
+        return None
+    vectors = [p for p, it in enumerate(index.items) if not isinstance(it, SliceArg)]
+    if len(vectors) != 1:
+        return None
+    p = vectors[0]
+    idx = index.items[p]
+    if isinstance(idx, Var):
+        ia = lw.av(idx)
+        if ia is None or ia.ndim != 1 or ia.dtype.kind not in "iu":
+            return None
+        m, itext = int(ia.shape[0]), lw.fmt(idx)
+    elif isinstance(idx, Const) and isinstance(idx.value, np.ndarray) and \
+            idx.value.ndim == 1 and idx.value.dtype.kind in "iu":
+        m, itext = int(idx.value.shape[0]), f"{out}_idx"
+    else:
+        return None
+    if len(os_.shape) != xs.ndim or os_.shape[p] != m:
+        return None
+    n = int(xs.shape[p])
+    k, at, seen = f"{out}_k", f"{out}_at", f"{out}_seen"
+    items = [_slice_text(lw, it) if isinstance(it, SliceArg) else itext for it in index.items]
+    lines = []
+    if isinstance(idx, Const):
+        lines.append(f"{itext} = np.array({[int(v) for v in idx.value]}, np.int64)")
+    lines += [f"{out} = np.ascontiguousarray({lw.fmt(x)}[{', '.join(items)}])"
+              f".astype({_dt(os_.dtype)})",
+              f"{seen} = np.zeros({n}, np.bool_)",
+              f"for {k} in range({m} - 1, -1, -1):     # the last write wins",
+              f"    {at} = {itext}[{k}] + {n} if {itext}[{k}] < 0 else {itext}[{k}]",
+              f"    if {seen}[{at}]:",
+              f"        {out}[{_at(p, len(os_.shape), k)}] = 0",
+              f"    {seen}[{at}] = True"]
+    return lines
+
+
+def _slice_text(lw, it):
+    lo = "" if it.lower is None else lw.fmt(it.lower)
+    hi = "" if it.upper is None else lw.fmt(it.upper)
+    return f"{lo}:{hi}" + (f":{lw.fmt(it.step)}" if it.step is not None else "")

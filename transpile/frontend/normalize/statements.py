@@ -52,6 +52,8 @@ def stmt_Expr(norm, node):
         return
     if ufunc_at_statement(norm, node):    # np.add.at(a, idx, v): a loop of a[i] += v
         return
+    if fill_diagonal_statement(norm, node):   # np.fill_diagonal(a, v): a loop of writes
+        return
     if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
         raise norm.error(node, "unsupported: generator (yield)",
                          hint="return the values instead (a list or tuple)")
@@ -66,8 +68,9 @@ _AT_OPS = {np.add: "+=", np.subtract: "-=", np.multiply: "*="}
 def ufunc_at_statement(norm, node):
     """`np.add.at(a, idx, v)` (also subtract, multiply) with idx a vector of integers: written
     as the unbuffered loop NumPy runs, `for k in range(len(idx)): a[idx[k]] += v[k]` (v
-    broadcast to a[idx]'s shape first, as zeros of that shape plus v), so every transform sees plain subscript writes and
-    repeated indices accumulate. Other index kinds are refused by name."""
+    broadcast to a[idx]'s shape first, as zeros of that shape plus v), so every transform sees
+    plain subscript writes and repeated indices accumulate. Other index kinds are refused by
+    name."""
     call = node.value
     if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Attribute) or \
             call.func.attr != "at":
@@ -95,6 +98,11 @@ def ufunc_at_statement(norm, node):
             f"{val} = np.zeros_like({a}[{idx}]) + {src[1]}\n"
             f"for {k} in range({idx}.shape[0]):\n"
             f"    {a}[{idx}[{k}]] {op} {val}[{k}]\n")
+    return _statements_for(norm, node, text)
+
+
+def _statements_for(norm, node, text):
+    """Normalize `text` (Python statements) in place of the statement `node`, at its line."""
     for st in gast.parse(text).body:
         for sub in gast.walk(st):
             if "lineno" in sub._attributes:
@@ -102,6 +110,39 @@ def ufunc_at_statement(norm, node):
                 sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
         norm.stmt(st)
     return True
+
+
+def fill_diagonal_statement(norm, node):
+    """`np.fill_diagonal(a, v)` on a 2-D array: written as the loop NumPy runs,
+    `for k in range(min(a.shape[0], a.shape[1])): a[k, k] = v` (v computed once), so every
+    transform sees plain subscript writes. wrap=True and arrays that are not 2-D are refused."""
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, (gast.Name, gast.Attribute)):
+        return False
+    try:
+        func = norm.expr(call.func, "f")
+    except TranspileError:
+        return False
+    if not (isinstance(func, Static) and func.obj is np.fill_diagonal):
+        return False
+    args = list(call.args)
+    wrap = [kw.value for kw in call.keywords if kw.arg == "wrap"]
+    if len(args) == 3:
+        wrap.append(args.pop())
+    if len(args) != 2 or any(kw.arg not in ("a", "val", "wrap") for kw in call.keywords) or \
+            not isinstance(args[0], gast.Name):
+        raise norm.error(node, "np.fill_diagonal is supported as np.fill_diagonal(name, value) "
+                         "on an array held by a name")
+    if wrap and not (isinstance(wrap[0], gast.Constant) and wrap[0].value is False):
+        raise norm.error(node, "np.fill_diagonal(..., wrap=True) is not supported",
+                         hint="write the diagonal with a loop of a[i, j] = value")
+    a = args[0].id
+    k, value = f"{a}_diag_k", f"{a}_diag_value"
+    text = (f"{value} = {ast.unparse(gast.gast_to_ast(args[1]))}\n"
+            f"assert {a}.ndim == 2, 'np.fill_diagonal: only a 2-D array is supported here'\n"
+            f"for {k} in range(min({a}.shape[0], {a}.shape[1])):\n"
+            f"    {a}[{k}, {k}] = {value}\n")
+    return _statements_for(norm, node, text)
 
 
 def list_method(norm, call):

@@ -85,7 +85,7 @@ check_norm_ord = defprim("check_norm_ord", H.check_norm_ord, "rt.check_norm_ord"
                          batch=BR.helper, linear=("x",), vjp={"x": "rt.check_norm_ord(g, ord)"},
                          unsafe_in_select=True)
 expand_last = defprim("expand_last", H.expand_last, "rt.expand_last", "x", batch=BR.helper,
-                      linear=("x",), vjp={"x": "np.sum(g, axis=-1)"})
+                      linear=("x",), vjp={"x": "np.sum(g, axis=-1)"}, numba=NF.expand_last)
 tile_vjp = defprim("tile_vjp", H.tile_vjp, "rt.tile_vjp", "ct, x, reps", shape_args=("x",), batch=BR.helper,
                    linear=("ct",), vjp={"ct": "np.tile(g, reps)"}, numba=NF.tile_vjp)
 diagonal_vjp = defprim("diagonal_vjp", H.diagonal_vjp, "rt.diagonal_vjp",

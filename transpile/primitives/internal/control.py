@@ -6,6 +6,7 @@ as a pair (ad/reverse.py gives an active tape an adjoint tape, ad/forward.py a
 tangent tape)."""
 from transpile_runtime import tape as T
 from transpile.primitives.batching import rules as BR, writes as BW
+from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defprim
 
 assign = defprim("assign", T.assign, "rt.assign", "x", op="assign", batch=BW.assign,
@@ -77,7 +78,8 @@ shape_only = defprim("shape_only", T.shape_only, "rt.shape_only", "x", batch=BW.
 # what of g reaches v in `y[index] = v` (duplicate integer indices: the last one written)
 written_part = defprim("written_part", T.written_part, "rt.written_part", "x, index",
                        batch=BR.index, linear=("x",),
-                       vjp={"x": "rt.setitem(np.zeros_like(x), index, g)"}, fresh=True)
+                       vjp={"x": "rt.setitem(np.zeros_like(x), index, g)"}, fresh=True,
+                       numba=NF.written_part)
 # `d = d + c` where the adjoint d holds 0.0 (optimize/inplace.py): d becomes c's buffer
 added_to_zero = defprim("added_to_zero", T.added_to_zero, "rt.added_to_zero", "d",
                         batch=BW.added_to_zero, linear=("d",), vjp={"d": "g"}, returns_arg="d")

@@ -46,9 +46,9 @@ linspace_part_vjp = defprim(
 
 # ---- complex parts ---------------------------------------------------------------------------
 real = defprim("real", np.real, "np.real", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(g, x)"}, lower="{x}.real", view="opaque")
+               vjp={"x": "rt.match_complex(np.real(g), x)"}, lower="{x}.real", view="opaque")
 imag = defprim("imag", np.imag, "np.imag", "x", batch=E, linear=("x",),
-               vjp={"x": "rt.match_complex(-1j * g, x)"}, lower="{x}.imag", view="opaque")
+               vjp={"x": "rt.match_complex(-1j * np.real(g), x)"}, lower="{x}.imag", view="opaque")
 conj = defprim("conj", [np.conj, np.conjugate], "np.conj", "x", batch=E, linear=("x",),
                vjp={"x": "np.conj(g)"}, lower="np.conj({x})")
 angle = defprim("angle", np.angle, "np.angle", "x", batch=E, lower="np.arctan2({x}.imag, {x}.real)",
@@ -65,7 +65,8 @@ angle_vjp = defprim("angle_vjp", CP.angle_vjp, "rt.angle_vjp", "ct, x", batch=E,
                     vjp={"ct": "rt.angle_jvp(g, x)", "x": "-g * rt.angle_vjp(ct, x) / x"},
                     jvp={"ct": "rt.angle_vjp(ct_dot, x)", "x": "-rt.angle_vjp(ct, x) * x_dot / x"})
 abs_factor = defprim("abs_factor", CP.abs_factor, "rt.abs_factor", "x", batch=E,
-                     vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_jvp(x_dot, x)"})
+                     vjp={"x": "rt.abs_factor_vjp(g, x)"}, jvp={"x": "rt.abs_factor_jvp(x_dot, x)"},
+                     numba=NF.abs_factor)
 # linear in t / ct (each the other's transpose); their derivatives in x (third derivatives of
 # np.abs of a complex value) are refused by name
 defprim("abs_factor_jvp", CP.abs_factor_jvp, "rt.abs_factor_jvp", "t, x", batch=E,

@@ -130,7 +130,7 @@ arctanh = defprim("arctanh", np.arctanh, "np.arctanh", "x", batch=E,
 # ---- piecewise ----------------------------------------------------------------------------------
 absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=E,
                    deriv={"x": "np.sign(x)"},    # real x; complex x: the vjp/jvp below
-                   vjp={"x": "g * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"},
+                   vjp={"x": "np.real(g) * rt.abs_factor(x)"}, jvp={"x": "np.real(x_dot * rt.abs_factor(x))"},
                    lower="abs({x})", cuda_c=SF.c_float_fn("fabs", "abs({x})"),
                    numba_cuda=SF.py_text("abs({x})"))
 fabs = defprim("fabs", np.fabs, "np.fabs", "x", batch=E, deriv={"x": "np.sign(x)"},

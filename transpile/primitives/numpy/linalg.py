@@ -24,8 +24,10 @@ L = BR.linalg
 _rank0 = Rule("linalg", stacked.batch, rank_minus(2))
 _rank1 = Rule("linalg", stacked.batch, rank_minus(1))
 
-sym = defprim("sym", LA.sym, "rt.sym", "x", linear=("x",), batch=stacked, vjp={"x": "rt.sym(g)"})
-phi = defprim("phi", LA.phi, "rt.phi", "x", linear=("x",), batch=stacked, vjp={"x": "rt.phi(g)"})
+sym = defprim("sym", LA.sym, "rt.sym", "x", linear=("x",), batch=stacked, vjp={"x": "rt.sym(g)"},
+              numba=NF.sym)
+phi = defprim("phi", LA.phi, "rt.phi", "x", linear=("x",), batch=stacked, vjp={"x": "rt.phi(g)"},
+              numba=NF.phi)
 copyltu = defprim("copyltu", LA.copyltu, "rt.copyltu", "x", linear=("x",), batch=stacked,
                   vjp={"x": "rt.copyltu_t(g)"})
 copyltu_t = defprim("copyltu_t", LA.copyltu_t, "rt.copyltu_t", "x", linear=("x",),
@@ -56,12 +58,14 @@ cholesky = defprim(
 tri_read = defprim("tri_read", LA.tri_read, "rt.tri_read", "x, UPLO='L'", linear=("x",),
                    batch=stacked, vjp={"x": "rt.tri_read_t(g, UPLO)"})
 tri_read_t = defprim("tri_read_t", LA.tri_read_t, "rt.tri_read_t", "ct, UPLO='L'",
-                     linear=("ct",), batch=stacked, vjp={"ct": "rt.tri_read(g, UPLO)"})
+                     linear=("ct",), batch=stacked, vjp={"ct": "rt.tri_read(g, UPLO)"},
+                     numba=NF.tri_read_t)
 check_real_linalg = defprim("check_real_linalg", LA.check_real_linalg, "rt.check_real_linalg",
                             "x, name", linear=("x",), batch=stacked,
-                            vjp={"x": "rt.check_real_linalg(g, name)"})
+                            vjp={"x": "rt.check_real_linalg(g, name)"}, numba=NF.real_only)
 check_real_eigh = defprim("check_real_eigh", LA.check_real_eigh, "rt.check_real_eigh", "x",
-                          linear=("x",), batch=stacked, vjp={"x": "rt.check_real_eigh(g)"})
+                          linear=("x",), batch=stacked, vjp={"x": "rt.check_real_eigh(g)"},
+                          numba=NF.real_only)
 _V = "rt.eigh_vectors(x, UPLO)"
 _W = "rt.eigh_values(x, UPLO)"
 _READ = "rt.tri_read(rt.check_real_eigh(x_dot), UPLO)"

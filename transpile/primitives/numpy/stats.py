@@ -182,10 +182,10 @@ average = defprim(
 weights_along = defprim("weights_along", SA.weights_along, "rt.weights_along",
                         "weights, x, axis=None", shape_args=("x",), linear=("weights",),
                         batch=per_example, vjp={"weights": "rt.weights_back(g, weights, x, axis)"},
-                        numba=NF.weights_along)
+                        numba=NF.weights_laid)
 weights_back = defprim("weights_back", SA.weights_back, "rt.weights_back",
                        "ct, weights, x, axis=None", shape_args=("weights", "x"), linear=("ct",),
-                       batch=per_example, numba=NF.weights_back,
+                       batch=per_example, numba=NF.weights_laid_back,
                        vjp={"ct": "rt.broadcast_like(rt.weights_along(g, weights, x, axis), ct)"})
 
 # ---- cov and corrcoef ---------------------------------------------------------------------------
