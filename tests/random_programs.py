@@ -262,6 +262,29 @@ def _stmt(draw, prog, kinds):
                                      f"np.bitwise_and({a} > 0, ~({b} < -1))"]))
         prog.emit(f"m{t} = {cond}")
         prog.emit(f"{t} = np.where(m{t}, {a} * {b}, np.sin({b}))")
+    elif kind == "elem_swap":     # an element read, then its array written (swap by a temp)
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        j, k = draw(st.integers(0, N - 1)), draw(st.integers(0, N - 1))
+        prog.writes = True
+        prog.emit(f"w{t} = {a} * 1.0")
+        if draw(st.booleans()):
+            prog.emit(f"tmp{t} = w{t}[{j}]")
+            prog.emit(f"w{t}[{j}] = w{t}[{k}] + {b}[{j}]")
+            prog.emit(f"w{t}[{k}] = tmp{t}")
+        else:
+            prog.emit(f"for i in range({N - 1}):")
+            prog.emit(f"if w{t}[i] > w{t}[i + 1]:", 2)
+            prog.emit(f"tmp{t} = w{t}[i]", 3)
+            prog.emit(f"w{t}[i] = w{t}[i + 1]", 3)
+            prog.emit(f"w{t}[i + 1] = tmp{t} * np.cos({b}[i])", 3)
+        prog.emit(f"{t} = w{t} * 1.0")
+    elif kind == "tuple_row":     # rows of a 2-D array written from a tuple of numbers
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"M{t} = np.zeros(({N}, 2))")
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"M{t}[i] = ({a}[i] * 2.0, np.sin({b}[i]))", 2)
+        prog.emit(f"{t} = M{t}[:, 0] - M{t}[:, 1] * {a}")
     elif kind == "call":
         prog.helper = True
         prog.emit(f"{t} = helper({_pick(draw, prog)}, {_pick(draw, prog)})")
@@ -277,7 +300,7 @@ MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write"
 # loops, slice-writes into the argument, newaxis broadcasting, integer-array subscripts,
 # int-to-float accumulators, bitwise masks; opt-in, so the lists above keep their meaning
 FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "int_acc",
-                     "bitmask", "int_write"]
+                     "bitmask", "elem_swap", "tuple_row", "int_write"]
 FOREIGN_KINDS = ["assign", "if", "for", "write", "view"] + FOREIGN_NEW_KINDS
 # complex values between real input and output (jit(grad) of them once returned a complex
 # gradient): jit still runs some of their adjoints in NumPy (a cotangent that becomes complex)
