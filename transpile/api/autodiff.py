@@ -31,6 +31,7 @@ from transpile.frontend.parse import read_binding
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
 from transpile.api.shape_folding import shape_folder
 from transpile.compile.dynamic_ints import is_dynamic_int
+from transpile.compile.specialization import refuse_overlap
 from transpile.api.arguments import (  # noqa: F401  (spec_flatten: re-exported for api/jit.py)
     STATIC_TYPES, bind_call, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
     spec_flatten, tangent_like, tree_map_zeros, walk_tree)
@@ -45,6 +46,7 @@ class Specialization:
     def __init__(self, core, fn, path, text):
         self.core, self.fn, self.path, self.text = core, fn, path, text
         self.deps = list(getattr(core, "deps", []))
+        self.writes_args = any(e.prim is write_back for e in _ir.walk_eqns(core.body))
 
     def fresh(self):
         for where, obj in self.deps:
@@ -233,6 +235,8 @@ class Transform:
                 raise
             leaves, trees = self.flatten_args(values)
             spec = self.specialize_for(trees, leaves)
+        if spec.writes_args:       # f(a, a) where f writes into its arguments: refused
+            refuse_overlap(f"{type(self).__name__.lower()}({self.__name__})", spec.core, leaves)
         out = spec.fn(*leaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return self.finish(tree_unflatten(spec.core.out_tree, flat), values)

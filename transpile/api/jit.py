@@ -40,11 +40,12 @@ import inspect
 import os
 import sys
 import threading
+import types
 
 import numpy as np
 
 from transpile.core.tracebacks import api_boundary
-from transpile.core import codegen
+from transpile.core import codegen, ir
 from transpile.frontend.transform_registry import Ranked, example_avals
 from transpile.api.autodiff import (JVP, VJP, Grad, Plain, Transform, _origin, core_of, spec_flatten)
 from transpile.frontend.callables import as_index, param_list
@@ -53,11 +54,13 @@ from transpile.compile.dynamic_ints import (StaticIntsNeeded, int_params, ints_s
 from transpile.errors import ShapeMismatch, ShapesNeeded, TranspileError, TranspileWarning
 from transpile.compile.backends import initialize_runtime
 from transpile.compile.dispatch import MISS, generated_entry
-from transpile.compile.specialization import FREE_CHANGED, Compiled, Plan, deps_fresh
+from transpile.compile.specialization import (FREE_CHANGED, ArgumentsOverlap, Compiled, Plan,
+                                              deps_fresh, refuse_overlap)
 from transpile.compile import worker as compile_worker
 from transpile.compile.worker import WorkerCompile, WorkerError
 from transpile.frontend.normalize.normalizer import SPECIALIZE
 from transpile.frontend.parse import read_binding
+from transpile.primitives.internal.control import write_back
 from transpile.pytree import TreeDef, tree_unflatten
 from transpile.api.shape_folding import shape_folder
 from transpile.compile.pipeline import optimized_body
@@ -161,11 +164,15 @@ class Pending:
         self.started = False
         self.done = False
         self.failed = False
+        self.name = f"jit({jit.__name__})"
+        self.writes_args = any(e.prim is write_back for e in ir.walk_eqns(core.body))
 
     def fresh(self):
         return deps_fresh(self.deps)
 
     def run(self, leaves):
+        if self.writes_args:
+            refuse_overlap(self.name, self.core, leaves)
         args = [*leaves, *[read_binding(w) for w in self.free]]
         out = self.fn(*args[:len(self.core.params)])
         flat = (out,) if self.n == 1 else tuple(out)
@@ -340,6 +347,19 @@ class Jit(Transform):
         self._entry = self._entry_default
 
     def _call(self, args, kwargs):
+        """The full path (see _call_checked); arguments that share memory, passed to a plain
+        function that writes into its arguments, run that function itself: transformed code
+        treats each argument as its own array, NumPy sees a write through one in the other."""
+        try:
+            return self._call_checked(args, kwargs)
+        except ArgumentsOverlap as e:
+            if not isinstance(self.fun, types.FunctionType):
+                raise
+            self._warn(f"{str(e).splitlines()[0].split(';')[0]}: this call runs "
+                       f"{self.__name__} as plain Python (NumPy's meaning), not compiled")
+            return self.fun(*args, **kwargs)
+
+    def _call_checked(self, args, kwargs):
         """The full path: bind, flatten pytrees, look up the abstract signature, build."""
         if self._deferred:
             self._flush_warnings()

@@ -29,6 +29,7 @@ instead of falling back. Built by api/jit.py (Jit._install_fast) from a Compiled
 import numpy as np
 
 from transpile.compile.dynamic_ints import LIMIT, is_dynamic_int
+from transpile_runtime.argument_overlap import shares
 
 MISS = object()
 
@@ -48,7 +49,8 @@ def generated_entry(c, args, trees, dynamic_ints, fallback):
     if c.eager or c.delegate is not None or not c.checked or c.statics or c.free:
         return None
     ns = {"ND": np.ndarray, "MISSING": object(), "fn": c.fn, "fallback": fallback,
-          "raised": c.raised, "finish": c.fast_finish(), "LIMIT": LIMIT, "MISS": MISS}
+          "raised": c.raised, "finish": c.fast_finish(), "LIMIT": LIMIT, "MISS": MISS,
+          "SHARES": shares}
     conds, leaves = [], []
     counter = [0]
 
@@ -114,6 +116,9 @@ def generated_entry(c, args, trees, dynamic_ints, fallback):
         else:
             return None
     passed = ", ".join(leaves)
+    if c.writes_args and len(leaves) > 1:
+        # arguments that share memory take the full path, which refuses them
+        conds.append(f"not SHARES({passed})")
     av = c.out_avals[0] if len(c.out_avals) == 1 else None
     single_array = getattr(c.core.out_tree, "kind", None) == "leaf" and av is not None and \
         bool(av.shape)

@@ -9,17 +9,40 @@ import threading
 
 import numpy as np
 
-from transpile.core import codegen
+from transpile.core import codegen, ir
 from transpile.compile.backends import (DeferredModule, _call_guarding_cache, _is_numba_error,
                                        _refused_construct)
 from transpile.frontend.parse import read_binding
+from transpile.errors import TranspileError
+from transpile.primitives.internal.control import write_back
 from transpile.pytree import tree_unflatten
 from transpile.core.runtime_errors import located
 from transpile.optimize.specialize import aval_of
 from transpile.optimize.specialize_windows import MARK as WINDOW_MARK
 from transpile_runtime import compile_worker, diskcache
+from transpile_runtime.argument_overlap import overlapping
 from transpile_runtime.backends.messages import ALIASED
 from transpile.optimize.inplace import for_printing
+
+
+class ArgumentsOverlap(TranspileError):
+    """Two arguments of a call share memory and the function writes into its arguments."""
+
+
+def refuse_overlap(name, core, leaves):
+    """A function that writes into its arguments, called with two arguments that share memory
+    (f(a, a)): an error, not other numbers than NumPy's (jit of a plain function catches it
+    and runs the function itself)."""
+    pair = overlapping(leaves)
+    if pair is None:
+        return
+    params = list(core.params)
+    which = [params[i] if i < len(params) else f"argument {i}" for i in pair]
+    raise ArgumentsOverlap(
+        f"{name}: arguments {which[0]!r} and {which[1]!r} share memory and the function writes "
+        "into its arguments; transformed code treats each argument as its own array (NumPy "
+        "would see a write through one name in the other)",
+        hint="pass a copy of one of them (f(a, a.copy()))")
 
 
 def deps_fresh(deps):
@@ -102,6 +125,8 @@ class Compiled:
         self.statics = [core.statics[n] for n in plan.params[len(core.params):]]
         self.lock = threading.Lock()
         self.delegate = None      # the per-example loop that replaced code Numba refused
+        # the function writes into an argument: arguments sharing memory are refused
+        self.writes_args = any(e.prim is write_back for e in ir.walk_eqns(core.body))
         self.worker = None        # what a worker process's compile did (api/jit.py)
 
     def fresh(self):
@@ -109,6 +134,8 @@ class Compiled:
 
     def run(self, leaves):
         self.jit._last_run = self         # what jit(f).source shows
+        if self.writes_args:
+            refuse_overlap(f"jit({self.jit.__name__})", self.core, leaves)
         if self.delegate is not None:
             return self.delegate.run(leaves)
         free = [read_binding(w) for w in self.free]
