@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from fd import numerical_grad
+from foreign_kernels import kmeans_step
 from transpile import grad, jit
 from transpile.errors import TranspileWarning
 
@@ -159,19 +160,6 @@ def test_argmin_argmax_along_an_axis():
 
 
 # ---- rows picked by a boolean vector --------------------------------------------------------
-
-def kmeans_step(X, C):
-    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
-    lab = d.argmin(axis=1)
-    newC = np.zeros_like(C)
-    for k in range(C.shape[0]):
-        m = lab == k
-        if m.sum() > 0:
-            newC[k] = X[m].mean(axis=0)
-        else:
-            newC[k] = C[k]
-    return newC
-
 
 def test_rows_picked_by_a_mask_with_means_along_an_axis():
     r = rng(13)

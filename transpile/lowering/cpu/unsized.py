@@ -262,26 +262,20 @@ def _mask_scatter(lw, st):
     av = lw.avals.get(st.out)
     if av is None or not isinstance(ct, Var) or rank_dtype(lw, ct) is None:
         return None
-    if rank_dtype(lw, mask)[0] == 1 and len(av.shape) > 1 and \
-            rank_dtype(lw, ct)[0] == len(av.shape):
-        # rows picked by a vector mask: the cotangent's rows go back to the true rows
-        j, i = f"{st.out}_j", f"{st.out}_i"
-        return [f"if {mask.name}.shape[0] != {av.shape[0]}:",
-                f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
-                f"{st.out} = np.zeros({shape_text(av.shape)}, {dtype_ctor(av.dtype)})",
-                f"{j} = 0",
-                f"for {i} in range({mask.name}.shape[0]):",
-                f"    if {mask.name}[{i}]:",
-                f"        {st.out}[{i}] = {ct.name}[{j}]",
-                f"        {j} += 1"]
-    if rank_dtype(lw, ct)[0] != 1 or rank_dtype(lw, mask)[0] != len(av.shape):
+    rows = rank_dtype(lw, mask)[0] == 1 and len(av.shape) > 1 and \
+        rank_dtype(lw, ct)[0] == len(av.shape)     # rows picked by a vector mask
+    if not rows and (rank_dtype(lw, ct)[0] != 1 or rank_dtype(lw, mask)[0] != len(av.shape)):
         return None
     j, at = f"{st.out}_j", f"{st.out}_at"
-    return [f"if {mask.name}.shape != {shape_text(av.shape)}:",
+    check = f"{mask.name}.shape[0] != {av.shape[0]}" if rows else \
+        f"{mask.name}.shape != {shape_text(av.shape)}"
+    loop = f"for {at} in range({mask.name}.shape[0]):" if rows else \
+        f"for {at} in np.ndindex({shape_text(av.shape)}):"
+    return [f"if {check}:",
             f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
             f"{st.out} = np.zeros({shape_text(av.shape)}, {dtype_ctor(av.dtype)})",
             f"{j} = 0",
-            f"for {at} in np.ndindex({shape_text(av.shape)}):",
+            loop,
             f"    if {mask.name}[{at}]:",
             f"        {st.out}[{at}] = {ct.name}[{j}]",
             f"        {j} += 1"]
