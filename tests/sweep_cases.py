@@ -430,11 +430,11 @@ for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)
 JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
-for _p in ('percentile ptp cov corrcoef cross correlate '
+for _p in ('percentile ptp cov corrcoef cross '
            'polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
-for _p in ('cholesky det eig eigvals eigh eigvalsh matrix_power pinv qr slogdet svd').split():
+for _p in ('eig eigvals eigh eigvalsh matrix_power pinv qr svd').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
