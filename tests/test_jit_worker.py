@@ -324,27 +324,27 @@ def kernel_d(x, a):
     return np.tanh(x) * a + 2.0
 
 
-def test_numpy_blas_threads_are_restored_after_the_worker(monkeypatch):
-    # (a worker of an earlier test may still be compiling: the first worker takes the core)
+def test_numpy_blas_threads_are_restored_after_the_worker():
+    """A worker takes a core: NumPy's BLAS runs one thread fewer while the first worker
+    runs, and gets its threads back when the last one ends."""
     deadline = time.monotonic() + 120
     while compile_worker._CORES["workers"] and time.monotonic() < deadline:
-        time.sleep(0.1)
+        time.sleep(0.1)     # (a worker of an earlier test may still be compiling)
     assert compile_worker._CORES["workers"] == 0, "an earlier test's worker never finished"
     before = [lib.num_threads for lib in compile_worker._numpy_blas()]
-    seen = []
-    run = compile_worker.WorkerCompile.run
-
-    def watching(self, *a, **k):
-        seen.append([lib.num_threads for lib in compile_worker._numpy_blas()])
-        return run(self, *a, **k)
-    monkeypatch.setattr(compile_worker.WorkerCompile, "run", watching)
+    compile_worker._take_core()
+    try:
+        during = [lib.num_threads for lib in compile_worker._numpy_blas()]
+    finally:
+        compile_worker._give_back_core()
+    assert during == [max(1, n - 1) for n in before]       # one core fewer while it compiles
+    assert [lib.num_threads for lib in compile_worker._numpy_blas()] == before
     j = jit(kernel_d, wait=False)
     x = np.linspace(-1.0, 1.0, 9)
     j(x, 0.5)
     j.wait()
     np.testing.assert_allclose(j(x, 0.5), np.tanh(x) * 0.5 + 2.0, rtol=1e-15)
     assert j.last_tier == "compiled"
-    assert seen == [[max(1, n - 1) for n in before]]       # one core fewer while it compiled
     assert [lib.num_threads for lib in compile_worker._numpy_blas()] == before
 
 
