@@ -15,7 +15,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from transpile_runtime.backends.messages import ALIASED  # noqa: F401 (generated code's)
+from .messages import ALIASED  # noqa: F401 (generated code's)
 
 HUGE_MIN_BYTES = 1 << 22        # NumPy's threshold (4 MiB)
 PAGE = 4096
