@@ -274,3 +274,37 @@ def test_jit_strided_window(f):
     x = np.array([0.3, 1.2, -0.7, 0.9, 0.5, -0.2])
     assert np.allclose(jit(f)(x), f(x), rtol=1e-12)
     assert np.allclose(jit(grad(f))(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+
+
+# -- `a or b` / `a and b` whose right side draws random numbers ------------------------------------
+# Python evaluates the right side only where the left does not decide; a random draw there
+# advances the generator only then (a Metropolis step: `dE <= 0 or rng.random() < p`). The right
+# side used to be computed always, so the generator ran ahead and the numbers differed.
+
+def metropolis_count(x, seed):
+    rng = np.random.default_rng(seed)
+    accepted = 0
+    for i in range(len(x)):
+        if x[i] <= 0.5 or rng.random() < 0.5:
+            accepted += 1
+    return accepted, rng.random()
+
+
+def and_draw(x, seed):
+    rng = np.random.default_rng(seed)
+    c = 0
+    for i in range(len(x)):
+        ok = x[i] > 0.5 and rng.random() < 0.5
+        if ok:
+            c += 1
+    return c, rng.random()
+
+
+@pytest.mark.parametrize("fn", [metropolis_count, and_draw])
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_short_circuit_random_draw(fn, backend):
+    x = np.random.default_rng(1).random(40)
+    want = fn(x, 3)
+    got = jit(fn, backend=backend, wait=True)(x, 3)
+    assert int(got[0]) == want[0]
+    assert float(got[1]) == want[1]

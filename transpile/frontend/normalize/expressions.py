@@ -238,14 +238,18 @@ def expr_BoolOp(norm, node, base):
 
 
 def _may_raise(body):
-    """Does this code index with a value computed at run time (x[i] past the end raises)?"""
-    for st in body:
-        if isinstance(st, ir.If) and (_may_raise(st.body) or _may_raise(st.orelse)):
+    """Must this code run only where Python would evaluate it? It indexes with a value computed
+    at run time (x[i] past the end raises), draws random numbers or has another effect (the
+    generator would advance where Python's `or` skipped the draw), checks, converts or writes."""
+    for st in ir.walk_eqns(body):
+        prim = st.prim
+        if not prim.pure or prim.keep or prim.check or prim.unsafe_in_select or \
+                prim.writes_arg:
             return True
-        if isinstance(st, ir.Eqn) and st.prim is getitem and any(
+        if prim is getitem and any(
                 isinstance(a, Var) for a in ir.iter_atoms([st.args["index"]])):
             return True
-    return False
+    return any(isinstance(st, (ir.ForRange, ir.While)) for st in body)
 
 
 def short_circuit(norm, node, base, is_and, left, right_body, right):
