@@ -30,6 +30,7 @@ import sys
 import linecache
 import os
 import re
+import warnings
 
 import numpy as np
 
@@ -699,6 +700,20 @@ def loaded(path, name):
     return None
 
 
+def quiet_performance_hints(path):
+    """Numba's NumbaPerformanceWarning on generated code (np.dot of a non-contiguous slice) is
+    about lines transpile wrote, which the user cannot change: not shown for the modules of
+    this cache folder (a warning's module is its file's path). Installed again where a
+    `warnings.catch_warnings()` block of the caller dropped it."""
+    from numba.core.errors import NumbaPerformanceWarning   # (lazy: Numba is loaded by now)
+    folder = re.escape(os.path.dirname(os.path.abspath(path)) + os.sep)
+    for action, _, category, module, _ in warnings.filters:
+        if action == "ignore" and category is NumbaPerformanceWarning and \
+                getattr(module, "pattern", None) == folder:
+            return
+    warnings.filterwarnings("ignore", category=NumbaPerformanceWarning, module=folder)
+
+
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
     fn = loaded(path, name)
@@ -708,6 +723,7 @@ def compile_module(text, path, name):
         limit_numba_blas_threads()
     # as a background compile's worker process executes it (the same module name: Numba
     # rebuilds a cached function's environment by importing its module by name)
+    quiet_performance_hints(path)
     ns = execute_module(text, path)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
     if compile_parts(ns):
