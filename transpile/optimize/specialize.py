@@ -42,7 +42,8 @@ from transpile.ad.reverse import core_namer
 from transpile.primitives.internal.adjoint_helpers import (clip_mask, getitem_vjp, identity,
                                                   select_weight, stop_gradient)
 from transpile.primitives.numpy.arrays import repeat
-from transpile.primitives.numpy.nondiff import empty, full, ones, zeros, zeros_like
+from transpile.primitives.numpy.nondiff import zeros, zeros_like
+from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.structure import getitem
 
 __all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "REWRITES"]
@@ -75,8 +76,6 @@ _ASSIGN = by_name("assign")
 _COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
 _SHAPES = (by_name("shape"), by_name("attr_shape"))
 _GETITEM, _LEN = by_name("getitem"), by_name("len")
-_MADE_FROM_SIZES = (zeros, ones, empty, full)    # arrays made from a shape
-
 
 class Specializer:
     rewrite = True      # False: only infer shapes and fold queries (used while normalizing)
@@ -228,7 +227,10 @@ class Specializer:
             return self._full_reduction(eqn) or self._gather_from_unsized(eqn) or \
                 self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
-            if prim in _MADE_FROM_SIZES:   # np.zeros(n): its rank and dtype, lengths at run time
+            # np.zeros(n), np.arange(-r, r + 1), x.reshape(n, -1): the int's value sets the
+            # lengths, never the rank or dtype: those are kept, the lengths read at run time
+            # (an element read, a reduction of it is then a scalar of known type)
+            if prim.pure:
                 return self._unsized_result(eqn)
             return None       # its shape depends on values known only at run time
         if not prim.pure:
@@ -293,7 +295,8 @@ class Specializer:
             with np.errstate(all="ignore"):
                 r = _call(eqn.prim, vals)
         except Exception:
-            return self._element_of_unsized(eqn) or self._elementwise_of_unsized(eqn)
+            return self._element_of_unsized(eqn) or self._elementwise_of_unsized(eqn) or \
+                self._product_of_unsized(eqn)
         finally:
             self.standins_for_unsized = False
         if isinstance(r, np.ndarray) and r.ndim:
@@ -340,6 +343,31 @@ class Specializer:
         self.unsized[eqn.out] = AVal((1,) * rank, np.asarray(r).dtype)
         self.avals.pop(eqn.out, None)
         return None
+
+    def _product_of_unsized(self, eqn):
+        """np.dot(w, x[:r]) of vectors (or matrices) of run-time length whose stand-ins do not
+        fit together: the rank and dtype the row gives on stand-ins of length 1 (the lowering
+        checks the lengths, or refuses)."""
+        if eqn.prim not in (dot, matmul):
+            return None
+        vals = {}
+        for k, a in eqn.args.items():
+            av = (self.unsized.get(a.name) or self.avals.get(a.name)) if isinstance(a, Var) \
+                else None
+            if isinstance(a, Var) and av is None:
+                return None
+            vals[k] = np.ones((1,) * av.ndim, av.dtype) if av is not None else a.value
+        try:
+            r = _call(eqn.prim, vals)
+        except Exception:
+            return None
+        if np.ndim(r):
+            self.unsized[eqn.out] = AVal(np.shape(r), np.asarray(r).dtype)
+            self.avals.pop(eqn.out, None)
+            return None
+        av = AVal((), np.result_type(r))
+        self.avals[eqn.out] = av
+        return av
 
     def _gather_from_unsized(self, eqn):
         """v[idx] of a vector v of run-time length, idx an integer array of known shape: an

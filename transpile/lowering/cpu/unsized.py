@@ -32,7 +32,8 @@ from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp
                                                           getitem_vjp, reduced_count,
                                                           sum_grad, unbroadcast)
 from transpile.primitives.numpy.elementwise import multiply
-from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, bincount,
+from transpile.primitives.numpy.arrays import linspace
+from transpile.primitives.numpy.nondiff import (arange, argwhere, attr_shape, attr_size, bincount,
                                                 empty, empty_like, flatnonzero, full, len_,
                                                 ones, ones_like, shape, size, unique, zeros,
                                                 zeros_like)
@@ -115,6 +116,8 @@ def lower_unsized(lw, st):
         return [f"{st.out} = {x.name}.shape[{int(a['axis'].value) % rank_dtype(lw, x)[0]}]"]
     if prim in (zeros, ones, empty, full) and st.out in lw.unsized and dt is not None:
         return _made_from_sizes(lw, st, dt)
+    if prim in (arange, linspace) and st.out in lw.unsized and dt is not None:
+        return _range_of_run_time_length(lw, st, dt)
     if prim in (zeros_like, ones_like, empty_like) and set(a) == {"x"} and dt is not None \
             and isinstance(x, Var):
         fn = {zeros_like: "zeros", ones_like: "ones", empty_like: "empty"}[prim]
@@ -201,6 +204,26 @@ def _made_from_sizes(lw, st, dt):
             return None
         return [f"{st.out} = np.full({text}, {lw.fmt(fill)}, {dtype_ctor(dt)})"]
     return [f"{st.out} = {st.prim.path}({text}, {dtype_ctor(dt)})"]
+
+
+def _range_of_run_time_length(lw, st, dt):
+    """np.arange(-r, r + 1) / np.linspace(a, b, n) with a bound or count computed at run time:
+    Numba's own (the arguments as written, NumPy's meaning), cast to the dtype specialization
+    found."""
+    a = st.args
+    keys = ("start", "stop", "step") if st.prim is arange else ("start", "stop", "num")
+    given = [k for k in keys if k in a and not (isinstance(a[k], Const) and a[k].value is None)]
+    if given != list(keys[:len(given)]) or not given:
+        return None           # (np.arange(5, step=2): not written positionally)
+    if st.prim is linspace and not (isinstance(a.get("endpoint", Const(True)), Const) and
+                                    a.get("endpoint", Const(True)).value is True):
+        return None
+    for k in given:
+        r = rank_dtype(lw, a[k]) if isinstance(a[k], (Var, Const)) else None
+        if r is None or r[0] != 0 or r[1].kind not in "iuf":
+            return None
+    args = ", ".join(lw.fmt(a[k]) for k in given)
+    return [f"{st.out} = {st.prim.path}({args}).astype({dtype_ctor(dt)})"]
 
 
 def _sum_grad_along(lw, st):
