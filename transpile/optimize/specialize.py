@@ -41,6 +41,7 @@ from transpile.core.rename import ssa
 from transpile.ad.reverse import core_namer
 from transpile.primitives.internal.adjoint_helpers import (clip_mask, getitem_vjp, identity,
                                                   select_weight, stop_gradient)
+from transpile.primitives.internal.adjoint_helpers import unbroadcast as _UNBROADCAST
 from transpile.primitives.numpy.arrays import repeat
 from transpile.primitives.numpy.nondiff import zeros, zeros_like
 from transpile.primitives.numpy.products import dot, matmul
@@ -213,6 +214,13 @@ class Specializer:
                 return av
             # x[:i], L[i, :i]: a length read at run time
             return self._unsized_result(eqn)
+        if prim in (setitem, write_in_place) and _masked(self, eqn, writes=True):
+            # x[mask] = v keeps x's shape and dtype (a stand-in mask, all true, would not
+            # fit a v of as many values as the real mask has true ones)
+            xav = self.aval(args["x"])
+            if xav is not None and xav.shape:
+                self.avals[eqn.out] = xav
+                return xav
         if prim.data_shape or _masked(self, eqn):
             # the shape depends on the values: never guessed from stand-ins (the rank and
             # dtype are kept aside: a reduction of every element is a scalar all the same)
@@ -225,7 +233,7 @@ class Specializer:
                 self.avals.unsized_shapes[eqn.out] = self.unsized[args["x"].name].ndim
                 return None
             return self._full_reduction(eqn) or self._gather_from_unsized(eqn) or \
-                self._unsized_result(eqn)
+                self._unbroadcast_unsized(eqn) or self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
             # np.zeros(n), np.arange(-r, r + 1), x.reshape(n, -1): the int's value sets the
             # lengths, never the rank or dtype: those are kept, the lengths read at run time
@@ -366,6 +374,22 @@ class Specializer:
             self.avals.pop(eqn.out, None)
             return None
         av = AVal((), np.result_type(r))
+        self.avals[eqn.out] = av
+        return av
+
+    def _unbroadcast_unsized(self, eqn):
+        """rt.unbroadcast(ct, x), ct of run-time length (the cotangent of v in x[mask] = v)
+        and x of known shape: x's shape in ct's dtype, for ct of x's rank (its length checked
+        when the code runs), of one more axis (rows a mask picked: summed over them) or x a
+        scalar (every element summed)."""
+        ct, x = eqn.args.get("ct"), eqn.args.get("x")
+        if eqn.prim is not _UNBROADCAST or not isinstance(ct, Var) or \
+                ct.name not in self.unsized:
+            return None
+        xa, ca = self.aval(x), self.unsized[ct.name]
+        if xa is None or xa.ndim not in (0, ca.ndim, ca.ndim - 1):
+            return None
+        av = AVal(tuple(xa.shape), ca.dtype)
         self.avals[eqn.out] = av
         return av
 
@@ -684,14 +708,15 @@ def _tuple_index(index):
     return index
 
 
-def _masked(sp, eqn):
-    """x[mask] with a boolean array (and rt.written_part(g, mask)): as many elements as the
-    mask has True values; and np.repeat(x, counts) with an array of counts: as many as they
-    add up to."""
+def _masked(sp, eqn, writes=False):
+    """x[mask] with a boolean array (and rt.written_part(g, mask); `writes`: the index of a
+    write x[mask] = v): as many elements as the mask has True values; and np.repeat(x, counts)
+    with an array of counts: as many as they add up to."""
     counts = eqn.args.get("repeats") if eqn.prim is repeat else None
     if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
         return True
-    index = eqn.args.get("index") if eqn.prim is getitem or eqn.prim is written_part else None
+    index = eqn.args.get("index") if eqn.prim is getitem or eqn.prim is written_part or \
+        writes else None
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:

@@ -24,7 +24,8 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
-from transpile.lowering.cpu.text import Unlowerable, atom_const_text, dtype_ctor, shape_text
+from transpile.lowering.cpu.text import (Unlowerable, atom_const_text, dtype_ctor, shape_text,
+                                         size_text)
 from transpile.optimize.fusion import scalar_template
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
@@ -424,10 +425,24 @@ def _unbroadcast(lw, st):
     ct, x = st.args["ct"], st.args["x"]
     cs, xs = rank_dtype(lw, ct), rank_dtype(lw, x)
     dt = _out_dtype(lw, st)
-    if cs is None or xs is None or dt is None or cs[0] != 1 or not isinstance(ct, Var):
+    if cs is None or xs is None or dt is None or not isinstance(ct, Var):
         return None
     if xs[0] == 0:
         return [f"{st.out} = {dtype_ctor(dt)}(np.sum({ct.name}))"]
+    xav = lw.av(x) if isinstance(x, Var) else None
+    if cs[0] >= 2 and xav is not None and xs[0] in (cs[0], cs[0] - 1) and \
+            ct.name in lw.unsized:
+        # rows a mask picked (ct of one more axis than x: summed over them), or x of ct's rank
+        # whose lengths match (NumPy's broadcast of a length of 1 there: the NumPy version)
+        lead = cs[0] - xs[0]
+        check = " or ".join(f"{ct.name}.shape[{lead + k}] != {size_text(n)}"
+                            for k, n in enumerate(xav.shape))
+        cast = ct.name if cs[1] == dt else f"{ct.name}.astype({dtype_ctor(dt)})"
+        return [f"if {check}:",
+                f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})",
+                f"{st.out} = np.sum({cast}, axis=0)" if lead else f"{st.out} = {cast}.copy()"]
+    if cs[0] != 1:
+        return None
     if xs[0] != 1 or not isinstance(x, Var):
         return None
     cast = ct.name if cs[1] == dt else f"{ct.name}.astype({dtype_ctor(dt)})"
@@ -441,6 +456,9 @@ def _written_part(lw, st):
     run-time length: g[idx], with 0 where a later position of idx names the same element
     (NumPy keeps the last value written there)."""
     x, index = st.args["x"], st.args["index"]
+    if isinstance(x, Var) and _mask_of(lw, index) is not None:
+        # a mask names each element once: what it picks of g, in C order (as x[mask])
+        return _getitem(lw, Eqn(st.out, getitem, {"x": x, "index": index}, st.loc))
     xs = rank_dtype(lw, x) if isinstance(x, Var) else None
     if xs is None or xs[0] != 1 or not isinstance(index, IndexArg) or len(index.items) != 1:
         return None
