@@ -37,3 +37,15 @@ def same_value(a, b):
 def same_values(a, b):
     """Every element of a equal to b's (broadcast), a NaN equal to a NaN."""
     return bool(((a == b) | ((a != a) & (b != b))).all())
+
+
+@njit(cache=True)
+def distinct_sorted(v, p):
+    """Are the values v[p] (v in the order argsort p gives) all different (no two equal, no
+    two NaNs)? Where two are equal, NumPy's argsort orders them by its own algorithm."""
+    for q in range(p.shape[0] - 1):
+        a = v[p[q]]
+        b = v[p[q + 1]]
+        if a == b or (a != a and b != b):
+            return False
+    return True

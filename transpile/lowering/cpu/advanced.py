@@ -316,9 +316,9 @@ def _definitions(lw):
     return defs
 
 
-def _forward_view(index):
+def _forward_view(lw, index):
     """Is x[index] a view taking x's elements in x's order: integers, np.newaxis, ... and
-    slices with no step or a positive constant one (x[:, None], r[1:])?"""
+    slices with no step or a positive constant one (x[:, None], r[1:], r[i])?"""
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:
@@ -328,6 +328,10 @@ def _forward_view(index):
             if it.step is not None and not (isinstance(it.step, Const) and
                                             isinstance(it.step.value, (int, np.integer)) and
                                             it.step.value > 0):
+                return False
+        elif isinstance(it, Var):
+            av = lw.av(it)
+            if av is None or av.shape or av.dtype.kind not in "iu":
                 return False
         elif not (isinstance(it, Const) and isinstance(it.value, (int, np.integer))):
             return False
@@ -378,8 +382,8 @@ def layout_checks(lw, names):
                 todo += [getattr(i, "name", i) for i in st.inputs]
             elif isinstance(st, Eqn) and st.prim in _CREATED:
                 pass
-            elif isinstance(st, Eqn) and st.prim is getitem and _forward_view(st.args["index"]) \
-                    and isinstance(st.args["x"], Var):
+            elif isinstance(st, Eqn) and st.prim is getitem and isinstance(st.args["x"], Var) \
+                    and _forward_view(lw, st.args["index"]):
                 todo.append(st.args["x"].name)     # (a C-ordered array's view is C-ordered)
             elif isinstance(st, Eqn) and (st.prim.elementwise or st.prim in _LIKE_OPERANDS):
                 todo += [a.name for a in st.args.values() if isinstance(a, Var)]

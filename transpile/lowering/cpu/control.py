@@ -171,6 +171,8 @@ def _mask_write(lw, st, x, mask, v, xav):
         if val != v.name:
             lines.append(f"{o}_v = {val}")
             val = f"{o}_v"
+        elif dest == x.name:
+            lines += _unshared(st, dest, [v.name])
         val = f"{val}[{o}_j]"
     if dest != x.name:
         lines.append(f"{o} = {x.name}.copy()")
@@ -181,6 +183,20 @@ def _mask_write(lw, st, x, mask, v, xav):
     if dest == x.name:
         lines.append(f"{st.out} = {x.name}")
     return lines
+
+
+def _unshared(st, dest, names):
+    """Lines checking that the arrays `names` (a written value, index arrays) share no memory
+    with the array written in place (x[m] = x[:k][::-1]): where one does, NumPy's result
+    depends on how it buffers the copy, so the call runs NumPy (before anything is written)."""
+    if not names:
+        return []
+    loc = st.loc
+    where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
+    why = (f"{MARK} {where} | a value or index array written into the array it is a view of "
+           "(NumPy's result depends on how it buffers it)")
+    test = " or ".join(f"overlaps({dest}, {n})" for n in dict.fromkeys(names))
+    return [f"if {test}:", f"    raise IndexError({why!r})"]
 
 
 def _mask_loops(o, mav, body):
@@ -217,6 +233,13 @@ def _advanced_write(lw, st, x, v, xav, p):
     dest = x.name if (st.prim is C.write_in_place or id(st) in lw.in_place) else st.out
     lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
     vav = lw.av(v) if isinstance(v, Var) else None
+    if dest == x.name:
+        # written in place: a value or an index array that is a view of x itself
+        shared = [it.name for it in advanced.index_arrays(st.args["index"])
+                  if lw.av(it) is not None and lw.av(it).shape]
+        if isinstance(v, Var) and vav is not None and vav.shape:
+            shared.append(v.name)
+        lines += _unshared(st, dest, shared)
     if isinstance(v, Var) and vav is not None and vav.shape:
         val = _value_for(lw, v, xav, st)
         if val != v.name:           # cast once to x's dtype (NumPy casts on assignment)

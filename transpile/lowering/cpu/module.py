@@ -595,7 +595,8 @@ from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
 from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
 from transpile_runtime.backends.numba_sort import sort2, sort2_int
-from transpile_runtime.backends.numba_index import c_ordered, same_value, same_values
+from transpile_runtime.backends.numba_index import (
+    c_ordered, distinct_sorted, same_value, same_values)
 from transpile_runtime import prng
 import math
 from transpile_runtime.backends.numba_special import (
