@@ -137,6 +137,10 @@ def pick_last_axes(B, r, c):
     return B[:, r, c]
 
 
+def pick_ellipsis(B, r, c):
+    return B[..., r, c]
+
+
 READS = [
     ("labels", pick_labels, lambda r: (r.standard_normal((6, 4)), r.integers(0, 4, 6))),
     ("pairs", pick_pairs, lambda r: (r.standard_normal((5, 6)), r.integers(-5, 5, 8),
@@ -158,6 +162,8 @@ READS = [
                                                     r.integers(0, 7, (3, 4)))),
     ("2-d and 1-d", pick_2d_and_1d, lambda r: (r.standard_normal((5, 6)),
                                                r.integers(0, 5, (3, 4)), r.integers(0, 6, 4))),
+    ("ellipsis", pick_ellipsis, lambda r: (r.standard_normal((2, 4, 5)), r.integers(-4, 4, 3),
+                                           r.integers(-5, 5, 3))),
     ("last axes", pick_last_axes, lambda r: (r.integers(0, 99, (2, 5, 6)).astype(np.int32),
                                              r.integers(0, 5, 4), r.integers(-6, 0, 4))),
 ]
@@ -246,6 +252,12 @@ def set_argument(M, r, c, v):
     M[r, c] = v
 
 
+def set_ellipsis(B, r, c, v):
+    B = B.copy()
+    B[..., r, c] = v
+    return B
+
+
 def test_onehot_compiles():
     labels = np.array([0, 2, 1, 4, 2, 3])
     check(onehot, labels, 5)
@@ -291,6 +303,8 @@ WRITES = [
     ("around a slice", set_around_slice, lambda r: (r.standard_normal((4, 3, 5)),
                                                     r.integers(0, 4, 6), r.integers(0, 5, 6),
                                                     r.standard_normal((6, 3)))),
+    ("ellipsis", set_ellipsis, lambda r: (r.standard_normal((2, 4, 5)), r.integers(0, 4, 3),
+                                          r.integers(0, 5, 3), r.standard_normal((2, 3)))),
     ("argument", set_argument, lambda r: (r.standard_normal((4, 5)), r.integers(0, 4, 9),
                                           r.integers(0, 5, 9), r.standard_normal(9))),
 ]

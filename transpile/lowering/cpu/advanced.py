@@ -243,9 +243,25 @@ def needs_loops(lw, index):
     return at[-1] - at[0] != len(at) - 1      # x[1, :, idx]: the array's axis goes first
 
 
+def _without_ellipsis(lw, x, index):
+    """The index with `...` written as the full slices it stands for (x[..., r, c]), where
+    x's rank is known and the index has no np.newaxis."""
+    items = _items(index)
+    xav = lw.av(x) if isinstance(x, Var) else None
+    if items is None or Ellipsis not in items or xav is None or any(it is None for it in items):
+        return index
+    k = items.index(Ellipsis)
+    rest = [it for it in items if it is not Ellipsis]
+    fill = len(xav.shape) - len(rest)
+    if fill < 0 or items.count(Ellipsis) > 1:
+        return index
+    return IndexArg(tuple(rest[:k]) + (SliceArg(),) * fill + tuple(rest[k:]))
+
+
 def plan(lw, x, index, st, name=None, force=False):
     """The AdvancedIndex of x[index] (x a Var of known shape), or None when Numba's own
     subscript takes the index (`force`: whenever the index has an integer array)."""
+    index = _without_ellipsis(lw, x, index)
     if not needs_loops(lw, index) and not (force and index_arrays(index) and any(
             lw.av(it) is not None and lw.av(it).shape for it in index_arrays(index))):
         return None
@@ -266,7 +282,7 @@ def scatter(lw, st, dest, p, value, value_av, op="="):
     dest[index] at every loop position (op "=": NumPy's write, the last one kept; "+=":
     np.add.at)."""
     if value_av is None or not value_av.shape:
-        at = value
+        at = value          # a scalar (callers refuse values of run-time length)
     else:
         at = p.v_at(value, value_av.shape)
         if at is None:

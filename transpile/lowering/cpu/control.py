@@ -233,6 +233,8 @@ def _advanced_write(lw, st, x, v, xav, p):
     dest = x.name if (st.prim is C.write_in_place or id(st) in lw.in_place) else st.out
     lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
     vav = lw.av(v) if isinstance(v, Var) else None
+    if isinstance(v, Var) and vav is None:
+        raise _unlowerable(st, "a value of run-time length written at index arrays")
     if dest == x.name:
         # written in place: a value or an index array that is a view of x itself
         shared = [it.name for it in advanced.index_arrays(st.args["index"])

@@ -173,6 +173,8 @@ class Lowerer:
                 p = advanced.plan(self, st.args["x"], index, st)
                 if p is not None:     # integer arrays broadcast together: np.add.at's loops
                     ct = st.args["ct"]
+                    if isinstance(ct, Var) and self.av(ct) is None:
+                        raise Unlowerable(st, "a cotangent of run-time length")
                     out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
                                f"{dtype_ctor(av.dtype)})")
                     out += [indent + line for line in advanced.scatter(
