@@ -78,6 +78,7 @@ _COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
 _SHAPES = (by_name("shape"), by_name("attr_shape"))
 _GETITEM, _LEN = by_name("getitem"), by_name("len")
 
+
 class Specializer:
     rewrite = True      # False: only infer shapes and fold queries (used while normalizing)
     standins_for_unsized = False   # value() of a value of unknown length: a stand-in (only
