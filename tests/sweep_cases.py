@@ -123,11 +123,17 @@ for _name, _expr, _dom in [
         ("arctan2", "np.arctan2(x, y)", "pos"), ("hypot", "np.hypot(x, y)", "pos"),
         ("logaddexp", "np.logaddexp(x, y)", "real"), ("maximum", "np.maximum(x, y)", "distinct"),
         ("minimum", "np.minimum(x, y)", "distinct"), ("mod", "np.mod(x, y)", "pos"),
+        ("fmax", "np.fmax(x, y)", "distinct"), ("fmin", "np.fmin(x, y)", "distinct"),
         ("mod", "x % y", "pos"), ("fmod", "np.fmod(x, y)", "pos"),
         ("where", "np.where(x > y, x, y * 2.0)", "distinct"),
         ("copysign", "np.copysign(x, y)", "real")]:
     for _s in _PAIRS:
         case(_name, _expr, _s, domain=_dom, dtypes=("float64", "float32"))
+# a NaN operand of np.fmax / np.fmin is ignored: the other one gets the derivative
+case("fmax", "np.fmax(np.where(x > 0, np.nan, x), y)", [(4,), (4,)], domain="distinct",
+     jit_always=True)
+case("fmin", "np.fmin(x, np.where(y > 0, np.nan, y))", [(4,), (4,)], domain="distinct",
+     jit_always=True)
 for _expr, _s in [("np.ldexp(x, 3)", (2, 3)), ("np.ldexp(x, np.array([1, -2, 0]))", (3,)),
                   ("np.ldexp(x * x, -1)", ())]:
     case("ldexp", _expr, [_s], dtypes=("float64", "float32"))

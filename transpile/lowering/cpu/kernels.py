@@ -84,10 +84,13 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
             local[n] = n
 
     def operand(a, dtype):
+        # (an element of an array too: NumPy computes int32 with float32 in float64, where
+        # Numba's scalar forms may pick float32)
         if isinstance(a, Var):
             av = avals.get(a.name)
-            if dtype is not None and av is not None and not av.shape and \
-                    av.dtype != np.dtype(dtype) and np.issubdtype(av.dtype, np.number):
+            if dtype is not None and av is not None and \
+                    av.dtype != np.dtype(dtype) and (np.issubdtype(av.dtype, np.number) or
+                                                     av.dtype == np.bool_):
                 return f"{dtype_ctor(dtype)}({local[a.name]})"
             return local[a.name]
         return atom_const_text(a, dtype)
@@ -325,7 +328,7 @@ def _shared(lw, kname, text):
 
 def _operand_dtype(a, avals, cdt):
     """The dtype an operand has in a fused loop's scalar expression (see `operand`): a
-    number constant and a 0-d number are written as `cdt`; None where unknown."""
+    number constant and a number value are written as `cdt`; None where unknown."""
     if isinstance(a, Const):
         v = a.value
         ok = isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
@@ -333,6 +336,6 @@ def _operand_dtype(a, avals, cdt):
     if not isinstance(a, Var) or a.name not in avals:
         return None
     av = avals[a.name]
-    if cdt is not None and not av.shape and np.issubdtype(av.dtype, np.number):
+    if cdt is not None and (np.issubdtype(av.dtype, np.number) or av.dtype == np.bool_):
         return np.dtype(cdt)
     return av.dtype

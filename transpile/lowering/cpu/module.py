@@ -269,14 +269,22 @@ class Lowerer:
             if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
                                         if not isinstance(v, Const) or True):
                 cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
-                vals = {k: (v.name if isinstance(v, Var) else atom_const_text(v, cdt
-                                                                         if k != "condition" else None))
+                # number operands in the float result's dtype (NumPy computes int32 with
+                # float32 in float64), except those read as they are (where's condition)
+                cast = {k for k, v in a.items() if isinstance(v, Var) and cdt is not None and
+                        k not in prim.uncast and self.av(v) is not None and
+                        self.av(v).dtype != cdt and (np.issubdtype(self.av(v).dtype, np.number)
+                                                     or self.av(v).dtype == np.bool_)}
+                vals = {k: (f"{dtype_ctor(cdt)}({v.name})" if k in cast else v.name)
+                        if isinstance(v, Var) else
+                        atom_const_text(v, cdt if k not in prim.uncast else None)
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
                 if np.issubdtype(out_av.dtype, np.number):
                     text = typed(text, tmpl, out_av.dtype, [
+                        np.dtype(cdt) if k in cast else
                         (self.av(v).dtype if self.av(v) is not None else None)
-                        if isinstance(v, Var) else _const_dtype(v, cdt) for v in a.values()])
+                        if isinstance(v, Var) else _const_dtype(v, cdt) for k, v in a.items()])
                 return text
         if prim in (matmul, dot):
             y = a["y"]
@@ -528,6 +536,15 @@ class Lowerer:
         return lines
 
     def main(self, body, outs, origin, signature, header):
+        half = sorted(n for n, av in self.avals.items()
+                      if av is not None and getattr(av, "dtype", None) == np.float16)
+        if half:            # Numba has no float16 (NumPy computes each op in float32, rounds)
+            eqns = [e for st in body for e in (st.eqns + st.reductions if isinstance(
+                st, FusedGroup) else ir.walk_eqns([st]))]
+            loc = next((e.loc for e in eqns if e.loc and (e.out in half or any(
+                isinstance(v, Var) and v.name in half for v in e.args.values()))), None)
+            raise Unlowerable(None, "Numba has no float16", loc=loc,
+                              construct=f"a float16 value ({half[0]})")
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
         self.core_body = body
@@ -585,6 +602,10 @@ HEADER = """\
 import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+from transpile_runtime.backends.numba_int import (
+    as_inexact, float_max_of, float_min_of, ldexp_exponent, nan_to_num_scalar, negative_power_base,
+    np_floor_divide, np_fmod, np_left_shift, np_mod, np_power, np_reciprocal, np_right_shift,
+    np_rint_keep_int, np_round_down, np_round_up, np_sign)
 from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
 from transpile_runtime.backends.numba_sort import sort2, sort2_int
 from transpile_runtime import prng
