@@ -431,7 +431,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 JIT_FALLBACK = {}
 for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
            'diagonal trace rot90 sort kron '
-           'inner tensordot linspace vdot float_power nansum').split():
+           'tensordot linspace').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)

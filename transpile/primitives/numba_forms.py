@@ -1120,3 +1120,60 @@ def _slice_text(lw, it):
     lo = "" if it.lower is None else lw.fmt(it.lower)
     hi = "" if it.upper is None else lw.fmt(it.upper)
     return f"{lo}:{hi}" + (f":{lw.fmt(it.step)}" if it.step is not None else "")
+
+
+def inner(lw, eqn):
+    """np.inner: a product over the last axes, np.dot where BLAS takes it (float vectors and
+    matrices: a matrix with a matrix is a @ b.T), a sum of products for integer vectors,
+    a product with a scalar."""
+    x, y, out = eqn.args["x"], eqn.args["y"], eqn.out
+    xs, ys, os_ = lw.av(x), lw.av(y), lw.avals[out]
+    if xs is None or ys is None or xs.ndim > 2 or ys.ndim > 2:
+        return None
+    dt = os_.dtype
+    X, Y = (f"np.ascontiguousarray({_cast_to(lw, a, dt)})" if av.ndim else
+            f"{_dt(dt)}({lw.fmt(a)})" for a, av in ((x, xs), (y, ys)))
+    if not xs.ndim or not ys.ndim:
+        return f"{X} * {Y}" if os_.shape else f"{_dt(dt)}({X} * {Y})"
+    if dt.kind not in "fc":
+        return f"{_dt(dt)}(np.sum({X} * {Y}))" if xs.ndim == ys.ndim == 1 else None
+    if xs.ndim == 1 and ys.ndim == 1:
+        return f"{_dt(dt)}(np.dot({X}, {Y}))"
+    if ys.ndim == 1:
+        return f"np.dot({X}, {Y})"
+    if xs.ndim == 1:
+        return f"np.dot({Y}, {X})"
+    return f"np.dot({X}, np.ascontiguousarray({Y}.T))"
+
+
+def nan_whole(fn, ddof=False):
+    """Numba's np.<fn> (np.nanmean, np.nansum, ...) over every element (no axis, keepdims,
+    dtype or out; ddof 0), in the result's dtype."""
+    def form(lw, eqn):
+        for k in ("axis", "dtype", "out"):
+            if _const(eqn, k) is not None:
+                return None
+        if _const(eqn, "keepdims", False) is not False:
+            return None
+        if ddof and _const(eqn, "ddof", 0) != 0:
+            return None
+        os_ = lw.avals[eqn.out]
+        text = f"np.{fn}({lw.fmt(eqn.args['x'])})"
+        return f"{text}.astype({_dt(os_.dtype)})" if os_.shape else f"{_dt(os_.dtype)}({text})"
+    return form
+
+
+def vdot(lw, eqn):
+    """np.vdot: the flattened arrays' dot product, x conjugated (np.dot where BLAS takes it,
+    a sum of products for integers)."""
+    x, y, out = eqn.args["x"], eqn.args["y"], eqn.out
+    xs, ys, os_ = lw.av(x), lw.av(y), lw.avals[out]
+    if xs is None or ys is None or not xs.ndim or not ys.ndim or xs.size != ys.size:
+        return None
+    dt = os_.dtype
+    X, Y = (f"np.ascontiguousarray({_cast_to(lw, a, dt)}).ravel()" for a in (x, y))
+    if dt.kind == "c":
+        return f"{_dt(dt)}(np.vdot({X}, {Y}))"
+    if dt.kind == "f":
+        return f"{_dt(dt)}(np.dot({X}, {Y}))"
+    return f"{_dt(dt)}(np.sum({X} * {Y}))"

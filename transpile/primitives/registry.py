@@ -343,6 +343,14 @@ def defalias(prim, module, attr):
     prim.aliases = prim.aliases + (f"{module}.{attr}",)
 
 
+def defufunc_method(prim, ufunc, method):
+    """`ufunc.method` (np.maximum.accumulate: a new bound method at every access) means prim."""
+    _BY_BOUND[(id(ufunc), method)] = prim
+    _KEEPALIVE.append(ufunc)
+    prim.aliases = prim.aliases + (f"np.{ufunc.__name__}.{method}",)
+    return prim
+
+
 def _bind_pending():
     for module in [m for m in _PENDING if m in sys.modules]:
         for attr, prim in _PENDING.pop(module):
@@ -363,8 +371,10 @@ def lookup(obj):
     if prim is None and _PENDING:
         _bind_pending()
         prim = _BY_ID.get(id(obj))
-    if prim is None and isinstance(obj, types.MethodType):
-        prim = _BY_BOUND.get((id(obj.__self__), obj.__name__))
+    if prim is None and isinstance(obj, (types.MethodType, types.BuiltinMethodType)):
+        owner = getattr(obj, "__self__", None)      # (a ufunc's method: np.add.accumulate)
+        if owner is not None:
+            prim = _BY_BOUND.get((id(owner), getattr(obj, "__name__", None)))
     return prim
 
 

@@ -89,8 +89,7 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
         if isinstance(a, Var):
             av = avals.get(a.name)
             if dtype is not None and av is not None and \
-                    av.dtype != np.dtype(dtype) and (np.issubdtype(av.dtype, np.number) or
-                                                     av.dtype == np.bool_):
+                    av.dtype != np.dtype(dtype) and _promoted(av.dtype, dtype):
                 return f"{dtype_ctor(dtype)}({local[a.name]})"
             return local[a.name]
         return atom_const_text(a, dtype)
@@ -326,6 +325,15 @@ def _shared(lw, kname, text):
     return kname
 
 
+def _promoted(dtype, cdt):
+    """Is an operand of this dtype read in the float result's dtype `cdt` (a number or bool
+    that NumPy's loop converts; a complex operand of a real result, np.abs or np.imag, is
+    not)?"""
+    dtype = np.dtype(dtype)
+    return (np.issubdtype(dtype, np.number) or dtype == np.bool_) and \
+        np.can_cast(dtype, cdt, "same_kind")
+
+
 def _operand_dtype(a, avals, cdt):
     """The dtype an operand has in a fused loop's scalar expression (see `operand`): a
     number constant and a number value are written as `cdt`; None where unknown."""
@@ -336,6 +344,6 @@ def _operand_dtype(a, avals, cdt):
     if not isinstance(a, Var) or a.name not in avals:
         return None
     av = avals[a.name]
-    if cdt is not None and (np.issubdtype(av.dtype, np.number) or av.dtype == np.bool_):
+    if cdt is not None and _promoted(av.dtype, cdt):
         return np.dtype(cdt)
     return av.dtype

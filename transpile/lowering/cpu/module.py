@@ -37,7 +37,7 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu import checks as numba_checks
 from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
-from transpile.lowering.cpu.kernels import kernel, describe
+from transpile.lowering.cpu.kernels import kernel, describe, _promoted as promoted
 from transpile.lowering.cpu.unsized import lower_unsized, reads_unsized
 from transpile.lowering.cpu.segments import has_collectives, segmented_main, compile_parts
 from transpile.optimize.fusion import FusedGroup, scalar_template
@@ -273,8 +273,7 @@ class Lowerer:
                 # float32 in float64), except those read as they are (where's condition)
                 cast = {k for k, v in a.items() if isinstance(v, Var) and cdt is not None and
                         k not in prim.uncast and self.av(v) is not None and
-                        self.av(v).dtype != cdt and (np.issubdtype(self.av(v).dtype, np.number)
-                                                     or self.av(v).dtype == np.bool_)}
+                        self.av(v).dtype != cdt and promoted(self.av(v).dtype, cdt)}
                 vals = {k: (f"{dtype_ctor(cdt)}({v.name})" if k in cast else v.name)
                         if isinstance(v, Var) else
                         atom_const_text(v, cdt if k not in prim.uncast else None)

@@ -176,6 +176,7 @@ for _name, _fns, _k in [("deg2rad", [np.deg2rad, np.radians], "0.017453292519943
                         ("rad2deg", [np.rad2deg, np.degrees], "57.29577951308232")]:
     defprim(_name, _fns, f"np.{_name}", "x", batch=E, linear=("x",),
             deriv={"x": _k}, lower=f"({{x}} * T({_k}))")
+# (computed in float64 or complex128 whatever the operands: the loops cast them to the result)
 float_power = defprim("float_power", np.float_power, "np.float_power", "x, y", batch=E,
                       deriv={"x": "y * np.float_power(x, y - 1)",
-                             "y": "rt.log_base(x) * ans"})
+                             "y": "rt.log_base(x) * ans"}, lower="({x} ** {y})")
