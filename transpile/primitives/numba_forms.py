@@ -1153,12 +1153,13 @@ def nan_whole(fn, ddof=False):
         for k in ("axis", "dtype", "out"):
             if _const(eqn, k) is not None:
                 return None
-        if _const(eqn, "keepdims", False) is not False:
-            return None
-        if ddof and _const(eqn, "ddof", 0) != 0:
+        keep = _const(eqn, "keepdims", False)
+        if keep not in (True, False) or ddof and _const(eqn, "ddof", 0) != 0:
             return None
         os_ = lw.avals[eqn.out]
         text = f"np.{fn}({lw.fmt(eqn.args['x'])})"
+        if keep and fn != "nancumsum":          # every element, keepdims: (1, ..., 1)
+            return f"np.full({_shape(os_.shape)}, {_dt(os_.dtype)}({text}))"
         return f"{text}.astype({_dt(os_.dtype)})" if os_.shape else f"{_dt(os_.dtype)}({text})"
     return form
 
@@ -1177,3 +1178,16 @@ def vdot(lw, eqn):
     if dt.kind == "f":
         return f"{_dt(dt)}(np.dot({X}, {Y}))"
     return f"{_dt(dt)}(np.sum({X} * {Y}))"
+
+
+def mT(lw, eqn):
+    """rt.mT: the last two axes swapped (a vector or a scalar as it is)."""
+    x = eqn.args["x"]
+    xs = lw.av(x)
+    if xs is None:
+        return None
+    if xs.ndim < 2:
+        return lw.fmt(x)
+    perm = list(range(xs.ndim))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    return f"np.transpose({lw.fmt(x)}, {_shape(tuple(perm))})"

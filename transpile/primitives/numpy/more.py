@@ -149,11 +149,13 @@ for _name, _ufunc in [("maximum", np.maximum), ("minimum", np.minimum)]:
 defprim("running_source", NR.running_source, "rt.running_source", "x, ans, axis=0",
         nondiff=True, batch=per_example, numba=_source_form, sized_by=())
 defprim("running_extremum_vjp", NR.running_extremum_vjp, "rt.running_extremum_vjp",
-        "ct, x, ans, axis=0", linear=("ct",), diff=("ct",), batch=per_example,
-        vjp={"ct": "rt.running_extremum_jvp(g, x, ans, axis)"}, numba=_vjp_form)
+        "ct, x, ans, axis=0", linear=("ct",), batch=per_example,
+        vjp={"ct": "rt.running_extremum_jvp(g, x, ans, axis)", "x": "0", "ans": "0"},
+        jvp={"x": "0", "ans": "0"}, numba=_vjp_form)
 defprim("running_extremum_jvp", NR.running_extremum_jvp, "rt.running_extremum_jvp",
-        "t, x, ans, axis=0", linear=("t",), diff=("t",), batch=per_example,
-        vjp={"t": "rt.running_extremum_vjp(g, x, ans, axis)"}, numba=_jvp_form)
+        "t, x, ans, axis=0", linear=("t",), batch=per_example,
+        vjp={"t": "rt.running_extremum_vjp(g, x, ans, axis)", "x": "0", "ans": "0"},
+        jvp={"x": "0", "ans": "0"}, numba=_jvp_form)
 def _axis0(form):
     """np.cumsum's form with the axis given (a ufunc's accumulate defaults to axis 0)."""
     def with_axis(lw, eqn):
@@ -619,7 +621,8 @@ defprim("nanstd", np.nanstd, "np.nanstd", _VSIG, batch=R, reduction=True,
                   f"(({_COUNT} - ddof) * ans)"},
         numba=NF.nan_whole("nanstd", ddof=True))
 defprim("nanprod", np.nanprod, "np.nanprod", _NSIG, batch=R, reduction=True,
-        vjp={"x": f"np.where({_NAN}, 0.0, rt.sum_grad(g * ans, x, axis, keepdims) / x)"},
+        vjp={"x": f"np.where({_NAN}, 0.0, rt.sum_grad(g * ans, x, axis, keepdims) / "
+                  "np.where(np.isnan(x), 1.0, x))"},
         jvp={"x": f"np.sum({_MASKED_DOT} * rt.sum_grad(ans, x, axis, keepdims) / "
                   "np.where(np.isnan(x), 1.0, x), axis=axis, keepdims=keepdims)"},
         numba=NF.nan_whole("nanprod"))
@@ -631,7 +634,7 @@ for _name in ("nanargmax", "nanargmin"):
     defprim(_name, getattr(np, _name), f"np.{_name}", "x, axis=None", nondiff=True,
             batch=R, int_result=True, numba=NF.nan_whole(_name))
 defprim("nancumsum", np.nancumsum, "np.nancumsum", "x, axis=None, dtype=None, out=None",
-        batch=BR.cumulative, linear=("x",),
+        batch=_AXIS, linear=("x",),
         vjp={"x": f"np.where({_NAN}, 0.0, rt.cumsum_vjp(g, x, axis))"},
         jvp={"x": f"np.cumsum({_MASKED_DOT}, axis=axis)"}, numba=NF.nan_whole("nancumsum"),
         array_result=True)
@@ -640,8 +643,9 @@ defprim("nancumsum", np.nancumsum, "np.nancumsum", "x, axis=None, dtype=None, ou
 # ---- builtins complex(a, b) and round(x[, n]) ---------------------------------------------------
 
 complex_ = defprim("complex", [NR.complex_of, complex], "rt.complex_of", "real=0.0, imag=0.0",
-                   batch=BR.elementwise, linear=("real", "imag"),
+                   batch=BR.elementwise,
                    vjp={"real": "np.real(g)", "imag": "np.real(1j * g)"},
+                   jvp={"real": "real_dot + 0j", "imag": "1j * imag_dot"},
                    lower="complex({real}, {imag})", uncast=("real", "imag"), fresh=True,
                    construct="complex(...)")
 
