@@ -337,20 +337,28 @@ histogram = defprim("histogram", np.histogram, "np.histogram", _HIST, nondiff=Tr
 histogram.multi = _hist_parts
 
 
-def _bin_type(lw, eqn):
-    """NumPy's np.result_type(first_edge, last_edge, x) (an integer: float64)."""
+def _edge_types(lw, eqn):
+    """(the bins' dtype, the type np.linspace computes the edges in): NumPy's
+    np.result_type(first_edge, last_edge, x) (an integer: float64), and first_edge /
+    last_edge's own (x's min and max, NumPy scalars of x's dtype; or the range's values,
+    Python scalars weak) made inexact."""
     xs = lw.av(eqn.args["x"])
-    samples = [np.zeros(1, xs.dtype)]
     r = eqn.args.get("range")
-    if isinstance(r, TupleArg):
+    if isinstance(r, Const) and r.value is not None:
+        edges = list(r.value)
+    elif isinstance(r, TupleArg):
+        edges = []
         for v in r.items:
             av = lw.av(v) if isinstance(v, Var) else None
-            samples.append(v.value if isinstance(v, Const) else
-                           (av.dtype.type(0).item() if av.weak else av.dtype.type(0)))
-    t = np.result_type(*samples) if len(samples) > 1 else xs.dtype
-    if not np.issubdtype(t, np.inexact):
-        t = np.result_type(t, float)
-    return np.dtype(t)
+            edges.append(v.value if isinstance(v, Const) else
+                         (av.dtype.type(0).item() if av.weak else av.dtype.type(0)))
+    else:
+        edges = [xs.dtype.type(0)] * 2
+    t = np.result_type(*edges, np.zeros(1, xs.dtype))
+    lin = np.result_type(*edges)
+    inexact = [np.dtype(d) if np.issubdtype(d, np.inexact) else np.dtype(np.float64)
+               for d in (t, lin)]
+    return inexact[0], inexact[1]
 
 
 def _hist_lines(lw, eqn, want):
@@ -387,8 +395,8 @@ def _hist_lines(lw, eqn, want):
     if not isinstance(bins, Const) or not isinstance(bins.value, (int, np.integer)) or \
             isinstance(bins.value, bool) or bins.value < 1:
         return None
-    n, t = int(bins.value), _bin_type(lw, eqn)
-    T = NF._dt(t)
+    n, (t, lin) = int(bins.value), _edge_types(lw, eqn)
+    T, L = NF._dt(t), NF._dt(lin)
     lo, hi = f"{out}_lo", f"{out}_hi"
     rng = eqn.args.get("range", Const(None))
     if isinstance(rng, Const) and rng.value is None:
@@ -413,12 +421,13 @@ def _hist_lines(lw, eqn, want):
     E = f"{out}_e" if want == "counts" else out
     lines += [f"if {lo} == {hi}:",
               f"    {lo}, {hi} = {lo} - 0.5, {hi} + 0.5",
-              # np.linspace(lo, hi, n + 1) in float64, the end exact, then in the bin dtype
-              f"{out}_step = ({hi} - {lo}) / {n}",
-              f"{E} = np.empty({n + 1}, np.float64)",
+              # np.linspace(lo, hi, n + 1) in the edges' own type, the end exact, then in
+              # the bins' dtype
+              f"{out}_step = ({L}({hi}) - {L}({lo})) / {L}({n})",
+              f"{E} = np.empty({n + 1}, {L})",
               f"for {out}_k in range({n + 1}):",
-              f"    {E}[{out}_k] = {out}_k * {out}_step + {lo}" if n else "    pass",
-              f"{E}[{n}] = {hi}",
+              f"    {E}[{out}_k] = {L}({out}_k) * {out}_step + {L}({lo})",
+              f"{E}[{n}] = {L}({hi})",
               f"{E} = {E}.astype({T})"]
     if want == "edges":
         return lines
@@ -480,17 +489,16 @@ def _unravel_form(lw, eqn):
     check = (f"if {{v}} < -{size} or {{v}} >= {size}:",
              f"    raise ValueError('index ' + str({{v}}) + ' is out of bounds for array with "
              f"size {size}')")
+    check = (check[0].replace(f"< -{size}", "< 0"), check[1])     # (NumPy: no negative index)
     if av is None or not av.shape:
         v = f"{out}_v"
         return [f"{v} = np.int64({I})", check[0].format(v=v), check[1].format(v=v),
-                f"if {v} < 0:", f"    raise ValueError('index ' + str({v}) + ' is out of "
-                f"bounds for array with size {size}')",
                 f"{out} = ({v} // {stride}) % {int(dims[kk])}"]
     v = f"{out}_v"
     return [f"{out} = np.empty({NF._shape(av.shape)}, np.int64)",
             f"{out}_f = {out}.ravel()",
             f"for {out}_k, {v} in enumerate(np.ascontiguousarray({I}).ravel()):",
-            "    " + check[0].format(v=v).replace(f"{v} < -{size} or ", f"{v} < 0 or "),
+            "    " + check[0].format(v=v),
             "    " + check[1].format(v=v),
             f"    {out}_f[{out}_k] = ({v} // {stride}) % {int(dims[kk])}"]
 
