@@ -304,3 +304,42 @@ def test_float32_stays_float32():
     assert j.last_tier == "compiled"
     for n, g, w in zip(("mul", "floor_divide", "mod", "round", "fmax"), got, f(x)):
         check(n, g, w)
+
+
+# ---- Python scalars: Python's semantics, not NumPy's ------------------------------------------
+
+
+@pytest.mark.parametrize("expr,args,error", [
+    ("a // b", (7, 0), ZeroDivisionError), ("a % b", (-7, 0), ZeroDivisionError),
+    ("a / b", (1.0, 0.0), ZeroDivisionError), ("a / b", (3, 0), ZeroDivisionError),
+    ("a // b", (1.5, 0.0), ZeroDivisionError), ("a % b", (2.5, 0.0), ZeroDivisionError),
+    ("a ** b", (0.0, -1.0), ZeroDivisionError)])
+def test_python_scalars_raise_where_python_raises(expr, args, error):
+    """7 // 0 of Python ints raises in Python (NumPy's int64 gives 0 with a warning)."""
+    f = make([f"return {expr}"], "a, b")
+    with pytest.raises(error):
+        f(*args)
+    with pytest.raises(error):
+        jit(f, wait=True)(*args)
+
+
+def test_python_scalars_compute_as_python_elsewhere():
+    f = make(["acc = 1", "for i in range(n):", "    acc = (acc * 31 + i) % m",
+              "return acc, a // b, a % b, -a // b, a / b, a ** 3, a ** b, c // d, c % d"],
+             "n, m, a, b, c, d")
+    args = (40, 1000003, 7, 3, -7.5, 2.0)
+    j = jit(f, wait=True)
+    got = j(*args)
+    assert j.last_tier == "compiled"
+    want = f(*args)
+    assert got == want and [type(g) for g in got] == [type(w) for w in want]
+
+
+def test_a_python_int_to_a_negative_power_raises_under_jit():
+    """Python gives the float 0.5 for 2 ** -1: compiled code holding an int cannot, and says
+    so (the NumPy tier gives Python's 0.5)."""
+    f = make(["return a ** b"], "a, b")
+    assert f(2, -1) == 0.5
+    with pytest.raises(ValueError, match="negative int power"):
+        jit(f, wait=True)(2, -1)
+    assert jit(f, wait=True)(2, 5) == 32

@@ -24,7 +24,7 @@ __all__ = ["np_floor_divide", "np_mod", "np_fmod", "np_left_shift", "np_right_sh
            "np_power", "negative_power_base", "np_sign", "np_reciprocal", "as_inexact",
            "np_rint_keep_int", "np_round_up", "np_round_down",
            "nan_to_num_scalar", "float_max_of", "float_min_of",
-           "ldexp_exponent"]
+           "ldexp_exponent", "py_floor_divide", "py_mod", "py_divide", "py_power"]
 
 NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 
@@ -413,3 +413,88 @@ def _float_min_of(x):
 @overload(ldexp_exponent, inline="always")
 def _ldexp_exponent(y):
     return lambda y: np.int32(max(min(np.int64(y), 4200), -4200))
+
+
+# ---- Python scalars (both operands Python ints or floats): Python's errors -------------------
+#
+# NumPy gives 0 (or inf) with a warning where Python raises; transformed code holding Python
+# scalars follows Python. A Python int is an int64 here: where Python's result would be a float
+# (2 ** -1), compiled code cannot give it, and raises instead.
+
+PY_NEGATIVE_POWER = ("a Python int to a negative int power is a float in Python (2 ** -1 is "
+                     "0.5), which compiled code cannot give for an int: write float(a) ** b")
+
+
+def py_floor_divide(x, y):
+    return x // y
+
+
+def py_mod(x, y):
+    return x % y
+
+
+def py_divide(x, y):
+    return x / y
+
+
+def py_power(x, y):
+    return x ** y
+
+
+@overload(py_floor_divide, inline="always")
+def _py_floor_divide(x, y):
+    if _is_int(x) and _is_int(y):
+        def impl(x, y):
+            if y == 0:
+                raise ZeroDivisionError("integer division or modulo by zero")
+            return np_floor_divide(x, y)
+        return impl
+
+    def impl_float(x, y):
+        if y == 0:
+            raise ZeroDivisionError("float floor division by zero")
+        return np_floor_divide(x, y)
+    return impl_float
+
+
+@overload(py_mod, inline="always")
+def _py_mod(x, y):
+    if _is_int(x) and _is_int(y):
+        def impl(x, y):
+            if y == 0:
+                raise ZeroDivisionError("integer modulo by zero")
+            return np_mod(x, y)
+        return impl
+
+    def impl_float(x, y):
+        if y == 0:
+            raise ZeroDivisionError("float modulo by zero")
+        return np_mod(x, y)
+    return impl_float
+
+
+@overload(py_divide, inline="always")
+def _py_divide(x, y):
+    message = "division by zero" if _is_int(x) and _is_int(y) else "float division by zero"
+
+    def impl(x, y):
+        if y == 0:
+            raise ZeroDivisionError(message)
+        return x / y
+    return impl
+
+
+@overload(py_power, inline="always")
+def _py_power(x, y):
+    if _is_int(x) and _is_int(y):
+        def impl(x, y):
+            if y < 0:
+                raise ValueError(PY_NEGATIVE_POWER)
+            return np_power(x, y)
+        return impl
+
+    def impl_float(x, y):
+        if x == 0 and y < 0:
+            raise ZeroDivisionError("0.0 cannot be raised to a negative power")
+        return x ** y
+    return impl_float

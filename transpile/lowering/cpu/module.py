@@ -261,6 +261,11 @@ class Lowerer:
             # scalar arithmetic (0-d values are scalars in the lowered code)
             tmpl = scalar_template(e) if (prim.elementwise or prim in (
                 astype, BCAST, clip_mask, select_weight, log_base)) else None
+            if tmpl is not None and prim.lower_py is not None and out_av.weak and all(
+                    (self.av(v) is not None and self.av(v).weak) if isinstance(v, Var) else
+                    isinstance(v, Const) and type(v.value) in (int, float, bool)
+                    for v in a.values()):
+                tmpl = prim.lower_py      # Python scalars: Python's errors (7 // 0 raises)
             if prim in (sum_, mean, max_, min_, prod) and self.av(x) is None:
                 # every element of an array whose length is known only at run time
                 return f"{dtype_ctor(out_av.dtype)}(np.{name}({self.fmt(x)}))"
@@ -604,7 +609,8 @@ from transpile_runtime.backends.numba_math import exp32, exp64
 from transpile_runtime.backends.numba_int import (
     as_inexact, float_max_of, float_min_of, ldexp_exponent, nan_to_num_scalar, negative_power_base,
     np_floor_divide, np_fmod, np_left_shift, np_mod, np_power, np_reciprocal, np_right_shift,
-    np_rint_keep_int, np_round_down, np_round_up, np_sign)
+    np_rint_keep_int, np_round_down, np_round_up, np_sign, py_divide, py_floor_divide, py_mod,
+    py_power)
 from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
 from transpile_runtime.backends.numba_sort import sort2, sort2_int
 from transpile_runtime import prng

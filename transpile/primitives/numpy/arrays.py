@@ -24,7 +24,8 @@ E = BR.elementwise
 # traps; the forms are NumPy's loops, runtime/backends/numba_int.py)
 mod = defprim("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E,
               deriv={"x": "1", "y": "-np.floor(x / y)"}, int_closed=True,
-              lower="np_mod({x}, {y})", cuda_c=SF.c_helper("tp_mod", "x", "y"))
+              lower="np_mod({x}, {y})", lower_py="py_mod({x}, {y})",
+              cuda_c=SF.c_helper("tp_mod", "x", "y"))
 fmod = defprim("fmod", np.fmod, "np.fmod", "x, y", batch=E,
                deriv={"x": "1", "y": "-np.trunc(x / y)"}, lower="np_fmod({x}, {y})",
                int_closed=True)

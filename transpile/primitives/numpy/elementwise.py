@@ -28,11 +28,13 @@ divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.di
                  op="/", batch=E, deriv={"x": "1 / y", "y": "-ans / y"},
                  vjp={"x": "g / y", "y": "-g * ans / y"},
                  jvp={"x": "x_dot / y", "y": "-y_dot * ans / y"},
-                 lower="({x} / {y})", cuda_c=SF.c_text("{x} / {y}"),
+                 lower="({x} / {y})", lower_py="py_divide({x}, {y})",
+                 cuda_c=SF.c_text("{x} / {y}"),
                  numba_cuda=SF.py_text("{x} / {y}"))
 power = defprim("power", [np.power, operator.pow], "np.power", "x, y", op="**", batch=E,
                 deriv={"x": "y * x ** (y - 1)", "y": "rt.log_base(x) * ans"},
-                lower=SF.power, cuda_c=SF.c_pow, numba_cuda=SF.py_pow)
+                lower=SF.power, lower_py="py_power({x}, {y})", cuda_c=SF.c_pow,
+                numba_cuda=SF.py_pow)
 negative = defprim("negative", [np.negative, operator.neg], "np.negative", "x", op="neg", batch=E,
                    deriv={"x": "-1"}, vjp={"x": "-g"}, jvp={"x": "-x_dot"},
                    lower="(-{x})", cuda_c=SF.c_text("-{x}"), numba_cuda=SF.py_text("-{x}"),

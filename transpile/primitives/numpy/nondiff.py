@@ -69,7 +69,7 @@ round_ = _nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.r
              cuda_c=SF.c_round)
 floor_divide = _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide",
                    "x, y", op="//", batch=E, fresh=True, int_closed=True,
-                   lower="np_floor_divide({x}, {y})",
+                   lower="np_floor_divide({x}, {y})", lower_py="py_floor_divide({x}, {y})",
                    cuda_c=SF.c_helper("tp_floor_divide", "x", "y"))
 
 # creation from a shape or from another array's shape
