@@ -321,10 +321,20 @@ def nans(x):
             np.nanargmax(x), np.nanargmin(x), np.nanprod(x), np.nancumsum(x), np.nansum(x))
 
 
+def nans_axis(X):
+    return (np.nanmean(X, axis=1), np.nanmax(X, axis=0, keepdims=True), np.nanmin(X, axis=-1),
+            np.nanstd(X, axis=0, ddof=1), np.nanvar(X, axis=1), np.nansum(X, axis=0),
+            np.nanprod(X, axis=1), np.nanargmax(X, axis=1), np.nanargmin(X, axis=0),
+            np.nanmean(X, keepdims=True))
+
+
 def test_nan_reductions_match_numpy():
     x = RNG.normal(size=9)
     x[[1, 4]] = np.nan
     same(*compiled(nans, x), exact=False)
+    X = RNG.normal(size=(3, 4))
+    X[0, 1] = X[2, 2] = np.nan
+    same(*compiled(nans_axis, X), exact=False)
 
 
 @pytest.mark.parametrize("fn", ["nanmean", "nanstd", "nanvar", "nanmax", "nanmin", "nanprod",

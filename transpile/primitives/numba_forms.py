@@ -1147,14 +1147,21 @@ def inner(lw, eqn):
 
 
 def nan_whole(fn, ddof=False):
-    """Numba's np.<fn> (np.nanmean, np.nansum, ...) over every element (no axis, keepdims,
-    dtype or out; ddof 0), in the result's dtype."""
+    """Numba's np.<fn> (np.nanmean, np.nansum, ...) over every element, or along one axis (a
+    loop over the other axes' rows), in the result's dtype (no dtype or out; a ddof other
+    than 0 rescales the variance by n / (n - ddof), n the count of numbers)."""
     def form(lw, eqn):
-        for k in ("axis", "dtype", "out"):
+        for k in ("dtype", "out"):
             if _const(eqn, k) is not None:
                 return None
         keep = _const(eqn, "keepdims", False)
-        if keep not in (True, False) or ddof and _const(eqn, "ddof", 0) != 0:
+        d = _const(eqn, "ddof", 0) if ddof else 0
+        if keep not in (True, False) or not isinstance(d, (int, np.integer, float)) or \
+                isinstance(d, bool):
+            return None
+        if _const(eqn, "axis") is not None:
+            return _nan_rows(lw, eqn, fn, d)
+        if d:
             return None
         os_ = lw.avals[eqn.out]
         text = f"np.{fn}({lw.fmt(eqn.args['x'])})"
@@ -1191,3 +1198,33 @@ def mT(lw, eqn):
     perm = list(range(xs.ndim))
     perm[-2], perm[-1] = perm[-1], perm[-2]
     return f"np.transpose({lw.fmt(x)}, {_shape(tuple(perm))})"
+
+
+def _nan_rows(lw, eqn, fn, ddof):
+    """np.<fn>(x, axis=k): x's axes moved so that k is last, one row per other position,
+    Numba's np.<fn> of each row; the rows in the result's shape (keepdims or not)."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if fn == "nancumsum" or xs is None or not xs.ndim:
+        return None
+    k = _axis(_const(eqn, "axis"), xs.ndim)
+    if k is None:
+        return None
+    perm = [m for m in range(xs.ndim) if m != k] + [k]
+    n = int(xs.shape[k])
+    rows = int(np.prod([xs.shape[m] for m in perm[:-1]], dtype=np.int64))
+    r = f"{out}_r"
+    val = f"np.{fn}({out}_m[{r}])"
+    if ddof:       # NumPy: the sum of squares over (count - ddof)
+        c = f"np.sum(~np.isnan({out}_m[{r}]))"
+        val = (f"({val} * ({c} / max({c} - {ddof!r}, 0))" if fn == "nanvar" else
+               f"({val} * np.sqrt({c} / max({c} - {ddof!r}, 0)))")
+        if fn == "nanvar":
+            val += ")"
+    return [f"{out}_m = np.ascontiguousarray(np.transpose({lw.fmt(x)}, {_shape(tuple(perm))}))"
+            f".reshape(({rows}, {n}))",
+            f"{out}_f = np.empty({rows}, {_dt(os_.dtype)})",
+            f"for {r} in range({rows}):",
+            f"    {out}_f[{r}] = {val}",
+            f"{out} = {out}_f.reshape({_shape(os_.shape)})" if os_.shape else
+            f"{out} = {out}_f[0]"]
