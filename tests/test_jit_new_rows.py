@@ -99,6 +99,21 @@ def test_round_builtin_half_to_even_and_types():
     same(*compiled(rounds, x32, 0.125))
 
 
+def round_first(x):
+    return round(x[0])
+
+
+def test_round_to_int_raises_where_no_int64_holds_it():
+    for v, error in ((np.nan, ValueError), (np.inf, OverflowError)):
+        with pytest.raises(error):
+            round_first(np.array([v]))
+        with pytest.raises(error):
+            jit(round_first, wait=True)(np.array([v]))
+    assert round_first(np.array([1e300])) > 2 ** 900        # Python: a big int
+    with pytest.raises(OverflowError, match="2\\*\\*63"):
+        jit(round_first, wait=True)(np.array([1e300]))
+
+
 def test_round_of_ints_and_under_vmap():
     def f(k, x):
         return round(k) + round(x[0] * 10.0)

@@ -671,7 +671,17 @@ def _round_form(lw, eqn):
     if kind not in "biuf":
         return None
     if is_none(eqn, "ndigits"):
-        return xt if kind in "biu" else f"int(np.rint({xt}))"
+        if kind in "biu":
+            return xt
+        # Python's errors where the int cannot be had (an int64 holds below 2**63)
+        return [f"if {xt} != {xt}:",
+                "    raise ValueError('cannot convert float NaN to integer')",
+                f"if abs({xt}) == np.inf:",
+                "    raise OverflowError('cannot convert float infinity to integer')",
+                f"if abs({xt}) >= 9.223372036854775e18:",
+                "    raise OverflowError('round(): the int is 2**63 or more, which compiled "
+                "code cannot hold (Python gives a larger int)')",
+                f"{out} = int(np.rint({xt}))"]
     n = _const(eqn, "ndigits")
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         return None
