@@ -343,3 +343,21 @@ def test_a_python_int_to_a_negative_power_raises_under_jit():
     with pytest.raises(ValueError, match="negative int power"):
         jit(f, wait=True)(2, -1)
     assert jit(f, wait=True)(2, 5) == 32
+
+
+@pytest.mark.parametrize("dtype,k", [("int8", 300), ("uint8", -1), ("int16", -40000),
+                                     ("uint32", 2 ** 32)])
+def test_python_int_out_of_the_arrays_range_raises(dtype, k):
+    """NumPy 2: a Python int that does not fit the integer array's dtype raises
+    OverflowError (compiled code wrapped it: int8 + 300 gave 44, ...)."""
+    f = make(["return x + k, x[0] * k"], "x, k")
+    x = np.arange(3, dtype=dtype)
+    with pytest.raises(OverflowError, match="out of bounds"):
+        f(x, k)
+    with pytest.raises(OverflowError, match="out of bounds"):
+        jit(f, wait=True)(x, k)
+    small = 3
+    got, want = jit(f, wait=True)(x, small), f(x, small)
+    check("add", got[0], want[0])
+    check("multiply", got[1], want[1])
+    assert jit(make(["return x == k"], "x, k"), wait=True)(x, k).tolist() == [False] * 3

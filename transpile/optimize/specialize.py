@@ -424,9 +424,10 @@ class Specializer:
         with np.errstate(all="ignore"):
             try:
                 r = _call(prim, small)
-            except Exception:
+            except ValueError:
                 # the stand-ins raise where some values may too (an integer array to the
                 # power -1 raises ValueError for every element): the ufunc's result dtype
+                # (an OverflowError, a Python int out of an int8's range, is left to NumPy)
                 dtype = _ufunc_dtype(self, prim, args)
                 if dtype is None:
                     raise

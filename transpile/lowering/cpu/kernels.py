@@ -223,9 +223,32 @@ def may_be_large(shape, dtype):
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= HUGE_MIN_BYTES
 
 
+def weak_int_checks(eqns, avals, fmt):
+    """NumPy 2 raises OverflowError where a Python int operand does not fit the integer
+    result's dtype (int8 array + 300): the checks, before the arithmetic (a Python int known
+    only at run time; a constant one never compiles, NumPy raises)."""
+    lines, seen = [], set()
+    for e in eqns:
+        out = avals.get(e.out)
+        if out is None or out.dtype.kind not in "iu" or out.dtype.itemsize == 8 and \
+                out.dtype.kind == "i":
+            continue
+        info = np.iinfo(out.dtype)
+        for a in e.args.values():
+            av = avals.get(a.name) if isinstance(a, Var) else None
+            if av is None or not av.weak or av.dtype.kind not in "iu" or a.name in seen:
+                continue
+            seen.add(a.name)
+            v = fmt(a)
+            lines += [f"if {v} < {info.min} or {v} > {info.max}:",
+                      f"    raise OverflowError('Python integer ' + str({v}) + ' out of bounds "
+                      f"for {out.dtype.name}')"]
+    return lines
+
+
 def _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds):
     """The lines that call the kernel in the main function."""
-    lines = []
+    lines = weak_int_checks(g.eqns, avals, lambda a: a.name)
     for o in g.outputs:
         lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
         if may_be_large(S, avals[o].dtype):

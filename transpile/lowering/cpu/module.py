@@ -37,7 +37,8 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu import checks as numba_checks
 from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
-from transpile.lowering.cpu.kernels import kernel, describe, _promoted as promoted
+from transpile.lowering.cpu.kernels import (kernel, describe, weak_int_checks,
+                                            _promoted as promoted)
 from transpile.lowering.cpu.unsized import lower_unsized, reads_unsized
 from transpile.lowering.cpu.segments import has_collectives, segmented_main, compile_parts
 from transpile.optimize.fusion import FusedGroup, scalar_template
@@ -84,6 +85,7 @@ class Lowerer:
         self.last_loc = None
         self.breaks = []        # Unlowerable of each top-level statement run in NumPy
         self.allow_breaks = False
+        self.pending_checks = []  # checks the expression being lowered needs before it
 
     # -- atoms ---------------------------------------------------------------------------------
 
@@ -210,7 +212,10 @@ class Lowerer:
                 if isinstance(form, list):      # statements that bind st.out
                     out += [indent + line for line in form]
                 else:
-                    out.append(f"{indent}{st.out} = {form or self.expr(st)}")
+                    self.pending_checks = []
+                    text = form or self.expr(st)
+                    out += [indent + line for line in self.pending_checks]
+                    out.append(f"{indent}{st.out} = {text}")
             elif isinstance(st, ir.Comment):
                 out.append(f"{indent}# {st.text}")
             elif isinstance(st, ir.If):
@@ -284,6 +289,9 @@ class Lowerer:
                         atom_const_text(v, cdt if k not in prim.uncast else None)
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
+                checks = weak_int_checks([e], self.avals, self.fmt)
+                if checks:          # (a Python int out of the integer result's range)
+                    self.pending_checks = checks
                 if np.issubdtype(out_av.dtype, np.number):
                     text = typed(text, tmpl, out_av.dtype, [
                         np.dtype(cdt) if k in cast else
