@@ -353,28 +353,18 @@ def _rint_keep_int(x):
     return lambda x: np.rint(x)
 
 
+# (a float32 is rounded in float64, then stored as float32: NumPy's numbers, also where a
+# fused loop's fastmath reassociates the division with the next operation)
 @overload(np_round_up, inline="always")
 def _round_up(x, scale):
     if _is_int(x):
         return lambda x, scale: x
-    f = np.float32 if x == types.float32 else np.float64
-
-    def impl(x, scale):
-        s = f(scale)
-        return np.rint(x * s) / s
-    return impl
+    return lambda x, scale: np.rint(np.float64(x) * scale) / scale
 
 
 @overload(np_round_down, inline="always")
 def _round_down(x, scale):
-    if _is_int(x):
-        return lambda x, scale: np.rint(np.float64(x) / scale) * scale
-    f = np.float32 if x == types.float32 else np.float64
-
-    def impl(x, scale):
-        s = f(scale)
-        return np.rint(x / s) * s
-    return impl
+    return lambda x, scale: np.rint(np.float64(x) / scale) * scale
 
 
 @overload(nan_to_num_scalar, inline="always")
