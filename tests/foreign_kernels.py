@@ -1542,6 +1542,149 @@ def embedding_bag_mean_loss(W, bags):
     return np.sum(E ** 2) + np.sum(np.sin(first))
 
 
+# ----------------------------------------- rows other people reach for (issue 22, rows) ------
+
+
+def mandelbrot_complex(xmin, xmax, ymin, ymax, n, maxit):
+    """Escape counts with the builtin complex() and abs() of a complex scalar."""
+    out = np.zeros((n, n), dtype=np.int64)
+    for j in range(n):
+        for i in range(n):
+            c = complex(xmin + (xmax - xmin) * i / n, ymin + (ymax - ymin) * j / n)
+            z = 0j
+            k = 0
+            while abs(z) <= 2 and k < maxit:
+                z = z * z + c
+                k += 1
+            out[j, i] = k
+    return out
+
+
+def mandelbrot_complex_args(n):
+    return (-2.0, 1.0, -1.2, 1.2, n, 40)
+
+
+def drawdown_accumulate(prices):
+    """Drawdowns from the running peak (np.maximum.accumulate) and the running trough."""
+    peak = np.maximum.accumulate(prices)
+    trough = np.minimum.accumulate(prices[::-1])[::-1]
+    return (peak - prices) / peak, np.max(peak - trough)
+
+
+def drawdown_accumulate_args(n):
+    return (np.cumsum(_rng(n, 48).normal(size=n)) + 60.0,)
+
+
+def drawdown_accumulate_loss(prices):
+    dd, spread = drawdown_accumulate(prices)
+    return np.sum(dd ** 2) + spread
+
+
+def histogram_equalize(img, nbins):
+    """Histogram equalization: counts of np.histogram over [0, 1], their normalized cumulative
+    sum, and each pixel mapped through it by its bin."""
+    counts, edges = np.histogram(img, bins=nbins, range=(0.0, 1.0))
+    cdf = np.cumsum(counts) / img.size
+    idx = np.clip((img.ravel() * nbins).astype(np.int64), 0, nbins - 1)
+    return cdf[idx].reshape(img.shape), counts, edges
+
+
+def histogram_equalize_args(n):
+    img = _rng(n, 49).random((n, n)) ** 2
+    img[0, 0], img[0, 1] = 1.0, 0.5          # on the closed last edge and an inner edge
+    return (img, 8)
+
+
+def rbf_outer(a, b, gamma):
+    """A Gaussian kernel matrix from np.subtract.outer, row sums by np.add.reduce."""
+    K = np.exp(-gamma * np.subtract.outer(a, b) ** 2)
+    return K, np.add.reduce(K, axis=1), np.multiply.outer(a, b).max()
+
+
+def rbf_outer_args(n):
+    r = _rng(n, 50)
+    return (r.normal(size=n), r.normal(size=n + 2), 0.7)
+
+
+def rbf_outer_loss(a, b, gamma):
+    K, rows, m = rbf_outer(a, b, gamma)
+    return np.sum(K * K) + np.sum(rows) + m
+
+
+def coo_to_dense_add_at(rows, cols, vals, shape0, shape1):
+    """A COO matrix made dense with np.add.at on (rows, cols) (duplicates add up), and the
+    largest value per row with np.maximum.at."""
+    A = np.zeros((shape0, shape1))
+    np.add.at(A, (rows, cols), vals)
+    best = np.full(shape0, -np.inf)
+    np.maximum.at(best, rows, vals)
+    return A, best
+
+
+def coo_to_dense_add_at_args(n):
+    r = _rng(n, 51)
+    m = 3 * n
+    return (r.integers(0, n, m), r.integers(0, n + 1, m), r.normal(size=m), n, n + 1)
+
+
+def coo_to_dense_add_at_loss(rows, cols, vals, shape0, shape1):
+    A, best = coo_to_dense_add_at(rows, cols, vals, shape0, shape1)
+    return np.sum(A * A) + np.sum(np.where(np.isfinite(best), best, 0.0))
+
+
+def nan_zscore(values, missing):
+    """A z-score that skips missing values (NaN) with the nan-reductions, missing values
+    imputed with the mean (a z of 0)."""
+    x = np.where(missing, np.nan, values)
+    mu = np.nanmean(x)
+    sd = np.nanstd(x)
+    z = (np.where(np.isnan(x), mu, x) - mu) / sd
+    return z, np.nanmax(x) - mu, np.nanargmin(x), np.nancumsum(x)
+
+
+def nan_zscore_args(n):
+    missing = np.zeros(n, dtype=bool)
+    missing[1::4] = True
+    return (_rng(n, 52).normal(size=n), missing)
+
+
+def nan_zscore_loss(values, missing):
+    z, zmax, imin, cs = nan_zscore(values, missing)
+    return np.sum(z ** 3) + np.nansum(cs) + zmax
+
+
+def int_bucket_math(ticks, width):
+    """Integer bucketing of signed time stamps: floor division, mod and fmod of negatives,
+    shifts, and np.isin / np.unravel_index on the result."""
+    bucket = ticks // width
+    phase = ticks % width
+    trunc_phase = np.fmod(ticks, width)
+    packed = (bucket << 8) | (phase & 255)
+    hot = np.isin(bucket, np.array([-2, 0, 3]))
+    r, c = np.unravel_index(np.argmax(phase), (ticks.shape[0] // 4, 4))
+    return bucket, phase, trunc_phase, packed >> 4, hot, r, c
+
+
+def int_bucket_math_args(n):
+    return (_rng(n, 53).integers(-1000, 1000, 4 * n), 7)
+
+
+def velocity_profile(x, dt):
+    """Speeds by np.diff with prepend (the first speed 0) and append, rounded for a report."""
+    v = np.diff(x, prepend=x[0]) / dt
+    a = np.diff(v, append=v[-1:]) / dt
+    return v, a, round(float(np.max(np.abs(v))), 3), round(x[0])
+
+
+def velocity_profile_args(n):
+    return (np.cumsum(_rng(n, 54).random(n)), 0.1)
+
+
+def velocity_profile_loss(x, dt):
+    v, a, top, start = velocity_profile(x, dt)
+    return np.sum(v ** 2) + np.sum(np.abs(a))
+
+
 # ------------------------------------------------------------------------ registry ----------
 
 _G = globals()
@@ -1652,6 +1795,17 @@ KERNELS = [
     _k(winsorize_masks, 15, 1000000, grad=True),
     _k(bilinear_sample, 6, 500, grad=True),
     _k(embedding_bag_mean, 7, 100000, grad=True),
+
+
+    # rows other people reach for: complex(), ufunc methods, histogram, nan-reductions, ...
+    _k(mandelbrot_complex, 12, 400),
+    _k(drawdown_accumulate, 40, 1000000, grad=True),
+    _k(histogram_equalize, 9, 1000),
+    _k(rbf_outer, 6, 1000, grad=True),
+    _k(coo_to_dense_add_at, 5, 3000, grad=True, wrt=2),
+    _k(nan_zscore, 13, 1000000, grad=True),
+    _k(int_bucket_math, 6, 250000),
+    _k(velocity_profile, 20, 1000000, grad=True),
 ]
 
 BY_NAME = {k.name: k for k in KERNELS}

@@ -123,11 +123,17 @@ for _name, _expr, _dom in [
         ("arctan2", "np.arctan2(x, y)", "pos"), ("hypot", "np.hypot(x, y)", "pos"),
         ("logaddexp", "np.logaddexp(x, y)", "real"), ("maximum", "np.maximum(x, y)", "distinct"),
         ("minimum", "np.minimum(x, y)", "distinct"), ("mod", "np.mod(x, y)", "pos"),
+        ("fmax", "np.fmax(x, y)", "distinct"), ("fmin", "np.fmin(x, y)", "distinct"),
         ("mod", "x % y", "pos"), ("fmod", "np.fmod(x, y)", "pos"),
         ("where", "np.where(x > y, x, y * 2.0)", "distinct"),
         ("copysign", "np.copysign(x, y)", "real")]:
     for _s in _PAIRS:
         case(_name, _expr, _s, domain=_dom, dtypes=("float64", "float32"))
+# a NaN operand of np.fmax / np.fmin is ignored: the other one gets the derivative
+case("fmax", "np.fmax(np.where(x > 0, np.nan, x), y)", [(4,), (4,)], domain="distinct",
+     jit_always=True)
+case("fmin", "np.fmin(x, np.where(y > 0, np.nan, y))", [(4,), (4,)], domain="distinct",
+     jit_always=True)
 for _expr, _s in [("np.ldexp(x, 3)", (2, 3)), ("np.ldexp(x, np.array([1, -2, 0]))", (3,)),
                   ("np.ldexp(x * x, -1)", ())]:
     case("ldexp", _expr, [_s], dtypes=("float64", "float32"))
@@ -410,6 +416,43 @@ for _name, _expr, _shapes, _dom in [
          dtypes=_F32 if _shapes in ([(6,)], [(3,)], [(2, 3)]) and "axis" not in _expr
          else ("float64",), jit_always=_name in ("heaviside", "nan_to_num"))
 
+# ---- primitives/numpy/ufunc_methods.py, nan_reductions.py, ...: ufunc methods, nan-reductions, diff's prepend/append,
+# complex() --------------------------------------------------------------------------------------
+for _name, _expr, _shapes, _dom in [
+        ("maximum_accumulate", "np.maximum.accumulate(x)", [(6,)], "distinct"),
+        ("maximum_accumulate", "np.maximum.accumulate(x, axis=1)", [(2, 4)], "distinct"),
+        ("minimum_accumulate", "np.minimum.accumulate(x)", [(6,)], "distinct"),
+        ("minimum_accumulate", "np.minimum.accumulate(x, axis=0)", [(4, 2)], "distinct"),
+        ("add_accumulate", "np.add.accumulate(x)", [(2, 3)], "real"),
+        ("add_accumulate", "np.add.accumulate(x, axis=1)", [(2, 3)], "real"),
+        ("multiply_accumulate", "np.multiply.accumulate(x)", [(4,)], "pos"),
+        ("multiply_accumulate", "np.multiply.accumulate(x, axis=1)", [(2, 3)], "pos"),
+        ("outer_expand", "np.add.outer(x, y)", [(3,), (2,)], "real"),
+        ("outer_expand", "np.multiply.outer(x, y)", [(2,), (2, 2)], "real"),
+        ("outer_expand", "np.subtract.outer(x, y) ** 2", [(2, 2), (3,)], "real"),
+        ("diff_extend", "np.diff(x, prepend=0.5)", [(4,)], "real"),
+        ("diff_extend", "np.diff(x, append=y)", [(4,), (2,)], "real"),
+        ("diff_extend", "np.diff(x, 2, axis=0, prepend=y, append=1.0)", [(3, 2), (1, 2)], "real"),
+        ("nanmean", "np.nanmean(np.where(x > 0.4, np.nan, x))", [(6,)], "distinct"),
+        ("nanmean", "np.nanmean(x, axis=1, keepdims=True)", [(2, 3)], "real"),
+        ("nanvar", "np.nanvar(np.where(x > 0.4, np.nan, x))", [(6,)], "distinct"),
+        ("nanvar", "np.nanvar(x, axis=0, ddof=1)", [(3, 2)], "real"),
+        ("nanstd", "np.nanstd(np.where(x > 0.4, np.nan, x))", [(6,)], "distinct"),
+        ("nanstd", "np.nanstd(x, axis=1, ddof=1)", [(2, 3)], "real"),
+        ("nanprod", "np.nanprod(np.where(x > 1.5, np.nan, x))", [(5,)], "pos"),
+        ("nanprod", "np.nanprod(x, axis=0)", [(2, 3)], "pos"),
+        ("nanmax", "np.nanmax(np.where(x > 0.4, np.nan, x))", [(6,)], "distinct"),
+        ("nanmax", "np.nanmax(x, axis=1)", [(2, 3)], "distinct"),
+        ("nanmin", "np.nanmin(np.where(x < -0.4, np.nan, x))", [(6,)], "distinct"),
+        ("nanmin", "np.nanmin(x, axis=0, keepdims=True)", [(3, 2)], "distinct"),
+        ("nancumsum", "np.nancumsum(np.where(x > 0.4, np.nan, x))", [(6,)], "distinct"),
+        ("nancumsum", "np.nancumsum(x, axis=1)", [(2, 3)], "real"),
+        ("complex", "np.abs(complex(x, y) * complex(y, 0.5))", [(), ()], "real"),
+        ("complex", "np.real(complex(x) ** 2) + np.imag(complex(0.5, y) ** 3)", [(), ()],
+         "real")]:
+    case(_name, _expr, _shapes, domain=_dom,
+         dtypes=_F32 if _shapes in ([(6,)], [(4,)]) and "nan" not in _expr else ("float64",))
+
 case("gradient", "np.gradient(x)", [(5,)])
 case("gradient", "np.gradient(x, 0.5, axis=1, edge_order=2)", [(3, 4)])
 case("gradient", "np.gradient(x, [0.0, 0.3, 1.0, 1.2])", [(4,)])
@@ -425,7 +468,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 JIT_FALLBACK = {}
 for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
            'diagonal trace rot90 sort kron '
-           'inner tensordot linspace vdot float_power nansum').split():
+           'tensordot linspace').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)

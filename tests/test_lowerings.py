@@ -29,8 +29,6 @@ NO_CPU_FORM = {
     # complex-number helpers of the derivatives of np.abs / np.angle / real parts: they branch
     # on whether the array is complex; the fused loops are typed per real dtype
     "match_complex", "angle_jvp", "angle_vjp", "abs_factor", "abs_factor_jvp", "abs_factor_vjp",
-    # np.float_power computes in float64 whatever the operands: no form written yet
-    "float_power",
     # SciPy functions with no scalar implementation available to Numba (Bessel functions,
     # incomplete gamma/beta and the distributions built on them): SciPy runs them
     "special_beta", "special_betainc", "special_gammainc", "special_gammaincc", "special_i0",
@@ -58,6 +56,7 @@ _NO_GPU_FORM_YET = {
     # CUDA form is not written yet
     "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
     "math_ceil", "math_floor", "math_trunc", "deg2rad", "rad2deg", "fmod", "heaviside",
+    "fmax", "fmin", "float_power", "complex",
     "logaddexp2", "nan_to_num", "sinc", "isclose",
     # the derivative mask of np.clip: its row is a runtime helper that the GPU plans never
     # fuse (not elementwise for them), so it has no GPU form

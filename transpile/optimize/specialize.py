@@ -475,7 +475,16 @@ class Specializer:
                 small[k] = self.value(a)
         shape = np.broadcast_shapes(*shapes) if shapes else ()
         with np.errstate(all="ignore"):
-            r = _call(prim, small)
+            try:
+                r = _call(prim, small)
+            except ValueError:
+                # the stand-ins raise where some values may too (an integer array to the
+                # power -1 raises ValueError for every element): the ufunc's result dtype
+                # (an OverflowError, a Python int out of an int8's range, is left to NumPy)
+                dtype = _ufunc_dtype(self, prim, args)
+                if dtype is None:
+                    raise
+                return AVal(tuple(shape), dtype, weak=False)
         if isinstance(r, np.generic) and not shape and _all_weak(self, args):
             r = r.item()          # Python scalars in, a Python scalar out (weak, as in NumPy 2)
         if isinstance(r, np.ndarray) or isinstance(r, np.generic):
@@ -728,6 +737,28 @@ def _masked(sp, eqn, writes=False):
 
 
 _CORE = re.compile(r"\(([^)]*)\)")
+
+
+def _ufunc_dtype(s, prim, args):
+    """The result dtype of a one-output ufunc row for its operands' dtypes (Python scalars
+    weak), without running it; None where the row is no such ufunc."""
+    ufunc = prim.impl
+    if not isinstance(ufunc, np.ufunc) or ufunc.nout != 1 or len(args) != ufunc.nin:
+        return None
+    dtypes = []
+    for p in prim.params[:ufunc.nin]:
+        a = args.get(p.name)
+        if isinstance(a, Const) and isinstance(a.value, (bool, int, float, complex)):
+            dtypes.append(type(a.value))
+            continue
+        av = s.aval(a) if isinstance(a, (Var, Const)) else None
+        if av is None:
+            return None
+        dtypes.append(av.dtype.type(0).item().__class__ if av.weak else av.dtype)
+    try:
+        return np.dtype(ufunc.resolve_dtypes(tuple(dtypes) + (None,))[-1])
+    except Exception:
+        return None
 
 
 def _gufunc_aval(prim, vals):

@@ -11,9 +11,11 @@
 """
 from transpile.primitives.registry import (METHODS, Primitive, all_primitives, by_name,
                                            defmethod, defprim, lookup)
-from transpile.primitives.numpy import (arrays, elementwise, fft, filters,  # noqa: F401
-                                        generators, linalg, nondiff, piecewise, products,
-                                        python_math, reductions, stats, structure)
+from transpile.primitives.numpy import (arrays, array_logic, builtin_numbers,  # noqa: F401
+                                        elementwise, fft, filters, flat_indices, generators,
+                                        histograms, linalg, nan_reductions, nondiff,
+                                        piecewise, products, python_math, reductions, stats,
+                                        structure, ufunc_methods)
 from transpile.primitives.scipy import special, stats as scipy_stats  # noqa: F401
 from transpile.primitives.internal import (adjoint_helpers, batch_helpers,  # noqa: F401
                                            collectives, control, debugging)

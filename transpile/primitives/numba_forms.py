@@ -1154,3 +1154,111 @@ def _slice_text(lw, it):
     lo = "" if it.lower is None else lw.fmt(it.lower)
     hi = "" if it.upper is None else lw.fmt(it.upper)
     return f"{lo}:{hi}" + (f":{lw.fmt(it.step)}" if it.step is not None else "")
+
+
+def inner(lw, eqn):
+    """np.inner: a product over the last axes, np.dot where BLAS takes it (float vectors and
+    matrices: a matrix with a matrix is a @ b.T), a sum of products for integer vectors,
+    a product with a scalar."""
+    x, y, out = eqn.args["x"], eqn.args["y"], eqn.out
+    xs, ys, os_ = lw.av(x), lw.av(y), lw.avals[out]
+    if xs is None or ys is None or xs.ndim > 2 or ys.ndim > 2:
+        return None
+    dt = os_.dtype
+    X, Y = (f"np.ascontiguousarray({_cast_to(lw, a, dt)})" if av.ndim else
+            f"{_dt(dt)}({lw.fmt(a)})" for a, av in ((x, xs), (y, ys)))
+    if not xs.ndim or not ys.ndim:
+        return f"{X} * {Y}" if os_.shape else f"{_dt(dt)}({X} * {Y})"
+    if dt.kind not in "fc":
+        return f"{_dt(dt)}(np.sum({X} * {Y}))" if xs.ndim == ys.ndim == 1 else None
+    if xs.ndim == 1 and ys.ndim == 1:
+        return f"{_dt(dt)}(np.dot({X}, {Y}))"
+    if ys.ndim == 1:
+        return f"np.dot({X}, {Y})"
+    if xs.ndim == 1:
+        return f"np.dot({Y}, {X})"
+    return f"np.dot({X}, np.ascontiguousarray({Y}.T))"
+
+
+def nan_whole(fn, ddof=False):
+    """Numba's np.<fn> (np.nanmean, np.nansum, ...) over every element, or along one axis (a
+    loop over the other axes' rows), in the result's dtype (no dtype or out; a ddof other
+    than 0 rescales the variance by n / (n - ddof), n the count of numbers)."""
+    def form(lw, eqn):
+        for k in ("dtype", "out"):
+            if _const(eqn, k) is not None:
+                return None
+        keep = _const(eqn, "keepdims", False)
+        d = _const(eqn, "ddof", 0) if ddof else 0
+        if keep not in (True, False) or not isinstance(d, (int, np.integer, float)) or \
+                isinstance(d, bool):
+            return None
+        if _const(eqn, "axis") is not None:
+            return _nan_rows(lw, eqn, fn, d)
+        if d:
+            return None
+        os_ = lw.avals[eqn.out]
+        text = f"np.{fn}({lw.fmt(eqn.args['x'])})"
+        if keep and fn != "nancumsum":          # every element, keepdims: (1, ..., 1)
+            return f"np.full({_shape(os_.shape)}, {_dt(os_.dtype)}({text}))"
+        return f"{text}.astype({_dt(os_.dtype)})" if os_.shape else f"{_dt(os_.dtype)}({text})"
+    return form
+
+
+def vdot(lw, eqn):
+    """np.vdot: the flattened arrays' dot product, x conjugated (np.dot where BLAS takes it,
+    a sum of products for integers)."""
+    x, y, out = eqn.args["x"], eqn.args["y"], eqn.out
+    xs, ys, os_ = lw.av(x), lw.av(y), lw.avals[out]
+    if xs is None or ys is None or not xs.ndim or not ys.ndim or xs.size != ys.size:
+        return None
+    dt = os_.dtype
+    X, Y = (f"np.ascontiguousarray({_cast_to(lw, a, dt)}).ravel()" for a in (x, y))
+    if dt.kind == "c":
+        return f"{_dt(dt)}(np.vdot({X}, {Y}))"
+    if dt.kind == "f":
+        return f"{_dt(dt)}(np.dot({X}, {Y}))"
+    return f"{_dt(dt)}(np.sum({X} * {Y}))"
+
+
+def mT(lw, eqn):
+    """rt.mT: the last two axes swapped (a vector or a scalar as it is)."""
+    x = eqn.args["x"]
+    xs = lw.av(x)
+    if xs is None:
+        return None
+    if xs.ndim < 2:
+        return lw.fmt(x)
+    perm = list(range(xs.ndim))
+    perm[-2], perm[-1] = perm[-1], perm[-2]
+    return f"np.transpose({lw.fmt(x)}, {_shape(tuple(perm))})"
+
+
+def _nan_rows(lw, eqn, fn, ddof):
+    """np.<fn>(x, axis=k): x's axes moved so that k is last, one row per other position,
+    Numba's np.<fn> of each row; the rows in the result's shape (keepdims or not)."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    if fn == "nancumsum" or xs is None or not xs.ndim:
+        return None
+    k = _axis(_const(eqn, "axis"), xs.ndim)
+    if k is None:
+        return None
+    perm = [m for m in range(xs.ndim) if m != k] + [k]
+    n = int(xs.shape[k])
+    rows = int(np.prod([xs.shape[m] for m in perm[:-1]], dtype=np.int64))
+    r = f"{out}_r"
+    val = f"np.{fn}({out}_m[{r}])"
+    if ddof:       # NumPy: the sum of squares over (count - ddof)
+        c = f"np.sum(~np.isnan({out}_m[{r}]))"
+        val = (f"({val} * ({c} / max({c} - {ddof!r}, 0))" if fn == "nanvar" else
+               f"({val} * np.sqrt({c} / max({c} - {ddof!r}, 0)))")
+        if fn == "nanvar":
+            val += ")"
+    return [f"{out}_m = np.ascontiguousarray(np.transpose({lw.fmt(x)}, {_shape(tuple(perm))}))"
+            f".reshape(({rows}, {n}))",
+            f"{out}_f = np.empty({rows}, {_dt(os_.dtype)})",
+            f"for {r} in range({rows}):",
+            f"    {out}_f[{r}] = {val}",
+            f"{out} = {out}_f.reshape({_shape(os_.shape)})" if os_.shape else
+            f"{out} = {out}_f[0]"]

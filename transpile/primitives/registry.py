@@ -42,6 +42,9 @@ the call runs as a whole-array operation; forms and their helpers: primitives/sc
               elementwise for jit's loop fusion (runtime helpers such as rt.clip_mask included)
   lower_loop  Numba CPU inside a fused loop, where it differs from `lower`: {dtype name:
               template} (np.exp -> exp32/exp64, which vectorize)
+  lower_py    Numba CPU where every operand is a Python scalar (int, float: weak), where
+              Python's semantics differ from NumPy's: 7 // 0 raises ZeroDivisionError (NumPy
+              gives 0), 2 ** -1 is a float
   cuda_c      CUDA C (backend='cupy'): (a, m, eqn) -> C expression; `a` maps argument names to
               operands already in the compute dtype (and one/half/zero), m('exp') is the math
               function for that dtype ('expf' for float32), m.float says it is a float dtype
@@ -169,7 +172,8 @@ class Primitive:
                  "jvp", "linear", "batch", "lower", "numba", "data_shape", "doc", "shape_args",
                  "pure", "effect_aval",
                  # lowerings
-                 "lower_loop", "cuda_c", "numba_cuda", "operands", "uncast", "logical",
+                 "lower_loop", "lower_py", "cuda_c", "numba_cuda", "operands", "uncast",
+                 "logical",
                  "reduce", "bcast_operand", "shape_only", "writes_arg",
                  # flags
                  "fresh", "returns_arg", "no_buffer", "meta", "subscript_write", "view",
@@ -184,7 +188,7 @@ class Primitive:
                  shape_args=(), pure=True, effect_aval=None, numba=None,
                  data_shape=False,
                  # lowerings
-                 lower=None, lower_loop=None, cuda_c=None, numba_cuda=None, operands=None,
+                 lower=None, lower_loop=None, lower_py=None, cuda_c=None, numba_cuda=None, operands=None,
                  uncast=(), logical=False, reduce=None, bcast_operand=None,
                  shape_only=False, writes_arg=False,
                  # flags (documented in the module docstring)
@@ -219,6 +223,7 @@ class Primitive:
         # lowerings (see the module docstring)
         self.lower = lower
         self.lower_loop = lower_loop or {}
+        self.lower_py = lower_py
         self.cuda_c = cuda_c
         self.numba_cuda = numba_cuda
         self.operands = None if operands is None else tuple(operands)
@@ -343,6 +348,14 @@ def defalias(prim, module, attr):
     prim.aliases = prim.aliases + (f"{module}.{attr}",)
 
 
+def defufunc_method(prim, ufunc, method):
+    """`ufunc.method` (np.maximum.accumulate: a new bound method at every access) means prim."""
+    _BY_BOUND[(id(ufunc), method)] = prim
+    _KEEPALIVE.append(ufunc)
+    prim.aliases = prim.aliases + (f"np.{ufunc.__name__}.{method}",)
+    return prim
+
+
 def _bind_pending():
     for module in [m for m in _PENDING if m in sys.modules]:
         for attr, prim in _PENDING.pop(module):
@@ -363,8 +376,10 @@ def lookup(obj):
     if prim is None and _PENDING:
         _bind_pending()
         prim = _BY_ID.get(id(obj))
-    if prim is None and isinstance(obj, types.MethodType):
-        prim = _BY_BOUND.get((id(obj.__self__), obj.__name__))
+    if prim is None and isinstance(obj, (types.MethodType, types.BuiltinMethodType)):
+        owner = getattr(obj, "__self__", None)      # (a ufunc's method: np.add.accumulate)
+        if owner is not None:
+            prim = _BY_BOUND.get((id(owner), getattr(obj, "__name__", None)))
     return prim
 
 

@@ -20,17 +20,24 @@ from transpile.core.ir import Const
 
 
 def power_form(y):
-    """Scalar form of x ** y for a constant exponent (multiplications where exact)."""
+    """Scalar form of x ** y for a constant exponent (multiplications where exact). A negative
+    integer exponent raises ValueError for an integer base, as NumPy does
+    (runtime/backends/numba_int.py: negative_power_base); any other exponent of an integer
+    base is NumPy's integer loop (np_power: a negative one raises there)."""
     forms = {0: "T(1)", 1: "{x}", 2: "({x} * {x})", 3: "({x} * {x} * {x})", 4: "(({x} * {x}) * ({x} * {x}))",
              -1: "(T(1) / {x})", -2: "(T(1) / ({x} * {x}))", 0.5: "np.sqrt({x})"}
-    if isinstance(y, (int, float)) and not isinstance(y, bool) and y in forms:
-        return forms[y]
-    return "({x} ** {y})"
+    if isinstance(y, (int, float, np.integer, np.floating)) and not isinstance(y, bool) \
+            and y in forms:
+        form = forms[y]
+        if y < 0 and isinstance(y, (int, np.integer)):
+            form = form.replace("{x}", "negative_power_base({x})")
+        return form
+    return "np_power({x}, {y})"
 
 
 def power(eqn):
     y = eqn.args.get("y")
-    return power_form(y.value) if isinstance(y, Const) else "({x} ** {y})"
+    return power_form(y.value) if isinstance(y, Const) else "np_power({x}, {y})"
 
 
 def _given(eqn, name):
@@ -57,16 +64,17 @@ def clip_mask(eqn):
 
 
 def round_(eqn):
-    """NumPy's rounding: rint(x * 10**d) / 10**d, for a constant d."""
+    """NumPy's rounding, for a constant d: rint(x * 10**d) / 10**d in x's float dtype; an
+    integer is kept for d >= 0 and rounded in float64 for d < 0
+    (runtime/backends/numba_int.py)."""
     d = eqn.args.get("decimals", Const(0))
     if not isinstance(d, Const):
         return None
     d = int(d.value)
     if d == 0:
-        return "np.rint({x})"
+        return "np_rint_keep_int({x})"
     scale = repr(10.0 ** abs(d))
-    return f"(np.rint({{x}} * {scale}) / {scale})" if d > 0 else \
-        f"(np.rint({{x}} / {scale}) * {scale})"
+    return f"np_round_up({{x}}, {scale})" if d > 0 else f"np_round_down({{x}}, {scale})"
 
 
 def np_fn(name):

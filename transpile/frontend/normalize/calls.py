@@ -27,6 +27,7 @@ from transpile.frontend.normalize import random as random_streams
 from transpile.frontend.normalize.expressions import starred_items
 from transpile.frontend.parse import Resolver, parse_function, read_binding
 from transpile.primitives import METHODS, by_name, lookup
+from transpile.primitives.numpy.ufunc_methods import rewrite as rewrite_call
 from transpile.frontend.normalize.builder import SPECIALIZE
 from transpile.core.avals import aval_of
 from transpile.core.rename import rename_body
@@ -109,6 +110,10 @@ def call(norm, func, args, kwargs, node, base):
         return Static(obj(*values, **kw))
     if (obj is np.nonzero or obj is np.where and len(args) == 1) and not kwargs:
         return nonzero_parts(norm, args, node, base)
+    written = rewrite_call(obj, args, kwargs, lambda row, a, kw: norm.apply(
+        by_name(row) if isinstance(row, str) else row, a, kw, node, base))
+    if written is not None:     # np.add.outer, np.add.reduce, np.diff(prepend=), np.allclose
+        return written
     prim = lookup(obj)
     if prim is not None:
         result = norm.apply(prim, args, kwargs, node, base)

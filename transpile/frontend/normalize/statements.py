@@ -62,15 +62,18 @@ def stmt_Expr(norm, node):
                      hint="assign the result to a variable, or move the call outside")
 
 
-_AT_OPS = {np.add: "+=", np.subtract: "-=", np.multiply: "*="}
+# the write of one element: `a[i] += v` (add, subtract, multiply), or the ufunc of the two
+_AT_OPS = {np.add: "{a} += {v}", np.subtract: "{a} -= {v}", np.multiply: "{a} *= {v}",
+           np.maximum: "{a} = np.maximum({a}, {v})", np.minimum: "{a} = np.minimum({a}, {v})"}
 
 
 def ufunc_at_statement(norm, node):
-    """`np.add.at(a, idx, v)` (also subtract, multiply) with idx a vector of integers: written
-    as the unbuffered loop NumPy runs, `for k in range(len(idx)): a[idx[k]] += v[k]` (v
-    broadcast to a[idx]'s shape first, as zeros of that shape plus v), so every transform sees
-    plain subscript writes and repeated indices accumulate. Other index kinds are refused by
-    name."""
+    """`np.add.at(a, idx, v)` (also subtract, multiply, maximum, minimum) with idx a vector of
+    integers, or a tuple of such vectors (one per leading axis of a: `np.add.at(A, (rows,
+    cols), v)`): written as the unbuffered loop NumPy runs, `for k in range(len(idx)):
+    a[idx[k]] += v[k]` (v broadcast to a[idx]'s shape first, as zeros of that shape plus v),
+    so every transform sees plain subscript writes and repeated indices accumulate. Other index
+    kinds are refused by name."""
     call = node.value
     if not isinstance(call, gast.Call) or not isinstance(call.func, gast.Attribute) or \
             call.func.attr != "at":
@@ -84,20 +87,35 @@ def ufunc_at_statement(norm, node):
     op = _AT_OPS.get(ufunc.obj)
     name = f"np.{ufunc.obj.__name__}.at"
     if op is None:
-        raise norm.error(node, f"{name} is not supported (np.add.at, np.subtract.at and "
-                         "np.multiply.at are)", construct=f"{name}(...)")
+        raise norm.error(node, f"{name} is not supported (np.add.at, np.subtract.at, "
+                         "np.multiply.at, np.maximum.at and np.minimum.at are)",
+                         construct=f"{name}(...)")
     if len(call.args) != 3 or call.keywords or not isinstance(call.args[0], gast.Name):
         raise norm.error(node, f"{name} is supported as {name}(name, indices, values) on an "
                          "array held by a name", construct=f"{name}(...)")
     a = call.args[0].id
     idx, val, k = f"{a}_at_index", f"{a}_at_value", f"{a}_at_k"
     src = [ast.unparse(gast.gast_to_ast(e)) for e in call.args[1:]]
+    where = call.args[1]
+    if isinstance(where, gast.Tuple):       # (rows, cols): one vector per leading axis
+        names = [f"{idx}{j}" for j in range(len(where.elts))]
+        parts = [ast.unparse(gast.gast_to_ast(e)) for e in where.elts]
+        text = "".join(f"{n} = np.asarray({p})\n"
+                       f"assert {n}.ndim == 1 and {n}.shape[0] == {names[0]}.shape[0], "
+                       f"'{name}: only a tuple of integer vectors of one length is supported "
+                       "here'\n" for n, p in zip(names, parts))
+        at = ", ".join(f"{n}[{k}]" for n in names)
+        text += (f"{val} = np.zeros(({names[0]}.shape[0],) + {a}.shape[{len(names)}:], "
+                 f"{a}.dtype) + {src[1]}\n"
+                 f"for {k} in range({names[0]}.shape[0]):\n"
+                 f"    " + op.format(a=f"{a}[{at}]", v=f"{val}[{k}]") + "\n")
+        return _statements_for(norm, node, text)
     text = (f"{idx} = np.asarray({src[0]})\n"
             f"assert {idx}.ndim == 1, '{name}: only a vector of integer indices is supported "
             "here'\n"
             f"{val} = np.zeros_like({a}[{idx}]) + {src[1]}\n"
             f"for {k} in range({idx}.shape[0]):\n"
-            f"    {a}[{idx}[{k}]] {op} {val}[{k}]\n")
+            f"    " + op.format(a=f"{a}[{idx}[{k}]]", v=f"{val}[{k}]") + "\n")
     return _statements_for(norm, node, text)
 
 

@@ -84,10 +84,12 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
             local[n] = n
 
     def operand(a, dtype):
+        # (an element of an array too: NumPy computes int32 with float32 in float64, where
+        # Numba's scalar forms may pick float32)
         if isinstance(a, Var):
             av = avals.get(a.name)
-            if dtype is not None and av is not None and not av.shape and \
-                    av.dtype != np.dtype(dtype) and np.issubdtype(av.dtype, np.number):
+            if dtype is not None and av is not None and \
+                    av.dtype != np.dtype(dtype) and _promoted(av.dtype, dtype):
                 return f"{dtype_ctor(dtype)}({local[a.name]})"
             return local[a.name]
         return atom_const_text(a, dtype)
@@ -221,9 +223,32 @@ def may_be_large(shape, dtype):
     return int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize >= HUGE_MIN_BYTES
 
 
+def weak_int_checks(eqns, avals, fmt):
+    """NumPy 2 raises OverflowError where a Python int operand does not fit the integer
+    result's dtype (int8 array + 300): the checks, before the arithmetic (a Python int known
+    only at run time; a constant one never compiles, NumPy raises)."""
+    lines, seen = [], set()
+    for e in eqns:
+        out = avals.get(e.out)
+        if out is None or out.dtype.kind not in "iu" or out.dtype.itemsize == 8 and \
+                out.dtype.kind == "i":
+            continue
+        info = np.iinfo(out.dtype)
+        for a in e.args.values():
+            av = avals.get(a.name) if isinstance(a, Var) else None
+            if av is None or not av.weak or av.dtype.kind not in "iu" or a.name in seen:
+                continue
+            seen.add(a.name)
+            v = fmt(a)
+            lines += [f"if {v} < {info.min} or {v} > {info.max}:",
+                      f"    raise OverflowError('Python integer ' + str({v}) + ' out of bounds "
+                      f"for {out.dtype.name}')"]
+    return lines
+
+
 def _call_lines(g, avals, kname, S, nd, params, axis_reds, full_reds):
     """The lines that call the kernel in the main function."""
-    lines = []
+    lines = weak_int_checks(g.eqns, avals, lambda a: a.name)
     for o in g.outputs:
         lines.append(f"{o} = np.empty({shape_text(S)}, {dtype_ctor(avals[o].dtype)})")
         if may_be_large(S, avals[o].dtype):
@@ -323,9 +348,18 @@ def _shared(lw, kname, text):
     return kname
 
 
+def _promoted(dtype, cdt):
+    """Is an operand of this dtype read in the float result's dtype `cdt` (a number or bool
+    that NumPy's loop converts; a complex operand of a real result, np.abs or np.imag, is
+    not)?"""
+    dtype = np.dtype(dtype)
+    return (np.issubdtype(dtype, np.number) or dtype == np.bool_) and \
+        np.can_cast(dtype, cdt, "same_kind")
+
+
 def _operand_dtype(a, avals, cdt):
     """The dtype an operand has in a fused loop's scalar expression (see `operand`): a
-    number constant and a 0-d number are written as `cdt`; None where unknown."""
+    number constant and a number value are written as `cdt`; None where unknown."""
     if isinstance(a, Const):
         v = a.value
         ok = isinstance(v, (int, float, np.number)) and not isinstance(v, (bool, np.bool_))
@@ -333,6 +367,6 @@ def _operand_dtype(a, avals, cdt):
     if not isinstance(a, Var) or a.name not in avals:
         return None
     av = avals[a.name]
-    if cdt is not None and not av.shape and np.issubdtype(av.dtype, np.number):
+    if cdt is not None and _promoted(av.dtype, cdt):
         return np.dtype(cdt)
     return av.dtype

@@ -38,7 +38,8 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu import advanced, checks as numba_checks
 from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
-from transpile.lowering.cpu.kernels import kernel, describe
+from transpile.lowering.cpu.kernels import (kernel, describe, weak_int_checks,
+                                            _promoted as promoted)
 from transpile.lowering.cpu.unsized import lower_unsized, reads_unsized
 from transpile.lowering.cpu.segments import has_collectives, segmented_main, compile_parts
 from transpile.optimize.fusion import FusedGroup, scalar_template
@@ -85,6 +86,7 @@ class Lowerer:
         self.last_loc = None
         self.breaks = []        # Unlowerable of each top-level statement run in NumPy
         self.allow_breaks = False
+        self.pending_checks = []  # checks the expression being lowered needs before it
 
     # -- atoms ---------------------------------------------------------------------------------
 
@@ -221,7 +223,10 @@ class Lowerer:
                 if isinstance(form, list):      # statements that bind st.out
                     out += [indent + line for line in form]
                 else:
-                    out.append(f"{indent}{st.out} = {form or self.expr(st)}")
+                    self.pending_checks = []
+                    text = form or self.expr(st)
+                    out += [indent + line for line in self.pending_checks]
+                    out.append(f"{indent}{st.out} = {text}")
             elif isinstance(st, ir.Comment):
                 out.append(f"{indent}# {st.text}")
             elif isinstance(st, ir.If):
@@ -272,6 +277,11 @@ class Lowerer:
             # scalar arithmetic (0-d values are scalars in the lowered code)
             tmpl = scalar_template(e) if (prim.elementwise or prim in (
                 astype, BCAST, clip_mask, select_weight, log_base)) else None
+            if tmpl is not None and prim.lower_py is not None and out_av.weak and all(
+                    (self.av(v) is not None and self.av(v).weak) if isinstance(v, Var) else
+                    isinstance(v, Const) and type(v.value) in (int, float, bool)
+                    for v in a.values()):
+                tmpl = prim.lower_py      # Python scalars: Python's errors (7 // 0 raises)
             if prim in (sum_, mean, max_, min_, prod) and self.av(x) is None:
                 # every element of an array whose length is known only at run time
                 return f"{dtype_ctor(out_av.dtype)}(np.{name}({self.fmt(x)}))"
@@ -280,14 +290,24 @@ class Lowerer:
             if tmpl is not None and all(isinstance(v, (Var, Const)) for v in a.values()
                                         if not isinstance(v, Const) or True):
                 cdt = out_av.dtype if np.issubdtype(out_av.dtype, np.inexact) else None
-                vals = {k: (v.name if isinstance(v, Var) else atom_const_text(v, cdt
-                                                                         if k != "condition" else None))
+                # number operands in the float result's dtype (NumPy computes int32 with
+                # float32 in float64), except those read as they are (where's condition)
+                cast = {k for k, v in a.items() if isinstance(v, Var) and cdt is not None and
+                        k not in prim.uncast and self.av(v) is not None and
+                        self.av(v).dtype != cdt and promoted(self.av(v).dtype, cdt)}
+                vals = {k: (f"{dtype_ctor(cdt)}({v.name})" if k in cast else v.name)
+                        if isinstance(v, Var) else
+                        atom_const_text(v, cdt if k not in prim.uncast else None)
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
+                checks = weak_int_checks([e], self.avals, self.fmt)
+                if checks:          # (a Python int out of the integer result's range)
+                    self.pending_checks = checks
                 if np.issubdtype(out_av.dtype, np.number):
                     text = typed(text, tmpl, out_av.dtype, [
+                        np.dtype(cdt) if k in cast else
                         (self.av(v).dtype if self.av(v) is not None else None)
-                        if isinstance(v, Var) else _const_dtype(v, cdt) for v in a.values()])
+                        if isinstance(v, Var) else _const_dtype(v, cdt) for k, v in a.items()])
                 return text
         if prim in (matmul, dot):
             y = a["y"]
@@ -539,6 +559,15 @@ class Lowerer:
         return lines
 
     def main(self, body, outs, origin, signature, header):
+        half = sorted(n for n, av in self.avals.items()
+                      if av is not None and getattr(av, "dtype", None) == np.float16)
+        if half:            # Numba has no float16 (NumPy computes each op in float32, rounds)
+            eqns = [e for st in body for e in (st.eqns + st.reductions if isinstance(
+                st, FusedGroup) else ir.walk_eqns([st]))]
+            loc = next((e.loc for e in eqns if e.loc and (e.out in half or any(
+                isinstance(v, Var) and v.name in half for v in e.args.values()))), None)
+            raise Unlowerable(None, "Numba has no float16", loc=loc,
+                              construct=f"a float16 value ({half[0]})")
         check_conflicts(self, body)
         self.pushed_tapes = pushed_tapes(body)
         self.core_body = body
@@ -596,6 +625,11 @@ HEADER = """\
 import numpy as np
 from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
+from transpile_runtime.backends.numba_int import (
+    as_inexact, float_max_of, float_min_of, ldexp_exponent, nan_to_num_scalar, negative_power_base,
+    np_floor_divide, np_fmod, np_left_shift, np_mod, np_power, np_reciprocal, np_right_shift,
+    np_rint_keep_int, np_round_down, np_round_up, np_sign, py_divide, py_floor_divide, py_mod,
+    py_power)
 from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
 from transpile_runtime.backends.numba_sort import sort2, sort2_int
 from transpile_runtime.backends.numba_index import (

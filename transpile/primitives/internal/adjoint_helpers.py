@@ -20,7 +20,8 @@ cast_like = defprim("cast_like", B.cast_like, "rt.cast_like", "t, x", shape_args
                     linear=("t",), vjp={"t": "rt.cast_like(g, t)"})
 grad_like = defprim("grad_like", B.grad_like, "rt.grad_like", "t, x", shape_args=("x",),
                     batch=BR.helper, linear=("t",), vjp={"t": "rt.grad_like(g, t)"})
-mT = defprim("mT", B.mT, "rt.mT", "x", batch=BR.helper, linear=("x",), vjp={"x": "rt.mT(g)"})
+mT = defprim("mT", B.mT, "rt.mT", "x", batch=BR.helper, linear=("x",), vjp={"x": "rt.mT(g)"},
+             numba=NF.mT)
 identity = defprim("identity", B.identity, "rt.identity", "x", batch=BR.elementwise,
                    linear=("x",), vjp={"x": "g"}, shape_safe=True,
                    lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"))

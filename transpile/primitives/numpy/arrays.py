@@ -20,11 +20,15 @@ from transpile_runtime import array_adjoints as AA, complex_parts as CP
 E = BR.elementwise
 
 # ---- the mod family: derivative 1 in x, -floor(x / y) (mod) or -trunc(x / y) (fmod) in y --------
+# (Numba's np.mod / np.fmod differ from NumPy's on integers: fmod(-4, 3) is 2 there, INT_MIN % -1
+# traps; the forms are NumPy's loops, runtime/backends/numba_int.py)
 mod = defprim("mod", [np.mod, np.remainder, operator.mod], "np.mod", "x, y", op="%", batch=E,
               deriv={"x": "1", "y": "-np.floor(x / y)"}, int_closed=True,
-              lower="np.mod({x}, {y})", cuda_c=SF.c_helper("tp_mod", "x", "y"))
+              lower="np_mod({x}, {y})", lower_py="py_mod({x}, {y})",
+              cuda_c=SF.c_helper("tp_mod", "x", "y"))
 fmod = defprim("fmod", np.fmod, "np.fmod", "x, y", batch=E,
-               deriv={"x": "1", "y": "-np.trunc(x / y)"}, lower="np.fmod({x}, {y})")
+               deriv={"x": "1", "y": "-np.trunc(x / y)"}, lower="np_fmod({x}, {y})",
+               int_closed=True)
 
 # ---- linspace: start * (1 - t) + stop * t ----------------------------------------------------
 linspace = defprim(

@@ -28,11 +28,13 @@ divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.di
                  op="/", batch=E, deriv={"x": "1 / y", "y": "-ans / y"},
                  vjp={"x": "g / y", "y": "-g * ans / y"},
                  jvp={"x": "x_dot / y", "y": "-y_dot * ans / y"},
-                 lower="({x} / {y})", cuda_c=SF.c_text("{x} / {y}"),
+                 lower="({x} / {y})", lower_py="py_divide({x}, {y})",
+                 cuda_c=SF.c_text("{x} / {y}"),
                  numba_cuda=SF.py_text("{x} / {y}"))
 power = defprim("power", [np.power, operator.pow], "np.power", "x, y", op="**", batch=E,
                 deriv={"x": "y * x ** (y - 1)", "y": "rt.log_base(x) * ans"},
-                lower=SF.power, cuda_c=SF.c_pow, numba_cuda=SF.py_pow)
+                lower=SF.power, lower_py="py_power({x}, {y})", cuda_c=SF.c_pow,
+                numba_cuda=SF.py_pow)
 negative = defprim("negative", [np.negative, operator.neg], "np.negative", "x", op="neg", batch=E,
                    deriv={"x": "-1"}, vjp={"x": "-g"}, jvp={"x": "-x_dot"},
                    lower="(-{x})", cuda_c=SF.c_text("-{x}"), numba_cuda=SF.py_text("-{x}"),
@@ -50,7 +52,7 @@ cbrt = defprim("cbrt", np.cbrt, "np.cbrt", "x", batch=E, deriv={"x": "ans / (3 *
                lower=SF.np_fn("cbrt"), cuda_c=SF.c_fn("cbrt"))
 reciprocal = defprim("reciprocal", np.reciprocal, "np.reciprocal", "x", batch=E,
                      deriv={"x": "-(ans * ans)"},
-                     lower="(T(1) / {x})", cuda_c=SF.c_text("{one} / {x}"),
+                     lower="np_reciprocal({x})", cuda_c=SF.c_text("{one} / {x}"),
                      numba_cuda=SF.py_text("{one} / {x}"))
 
 # ---- exponentials and logarithms ------------------------------------------------------------
@@ -108,7 +110,7 @@ copysign = defprim("copysign", np.copysign, "np.copysign", "x, y", batch=E,
 # x * 2**y for an integer y (read as an integer by every backend)
 ldexp = defprim("ldexp", np.ldexp, "np.ldexp", "x, y", batch=E,
                 deriv={"x": "np.ldexp(np.ones_like(ans), y)"}, uncast=("y",),
-                lower="np.ldexp({x}, {y})",
+                lower="np.ldexp({x}, ldexp_exponent({y}))",
                 cuda_c=lambda a, m, e: f"{m('ldexp')}({a['x']}, (int)({a['y']}))",
                 numba_cuda=SF.py_text("math.ldexp({x}, int({y}))"))
 sinh = defprim("sinh", np.sinh, "np.sinh", "x", batch=E, deriv={"x": "np.cosh(x)"},
@@ -135,14 +137,24 @@ absolute = defprim("absolute", [np.absolute, np.abs, abs], "np.abs", "x", batch=
                    numba_cuda=SF.py_text("abs({x})"))
 fabs = defprim("fabs", np.fabs, "np.fabs", "x", batch=E, deriv={"x": "np.sign(x)"},
               lower=SF.np_fn("fabs"), cuda_c=SF.c_fn("fabs"), numba_cuda=SF.py_fn("fabs"))
-maximum = defprim("maximum", [np.maximum, np.fmax], "np.maximum", "x, y", batch=E,
+maximum = defprim("maximum", np.maximum, "np.maximum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(x, y)", "y": "rt.select_weight(y, x)"},
                   lower="np.maximum({x}, {y})", cuda_c=SF.c_helper("tp_maximum", "x", "y"),
                   numba_cuda=SF.py_helper("tp_maximum", "x", "y"), int_closed=True)
-minimum = defprim("minimum", [np.minimum, np.fmin], "np.minimum", "x, y", batch=E,
+minimum = defprim("minimum", np.minimum, "np.minimum", "x, y", batch=E,
                   deriv={"x": "rt.select_weight(y, x)", "y": "rt.select_weight(x, y)"},
                   lower="np.minimum({x}, {y})", cuda_c=SF.c_helper("tp_minimum", "x", "y"),
                   numba_cuda=SF.py_helper("tp_minimum", "x", "y"), int_closed=True)
+# np.fmax / np.fmin: a NaN operand is ignored (the other one is the result, and gets the
+# derivative); NaN only where both are NaN
+fmax = defprim("fmax", np.fmax, "np.fmax", "x, y", batch=E,
+               deriv={"x": "rt.select_weight(x, np.where(np.isnan(y), -np.inf, y))",
+                      "y": "rt.select_weight(y, np.where(np.isnan(x), -np.inf, x))"},
+               lower="np.fmax({x}, {y})", int_closed=True)
+fmin = defprim("fmin", np.fmin, "np.fmin", "x, y", batch=E,
+               deriv={"x": "rt.select_weight(np.where(np.isnan(y), np.inf, y), x)",
+                      "y": "rt.select_weight(np.where(np.isnan(x), np.inf, x), y)"},
+               lower="np.fmin({x}, {y})", int_closed=True)
 where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=("x", "y"),
                 vjp={"x": "np.where(condition, g, 0)", "y": "np.where(condition, 0, g)"},
                 jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"},
@@ -166,6 +178,7 @@ for _name, _fns, _k in [("deg2rad", [np.deg2rad, np.radians], "0.017453292519943
                         ("rad2deg", [np.rad2deg, np.degrees], "57.29577951308232")]:
     defprim(_name, _fns, f"np.{_name}", "x", batch=E, linear=("x",),
             deriv={"x": _k}, lower=f"({{x}} * T({_k}))")
+# (computed in float64 or complex128 whatever the operands: the loops cast them to the result)
 float_power = defprim("float_power", np.float_power, "np.float_power", "x, y", batch=E,
                       deriv={"x": "y * np.float_power(x, y - 1)",
-                             "y": "rt.log_base(x) * ans"})
+                             "y": "rt.log_base(x) * ans"}, lower="({x} ** {y})")

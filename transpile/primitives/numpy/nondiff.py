@@ -38,14 +38,18 @@ logical_not = _nd("logical_not", [np.logical_not, operator.not_], "np.logical_no
                   op="not", batch=E, logical=True, bool_result=True, fresh=True,
                   lower="(not {x})", cuda_c=SF.c_text("!({x})"), numba_cuda=SF.py_text("not {x}"))
 # bitwise operators on bool/int arrays (`m & n`, `~m`, `a << 1`): NumPy's ufuncs, no derivative
-for _name, _op, _sym in [("bitwise_and", operator.and_, "&"), ("bitwise_or", operator.or_, "|"),
-                         ("bitwise_xor", operator.xor, "^"), ("left_shift", operator.lshift, "<<"),
-                         ("right_shift", operator.rshift, ">>")]:
+# (a shift by a negative count or by the width or more shifts every bit out, as in NumPy)
+for _name, _op, _sym, _form in [
+        ("bitwise_and", operator.and_, "&", "np.bitwise_and"),
+        ("bitwise_or", operator.or_, "|", "np.bitwise_or"),
+        ("bitwise_xor", operator.xor, "^", "np.bitwise_xor"),
+        ("left_shift", operator.lshift, "<<", "np_left_shift"),
+        ("right_shift", operator.rshift, ">>", "np_right_shift")]:
     _nd(_name, [getattr(np, _name), _op], f"np.{_name}", "x, y", op=_sym, batch=E,
-        lower=f"np.{_name}({{x}}, {{y}})")
+        lower=f"{_form}({{x}}, {{y}})")
 invert = _nd("invert", [np.invert, operator.invert], "np.invert", "x", op="invert", batch=E,
              lower="np.invert({x})")
-_nd("sign", np.sign, "np.sign", "x", batch=E, fresh=True, lower=SF.np_fn("sign"),
+_nd("sign", np.sign, "np.sign", "x", batch=E, fresh=True, lower="np_sign({x})",
     cuda_c=SF.c_helper("tp_sign"), numba_cuda=SF.py_helper("tp_sign"))
 # rounding an integer or a bool is the identity (Python's math has no rint)
 for _name, _py in [("floor", SF.py_round_int("math.floor({x})")),
@@ -65,7 +69,7 @@ round_ = _nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.r
              cuda_c=SF.c_round)
 floor_divide = _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide",
                    "x, y", op="//", batch=E, fresh=True, int_closed=True,
-                   lower="np.floor_divide({x}, {y})",
+                   lower="np_floor_divide({x}, {y})", lower_py="py_floor_divide({x}, {y})",
                    cuda_c=SF.c_helper("tp_floor_divide", "x", "y"))
 
 # creation from a shape or from another array's shape
@@ -111,9 +115,10 @@ def _isclose(eqn):
     close to nan if asked (arguments left out: NumPy's defaults)."""
     arg = {k: "{" + k + "}" if k in eqn.args else d
            for k, d in (("rtol", "1e-05"), ("atol", "1e-08"), ("equal_nan", "False"))}
-    return (f"(({{x}} == {{y}}) or (np.isfinite({{x}}) and np.isfinite({{y}}) and "
-            f"abs({{x}} - {{y}}) <= {arg['atol']} + {arg['rtol']} * abs({{y}})) or "
-            f"({arg['equal_nan']} and {{x}} != {{x}} and {{y}} != {{y}}))")
+    x, y = "as_inexact({x})", "as_inexact({y})"     # integers compared in float64, as NumPy
+    return (f"(({x} == {y}) or (np.isfinite({x}) and np.isfinite({y}) and "
+            f"abs({x} - {y}) <= {arg['atol']} + {arg['rtol']} * abs({y})) or "
+            f"({arg['equal_nan']} and {x} != {x} and {y} != {y}))")
 
 
 isclose = _nd("isclose", np.isclose, "np.isclose",

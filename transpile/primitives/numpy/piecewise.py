@@ -83,11 +83,10 @@ heaviside = defprim("heaviside", np.heaviside, "np.heaviside", "x, y", batch=BR.
 
 def _nan_to_num_scalar(eqn):
     """Scalar form for jit's loops: the dtype's largest/smallest value by default."""
-    big = "np.finfo(T(0)).max" if is_none(eqn, "posinf") else "{posinf}"
-    small = "np.finfo(T(0)).min" if is_none(eqn, "neginf") else "{neginf}"
-    nan = "{nan}" if "nan" in eqn.args else "T(0)"
-    return (f"({nan} if {{x}} != {{x}} else ({big} if {{x}} == np.inf else "
-            f"({small} if {{x}} == -np.inf else {{x}})))")
+    big = "float_max_of({x})" if is_none(eqn, "posinf") else "{posinf}"
+    small = "float_min_of({x})" if is_none(eqn, "neginf") else "{neginf}"
+    nan = "{nan}" if "nan" in eqn.args else "0.0"
+    return f"nan_to_num_scalar({{x}}, {nan}, {big}, {small})"    # (an integer: x itself)
 
 
 nan_to_num = defprim(

@@ -28,7 +28,8 @@ outer = defprim("outer", np.outer, "np.outer", "x, y", batch=L, linear=("x", "y"
                      array_result=True, fresh=True)
 inner = defprim("inner", np.inner, "np.inner", "x, y", batch=L, linear=("x", "y"),
                 vjp={"x": "rt.dot_vjp_left(g, x, rt.mT(y))",
-                     "y": "rt.mT(rt.dot_vjp_right(g, x, rt.mT(y)))"}, product=True)
+                     "y": "rt.mT(rt.dot_vjp_right(g, x, rt.mT(y)))"}, product=True,
+                numba=NF.inner)
 
 
 def _einsum_parts(eqn):
@@ -154,4 +155,5 @@ three_vectors = defprim("three_vectors", SA.three_vectors, "rt.three_vectors", "
 # vdot(x, y) = sum(conj(x) * y) over the flattened arrays (anti-linear in x)
 vdot = defprim("vdot", np.vdot, "np.vdot", "x, y", batch=per_example, linear=("x", "y"),
                vjp={"x": "np.reshape(np.conj(g * np.ravel(y)), np.shape(x))",
-                    "y": "np.reshape(g * np.conj(np.ravel(x)), np.shape(y))"}, product=True)
+                    "y": "np.reshape(g * np.conj(np.ravel(x)), np.shape(y))"}, product=True,
+               numba=NF.vdot)

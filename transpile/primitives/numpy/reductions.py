@@ -70,4 +70,4 @@ nansum = defprim("nansum", np.nansum, "np.nansum",
                  "x, axis=None, dtype=None, out=None, keepdims=False", batch=BR.reduction,
                  vjp={"x": "np.where(np.isnan(x), 0.0, rt.sum_grad(g, x, axis, keepdims))"},
                  jvp={"x": "np.sum(np.where(np.isnan(x), 0.0, x_dot), axis=axis, "
-                           "keepdims=keepdims)"})
+                           "keepdims=keepdims)"}, numba=NF.nan_whole("nansum"))
