@@ -353,18 +353,32 @@ def _rint_keep_int(x):
     return lambda x: np.rint(x)
 
 
-# (a float32 is rounded in float64, then stored as float32: NumPy's numbers, also where a
-# fused loop's fastmath reassociates the division with the next operation)
-@overload(np_round_up, inline="always")
+# In the float's own dtype, as NumPy rounds (a float32 2.675 to 2 decimals is 2.68; in float64
+# it would be 2.67). Compiled without fastmath and not inlined: a fused loop's fastmath would
+# turn the division into a product with the reciprocal (float32 1e6 + 0.555 to 3 decimals
+# came out one unit off); instruction flags stay with the instructions when LLVM inlines it.
+@overload(np_round_up, jit_options={"fastmath": False})
 def _round_up(x, scale):
     if _is_int(x):
         return lambda x, scale: x
-    return lambda x, scale: np.rint(np.float64(x) * scale) / scale
+    f = np.float32 if x == types.float32 else np.float64
+
+    def impl(x, scale):
+        s = f(scale)
+        return np.rint(x * s) / s
+    return impl
 
 
-@overload(np_round_down, inline="always")
+@overload(np_round_down, jit_options={"fastmath": False})
 def _round_down(x, scale):
-    return lambda x, scale: np.rint(np.float64(x) / scale) * scale
+    if _is_int(x):
+        return lambda x, scale: np.rint(np.float64(x) / scale) * scale
+    f = np.float32 if x == types.float32 else np.float64
+
+    def impl(x, scale):
+        s = f(scale)
+        return np.rint(x / s) * s
+    return impl
 
 
 @overload(nan_to_num_scalar, inline="always")
