@@ -433,8 +433,7 @@ JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
 for _p in ('percentile ptp cov corrcoef cross '
            'polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
-JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
-for _p in ('eig eigvals eigh eigvalsh matrix_power pinv qr svd').split():
+for _p in ('eig eigvals matrix_power').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():

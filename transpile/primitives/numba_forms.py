@@ -1120,3 +1120,294 @@ def _slice_text(lw, it):
     lo = "" if it.lower is None else lw.fmt(it.lower)
     hi = "" if it.upper is None else lw.fmt(it.upper)
     return f"{lo}:{hi}" + (f":{lw.fmt(it.step)}" if it.step is not None else "")
+
+
+# ---- numpy.linalg factorizations (issue 22) ---------------------------------------------------
+# NumPy computes real input (float32, integers, bool) in float64 and casts the results back to
+# the result dtype; so do these forms: the same LAPACK routines on the same float64 numbers
+# give NumPy's numbers, eigenvector and singular-vector signs included (tests compare them on
+# the same inputs). Complex input, float16 and stacks of matrices have no form here (jit runs
+# NumPy there). eigh / eigvalsh and svd without vectors call LAPACK as NumPy does
+# (transpile_runtime/backends/numba_linalg.py); qr, svd with vectors and lstsq are Numba's own.
+
+
+def _lapack_in(lw, a, ndims=(2,)):
+    """The text of a real matrix argument in float64, or None where this has no form."""
+    av = lw.av(a)
+    if av is None or av.ndim not in ndims or av.dtype.kind not in "biuf" or \
+            (av.dtype.kind == "f" and av.dtype.itemsize not in (4, 8)):
+        return None
+    return lw.fmt(a) if av.dtype == np.float64 else f"{lw.fmt(a)}.astype(np.float64)"
+
+
+def _in_result_dtype(lw, eqn, text):
+    """A float64 array result cast to the row's result dtype (float32 for float32 input)."""
+    dt = lw.avals[eqn.out].dtype
+    return text if dt == np.float64 else f"{text}.astype({_dt(dt)})"
+
+
+def _uplo(eqn):
+    uplo = _const(eqn, "UPLO", "L")
+    return uplo.upper() if isinstance(uplo, str) and uplo.upper() in ("L", "U") else None
+
+
+def eigh_part(pick, vectors=True):
+    """rt.eigh_values / rt.eigh_vectors (pick 0 / 1) and np.linalg.eigvalsh (vectors=False):
+    dsyevd on the triangle UPLO names."""
+    def form(lw, eqn):
+        src, uplo = _lapack_in(lw, eqn.args["x"]), _uplo(eqn)
+        if src is None or uplo is None:
+            return None
+        return _in_result_dtype(lw, eqn, f"eigh_lapack({src}, {uplo == 'U'}, {vectors})[{pick}]")
+    return form
+
+
+def svd_values(lw, eqn):
+    """rt.svd_values (np.linalg.svd(x, compute_uv=False)): dgesdd without vectors; with
+    hermitian=True NumPy's |eigvalsh(x)| sorted descending."""
+    src, herm = _lapack_in(lw, eqn.args["x"]), _const(eqn, "hermitian", False)
+    if src is None or herm not in (True, False) or 0 in lw.av(eqn.args["x"]).shape:
+        return None
+    if herm:
+        return _in_result_dtype(
+            lw, eqn, f"np.sort(np.abs(eigh_lapack({src}, False, False)[0]))[::-1].copy()")
+    return _in_result_dtype(lw, eqn, f"svd_values_lapack({src})")
+
+
+def svd_vectors(pick):
+    """rt.svd_u / rt.svd_vh (pick 0 / 2): Numba's np.linalg.svd (dgesdd, JOBZ 'A' or 'S' as
+    full_matrices says, as NumPy's). hermitian=True (NumPy's eigh-based vectors, ordered by
+    an argsort whose order of ties Numba's need not share) has no form."""
+    def form(lw, eqn):
+        src, full = _lapack_in(lw, eqn.args["x"]), _const(eqn, "full_matrices", True)
+        if src is None or _const(eqn, "hermitian", False) is not False or \
+                full not in (True, False) or 0 in lw.av(eqn.args["x"]).shape:
+            return None
+        return _in_result_dtype(lw, eqn, f"np.linalg.svd({src}, {bool(full)})[{pick}]")
+    return form
+
+
+def qr_part(pick):
+    """rt.qr_q / rt.qr_r (pick 0 / 1), the reduced factors: Numba's np.linalg.qr (dgeqrf and
+    dorgqr, as NumPy's)."""
+    def form(lw, eqn):
+        src = _lapack_in(lw, eqn.args["x"])
+        if src is None or 0 in lw.av(eqn.args["x"]).shape:
+            return None
+        return _in_result_dtype(lw, eqn, f"np.linalg.qr({src})[{pick}]")
+    return form
+
+
+def _scalar_text(lw, a, default):
+    """A constant number or a scalar variable as text (None: the default), or None."""
+    if isinstance(a, Const) or a is None:
+        v = default if a is None or a.value is None else a.value
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                 np.floating)):
+            return None
+        return repr(float(v))
+    av = lw.av(a)
+    if av is None or av.shape or av.dtype.kind not in "iuf":
+        return None
+    return f"np.float64({lw.fmt(a)})"
+
+
+def pinv(lw, eqn):
+    """np.linalg.pinv as NumPy computes it: the reduced SVD (in float64, cast to the result
+    dtype), singular values above rcond * max(s) inverted, the others 0, then
+    vh^T @ (s^+ u^T) in the result dtype. hermitian=True has no form (see svd_vectors)."""
+    x, out = eqn.args["x"], eqn.out
+    src, xs, os_ = _lapack_in(lw, x), lw.av(x), lw.avals[out]
+    rcond = _scalar_text(lw, eqn.args.get("rcond"), 1e-15)
+    if src is None or rcond is None or _const(eqn, "hermitian", False) is not False or \
+            0 in xs.shape or os_.dtype.kind != "f":
+        return None
+    m, n = (int(d) for d in xs.shape)
+    k, dt = min(m, n), _dt(os_.dtype)
+    u, s, vt, i = f"{out}_u", f"{out}_s", f"{out}_vt", f"{out}_i"
+    cast = "" if os_.dtype == np.float64 else f".astype({dt})"
+    return [f"{u}, {s}, {vt} = np.linalg.svd({src}, False)"] + \
+        ([f"{s} = {s}{cast}"] if cast else []) + [
+            f"{out}_cut = {rcond} * np.float64(np.max({s}))",
+            f"for {i} in range({k}):",
+            f"    {s}[{i}] = {dt}(1) / {s}[{i}] if {s}[{i}] > {out}_cut else {dt}(0)",
+            f"{out} = np.dot(np.ascontiguousarray({vt}.T){cast}, "
+            f"{s}.reshape(({k}, 1)) * np.ascontiguousarray({u}.T){cast})"]
+
+
+def _lstsq_call(lw, eqn):
+    """Numba's np.linalg.lstsq (dgelsd, as NumPy's) of float64 copies, with NumPy's default
+    rcond (float64's eps times the longer side: NumPy solves in float64), or None."""
+    a, b = eqn.args["x"], eqn.args["y"]
+    sa, sb = _lapack_in(lw, a), _lapack_in(lw, b, (1, 2))
+    if sa is None or sb is None or 0 in lw.av(a).shape or 0 in lw.av(b).shape:
+        return None
+    m, n = (int(d) for d in lw.av(a).shape)
+    rcond = _scalar_text(lw, eqn.args.get("rcond"), np.finfo(np.float64).eps * max(m, n))
+    if rcond is None:
+        return None
+    return f"np.linalg.lstsq({sa}, {sb}, {rcond})"
+
+
+def lstsq_part(pick):
+    """rt.lstsq_x / rt.lstsq_residuals / rt.lstsq_rank (pick 0 / 1 / 2). The residuals'
+    length is known only at run time (empty unless x has full column rank and more rows
+    than columns): their form is lowered where values of run-time length are
+    (lowering/cpu/unsized.py), and reads no result shape."""
+    def form(lw, eqn):
+        call = _lstsq_call(lw, eqn)
+        if call is None:
+            return None
+        av = lw.avals.get(eqn.out) or lw.unsized.get(eqn.out)
+        if av is None:
+            return None
+        if pick == 2:
+            return f"{_dt(av.dtype)}({call}[2])"
+        text = f"{call}[{pick}]"
+        return text if av.dtype == np.float64 else f"{text}.astype({_dt(av.dtype)})"
+    return form
+
+
+def matrix_rank(lw, eqn):
+    """np.linalg.matrix_rank of a matrix as NumPy counts: singular values (dgesdd without
+    vectors; hermitian: |eigvalsh|) in the result dtype of np.linalg.svd, above tol, or
+    above max(s) * rtol (default: the longer side times that dtype's eps)."""
+    x, out = eqn.args["A"], eqn.out
+    src, xs = _lapack_in(lw, x), lw.av(x)
+    herm = _const(eqn, "hermitian", False)
+    if src is None or herm not in (True, False) or 0 in xs.shape:
+        return None
+    sdt = np.dtype(np.float32) if xs.dtype == np.float32 else np.dtype(np.float64)
+    vals = f"np.abs(eigh_lapack({src}, False, False)[0])" if herm else \
+        f"svd_values_lapack({src})"
+    s = f"{out}_s"
+    lines = [f"{s} = {vals}" + ("" if sdt == np.float64 else f".astype({_dt(sdt)})")]
+    tol, rtol = eqn.args.get("tol"), eqn.args.get("rtol")
+    if tol is not None and not (isinstance(tol, Const) and tol.value is None):
+        t = _scalar_text(lw, tol, None)
+        if t is None or (rtol is not None and not (isinstance(rtol, Const) and
+                                                   rtol.value is None)):
+            return None
+        lines.append(f"{out}_tol = {t}")
+    else:
+        r = _scalar_text(lw, rtol, None) if rtol is not None and not (
+            isinstance(rtol, Const) and rtol.value is None) else None
+        if r is None:
+            if rtol is not None and not (isinstance(rtol, Const) and rtol.value is None):
+                return None
+            # max(m, n) * eps in the singular values' dtype, times their largest
+            r = f"{_dt(sdt)}({max(xs.shape) * np.finfo(sdt).eps!r})"
+            lines.append(f"{out}_tol = {_dt(sdt)}(max(np.max({s}), {_dt(sdt)}(0)) * {r})")
+        else:       # rtol: an array of float64 in NumPy, so the product is float64
+            lines.append(f"{out}_tol = np.float64(max(np.max({s}), {_dt(sdt)}(0))) * {r}")
+    lines.append(f"{out} = {_dt(lw.avals[out].dtype)}(np.sum({s} > {out}_tol))")
+    return lines
+
+
+def residual_weights(lw, eqn):
+    """rt.residual_weights(ct, like): the residuals' cotangent ct (of run-time length: one
+    per column of y, or none) as a row of y (like's shape), zeros where it is empty."""
+    ct, out = eqn.args["ct"], eqn.out
+    os_ = lw.avals.get(out)
+    if os_ is None or not isinstance(ct, Var):
+        return None
+    dt, c = _dt(os_.dtype), lw.fmt(ct)
+    if not os_.shape:
+        return [f"{out} = {dt}(0)", f"if {c}.size:", f"    {out} = {dt}({c}.ravel()[0])"]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {dt})", f"if {c}.size:",
+            f"    {out}[:] = {c}.reshape({_shape(os_.shape)})"]
+
+
+def residual_weights_t(lw, eqn):
+    """rt.residual_weights_t(c, res), its transpose: c (a row of y) in the residuals' shape
+    (read at run time), zeros where there are none."""
+    c, res, out = eqn.args["c"], eqn.args["res"], eqn.out
+    rs = lw.unsized.get(out) if hasattr(lw, "unsized") else None
+    if rs is None or not isinstance(res, Var) or rs.ndim != 1:
+        return None
+    return [f"{out} = np.zeros({lw.fmt(res)}.shape, {_dt(rs.dtype)})",
+            f"if {lw.fmt(res)}.size:", f"    {out}[:] = {lw.fmt(c)}"]
+
+
+def gap_inverse(lw, eqn):
+    """rt.gap_inverse(w) of a vector: F[i, j] = 1 / (w[j] - w[i]) off the diagonal (in w's
+    dtype; inf where two are equal, as NumPy's), 0 on it."""
+    w, out = eqn.args["w"], eqn.out
+    ws, os_ = lw.av(w), lw.avals[out]
+    if ws is None or ws.ndim != 1:
+        return None
+    n, dt, i, j = int(ws.shape[0]), _dt(os_.dtype), f"{out}_i", f"{out}_j"
+    return [f"{out} = np.zeros(({n}, {n}), {dt})",
+            f"for {i} in range({n}):",
+            f"    for {j} in range({n}):",
+            f"        if {i} != {j}:",
+            f"            {out}[{i}, {j}] = {dt}(1) / ({lw.fmt(w)}[{j}] - {lw.fmt(w)}[{i}])"]
+
+
+def gap_inverse_jvp(lw, eqn):
+    """rt.gap_inverse_jvp(t, w): -F^2 (t[j] - t[i]) for F = gap_inverse(w) (vectors)."""
+    t, w, out = eqn.args["t"], eqn.args["w"], eqn.out
+    ws, ts, os_ = lw.av(w), lw.av(t), lw.avals[out]
+    if ws is None or ts is None or ws.ndim != 1 or ts.shape != ws.shape:
+        return None
+    n, dt, i, j = int(ws.shape[0]), _dt(os_.dtype), f"{out}_i", f"{out}_j"
+    return [f"{out} = np.zeros(({n}, {n}), {dt})",
+            f"for {i} in range({n}):",
+            f"    for {j} in range({n}):",
+            f"        if {i} != {j}:",
+            f"            {out}_f = {dt}(1) / ({lw.fmt(w)}[{j}] - {lw.fmt(w)}[{i}])",
+            f"            {out}[{i}, {j}] = -({out}_f * {out}_f) * "
+            f"({lw.fmt(t)}[{j}] - {lw.fmt(t)}[{i}])"]
+
+
+def gap_inverse_vjp(lw, eqn):
+    """rt.gap_inverse_vjp(ct, w), its transpose: with c = -F^2 ct, the column sums minus the
+    row sums of c."""
+    ct, w, out = eqn.args["ct"], eqn.args["w"], eqn.out
+    ws, cs, os_ = lw.av(w), lw.av(ct), lw.avals[out]
+    if ws is None or cs is None or ws.ndim != 1 or cs.shape != (ws.shape[0],) * 2:
+        return None
+    n, dt, i, j = int(ws.shape[0]), _dt(os_.dtype), f"{out}_i", f"{out}_j"
+    return [f"{out} = np.zeros(({n},), {dt})",
+            f"for {i} in range({n}):",
+            f"    for {j} in range({n}):",
+            f"        if {i} != {j}:",
+            f"            {out}_f = {dt}(1) / ({lw.fmt(w)}[{j}] - {lw.fmt(w)}[{i}])",
+            f"            {out}_c = -({out}_f * {out}_f) * {lw.fmt(ct)}[{i}, {j}]",
+            f"            {out}[{j}] += {out}_c",
+            f"            {out}[{i}] -= {out}_c"]
+
+
+def eye_like(lw, eqn):
+    """rt.eye_like(x): the identity of x's last length, in the result dtype."""
+    out = lw.avals[eqn.out]
+    return f"np.eye({int(out.shape[-1])}).astype({_dt(out.dtype)})" if out.ndim == 2 else None
+
+
+def check_svd_vectors(lw, eqn):
+    """rt.check_svd_vectors(t, x, full_matrices): t where the singular vectors have rules
+    (reduced vectors, or a square x); the refusal (full_matrices of a non-square x) has no
+    form: the NumPy version raises it."""
+    t, xs = eqn.args["t"], lw.av(eqn.args["x"])
+    full = _const(eqn, "full_matrices", True)
+    if xs is None or full not in (True, False) or (full and xs.shape[-1] != xs.shape[-2]):
+        return None
+    return f"{lw.fmt(t)}.copy()" if lw.av(t) is not None and lw.av(t).shape else lw.fmt(t)
+
+
+def copyltu(lw, eqn):
+    """rt.copyltu: the lower triangle of a square matrix mirrored onto the upper one."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i} + 1):",
+        f"    {out}[{m}{i}, {j}] = {x}[{m}{i}, {j}]",
+        f"    {out}[{m}{j}, {i}] = {x}[{m}{i}, {j}]"])
+
+
+def copyltu_t(lw, eqn):
+    """rt.copyltu_t, its transpose: x_ij + x_ji below the diagonal, x_ii on it, 0 above."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i}):",
+        f"    {out}[{m}{i}, {j}] = {x}[{m}{i}, {j}] + {x}[{m}{j}, {i}]",
+        f"{out}[{m}{i}, {i}] = {x}[{m}{i}, {i}]"])
