@@ -423,14 +423,14 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
-           'diagonal trace rot90 sort kron '
+for _p in ('select gradient vstack '
+           'diagonal trace sort '
            'inner tensordot linspace vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)
 JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
-for _p in ('percentile ptp cov corrcoef cross '
+for _p in ('cov corrcoef cross '
            'polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 for _p in ('eig eigvals matrix_power').split():

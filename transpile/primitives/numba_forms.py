@@ -606,31 +606,247 @@ def pad_vjp(lw, eqn):
     return lines
 
 
+def _reduced_axes(eqn, ndim):
+    """The axes an order statistic reduces (sorted), or None: axis None, an int or a tuple
+    of distinct ints."""
+    axis = _const(eqn, "axis")
+    if axis is _NOT_CONST:
+        return None
+    if axis is None:
+        return tuple(range(ndim))
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    ks = [_axis(a, ndim) for a in items]
+    if not items or any(k is None for k in ks) or len(set(ks)) != len(ks):
+        return None
+    return tuple(sorted(ks))
+
+
+def _lanes(lw, x, axes, out, lines_per_lane, sort=True):
+    """Loops over the positions of x's kept axes; at each, the lane along the reduced axes
+    copied into `{out}_lane` and sorted into `{out}_s` (NaN last, as NumPy's sort and
+    partition; sort=False: not sorted), then `lines_per_lane(kept)` (kept: the kept axes'
+    index names)."""
+    xs = lw.av(x)
+    kept = [d for d in range(xs.ndim) if d not in axes]
+    n = int(np.prod([xs.shape[d] for d in axes], dtype=np.int64))
+    names = {d: f"{out}_i{d}" for d in range(xs.ndim)}
+    lines = [f"{out}_lane = np.empty({n}, {_dt(xs.dtype)})"]
+    depth = 0
+    for d in kept:
+        lines.append("    " * depth + f"for {names[d]} in range({int(xs.shape[d])}):")
+        depth += 1
+    inner = [f"{out}_p = 0"]
+    d2 = 0
+    for d in axes:
+        inner.append("    " * d2 + f"for {names[d]} in range({int(xs.shape[d])}):")
+        d2 += 1
+    at = ", ".join(names[d] for d in range(xs.ndim))
+    inner += ["    " * d2 + f"{out}_lane[{out}_p] = {lw.fmt(x)}[{at}]",
+              "    " * d2 + f"{out}_p += 1"] + ([f"{out}_s = np.sort({out}_lane)"] if sort else [])
+    inner += lines_per_lane([names[d] for d in kept])
+    return lines + ["    " * depth + line for line in inner]
+
+
+def _quantile_spots(q, n, method):
+    """For one quantile q (a float64) of n sorted values, NumPy's choice (_quantile): ('take',
+    index) or ('lerp', previous, next, gamma), indices as NumPy's (negative: from the end)."""
+    if method in ("lower", "higher", "nearest"):
+        v = (n - 1) * q
+        v = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method](v)
+        return ("take", int(v))
+    v = (n - 1) * q if method == "linear" else \
+        0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q))
+    prev = np.floor(v)
+    nxt = prev + 1
+    if v >= n - 1:
+        prev = nxt = -1.0
+    if v < 0:
+        prev = nxt = 0.0
+    gamma = v - prev
+    if method == "midpoint":
+        gamma = 0.0 if v % 1 == 0 else 0.5
+    return ("lerp", int(prev), int(nxt), float(gamma))
+
+
 def order_statistic(fn):
-    """np.median / np.percentile / np.quantile of every element (no axis), NumPy's default
-    'linear' method, a constant q (a number or a sequence): Numba's own, in the result dtype."""
+    """np.median / np.percentile / np.quantile (methods linear, lower, higher, nearest,
+    midpoint) over every element or along axes, a constant q (a number or a vector), as
+    NumPy computes them: each lane along the reduced axes sorted, the order statistics NumPy
+    picks for each q, interpolated with NumPy's two-sided formula (a + (b - a) t, or
+    b - (b - a) (1 - t) where t >= 0.5) in the result dtype (the difference in x's dtype);
+    the median the mean of the middle one or two; a lane holding NaN gives NaN."""
     def form(lw, eqn):
         x, out = eqn.args["x"], eqn.out
         xs, os_ = lw.av(x), lw.avals[out]
-        if _const(eqn, "axis") is not None or _const(eqn, "out") is not None or \
-                _const(eqn, "keepdims", False) or _const(eqn, "method", "linear") != "linear" \
-                or not xs.shape or 0 in xs.shape or xs.dtype.kind not in "fiu":
+        method = _const(eqn, "method", "linear")
+        if xs is None or not xs.shape or 0 in xs.shape or xs.dtype.kind not in "fiu" or \
+                _const(eqn, "out") is not None or _const(eqn, "weights") is not None or \
+                method not in ("linear", "lower", "higher", "nearest", "midpoint") or \
+                os_.dtype.kind != "f" and fn == "median":
             return None
-        args = [lw.fmt(x)]
-        if "q" in eqn.args:
+        axes = _reduced_axes(eqn, xs.ndim)
+        keep = _const(eqn, "keepdims", False)
+        if axes is None or keep not in (True, False):
+            return None
+        n = int(np.prod([xs.shape[d] for d in axes], dtype=np.int64))
+        whole = False
+        if fn == "median":
+            qs, qshape = [None], ()
+        else:
             q = _const(eqn, "q")
             if q is _NOT_CONST:
                 return None
-            qa = np.asarray(q, dtype=np.float64)
-            if qa.ndim > 1:
+            try:
+                qa = np.asarray(q)
+            except (TypeError, ValueError):
                 return None
-            args.append(repr(float(qa)) if qa.ndim == 0 else
-                        f"np.array([{', '.join(repr(float(v)) for v in qa)}])")
-        text = f"np.{fn}({', '.join(args)})"
-        if os_.shape:
-            return f"{text}.astype({_dt(os_.dtype)})"
-        return f"{_dt(os_.dtype)}({text})"
+            if qa.dtype.kind not in "iuf":
+                return None
+            # integer quantiles (np.quantile(x, 1)): NumPy takes the element, no interpolation
+            whole = fn == "quantile" and qa.dtype.kind in "iu" and method == "linear"
+            qa = np.true_divide(qa, 100) if fn == "percentile" else qa.astype(np.float64)
+            if qa.ndim > 1 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+                return None
+            qs, qshape = [float(v) for v in qa.ravel()], qa.shape
+        core = [1 if d in axes else int(s) for d, s in enumerate(xs.shape) if keep or
+                d not in axes]
+        if tuple(os_.shape) != tuple(qshape) + tuple(core):
+            return None
+        dt, xdt = _dt(os_.dtype), _dt(xs.dtype)
+        nan_check = xs.dtype.kind == "f"
+
+        def value(j, q):
+            s = f"{out}_s"
+            if q is None:                       # the median: the mean of the middle values
+                if n % 2:
+                    return f"{dt}({s}[{(n - 1) // 2}])"
+                a, b = f"{dt}({s}[{n // 2 - 1}])", f"{dt}({s}[{n // 2}])"
+                return f"({a} + {b}) / {dt}(2)"
+            spot = _quantile_spots(q, n, "lower" if whole else method)
+            if spot[0] == "take":
+                return f"{dt}({s}[{spot[1]}])"
+            _, p, nx, t = spot
+            a, b = f"{s}[{p}]", f"{s}[{nx}]"
+            d = f"{dt}({xdt}({b} - {a}))"
+            if t >= 0.5:
+                return f"{dt}({b}) - {d} * {dt}({1 - t!r})"
+            return f"{dt}({a}) + {d} * {dt}({t!r})"
+
+        def per_lane(kept):
+            lines = []
+            for j, q in enumerate(qs):
+                at = ([str(j)] if qshape else []) + (
+                    [("0" if d in axes else f"{out}_i{d}") for d in range(xs.ndim)]
+                    if keep else kept)
+                target = f"{out}[{', '.join(at)}]" if at else out
+                val = value(j, q)
+                if nan_check:
+                    val = f"{dt}({out}_s[{n - 1}]) if np.isnan({out}_s[{n - 1}]) else {val}"
+                lines.append(f"{target} = {val}")
+            return lines
+        head = [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] if os_.shape else []
+        return head + _lanes(lw, x, axes, out, per_lane)
     return form
+
+
+def quantile_mask(lw, eqn):
+    """rt.quantile_mask for a constant q (a number or a vector), over every element or along
+    axes: in each lane, the two order statistics around q (n - 1) (rt's _positions), each
+    weight shared among the lane's entries equal to it (computed in float64, then in the
+    result dtype); a vector q puts its entries on a leading axis."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    q = _const(eqn, "q")
+    method = _const(eqn, "method", "linear")
+    if q is _NOT_CONST or np.ndim(q) > 1 or not xs.shape or 0 in xs.shape or \
+            method not in ("linear", "lower", "higher", "nearest", "midpoint") or \
+            os_.shape != np.shape(q) + tuple(xs.shape):
+        return None
+    axes = _reduced_axes(eqn, xs.ndim)
+    if axes is None:
+        return None
+    n = int(np.prod([xs.shape[d] for d in axes], dtype=np.int64))
+    spots = [SA._positions(v, n, method) for v in np.ravel(np.asarray(q, dtype=np.float64))]
+    lead = [str(j) for j in range(len(spots))] if np.ndim(q) else [None]
+    dt = _dt(os_.dtype)
+    names = [f"{out}_i{d}" for d in range(xs.ndim)]
+
+    def per_lane(kept):
+        # the lane's entries again, in x's order: where each equals the statistic
+        at = ", ".join(names)
+        walk, d2 = [], 0
+        for d in axes:
+            walk.append("    " * d2 + f"for {names[d]} in range({int(xs.shape[d])}):")
+            d2 += 1
+        pad = "    " * d2
+        lines = []
+        for j, (lo, hi, frac) in zip(lead, spots):
+            lo, hi, f = int(lo), int(hi), float(frac)
+            dest = at if j is None else f"{j}, {at}"
+            lines += [f"{out}_lo = {out}_s[{lo}]", f"{out}_hi = {out}_s[{hi}]",
+                      f"{out}_nlo = 0", f"{out}_nhi = 0"]
+            lines += walk + [pad + f"{out}_nlo += {lw.fmt(x)}[{at}] == {out}_lo",
+                             pad + f"{out}_nhi += {lw.fmt(x)}[{at}] == {out}_hi"]
+            lines += walk + [
+                pad + f"{out}[{dest}] = {dt}({1.0 - f!r} * (({lw.fmt(x)}[{at}] == {out}_lo) / "
+                f"np.float64({out}_nlo)) + {f!r} * (({lw.fmt(x)}[{at}] == {out}_hi) / "
+                f"np.float64({out}_nhi)))"]
+        return lines
+    return [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] + \
+        _lanes(lw, x, axes, out, per_lane)
+
+
+def _quantile_weights(lw, eqn, w):
+    """(nq, the reduced axes of x, x's shape) for rt.quantile_vjp / _jvp of a vector q."""
+    q, ws = _const(eqn, "q"), lw.av(w)
+    if q is _NOT_CONST or np.ndim(q) != 1 or ws is None or ws.ndim < 2 or \
+            _const(eqn, "keepdims", False) not in (True, False):
+        return None
+    xshape = tuple(int(d) for d in ws.shape[1:])
+    axes = _reduced_axes(eqn, len(xshape))
+    if axes is None or ws.shape[0] != np.shape(q)[0]:
+        return None
+    return int(ws.shape[0]), axes, xshape
+
+
+def _reduced_at(names, axes, keep):
+    return [("0" if d in axes else v) for d, v in enumerate(names) if keep or d not in axes]
+
+
+def quantile_vjp(lw, eqn):
+    """rt.quantile_vjp for a vector q: each entry of x gets sum_j ct[j, its lane] w[j, it]."""
+    ct, w, out = eqn.args["ct"], eqn.args["w"], eqn.out
+    spec, os_ = _quantile_weights(lw, eqn, w), lw.avals[out]
+    if spec is None or lw.av(ct) is None:
+        return None
+    nq, axes, xshape = spec
+    if os_.shape != xshape:
+        return None
+    keep = _const(eqn, "keepdims", False)
+
+    def body(names):
+        cat = ", ".join([names[0]] + _reduced_at(names[1:], axes, keep))
+        return [f"{out}[{', '.join(names[1:])}] += {lw.fmt(ct)}[{cat}] * "
+                f"{lw.fmt(w)}[{', '.join(names)}]"]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+        _loops(out, (nq,) + xshape, body)
+
+
+def quantile_jvp(lw, eqn):
+    """rt.quantile_jvp for a vector q: sum over each lane of w * t, per entry of q."""
+    t, w, out = eqn.args["t"], eqn.args["w"], eqn.out
+    spec, os_ = _quantile_weights(lw, eqn, w), lw.avals[out]
+    if spec is None or lw.av(t) is None or lw.av(t).shape != spec[2]:
+        return None
+    nq, axes, xshape = spec
+    keep = _const(eqn, "keepdims", False)
+
+    def body(names):
+        oat = ", ".join([names[0]] + _reduced_at(names[1:], axes, keep))
+        return [f"{out}[{oat}] += {lw.fmt(w)}[{', '.join(names)}] * "
+                f"{lw.fmt(t)}[{', '.join(names[1:])}]"]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+        _loops(out, (nq,) + xshape, body)
 
 
 def trace(lw, eqn):
@@ -649,26 +865,6 @@ def trace(lw, eqn):
     return [f"{out} = {_dt(os_.dtype)}(0)",       # (Numba's np.trace takes floats only)
             f"for {i} in range({n}):",
             f"    {out} += {lw.fmt(x)}[{i} + {r0}, {i} + {c0}]"]
-
-
-def quantile_mask(lw, eqn):
-    """rt.quantile_mask of every element (no axis) for one constant q: the two order
-    statistics around q (n - 1), each weight shared among the entries equal to it."""
-    x, out = eqn.args["x"], eqn.out
-    xs, os_ = lw.av(x), lw.avals[out]
-    q = _const(eqn, "q")
-    method = _const(eqn, "method", "linear")
-    if _const(eqn, "axis") is not None or q is _NOT_CONST or np.ndim(q) or not xs.shape or \
-            0 in xs.shape or method not in ("linear", "lower", "higher", "nearest", "midpoint"):
-        return None
-    lo, hi, frac = SA._positions(q, int(np.prod(xs.shape)), method)
-    lo, hi, f = int(lo), int(hi), float(frac)
-    s, a, b = f"{out}_sorted", f"{out}_lo", f"{out}_hi"
-    return [f"{s} = np.sort({lw.fmt(x)}.ravel())",
-            f"{a} = {lw.fmt(x)} == {s}[{lo}]",
-            f"{b} = {lw.fmt(x)} == {s}[{hi}]",
-            f"{out} = ({1.0 - f!r} * {a} / np.sum({a}) + {f!r} * {b} / np.sum({b}))"
-            f".astype({_dt(os_.dtype)})"]
 
 
 def einsum(lw, eqn):
@@ -1411,3 +1607,176 @@ def copyltu_t(lw, eqn):
         f"for {j} in range({i}):",
         f"    {out}[{m}{i}, {j}] = {x}[{m}{i}, {j}] + {x}[{m}{j}, {i}]",
         f"{out}[{m}{i}, {i}] = {x}[{m}{i}, {i}]"])
+
+
+# ---- np.kron, np.rot90, np.split / np.array_split pieces (issue 22) ----------------------------
+
+
+def _kron_shapes(lw, x, y):
+    """The shapes of np.kron's operands padded with leading 1s to the same rank, or None."""
+    xs, ys = lw.av(x), lw.av(y)
+    if xs is None or ys is None:
+        return None
+    nd = max(xs.ndim, ys.ndim)
+    return (tuple([1] * (nd - xs.ndim) + [int(d) for d in xs.shape]),
+            tuple([1] * (nd - ys.ndim) + [int(d) for d in ys.shape]), xs.ndim, ys.ndim)
+
+
+def _kron_index(names, sa, sb, na, nb):
+    """The indices of x and y that the element at `names` of np.kron(x, y) multiplies."""
+    nd = len(sa)
+    ia = [f"{v} // {b}" for v, b in zip(names, sb)][nd - na:]
+    ib = [f"{v} % {b}" for v, b in zip(names, sb)][nd - nb:]
+    return ", ".join(ia), ", ".join(ib)
+
+
+def kron(lw, eqn):
+    """np.kron: each element of the result is x[o // shape(y)] * y[o % shape(y)] (both cast
+    to the result dtype, as NumPy's outer product multiplies)."""
+    x, y, out = eqn.args["x"], eqn.args["y"], eqn.out
+    shapes, os_ = _kron_shapes(lw, x, y), lw.avals[out]
+    if shapes is None or not os_.shape:
+        return None
+    sa, sb, na, nb = shapes
+    dt = _dt(os_.dtype)
+
+    def body(names):
+        ia, ib = _kron_index(names, sa, sb, na, nb)
+        xa = f"{lw.fmt(x)}[{ia}]" if na else lw.fmt(x)
+        yb = f"{lw.fmt(y)}[{ib}]" if nb else lw.fmt(y)
+        return [f"{out}[{', '.join(names)}] = {dt}({xa}) * {dt}({yb})"]
+    return [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] + _loops(out, os_.shape, body)
+
+
+def kron_vjp(side):
+    """rt.kron_vjp_left (side 0) / rt.kron_vjp_right (side 1): each element of ct times the
+    other operand's element it multiplied, added to the element of this one."""
+    def form(lw, eqn):
+        ct, x, y, out = eqn.args["ct"], eqn.args["x"], eqn.args["y"], eqn.out
+        shapes, cs, os_ = _kron_shapes(lw, x, y), lw.av(ct), lw.avals[out]
+        if shapes is None or cs is None or not cs.shape or not os_.shape:
+            return None
+        sa, sb, na, nb = shapes
+        if cs.shape != tuple(a * b for a, b in zip(sa, sb)):
+            return None
+        dt = _dt(os_.dtype)
+
+        def body(names):
+            ia, ib = _kron_index(names, sa, sb, na, nb)
+            mine, other, on = (ia, ib, nb) if side == 0 else (ib, ia, na)
+            o = lw.fmt(y if side == 0 else x)
+            o = f"{o}[{other}]" if on else o
+            return [f"{out}[{mine}] += {lw.fmt(ct)}[{', '.join(names)}] * {o}"]
+        return [f"{out} = np.zeros({_shape(os_.shape)}, {dt})"] + _loops(out, cs.shape, body)
+    return form
+
+
+def rot90(lw, eqn):
+    """np.rot90 with a constant k and axes: flips and a transpose of x (a view, as NumPy's)."""
+    x = eqn.args["x"]
+    xs, k, axes = lw.av(x), _const(eqn, "k", 1), _const(eqn, "axes", (0, 1))
+    if xs is None or xs.ndim < 2 or not isinstance(k, (int, np.integer)) or \
+            isinstance(k, (bool, np.bool_)) or not isinstance(axes, (tuple, list)) or \
+            len(axes) != 2 or any(not isinstance(a, (int, np.integer)) or
+                                  not -xs.ndim <= a < xs.ndim for a in axes):
+        return None
+    a0, a1 = (int(a) % xs.ndim for a in axes)
+    if a0 == a1:
+        return None
+    k = int(k) % 4
+
+    def flipped(text, along):
+        return f"{text}[{', '.join('::-1' if d in along else ':' for d in range(xs.ndim))}]"
+    if k == 0:
+        return f"{lw.fmt(x)}[{', '.join([':'] * xs.ndim)}]"
+    if k == 2:
+        return flipped(lw.fmt(x), (a0, a1))
+    perm = list(range(xs.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:      # NumPy: transpose(flip(m, axes[1]), perm)
+        return f"np.transpose({flipped(lw.fmt(x), (a1,))}, {tuple(perm)})"
+    return flipped(f"np.transpose({lw.fmt(x)}, {tuple(perm)})", (a1,))   # k == 3
+
+
+def _split_bounds(lw, eqn, xs):
+    """(axis, start, stop) of piece k of np.split / np.array_split along a constant axis
+    with constant sections or indices, or None (NumPy raises for an uneven np.split: no
+    form, so the NumPy version raises it)."""
+    ios, k, even = _const(eqn, "indices_or_sections"), _const(eqn, "k", 0), \
+        _const(eqn, "even", True)
+    axis = _const(eqn, "axis", 0)
+    if xs is None or not xs.shape or ios is _NOT_CONST or not isinstance(k, int) or \
+            even not in (True, False):
+        return None
+    if axis == "h":         # np.hsplit: axis 1, or 0 of a vector
+        axis = 1 if xs.ndim > 1 else 0
+    ax = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if ax is None:
+        return None
+    n = int(xs.shape[ax])
+    if isinstance(ios, (int, np.integer)) and not isinstance(ios, (bool, np.bool_)):
+        parts = int(ios)
+        if parts <= 0 or (even and n % parts):
+            return None
+        each, extra = divmod(n, parts)
+        cuts = [0] + [each + 1] * extra + [each] * (parts - extra)
+        bounds = np.cumsum(cuts).tolist()
+    else:
+        try:
+            idx = [int(v) for v in ios]
+        except (TypeError, ValueError):
+            return None
+        bounds = [0] + idx + [n]
+    if not 0 <= k < len(bounds) - 1:
+        return None
+    lo, hi = bounds[k], bounds[k + 1]
+    # NumPy slices x[lo:hi] (negative or past-the-end bounds as Python slices do)
+    lo, hi, _ = slice(lo, hi).indices(n)
+    return ax, lo, max(lo, hi)
+
+
+def split_part(lw, eqn):
+    """rt.split_part: piece k of np.split / np.array_split, a slice of x (a view, as
+    NumPy's)."""
+    x = eqn.args["x"]
+    xs = lw.av(x)
+    b = _split_bounds(lw, eqn, xs)
+    if b is None:
+        return None
+    ax, lo, hi = b
+    return f"{lw.fmt(x)}[{_at(ax, xs.ndim, f'{lo}:{hi}')}]"
+
+
+def split_part_vjp(lw, eqn):
+    """rt.split_part_vjp: zeros of x's shape with ct where piece k lies."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    b = _split_bounds(lw, eqn, xs)
+    if b is None or os_.shape != xs.shape:
+        return None
+    ax, lo, hi = b
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})",
+            f"{out}[{_at(ax, xs.ndim, f'{lo}:{hi}')}] = {lw.fmt(ct)}"]
+
+
+def ptp(lw, eqn):
+    """np.ptp over every element or along axes: the lane's max minus its min in x's dtype
+    (NaN where the lane holds one; integers wrap as NumPy's subtraction does)."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    keep = _const(eqn, "keepdims", False)
+    if xs is None or not xs.shape or 0 in xs.shape or xs.dtype.kind not in "fiu" or \
+            _const(eqn, "out") is not None or keep not in (True, False) or \
+            os_.dtype != xs.dtype:
+        return None
+    axes = _reduced_axes(eqn, xs.ndim)
+    if axes is None:
+        return None
+    dt = _dt(os_.dtype)
+
+    def per_lane(kept):
+        at = [("0" if d in axes else f"{out}_i{d}") for d in range(xs.ndim)] if keep else kept
+        target = f"{out}[{', '.join(at)}]" if at else out
+        return [f"{target} = {dt}(np.max({out}_lane) - np.min({out}_lane))"]
+    head = [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] if os_.shape else []
+    return head + _lanes(lw, x, axes, out, per_lane, sort=False)

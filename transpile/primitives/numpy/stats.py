@@ -146,15 +146,18 @@ defprim("quantile_mask", SA.quantile_mask, "rt.quantile_mask", "x, q, axis=None,
         nondiff=True, batch=MASK, numba=NF.quantile_mask)
 quantile_jvp = defprim("quantile_jvp", SA.quantile_jvp, "rt.quantile_jvp",
                        "t, w, q, axis=None, keepdims=False", shape_args=("q",), linear=("t",),
-                       batch=per_example, vjp={"t": "rt.quantile_vjp(g, w, q, axis, keepdims)"})
+                       batch=per_example, vjp={"t": "rt.quantile_vjp(g, w, q, axis, keepdims)"},
+                       numba=NF.quantile_jvp)
 quantile_vjp = defprim("quantile_vjp", SA.quantile_vjp, "rt.quantile_vjp",
                        "ct, w, q, axis=None, keepdims=False", shape_args=("q",), linear=("ct",),
-                       batch=per_example, vjp={"ct": "rt.quantile_jvp(g, w, q, axis, keepdims)"})
+                       batch=per_example, vjp={"ct": "rt.quantile_jvp(g, w, q, axis, keepdims)"},
+                       numba=NF.quantile_vjp)
 
 # ptp = max - min: the cotangent goes to the maximal entries and, negated, to the minimal ones
 _SPREAD = ("(rt.extremum_mask(x, np.max(x, axis=axis, keepdims=keepdims), axis, keepdims) - "
            "rt.extremum_mask(x, np.min(x, axis=axis, keepdims=keepdims), axis, keepdims))")
 ptp = defprim("ptp", np.ptp, "np.ptp", "x, axis=None, out=None, keepdims=False", batch=REDUCE,
+              numba=NF.ptp,
               vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * {_SPREAD}"},
               jvp={"x": f"np.sum(x_dot * {_SPREAD}, axis=axis, keepdims=keepdims)"})
 
