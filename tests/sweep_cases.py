@@ -424,13 +424,13 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
 for _p in ('select gradient vstack '
-           'diagonal trace sort '
+           'sort '
            'inner tensordot linspace vdot float_power nansum').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)
 JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
-for _p in ('cov corrcoef cross '
+for _p in ('cross '
            'polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 for _p in ('eig eigvals matrix_power').split():

@@ -1780,3 +1780,257 @@ def ptp(lw, eqn):
         return [f"{target} = {dt}(np.max({out}_lane) - np.min({out}_lane))"]
     head = [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] if os_.shape else []
     return head + _lanes(lw, x, axes, out, per_lane, sort=False)
+
+
+# ---- np.cov, np.corrcoef (issue 22) -----------------------------------------------------------
+
+
+def _const_vector(eqn, name):
+    """A constant 1-D argument as float64 values, None when absent, or _NOT_CONST."""
+    v = _const(eqn, name)
+    if v is None or v is _NOT_CONST:
+        return v
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        return _NOT_CONST
+    return a if a.ndim == 1 else _NOT_CONST
+
+
+def _cov_rows(lw, a, rowvar, is_m):
+    """(rows, observations, transposed) of np.cov's observation matrix from m or y."""
+    av = lw.av(a)
+    if av is None or av.ndim not in (1, 2) or av.dtype.kind not in "biuf":
+        return None
+    if av.ndim == 1:
+        return 1, int(av.shape[0]), False
+    r, c = (int(d) for d in av.shape)
+    # NumPy: m is transposed when not rowvar (and 2-D); y when not rowvar and of >1 rows
+    flip = not rowvar and (is_m or r != 1)
+    return (c, r, True) if flip else (r, c, False)
+
+
+def _cov_body(lw, eqn, m_name, out):
+    """Lines binding `{out}_c`, np.cov's 2-D matrix (float64), as NumPy computes it: the
+    observation matrix X (m's rows, then y's), each row less its (weighted) mean, X @ (X w)^T
+    times 1 / fact; or None. Weights must be constants (NumPy's checks of them then run
+    here, at generation: invalid ones have no form, and the NumPy version raises)."""
+    m, y = eqn.args[m_name], eqn.args.get("y", Const(None))
+    rowvar, bias = _const(eqn, "rowvar", True), _const(eqn, "bias", False)
+    ddof, dtype = _const(eqn, "ddof"), _const(eqn, "dtype")
+    if rowvar not in (True, False) or bias not in (True, False, 0, 1) or \
+            ddof is _NOT_CONST or dtype is not None or not isinstance(m, Var):
+        return None
+    if ddof is not None and (not isinstance(ddof, (int, np.integer)) or
+                             isinstance(ddof, bool)):
+        return None
+    parts = [(m, _cov_rows(lw, m, rowvar, True))]
+    if not (isinstance(y, Const) and y.value is None):
+        if not isinstance(y, Var):
+            return None
+        parts.append((y, _cov_rows(lw, y, rowvar, False)))
+    if any(p is None for _, p in parts) or len({p[1] for _, p in parts}) != 1:
+        return None
+    nv, nobs = sum(p[0] for _, p in parts), parts[0][1][1]
+    if nv == 0:
+        return None
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    fw, aw = _const_vector(eqn, "fweights"), _const_vector(eqn, "aweights")
+    if fw is _NOT_CONST or aw is _NOT_CONST:
+        return None
+    w = None
+    if fw is not None:
+        if fw.shape != (nobs,) or not np.all(fw == np.around(fw)) or (fw < 0).any():
+            return None
+        w = fw
+    if aw is not None:
+        if aw.shape != (nobs,) or (aw < 0).any():
+            return None
+        w = aw if w is None else w * aw
+    if w is None:
+        fact = nobs - ddof
+    else:
+        w_sum = np.sum(w)
+        fact = w_sum if ddof == 0 else w_sum - ddof if aw is None else \
+            w_sum - ddof * np.sum(w * aw) / w_sum
+    if not fact > 0:        # NumPy warns (and divides by 0): left to the NumPy version
+        return None
+    X, i = f"{out}_X", f"{out}_i"
+    lines = [f"{X} = np.empty(({nv}, {nobs}), np.float64)"]
+    row = 0
+    for a, (r, _, flip) in parts:
+        src = _cast_to(lw, a, np.dtype(np.float64))
+        src = f"{src}.T" if flip else src
+        lines.append(f"{X}[{row}:{row + r}, :] = {src}" if lw.av(a).ndim == 2 else
+                     f"{X}[{row}, :] = {src}")
+        row += r
+    if w is None:
+        lines += [f"for {i} in range({nv}):",
+                  f"    {X}[{i}, :] -= np.sum({X}[{i}, :]) / {nobs}",
+                  f"{out}_c = np.dot({X}, np.ascontiguousarray({X}.T)) * {1 / fact!r}"]
+    else:
+        wt = f"np.array([{', '.join(repr(float(v)) for v in w)}])"
+        lines += [f"{out}_w = {wt}",
+                  f"for {i} in range({nv}):",
+                  f"    {X}[{i}, :] -= np.sum({X}[{i}, :] * {out}_w) / {float(np.sum(w))!r}",
+                  f"{out}_c = np.dot({X}, np.ascontiguousarray(({X} * {out}_w).T)) * "
+                  f"{1 / float(fact)!r}"]
+    return lines, nv
+
+
+def cov(lw, eqn):
+    """np.cov (see _cov_body), squeezed as NumPy's: a scalar for one variable."""
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    body = _cov_body(lw, eqn, "m", out) if os_.dtype == np.float64 else None
+    if body is None:
+        return None
+    lines, nv = body
+    if os_.shape != ((nv, nv) if nv > 1 else ()):
+        return None
+    return lines + [f"{out} = {out}_c" if nv > 1 else f"{out} = {out}_c[0, 0]"]
+
+
+def corrcoef(lw, eqn):
+    """np.corrcoef: np.cov's matrix divided by the standard deviations of its rows, then of
+    its columns, clipped to [-1, 1] (NaN kept); for one variable, c / c."""
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    body = _cov_body(lw, eqn, "x", out) if os_.dtype == np.float64 else None
+    if body is None:
+        return None
+    lines, nv = body
+    if nv == 1:
+        return lines + [f"{out} = {out}_c[0, 0] / {out}_c[0, 0]"] if os_.shape == () else None
+    if os_.shape != (nv, nv):
+        return None
+    i, j, v = f"{out}_i", f"{out}_j", f"{out}_v"
+    return lines + [
+        f"{out}_sd = np.sqrt(np.diag({out}_c).copy())",
+        f"{out} = {out}_c",
+        f"for {i} in range({nv}):",
+        f"    for {j} in range({nv}):",
+        f"        {v} = {out}[{i}, {j}] / {out}_sd[{i}] / {out}_sd[{j}]",
+        f"        if {v} > 1.0:",
+        f"            {v} = 1.0",
+        f"        elif {v} < -1.0:",
+        f"            {v} = -1.0",
+        f"        {out}[{i}, {j}] = {v}"]
+
+
+def _diagonal_spec(lw, eqn, x):
+    """(offset, transposed) of np.diagonal of a matrix along its two axes, or None."""
+    xs = lw.av(x)
+    k, a1, a2 = _const(eqn, "offset", 0), _const(eqn, "axis1", 0), _const(eqn, "axis2", 1)
+    if xs is None or xs.ndim != 2 or not isinstance(k, (int, np.integer)) or \
+            isinstance(k, (bool, np.bool_)) or _axis(a1, 2) is None or _axis(a2, 2) is None \
+            or _axis(a1, 2) == _axis(a2, 2):
+        return None
+    return int(k), _axis(a1, 2) == 1
+
+
+def diagonal(lw, eqn):
+    """np.diagonal of a matrix: Numba's np.diag with the offset (a copy: NumPy's read-only
+    view is never written through, `view="opaque"`)."""
+    x = eqn.args["x"]
+    spec = _diagonal_spec(lw, eqn, x)
+    if spec is None:
+        return None
+    k, flip = spec
+    return f"np.diag({lw.fmt(x)}{'.T' if flip else ''}, {k})"
+
+
+def diagonal_vjp(lw, eqn):
+    """rt.diagonal_vjp of a matrix: zeros of x's shape with ct on that diagonal."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    spec, xs, os_, cs = _diagonal_spec(lw, eqn, x), lw.av(x), lw.avals[out], lw.av(ct)
+    if spec is None or cs is None or cs.ndim != 1:
+        return None
+    k, flip = spec
+    rows, cols = (int(d) for d in (xs.shape[::-1] if flip else xs.shape))
+    count = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    if cs.shape[0] not in (1, count):       # (a length of 1 broadcasts, as NumPy's write)
+        return None
+    r0, c0 = (max(k, 0), max(-k, 0)) if flip else (max(-k, 0), max(k, 0))
+    i = f"{out}_i"
+    return [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})",
+            f"for {i} in range({count}):",
+            f"    {out}[{i} + {r0}, {i} + {c0}] = "
+            f"{lw.fmt(ct)}[{i if cs.shape[0] == count else 0}]"]
+
+
+def _cov_layout(lw, eqn):
+    """[(argument, rows, transposed)] of np.cov's observation matrix (m, then y), for the
+    helpers of np.cov's rules, or None."""
+    rowvar = _const(eqn, "rowvar", True)
+    m, y = eqn.args["m"], eqn.args.get("y", Const(None))
+    if rowvar not in (True, False) or not isinstance(m, Var):
+        return None
+    parts = [(m, _cov_rows(lw, m, rowvar, False))]
+    if not (isinstance(y, Const) and y.value is None):
+        if not isinstance(y, Var):
+            return None
+        parts.append((y, _cov_rows(lw, y, rowvar, False)))
+    if any(p is None for _, p in parts):
+        return None
+    return [(a, p[0], p[2]) for a, p in parts]
+
+
+def cov_obs_part(lw, eqn):
+    """rt.cov_obs_part(t, m, y, rowvar, which): t's rows (as np.cov lays out m or y: at the
+    top for which=0, below m's for which=1) in zeros of the observation matrix's shape."""
+    t, out = eqn.args["t"], eqn.out
+    layout, which, os_ = _cov_layout(lw, eqn), _const(eqn, "which", 0), lw.avals[out]
+    if layout is None or which not in (0, 1) or which >= len(layout) or \
+            lw.av(t) is None or os_.ndim != 2:
+        return None
+    start = 0 if which == 0 else layout[0][1]
+    a, r, flip = layout[which]
+    if lw.av(t).shape != lw.av(a).shape:
+        return None
+    src = f"{_cast_to(lw, t, os_.dtype)}{'.T' if flip else ''}"
+    place = f"{out}[{start}:{start + r}, :] = {src}" if lw.av(a).ndim == 2 else \
+        f"{out}[{start}, :] = {src}"
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})", place]
+
+
+def cov_obs_vjp(lw, eqn):
+    """rt.cov_obs_vjp(ct, m, y, rowvar, which): the rows of ct that came from m (which=0) or
+    y (which=1), in that argument's shape."""
+    ct, out = eqn.args["ct"], eqn.out
+    layout, which, os_ = _cov_layout(lw, eqn), _const(eqn, "which", 0), lw.avals[out]
+    cs = lw.av(ct)
+    if layout is None or which not in (0, 1) or which >= len(layout) or cs is None or \
+            cs.ndim != 2:
+        return None
+    start = 0 if which == 0 else layout[0][1]
+    a, r, flip = layout[which]
+    if os_.shape != lw.av(a).shape:
+        return None
+    block = f"{lw.fmt(ct)}[{start}:{start + r}, :]"
+    block = f"{block}.T" if flip else block
+    text = f"np.ascontiguousarray({block}).reshape({_shape(os_.shape)})" if os_.shape else None
+    if text is None:
+        return None
+    return text if cs.dtype == os_.dtype else f"{text}.astype({_dt(os_.dtype)})"
+
+
+def cov_constant(fn):
+    """rt.cov_weights / rt.cov_norm: they read m's shape and constant weights only, so they
+    are computed now (with NumPy, as the runtime helper) and written as constants."""
+    def form(lw, eqn):
+        vals = {}
+        for k, a in eqn.args.items():
+            if isinstance(a, Const):
+                vals[k] = a.value
+            elif lw.av(a) is not None and k in ("m", "y"):
+                vals[k] = np.zeros(lw.av(a).shape, lw.av(a).dtype)
+            else:
+                return None
+        try:
+            v = fn(**vals)
+        except Exception:       # (invalid arguments: the NumPy version raises)
+            return None
+        os_ = lw.avals[eqn.out]
+        if np.ndim(v) == 0:
+            return f"{_dt(os_.dtype)}({float(v)!r})"
+        return f"np.array([{', '.join(repr(float(u)) for u in np.ravel(v))}], {_dt(os_.dtype)})"
+    return form

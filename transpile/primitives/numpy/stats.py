@@ -241,20 +241,21 @@ _vjp, _jvp = _cov_rules("m", True, lambda c, which: c.vjp("g", which),
                         lambda c, t, which: f"np.reshape({c.jvp(t, which)}, np.shape(ans))")
 cov = defprim("cov", np.cov, "np.cov", "m, y=None, rowvar=True, bias=False, ddof=None, "
               "fweights=None, aweights=None, *, dtype=None",
-              batch=per_example, vjp=_vjp, jvp=_jvp)
+              batch=per_example, vjp=_vjp, jvp=_jvp, numba=NF.cov)
 cov_obs_part = defprim("cov_obs_part", SA.cov_obs_part, "rt.cov_obs_part",
                        "t, m, y=None, rowvar=True, which=0", shape_args=("m", "y"),
-                       linear=("t",), batch=per_example,
+                       linear=("t",), batch=per_example, numba=NF.cov_obs_part,
                        vjp={"t": "rt.cov_obs_vjp(g, m, y, rowvar, which)"})
 cov_obs_vjp = defprim("cov_obs_vjp", SA.cov_obs_vjp, "rt.cov_obs_vjp",
                       "ct, m, y=None, rowvar=True, which=0", shape_args=("m", "y"),
-                      linear=("ct",), batch=per_example,
+                      linear=("ct",), batch=per_example, numba=NF.cov_obs_vjp,
                       vjp={"ct": "rt.cov_obs_part(g, m, y, rowvar, which)"})
 defprim("cov_weights", SA.cov_weights, "rt.cov_weights",
-        "m, rowvar=True, fweights=None, aweights=None", nondiff=True, batch=per_example)
+        "m, rowvar=True, fweights=None, aweights=None", nondiff=True, batch=per_example,
+        numba=NF.cov_constant(SA.cov_weights))
 defprim("cov_norm", SA.cov_norm, "rt.cov_norm",
         "m, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None", nondiff=True,
-        batch=per_example)
+        batch=per_example, numba=NF.cov_constant(SA.cov_norm))
 
 # corrcoef: R = C / (s s^T), s = sqrt(diag C); dR = dC / (s s^T) - R (a 1^T + 1 a^T) with
 # a = diag(dC) / (2 s^2), whose transpose gives C's cotangent G / (s s^T) - diag(b),
@@ -277,4 +278,4 @@ def _corr_jvp(c, t, which):
 
 _vjp, _jvp = _cov_rules("x", False, _corr_vjp, _corr_jvp)
 corrcoef = defprim("corrcoef", np.corrcoef, "np.corrcoef", "x, y=None, rowvar=True, *, dtype=None",
-                   batch=per_example, vjp=_vjp, jvp=_jvp)
+                   batch=per_example, vjp=_vjp, jvp=_jvp, numba=NF.corrcoef)
