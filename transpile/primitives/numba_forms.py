@@ -1390,7 +1390,9 @@ def qr_part(pick):
         src = _lapack_in(lw, eqn.args["x"])
         if src is None or 0 in lw.av(eqn.args["x"]).shape:
             return None
-        return _in_result_dtype(lw, eqn, f"np.linalg.qr({src})[{pick}]")
+        # (Q: a contiguous copy of Numba's slice of a Fortran array, which np.dot would warn of)
+        text = f"np.linalg.qr({src})[{pick}]"
+        return _in_result_dtype(lw, eqn, f"np.ascontiguousarray({text})" if pick == 0 else text)
     return form
 
 
