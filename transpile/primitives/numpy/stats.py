@@ -127,9 +127,19 @@ def _q_rules(fn, per):
 
 
 def _percent(eqn):
-    """np.percentile's q as a fraction (written out when it is a constant)."""
+    """np.percentile's q as a fraction (written out when it is a constant: NumPy's
+    true_divide(q, 100), so jit's forms see the constant)."""
     q = eqn.args["q"]
-    return repr(float(q.value) / 100) if _scalar_q(eqn) else "np.asarray(q) / 100"
+    if _scalar_q(eqn):
+        return repr(float(q.value) / 100)
+    if isinstance(q, Const):
+        try:
+            frac = np.true_divide(np.asarray(q.value, dtype=np.float64), 100)
+        except (TypeError, ValueError):
+            frac = None
+        if frac is not None and frac.ndim == 1:
+            return "(" + "".join(f"{float(v)!r}, " for v in frac) + ")"
+    return "np.asarray(q) / 100"
 
 
 _vjp, _jvp = _order_rules(lambda eqn: "0.5", "'linear'")
