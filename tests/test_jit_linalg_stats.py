@@ -294,6 +294,30 @@ def test_split_and_array_split_unpacked_or_iterated():
     run(split_columns, x, exact=True)
 
 
+def vsplit_first(x):
+    return np.vsplit(x, 2)[0]
+
+
+def dsplit_first(x):
+    return np.dsplit(x, 2)[0]
+
+
+def test_vsplit_and_dsplit_of_too_few_dimensions_raise_as_numpy():
+    """np.vsplit of a vector used to split it along axis 0 (NumPy raises), under jit and
+    grad: silently a value where NumPy has none."""
+    for f, x in ((vsplit_first, np.arange(4.0)), (dsplit_first, np.ones((2, 4)))):
+        with pytest.raises(ValueError, match="only works on arrays of"):
+            f(x)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TranspileWarning)
+            with pytest.raises(ValueError, match="only works on arrays of"):
+                jit(f, wait=True)(x)
+        with pytest.raises(ValueError, match="only works on arrays of"):
+            grad(lambda v: np.sum(f(v)))(x)
+    run(vsplit_first, np.ones((4, 2)), exact=True)
+    run(dsplit_first, np.arange(8.0).reshape(1, 2, 4), exact=True)
+
+
 def test_uneven_split_raises_as_numpy():
     def f(x):
         a, b = np.split(x, 2)

@@ -1710,8 +1710,11 @@ def _split_bounds(lw, eqn, xs):
     if xs is None or not xs.shape or ios is _NOT_CONST or not isinstance(k, int) or \
             even not in (True, False):
         return None
-    if axis == "h":         # np.hsplit: axis 1, or 0 of a vector
-        axis = 1 if xs.ndim > 1 else 0
+    if axis in AA.SPLIT_KINDS:     # np.hsplit / vsplit / dsplit (too few dimensions: NumPy's
+        least, fixed = AA.SPLIT_KINDS[axis]         # error, from the NumPy version)
+        if xs.ndim < least:
+            return None
+        axis = fixed if fixed is not None else (1 if xs.ndim > 1 else 0)
     ax = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
     if ax is None:
         return None

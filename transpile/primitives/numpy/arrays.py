@@ -145,7 +145,7 @@ split = defprim("split", np.split, "np.split", "x, indices_or_sections, axis=0",
 array_split = defprim("array_split", np.array_split, "np.array_split",
                       "x, indices_or_sections, axis=0", linear=("x",), batch=per_example)
 split.multi, array_split.multi = _split_parts(True), _split_parts(False)
-for _name, _axis in (("vsplit", 0), ("hsplit", "h"), ("dsplit", 2)):
+for _name, _axis in (("vsplit", "v"), ("hsplit", "h"), ("dsplit", "d")):
     defprim(_name, getattr(np, _name), f"np.{_name}", "x, indices_or_sections",
             linear=("x",), batch=per_example).multi = _split_parts(True, _axis)
 split_part = defprim("split_part", AA.split_part, "rt.split_part",
