@@ -411,6 +411,21 @@ def test_order_statistics_along_axes_are_numpys_bits(expr):
         run(f, arg, exact=True)
 
 
+@pytest.mark.parametrize("expr", ["np.median(x, axis=0)", "np.median(x, axis=1)",
+                                  "np.percentile(x, [3, 50, 97.5], axis=0)",
+                                  "np.quantile(x, 0.41, axis=1, method='nearest')"])
+@pytest.mark.parametrize("shape", [(40, 3), (3, 33), (17, 18)])
+def test_order_statistics_of_long_lanes(expr, shape):
+    """Lanes longer than a sorting network takes are partitioned: even and odd lengths,
+    NaN lanes and ties give NumPy's numbers exactly."""
+    f = _function(expr, 1)
+    x = rng(15).normal(size=shape)
+    nan = x.copy()
+    nan[2, 1] = np.nan
+    for arg in (x, nan, np.round(x), x.astype(np.float32)):
+        run(f, arg, exact=True)
+
+
 @pytest.mark.parametrize("expr", ["np.median(x, axis=(0, 2))",
                                   "np.quantile(x, 0.6, axis=(2, 0), keepdims=True)",
                                   "np.percentile(x, [25, 75], axis=1)"])

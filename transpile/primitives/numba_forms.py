@@ -621,16 +621,33 @@ def _reduced_axes(eqn, ndim):
     return tuple(sorted(ks))
 
 
-def _lanes(lw, x, axes, out, lines_per_lane, sort=True):
+SORT_LANES_UP_TO = 16     # a lane this short is sorted in place; a longer one partitioned
+
+
+def _lanes(lw, x, axes, out, lines_per_lane, kth=None):
     """Loops over the positions of x's kept axes; at each, the lane along the reduced axes
-    copied into `{out}_lane` and sorted into `{out}_s` (NaN last, as NumPy's sort and
-    partition; sort=False: not sorted), then `lines_per_lane(kept)` (kept: the kept axes'
-    index names)."""
+    copied into `{out}_lane`, then `lines_per_lane(kept)` (kept: the kept axes' index names).
+    With `kth` (the sorted positions the lines read), `{out}_s` holds the lane in sorted
+    order at those positions and at the last one (NaN last, as NumPy's sort and partition;
+    the last position then tells whether the lane holds a NaN): a short lane sorted by a
+    sorting network, a longer one partitioned (Numba's np.partition, as NumPy partitions)."""
     xs = lw.av(x)
     kept = [d for d in range(xs.ndim) if d not in axes]
     n = int(np.prod([xs.shape[d] for d in axes], dtype=np.int64))
     names = {d: f"{out}_i{d}" for d in range(xs.ndim)}
     lines = [f"{out}_lane = np.empty({n}, {_dt(xs.dtype)})"]
+    order = []
+    if kth is not None and n <= SORT_LANES_UP_TO:
+        # a sorting network of branch-free compare-exchanges (sort2: NaN last)
+        step = "sort2" if xs.dtype.kind == "f" else "sort2_int"
+        v = [f"{out}_v{j}" for j in range(n)]
+        order = [f"{v[j]} = {out}_lane[{j}]" for j in range(n)]
+        order += [f"{v[a]}, {v[b]} = {step}({v[a]}, {v[b]})" for a, b in _network(n)]
+        order += [f"{out}_lane[{j}] = {v[j]}" for j in range(n)] + [f"{out}_s = {out}_lane"]
+    elif kth is not None:
+        ks = sorted({int(k) % n for k in kth} | {n - 1})
+        lines.append(f"{out}_kth = np.array([{', '.join(map(str, ks))}], np.int64)")
+        order = [f"{out}_s = np.partition({out}_lane, {out}_kth)"]
     depth = 0
     for d in kept:
         lines.append("    " * depth + f"for {names[d]} in range({int(xs.shape[d])}):")
@@ -642,7 +659,7 @@ def _lanes(lw, x, axes, out, lines_per_lane, sort=True):
         d2 += 1
     at = ", ".join(names[d] for d in range(xs.ndim))
     inner += ["    " * d2 + f"{out}_lane[{out}_p] = {lw.fmt(x)}[{at}]",
-              "    " * d2 + f"{out}_p += 1"] + ([f"{out}_s = np.sort({out}_lane)"] if sort else [])
+              "    " * d2 + f"{out}_p += 1"] + order
     inner += lines_per_lane([names[d] for d in kept])
     return lines + ["    " * depth + line for line in inner]
 
@@ -744,8 +761,11 @@ def order_statistic(fn):
                     val = f"{dt}({out}_s[{n - 1}]) if np.isnan({out}_s[{n - 1}]) else {val}"
                 lines.append(f"{target} = {val}")
             return lines
+        kth = ([n // 2 - 1, n // 2] if n % 2 == 0 else [(n - 1) // 2]) if fn == "median" else \
+            [i for q in qs for i in _quantile_spots(q, n, "lower" if whole else method)[1:3]
+             if isinstance(i, int)]
         head = [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] if os_.shape else []
-        return head + _lanes(lw, x, axes, out, per_lane)
+        return head + _lanes(lw, x, axes, out, per_lane, kth)
     return form
 
 
@@ -792,8 +812,9 @@ def quantile_mask(lw, eqn):
                 f"np.float64({out}_nlo)) + {f!r} * (({lw.fmt(x)}[{at}] == {out}_hi) / "
                 f"np.float64({out}_nhi)))"]
         return lines
+    kth = [int(k) for lo, hi, _ in spots for k in (lo, hi)]
     return [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] + \
-        _lanes(lw, x, axes, out, per_lane)
+        _lanes(lw, x, axes, out, per_lane, kth)
 
 
 def _quantile_weights(lw, eqn, w):
@@ -1784,7 +1805,7 @@ def ptp(lw, eqn):
         target = f"{out}[{', '.join(at)}]" if at else out
         return [f"{target} = {dt}(np.max({out}_lane) - np.min({out}_lane))"]
     head = [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] if os_.shape else []
-    return head + _lanes(lw, x, axes, out, per_lane, sort=False)
+    return head + _lanes(lw, x, axes, out, per_lane)
 
 
 # ---- np.cov, np.corrcoef (issue 22) -----------------------------------------------------------
