@@ -5,8 +5,10 @@ with `axis=`, recurrences, Monte Carlo with `np.random`, mask and bitwise logic,
 of arguments that return None, small linear algebra, and the constructs users reach for without
 thinking (assert, import in the body, math.*, .real/.imag, chained assignment, np.ndindex,
 newaxis, np.roll/tile/repeat/cumsum/average/linspace/stack, integer-array subscripts,
-accumulators that start as an int and become a float), and least-squares fits, PCA with
-eigh/svd, Gram-Schmidt against qr, robust statistics along axes, image rotations, np.put.
+accumulators that start as an int and become a float), fancy indexing with several integer
+arrays, boolean-mask writes of arrays, sorts along an axis and arrays sized at run time, and
+least-squares fits, PCA with eigh/svd, Gram-Schmidt against qr, robust statistics along axes,
+image rotations, np.put.
 
 Each kernel is a plain module-level function, written as a NumPy user would write it and never
 adapted to transpile or Numba. KERNELS lists them as `Kernel` records:
@@ -1364,6 +1366,182 @@ def max_drawdown_loss(prices):
     return max_drawdown(prices)
 
 
+# ------------------------------------------------ fancy indexing, masks, run-time lengths ----
+# (issue 22: kernels seen in the wild that index with several integer arrays, write through
+# boolean masks, sort along an axis, or size an array by a scalar computed at run time)
+
+
+def softmax_cross_entropy(logits, labels):
+    """Mean cross-entropy of integer labels, the log-sum-exp shifted by the row maximum."""
+    m = logits.max(axis=1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(logits - m).sum(axis=1))
+    return np.mean(lse - logits[np.arange(len(labels)), labels])
+
+
+def softmax_cross_entropy_args(n):
+    r = _rng(n, 200)
+    return (r.standard_normal((n, 4)), r.integers(0, 4, n))
+
+
+def softmax_cross_entropy_loss(logits, labels):
+    return softmax_cross_entropy(logits, labels)
+
+
+def one_hot_weighted(labels, weights, k):
+    """One-hot rows scaled by a weight per row, built by writing 1.0 at (row, label)."""
+    out = np.zeros((labels.shape[0], k))
+    out[np.arange(labels.shape[0]), labels] = 1.0
+    return out * weights[:, None]
+
+
+def one_hot_weighted_args(n):
+    r = _rng(n, 201)
+    return (r.integers(0, 5, n), r.random(n), 5)
+
+
+def one_hot_weighted_loss(labels, weights, k):
+    return np.sum(one_hot_weighted(labels, weights, k) ** 2)
+
+
+def knn_regress(Xtr, ytr, Xte, k):
+    """k-nearest-neighbour regression: argsort each row of the distance matrix, average the
+    targets of the k closest (ytr indexed by a 2-D index array)."""
+    d = ((Xte[:, None, :] - Xtr[None, :, :]) ** 2).sum(axis=2)
+    idx = np.argsort(d, axis=1)[:, :k]
+    return ytr[idx].mean(axis=1)
+
+
+def knn_regress_args(n):
+    r = _rng(n, 202)
+    return (r.standard_normal((n, 3)), r.standard_normal(n), r.standard_normal((4, 3)), 3)
+
+
+def gaussian_blur_rows(img, sigma):
+    """Row-wise Gaussian blur with a kernel of 2 * int(3 * sigma) + 1 taps (its length comes
+    from a float argument), edges clamped, a scalar accumulator per pixel."""
+    r = int(3 * sigma)
+    xs = np.arange(-r, r + 1)
+    k = np.exp(-xs ** 2 / (2 * sigma ** 2))
+    k /= k.sum()
+    out = np.zeros_like(img)
+    H, W = img.shape
+    for i in range(H):
+        for j in range(W):
+            acc = 0.0
+            for t in range(-r, r + 1):
+                jj = min(max(j + t, 0), W - 1)
+                acc += k[t + r] * img[i, jj]
+            out[i, j] = acc
+    return out
+
+
+def gaussian_blur_rows_args(n):
+    return (_rng(n, 203).random((n, n + 2)), 0.9)
+
+
+def gaussian_blur_rows_loss(img, sigma):
+    return np.sum(gaussian_blur_rows(img, sigma) ** 2)
+
+
+def quadratic_roots_masked(a, b, c):
+    """The larger root of each quadratic where it is real, NaN elsewhere (a mask write of an
+    expression masked the same way)."""
+    disc = b * b - 4 * a * c
+    r = np.full(a.shape, np.nan)
+    ok = disc >= 0
+    r[ok] = (-b[ok] + np.sqrt(disc[ok])) / (2 * a[ok])
+    return r
+
+
+def quadratic_roots_masked_args(n):
+    r = _rng(n, 204)
+    return (r.random(n) + 0.5, r.standard_normal(n) * 3, r.random(n))
+
+
+def quadratic_roots_masked_loss(a, b, c):
+    r = quadratic_roots_masked(a, b, c)
+    return np.sum(np.where(np.isnan(r), 0.0, r) ** 2)
+
+
+def coo_to_dense(rows, cols, vals, shape0, shape1):
+    """A sparse COO matrix made dense (a repeated (row, col) keeps its last value, as NumPy's
+    assignment does), then a second set of entries added with +=."""
+    M = np.zeros((shape0, shape1))
+    M[rows, cols] = vals
+    M[rows[::2], cols[::2]] += 0.5 * vals[::2]
+    return M
+
+
+def coo_to_dense_args(n):
+    r = _rng(n, 205)
+    return (r.integers(0, 4, n), r.integers(-5, 5, n), r.standard_normal(n), 4, 5)
+
+
+def coo_to_dense_loss(rows, cols, vals, shape0, shape1):
+    return np.sum(coo_to_dense(rows, cols, vals, shape0, shape1) ** 2)
+
+
+def winsorize_masks(x, lo_q, hi_q):
+    """Clip to the values at two sorted positions, through boolean-mask writes of arrays and
+    in-place masked updates."""
+    s = np.sort(x)
+    lo = s[int(lo_q * (len(x) - 1))]
+    hi = s[int(hi_q * (len(x) - 1))]
+    y = x.copy()
+    low = y < lo
+    y[low] = lo + 0.1 * (x[low] - lo)
+    high = y > hi
+    y[high] -= 0.9 * (y[high] - hi)
+    return y
+
+
+def winsorize_masks_args(n):
+    return (_rng(n, 206).standard_normal(n), 0.1, 0.9)
+
+
+def winsorize_masks_loss(x, lo_q, hi_q):
+    return np.sum(winsorize_masks(x, lo_q, hi_q) ** 2)
+
+
+def bilinear_sample(img, ys, xs):
+    """Bilinear interpolation at fractional points: four gathers img[rows, cols] with integer
+    index arrays computed from the coordinates."""
+    y0 = np.floor(ys).astype(np.int64)
+    x0 = np.floor(xs).astype(np.int64)
+    y1 = np.minimum(y0 + 1, img.shape[0] - 1)
+    x1 = np.minimum(x0 + 1, img.shape[1] - 1)
+    wy = ys - y0
+    wx = xs - x0
+    top = img[y0, x0] * (1 - wx) + img[y0, x1] * wx
+    bottom = img[y1, x0] * (1 - wx) + img[y1, x1] * wx
+    return top * (1 - wy) + bottom * wy
+
+
+def bilinear_sample_args(n):
+    r = _rng(n, 207)
+    return (r.random((n, n)), r.random(2 * n) * (n - 1), r.random(2 * n) * (n - 1))
+
+
+def bilinear_sample_loss(img, ys, xs):
+    return np.sum(bilinear_sample(img, ys, xs) ** 2)
+
+
+def embedding_bag_mean(W, bags):
+    """Mean of embedding rows per bag: W indexed by a 2-D integer array, then the patch of
+    each bag's first two columns of features read back with a row index beside a slice."""
+    E = W[bags].mean(axis=1)
+    first = W[bags[:, 0], 1:3]
+    return E, first
+
+
+def embedding_bag_mean_args(n):
+    r = _rng(n, 208)
+    return (r.standard_normal((n, 4)), r.integers(0, n, (3, 5)))
+
+
+def embedding_bag_mean_loss(W, bags):
+    E, first = embedding_bag_mean(W, bags)
+    return np.sum(E ** 2) + np.sum(np.sin(first))
 # ------------------------------------- least squares, factorizations, robust statistics ----------
 
 
@@ -1654,6 +1832,16 @@ KERNELS = [
     _k(histogram_manual, 100, 100000),
     _k(game_of_life, 8, 64),
     _k(max_drawdown, 60, 1000000, grad=True),
+    # fancy indexing, masks, run-time lengths
+    _k(softmax_cross_entropy, 6, 100000, grad=True),
+    _k(one_hot_weighted, 7, 100000, grad=True, wrt=1),
+    _k(knn_regress, 12, 20000),
+    _k(gaussian_blur_rows, 5, 300, grad=True),
+    _k(quadratic_roots_masked, 9, 1000000, grad=True, wrt=1),
+    _k(coo_to_dense, 10, 1000000, grad=True, wrt=2),
+    _k(winsorize_masks, 15, 1000000, grad=True),
+    _k(bilinear_sample, 6, 500, grad=True),
+    _k(embedding_bag_mean, 7, 100000, grad=True),
     # least squares, factorizations, robust statistics (numpy.linalg and statistics under jit)
     _k(poly_fit_lstsq, 12, 100000, grad=True, wrt=1),
     _k(pca_eigh, 10, 100000, grad=True),

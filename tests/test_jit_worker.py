@@ -397,3 +397,70 @@ def test_preparing_to_load_while_the_worker_compiles_still_gives_a_cache_hit(mon
     np.testing.assert_array_equal(x, x2)
     assert _only_spec(j).worker == {"compiled": 1, "loaded": 0, "cache_hits": 1,
                                     "compiled_here": 0}
+
+
+# -- the spare worker started at jit(f) ---------------------------------------------------------
+
+def spare_kernel_a(x, a):        # (each test compiles a function of its own: nothing cached)
+    y = np.sin(x) * a
+    x[0] = x[0] + 1.0
+    return np.sum(y * y) + x[0]
+
+
+def spare_kernel_b(x, a):
+    y = np.cos(x) * a
+    x[0] = x[0] + 1.0
+    return np.sum(y * y) + x[0]
+
+
+def _spare_reference(f, x, a, n):
+    x = x.copy()
+    outs = [f(x, a) for _ in range(n)]
+    return outs, x
+
+
+def test_the_worker_started_at_jit_serves_the_first_compile():
+    compile_worker.drop_spare()
+    used = compile_worker._SPARE["used"]
+    j = jit(spare_kernel_a, wait=False)   # starts the spare: it imports Numba from now on
+    spare = compile_worker._SPARE["proc"]
+    assert spare is not None and spare.poll() is None
+    x = np.linspace(-1.0, 1.0, 9)
+    want, x_want = _spare_reference(spare_kernel_a, x, 0.5, 3)
+    outs = [j(x, 0.5)]
+    j.wait()
+    outs += [j(x, 0.5) for _ in range(2)]
+    assert j.last_tier == "compiled"
+    np.testing.assert_allclose(outs, want, rtol=1e-12)
+    np.testing.assert_array_equal(x, x_want)
+    assert compile_worker._SPARE["used"] == used + 1 and compile_worker._SPARE["proc"] is None
+    assert spare.returncode == 0                  # it compiled and ended
+    c = _only_spec(j)
+    assert c.worker == {"compiled": 1, "loaded": 0, "cache_hits": 1, "compiled_here": 0}
+
+
+def test_a_spare_started_in_another_environment_is_not_used(monkeypatch):
+    compile_worker.drop_spare()
+    used = compile_worker._SPARE["used"]
+    j = jit(spare_kernel_b, wait=False)
+    spare = compile_worker._SPARE["proc"]
+    assert spare is not None
+    # the program changes what a worker would inherit before its first call
+    monkeypatch.setenv("TRANSPILE_TEST_SPARE_MARK", "changed")
+    x = np.linspace(-1.0, 1.0, 9)
+    j(x, 0.5)
+    j.wait()
+    j(x, 0.5)
+    assert j.last_tier == "compiled"
+    assert compile_worker._SPARE["used"] == used      # a fresh worker compiled instead
+    assert spare.poll() is not None                   # the stale spare was ended
+    assert _only_spec(j).worker == {"compiled": 1, "loaded": 0, "cache_hits": 1,
+                                    "compiled_here": 0}
+
+
+def test_tiers_off_start_no_spare(monkeypatch):
+    compile_worker.drop_spare()
+    jit(kernel, wait=True)
+    monkeypatch.setenv("TRANSPILE_TIERS", "0")
+    jit(kernel)
+    assert compile_worker._SPARE["proc"] is None

@@ -86,3 +86,23 @@ def test_warn_filters_apply_to_the_users_module():
                 jit(f, backend="test-missing3")(np.ones(2))
     finally:
         backends.BACKENDS.pop("test-missing3", None)
+
+
+def column_norms_gram(A):
+    """np.dot of column slices: Numba warns that np.dot is faster on contiguous arrays, about a
+    line of the generated module the user never wrote."""
+    out = np.zeros(A.shape[1])
+    for k in range(A.shape[1]):
+        out[k] = np.dot(A[:, k], A[:, k]) + 0.5
+    return out
+
+
+def test_numba_performance_hints_on_generated_code_are_not_shown():
+    from numba.core.errors import NumbaPerformanceWarning
+    A = np.arange(12.0).reshape(4, 3)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = jit(column_norms_gram, wait=True)(A)
+    np.testing.assert_allclose(got, (A * A).sum(axis=0) + 0.5)
+    assert not [w for w in caught if issubclass(w.category, NumbaPerformanceWarning)], \
+        [str(w.message) for w in caught]

@@ -282,6 +282,8 @@ class Jit(Transform):
         self.last_tier = None           # "numpy" or "compiled": what the last call ran
         self.dynamic_ints = True        # Python int arguments as dynamic scalars, until one
         #                                 call shows the code needs their values (compile/dynamic_ints.py)
+        if self._tiered():
+            compile_worker.prestart()   # a worker imports Numba while the program sets up
 
     # -- Transform interface ---------------------------------------------------------------------
 

@@ -115,13 +115,73 @@ def _give_back_core():
                 pass
 
 
+_SPARE = {"proc": None, "key": None, "used": 0}   # a worker started ahead (see prestart)
+
+
+def _spawn_key():
+    """What a worker inherits when it starts: a spare started earlier serves a compile only if
+    none of it changed since (the environment and sys.path it imports Numba and the module
+    with, the working folder, the boot code)."""
+    return (compile_worker.spawn, compile_worker.BOOT, tuple(sys.path), os.getcwd(),
+            tuple(sorted(os.environ.items())))
+
+
+def prestart():
+    """Start one worker ahead of the first compile (jit(f) calls this): it imports Numba while
+    the program sets up its data, so the first call's compile does not wait for that (~0.5-1 s
+    of Python start-up and imports). At most one spare at a time; an unused spare ends when
+    this process does (it reads end-of-file instead of a request)."""
+    if not enabled():
+        return
+    with _LOCK:
+        if _SPARE["proc"] is not None or _EXITING[0]:
+            return
+        try:
+            _SPARE["proc"] = compile_worker.spawn()
+        except OSError:
+            _STATE["broken"] = True
+            return
+        _SPARE["key"] = _spawn_key()
+
+
+def drop_spare():
+    """End the spare worker, if any (it has not been given anything)."""
+    proc = _take_spare(any_environment=True)
+    if proc is not None:
+        _SPARE["used"] -= 1
+        _end(proc)
+
+
+def _end(proc):
+    try:
+        proc.kill()
+    except OSError:
+        pass
+    proc.communicate()
+
+
+def _take_spare(any_environment=False):
+    """The spare worker, if one is running and was started in this same environment."""
+    with _LOCK:
+        proc, key = _SPARE["proc"], _SPARE["key"]
+        _SPARE["proc"] = _SPARE["key"] = None
+    if proc is None:
+        return None
+    if proc.poll() is None and (any_environment or key == _spawn_key()):
+        _SPARE["used"] += 1
+        return proc
+    _end(proc)
+    return None
+
+
 class WorkerError(Exception):
     """Numba's error, as the worker reported it (its message names the refused line)."""
 
 
 class WorkerCompile:
-    """One worker process: started early (it imports Numba while the module is generated),
-    then given one module to compile, or discarded."""
+    """One worker process: the spare started at jit(f) (prestart), or one started now (it
+    imports Numba while the module is generated); given one module to compile, or
+    discarded."""
 
     def __init__(self):
         self.proc = None
@@ -136,7 +196,7 @@ class WorkerCompile:
         else:
             self.slot = True
         try:
-            self.proc = compile_worker.spawn()
+            self.proc = _take_spare() or compile_worker.spawn()
         except OSError:
             _STATE["broken"] = True
             self._release_core()

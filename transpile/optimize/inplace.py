@@ -187,12 +187,15 @@ class _Generations:
         if key not in self._young:
             inside = {n for n, ds in self.defs.items()
                       if all(self._in(d, depth, block, lo, hi) for d in ds)}
-            young, changed = set(), True
+            # the largest set closed under _young_def: names bound around a loop hold each
+            # other (new_2 = new; loop: new_3 = new_2 ... new_2 = new_3), and both are young
+            # when every binding of the cycle holds this pass's allocation
+            young, changed = set(inside), True
             while changed:
                 changed = False
-                for n in inside - young:
-                    if all(self._young_def(self.stmt[d], young) for d in self.defs[n]):
-                        young.add(n)
+                for n in list(young):
+                    if not all(self._young_def(self.stmt[d], young) for d in self.defs[n]):
+                        young.discard(n)
                         changed = True
             self._young[key] = young
         return self._young[key]

@@ -41,8 +41,10 @@ from transpile.core.rename import ssa
 from transpile.ad.reverse import core_namer
 from transpile.primitives.internal.adjoint_helpers import (clip_mask, getitem_vjp, identity,
                                                   select_weight, stop_gradient)
+from transpile.primitives.internal.adjoint_helpers import unbroadcast as _UNBROADCAST
 from transpile.primitives.numpy.arrays import repeat
-from transpile.primitives.numpy.nondiff import empty, full, ones, zeros, zeros_like
+from transpile.primitives.numpy.nondiff import zeros, zeros_like
+from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.structure import getitem
 
 __all__ = ["AVal", "aval_of", "dummy", "BCAST", "Specializer", "specialize", "REWRITES"]
@@ -75,7 +77,6 @@ _ASSIGN = by_name("assign")
 _COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
 _SHAPES = (by_name("shape"), by_name("attr_shape"))
 _GETITEM, _LEN = by_name("getitem"), by_name("len")
-_MADE_FROM_SIZES = (zeros, ones, empty, full)    # arrays made from a shape
 
 
 class Specializer:
@@ -214,6 +215,13 @@ class Specializer:
                 return av
             # x[:i], L[i, :i]: a length read at run time
             return self._unsized_result(eqn)
+        if prim in (setitem, write_in_place) and _masked(self, eqn, writes=True):
+            # x[mask] = v keeps x's shape and dtype (a stand-in mask, all true, would not
+            # fit a v of as many values as the real mask has true ones)
+            xav = self.aval(args["x"])
+            if xav is not None and xav.shape:
+                self.avals[eqn.out] = xav
+                return xav
         if prim.data_shape or _masked(self, eqn):
             # the shape depends on the values: never guessed from stand-ins (the rank and
             # dtype are kept aside: a reduction of every element is a scalar all the same)
@@ -228,9 +236,12 @@ class Specializer:
                 self.avals.unsized_shapes[eqn.out] = self.unsized[args["x"].name].ndim
                 return None
             return self._full_reduction(eqn) or self._gather_from_unsized(eqn) or \
-                self._unsized_result(eqn)
+                self._unbroadcast_unsized(eqn) or self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
-            if prim in _MADE_FROM_SIZES:   # np.zeros(n): its rank and dtype, lengths at run time
+            # np.zeros(n), np.arange(-r, r + 1), x.reshape(n, -1): the int's value sets the
+            # lengths, never the rank or dtype: those are kept, the lengths read at run time
+            # (an element read, a reduction of it is then a scalar of known type)
+            if prim.pure:
                 return self._unsized_result(eqn)
             return None       # its shape depends on values known only at run time
         if not prim.pure:
@@ -320,7 +331,8 @@ class Specializer:
             with np.errstate(all="ignore"):
                 r = _call(eqn.prim, vals)
         except Exception:
-            return self._element_of_unsized(eqn) or self._elementwise_of_unsized(eqn)
+            return self._element_of_unsized(eqn) or self._elementwise_of_unsized(eqn) or \
+                self._product_of_unsized(eqn)
         finally:
             self.standins_for_unsized = False
         if isinstance(r, np.ndarray) and r.ndim:
@@ -367,6 +379,47 @@ class Specializer:
         self.unsized[eqn.out] = AVal((1,) * rank, np.asarray(r).dtype)
         self.avals.pop(eqn.out, None)
         return None
+
+    def _product_of_unsized(self, eqn):
+        """np.dot(w, x[:r]) of vectors (or matrices) of run-time length whose stand-ins do not
+        fit together: the rank and dtype the row gives on stand-ins of length 1 (the lowering
+        checks the lengths, or refuses)."""
+        if eqn.prim not in (dot, matmul):
+            return None
+        vals = {}
+        for k, a in eqn.args.items():
+            av = (self.unsized.get(a.name) or self.avals.get(a.name)) if isinstance(a, Var) \
+                else None
+            if isinstance(a, Var) and av is None:
+                return None
+            vals[k] = np.ones((1,) * av.ndim, av.dtype) if av is not None else a.value
+        try:
+            r = _call(eqn.prim, vals)
+        except Exception:
+            return None
+        if np.ndim(r):
+            self.unsized[eqn.out] = AVal(np.shape(r), np.asarray(r).dtype)
+            self.avals.pop(eqn.out, None)
+            return None
+        av = AVal((), np.result_type(r))
+        self.avals[eqn.out] = av
+        return av
+
+    def _unbroadcast_unsized(self, eqn):
+        """rt.unbroadcast(ct, x), ct of run-time length (the cotangent of v in x[mask] = v)
+        and x of known shape: x's shape in ct's dtype, for ct of x's rank (its length checked
+        when the code runs), of one more axis (rows a mask picked: summed over them) or x a
+        scalar (every element summed)."""
+        ct, x = eqn.args.get("ct"), eqn.args.get("x")
+        if eqn.prim is not _UNBROADCAST or not isinstance(ct, Var) or \
+                ct.name not in self.unsized:
+            return None
+        xa, ca = self.aval(x), self.unsized[ct.name]
+        if xa is None or xa.ndim not in (0, ca.ndim, ca.ndim - 1):
+            return None
+        av = AVal(tuple(xa.shape), ca.dtype)
+        self.avals[eqn.out] = av
+        return av
 
     def _gather_from_unsized(self, eqn):
         """v[idx] of a vector v of run-time length, idx an integer array of known shape: an
@@ -683,14 +736,15 @@ def _tuple_index(index):
     return index
 
 
-def _masked(sp, eqn):
-    """x[mask] with a boolean array (and rt.written_part(g, mask)): as many elements as the
-    mask has True values; and np.repeat(x, counts) with an array of counts: as many as they
-    add up to."""
+def _masked(sp, eqn, writes=False):
+    """x[mask] with a boolean array (and rt.written_part(g, mask); `writes`: the index of a
+    write x[mask] = v): as many elements as the mask has True values; and np.repeat(x, counts)
+    with an array of counts: as many as they add up to."""
     counts = eqn.args.get("repeats") if eqn.prim is repeat else None
     if isinstance(counts, Var) and (sp.aval(counts) is None or sp.aval(counts).shape):
         return True
-    index = eqn.args.get("index") if eqn.prim is getitem or eqn.prim is written_part else None
+    index = eqn.args.get("index") if eqn.prim is getitem or eqn.prim is written_part or \
+        writes else None
     if not isinstance(index, IndexArg):
         return False
     for it in index.items:

@@ -277,6 +277,19 @@ def rw_cast_into(sp, eqn, out):
     """rt.cast_into(x, like): x, in like's dtype when like is an array."""
     x, like = eqn.args["x"], eqn.args["like"]
     xa, la = sp.aval(x), sp.aval(like)
+    if xa is None and isinstance(x, ir.Var) and x.name in sp.unsized:
+        # k /= k.sum(), k of run-time length: its rank and dtype decide
+        xa = sp.unsized[x.name]
+        if la is None and isinstance(like, ir.Var):
+            la = sp.unsized.get(like.name)
+        if la is None:
+            return False
+        if not la.shape or la.dtype == xa.dtype:
+            sp.alias(eqn, x)
+            return True
+        sp.emit(out, by_name("astype"), {"x": x, "dtype": Const(la.dtype.type)}, eqn.loc,
+                name=eqn.out)
+        return True
     if xa is None or la is None:
         return False
     if not la.shape or la.dtype == xa.dtype:

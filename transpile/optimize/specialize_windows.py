@@ -15,8 +15,8 @@ from transpile.core.ir import Const, Var
 from transpile.primitives.internal.adjoint_helpers import getitem_vjp
 from transpile.primitives.numpy.elementwise import add, multiply, subtract
 from transpile.core.avals import dummy
-
-MARK = "transpile window:"       # the lowering's IndexError message starts with this
+# the lowering's IndexError message starts with this
+from transpile_runtime.backends.messages import WINDOW as MARK
 
 
 def _int_const(a):

@@ -11,6 +11,7 @@ import numpy as np
 
 from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile_runtime import array_adjoints as AA, stats_adjoints as SA
+from transpile_runtime.backends.messages import WINDOW
 
 
 def _const(eqn, name, default=None):
@@ -335,10 +336,43 @@ def _network(n):
 
 
 def argsort(lw, eqn):
-    x = eqn.args["x"]
-    if lw.av(x).ndim != 1 or _const(eqn, "axis", -1) not in (-1, 0):
+    """np.argsort along any axis (None: of the flattened array): Numba's argsort of each line
+    along the axis. Equal values (or NaNs) in a line are ordered by NumPy's own algorithm
+    (introsort, SIMD sorts), which Numba's does not reproduce: a line with them raises the
+    WINDOW IndexError, and that call runs the NumPy version (same indices as NumPy, always)."""
+    x, out = eqn.args["x"], eqn.out
+    xs = lw.av(x)
+    axis = _const(eqn, "axis", -1)
+    if xs is None or not xs.shape or axis is _NOT_CONST:
         return None
-    return f"np.argsort({lw.fmt(x)})"
+    src = lw.fmt(x)
+    if axis is None:
+        src, shape, k = f"np.ascontiguousarray({src}).ravel()", (int(np.prod(xs.shape)),), 0
+    else:
+        k = _axis(axis, xs.ndim)
+        if k is None:
+            return None
+        shape = tuple(int(n) for n in xs.shape)
+    rest = [n for i, n in enumerate(shape) if i != k]
+    names = [f"{out}_i{i}" for i in range(len(rest))]
+    at = list(names)
+    at.insert(k, ":")
+    at = ", ".join(at)
+    loc = eqn.loc
+    where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
+    why = (f"{WINDOW} {where} | equal values in np.argsort's input (NumPy orders them by its "
+           "own algorithm)")
+    src_name = f"{out}_x"
+    lines = [f"{src_name} = {src}",
+             f"{out} = np.empty({_shape(shape)}, {_dt(lw.avals[out].dtype)})"]
+    inner = [f"{out}_line = {src_name}[{at}]",
+             f"{out}_p = np.argsort({out}_line)",
+             f"if not distinct_sorted({out}_line, {out}_p):",
+             f"    raise IndexError({why!r})",
+             f"{out}[{at}] = {out}_p"]
+    for d, (i, m) in enumerate(zip(names, rest)):
+        lines.append("    " * d + f"for {i} in range({int(m)}):")
+    return lines + ["    " * len(rest) + line for line in inner]
 
 
 def whole(fn):

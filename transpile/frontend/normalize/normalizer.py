@@ -241,6 +241,10 @@ class Normalizer:
         out = {}
         for name, value in bound.items():
             p = prim.param(name)
+            if name == "dtype" and isinstance(value, Static) and \
+                    value.obj in (bool, int, float, complex):
+                # dtype=bool / float: NumPy's type for it, a constant (as dtype=np.float64)
+                value = Const(np.dtype(value.obj).type)
             if p.kind == "var":
                 out[name] = TupleArg(tuple(self.to_arg(v, node) for v in value))
             else:

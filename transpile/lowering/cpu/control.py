@@ -25,6 +25,7 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var, construct_of
+from transpile.lowering.cpu import advanced
 from transpile.lowering.cpu.text import (Unlowerable, atom_const_text, const_text, dtype_ctor,
                                          shape_text, size_text)
 from transpile.optimize.specialize_windows import MARK
@@ -123,34 +124,87 @@ def _value_for(lw, v, dest_av, st):
 
 
 def _mask(lw, index, xav):
-    """The boolean mask of x[mask] = v (a Var of x's shape), or None."""
+    """The boolean mask of x[mask] = v (a Var of x's shape, or of its leading axes: rows),
+    or None."""
     if not isinstance(index, ir.IndexArg) or len(index.items) != 1:
         return None
     m = index.items[0]
     mav = lw.av(m) if isinstance(m, Var) else None
-    if mav is None or mav.dtype != np.bool_ or tuple(mav.shape) != tuple(xav.shape):
+    if mav is None or mav.dtype != np.bool_ or not mav.shape or \
+            tuple(mav.shape) != tuple(xav.shape)[:mav.ndim]:
         return None
     return m
 
 
+_MASK_COUNT = ("NumPy boolean array indexing assignment cannot assign this many input values "
+               "to the output values where the mask is true")
+
+
 def _mask_write(lw, st, x, mask, v, xav):
-    """x[mask] = scalar, element by element (in place, or into a copy)."""
-    vav = lw.av(v) if isinstance(v, Var) else None
-    if isinstance(v, Var) and (vav is None or vav.shape):
-        raise _unlowerable(st, "a boolean-mask write of an array (only a scalar value lowers)")
+    """x[mask] = v element by element, in C order (in place, or into a copy): a scalar at
+    every true position; an array's elements one after the other (its length, the count of
+    true values or 1, is checked first, as NumPy does); a mask of x's leading axes picks
+    sub-arrays (rows), each written the value's next row (or the value itself)."""
+    mav = lw.av(mask)
+    rows = mav.ndim < len(xav.shape)
+    vav = (lw.av(v) or lw.unsized.get(v.name)) if isinstance(v, Var) else None
+    if isinstance(v, Var) and vav is None:
+        raise _unlowerable(st, "unknown shape of the written value")
+    if isinstance(v, Const) and np.ndim(v.value):
+        raise _unlowerable(st, "a boolean-mask write of a constant sequence")
+    per_true = vav is not None and vav.ndim > (len(xav.shape) - mav.ndim if rows else 0)
+    if per_true and vav.ndim != len(xav.shape) - mav.ndim + 1:
+        raise _unlowerable(st, "a boolean-mask write of a value of another rank")
     val = _value_for(lw, v, xav, st)
     dest = x.name if (st.prim is C.write_in_place or id(st) in lw.in_place) else st.out
-    lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
-    # one loop per axis (np.ndindex's tuples cost 2-3x as much per element)
-    at = ", ".join(f"{st.out}_i{k}" for k in range(len(xav.shape)))
-    for k, n in enumerate(xav.shape):
-        lines.append(f"{'    ' * k}for {st.out}_i{k} in range({size_text(n)}):")
-    pad = "    " * len(xav.shape)
-    lines += [f"{pad}if {mask.name}[{at}]:",
-              f"{pad}    {dest}[{at}] = {val}"]
+    lines = []
+    o = st.out
+    at = ", ".join(f"{o}_i{k}" for k in range(mav.ndim))
+    if per_true:
+        # as many values as true elements (or one for all): counted before anything is written
+        lines += [f"{o}_n = 0"] + _mask_loops(o, mav, [f"if {mask.name}[{at}]:",
+                                                       f"    {o}_n += 1"]) + [
+                  f"if {v.name}.shape[0] != {o}_n and {v.name}.shape[0] != 1:",
+                  f"    raise ValueError({_MASK_COUNT!r})",
+                  f"{o}_step = 0 if {v.name}.shape[0] == 1 else 1",
+                  f"{o}_j = 0"]
+        if val != v.name:
+            lines.append(f"{o}_v = {val}")
+            val = f"{o}_v"
+        elif dest == x.name:
+            lines += _unshared(st, dest, [v.name])
+        val = f"{val}[{o}_j]"
+    if dest != x.name:
+        lines.append(f"{o} = {x.name}.copy()")
+    body = [f"if {mask.name}[{at}]:", f"    {dest}[{at}] = {val}"]
+    if per_true:
+        body.append(f"    {o}_j += {o}_step")
+    lines += _mask_loops(o, mav, body)
     if dest == x.name:
         lines.append(f"{st.out} = {x.name}")
     return lines
+
+
+def _unshared(st, dest, names):
+    """Lines checking that the arrays `names` (a written value, index arrays) share no memory
+    with the array written in place (x[m] = x[:k][::-1]): where one does, NumPy's result
+    depends on how it buffers the copy, so the call runs NumPy (before anything is written)."""
+    if not names:
+        return []
+    loc = st.loc
+    where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
+    why = (f"{MARK} {where} | a value or index array written into the array it is a view of "
+           "(NumPy's result depends on how it buffers it)")
+    test = " or ".join(f"overlaps({dest}, {n})" for n in dict.fromkeys(names))
+    return [f"if {test}:", f"    raise IndexError({why!r})"]
+
+
+def _mask_loops(o, mav, body):
+    """One loop per axis of the mask (np.ndindex's tuples cost 2-3x as much per element), in
+    C order, around `body`."""
+    lines = [f"{'    ' * k}for {o}_i{k} in range({size_text(n)}):"
+             for k, n in enumerate(mav.shape)]
+    return lines + ["    " * mav.ndim + line for line in body]
 
 
 def _setitem(lw, st):
@@ -163,11 +217,50 @@ def _setitem(lw, st):
     mask = _mask(lw, st.args["index"], xav)
     if mask is not None:
         return _mask_write(lw, st, x, mask, v, xav)
+    p = advanced.plan(lw, x, st.args["index"], st)
+    if p is not None:
+        return _advanced_write(lw, st, x, v, xav, p)
     ix = lw.index(st.args["index"], st)
     val = _value_for(lw, v, xav, st)
     if st.prim is C.write_in_place or id(st) in lw.in_place:
         return [f"{x.name}[{ix}] = {val}", f"{st.out} = {x.name}"]
     return [f"{st.out} = {x.name}.copy()", f"{st.out}[{ix}] = {val}"]
+
+
+def _advanced_write(lw, st, x, v, xav, p):
+    """x[r, c] = v with integer arrays NumPy broadcasts together (lowering/cpu/advanced.py):
+    a loop over their positions, in NumPy's order (a repeated index keeps the last value)."""
+    dest = x.name if (st.prim is C.write_in_place or id(st) in lw.in_place) else st.out
+    lines = [] if dest == x.name else [f"{st.out} = {x.name}.copy()"]
+    vav = lw.av(v) if isinstance(v, Var) else None
+    if isinstance(v, Var) and vav is None:
+        raise _unlowerable(st, "a value of run-time length written at index arrays")
+    if dest == x.name:
+        # written in place: a value or an index array that is a view of x itself
+        shared = [it.name for it in advanced.index_arrays(st.args["index"])
+                  if lw.av(it) is not None and lw.av(it).shape]
+        if isinstance(v, Var) and vav is not None and vav.shape:
+            shared.append(v.name)
+        lines += _unshared(st, dest, shared)
+    if isinstance(v, Var) and vav is not None and vav.shape:
+        val = _value_for(lw, v, xav, st)
+        if val != v.name:           # cast once to x's dtype (NumPy casts on assignment)
+            lines.append(f"{st.out}_v = {val}")
+            val = f"{st.out}_v"
+        # an element written twice keeps the value NumPy's order writes last
+        operands = [it.name for it in advanced.index_arrays(st.args["index"])] + [v.name]
+        lines += advanced.checked_write(lw, st, dest, p, val, vav, operands)
+        if dest == x.name:
+            lines.append(f"{st.out} = {x.name}")
+        return lines
+    elif isinstance(v, Const) and np.ndim(v.value):
+        raise _unlowerable(st, "a written constant sequence at an index array")
+    else:
+        val = _value_for(lw, v, xav, st)
+    lines += advanced.scatter(lw, st, dest, p, val, vav)
+    if dest == x.name:
+        lines.append(f"{st.out} = {x.name}")
+    return lines
 
 
 def _setitem_unsized(lw, st, x, v):
@@ -312,6 +405,13 @@ def _scalar_cast(lw, st):
 def _getitem(lw, st):
     """x[...]; a fixed-length window with run-time bounds (x[i:i + 3]) is checked right
     away: past an end NumPy gives a shorter slice, and this call then runs NumPy (api/jit.py)."""
+    x = st.args["x"]
+    p = advanced.plan(lw, x, st.args["index"], st) if isinstance(x, Var) else None
+    if p is not None:          # x[r, c], A[idx, 1:3], ytr[idx2d]: loops over the index arrays
+        out = lw.avals.get(st.out)
+        if out is None or tuple(out.shape) != p.shape:
+            raise _unlowerable(st, "unknown result shape")
+        return advanced.gather(lw, st, x, p, out.dtype)
     lines = [f"{st.out} = {lw.expr(st)}"]
     window = getattr(lw.avals, "windows", {}).get(st.out)
     if window is not None:
@@ -354,10 +454,33 @@ def _array(lw, st):
     return [f"{st.out} = {arr}"]
 
 
+def _written_part(lw, st):
+    """rt.written_part(g, index): with integer arrays Numba's subscript cannot take, the loops
+    of lowering/cpu/advanced.py (backwards: the last write of an element keeps its part);
+    otherwise the row's own form."""
+    g, out = st.args["x"], lw.avals.get(st.out)
+    ok = isinstance(g, Var) and lw.av(g) is not None and lw.av(g).shape
+    p = advanced.plan(lw, g, st.args["index"], st) if ok else None
+    if p is None:
+        try:
+            form = lw.row_form(st)
+        except Unlowerable:
+            # (y[idx, 1] = v: an integer beside the vector) the loops take any index array
+            p = advanced.plan(lw, g, st.args["index"], st, force=True) if ok else None
+            if p is None:
+                raise
+        else:
+            return form if isinstance(form, list) else [f"{st.out} = {form}"]
+    if out is None or tuple(out.shape) != p.shape:
+        raise _unlowerable(st, "unknown result shape")
+    return advanced.last_writes(lw, st, g, p, out.dtype)
+
+
 _HANDLERS = {
     getitem: _getitem, array: _array,
     int_: _scalar_cast, float_: _scalar_cast, bool_: _scalar_cast,
     C.assign: _assign, C.setitem: _setitem, C.write_in_place: _setitem,
     C.cast_into: _cast_into, C.float_part: _float_part, C.adjoint_like: _adjoint_like,
     C.trip_count: _trip_count, C.tape_new: _tape_new, C.tape_pop: _tape_pop,
+    C.written_part: _written_part,
 }

@@ -30,12 +30,13 @@ import sys
 import linecache
 import os
 import re
+import warnings
 
 import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
-from transpile.lowering.cpu import checks as numba_checks
+from transpile.lowering.cpu import advanced, checks as numba_checks
 from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_tapes
 from transpile.lowering.cpu.kernels import kernel, describe
 from transpile.lowering.cpu.unsized import lower_unsized, reads_unsized
@@ -169,6 +170,16 @@ class Lowerer:
                 index = st.args["index"]
                 if isinstance(index, IndexArg) and any(it is None for it in index.items):
                     out += self.newaxis_vjp(st, index, av, indent)
+                    continue
+                p = advanced.plan(self, st.args["x"], index, st)
+                if p is not None:     # integer arrays broadcast together: np.add.at's loops
+                    ct = st.args["ct"]
+                    if isinstance(ct, Var) and self.av(ct) is None:
+                        raise Unlowerable(st, "a cotangent of run-time length")
+                    out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
+                               f"{dtype_ctor(av.dtype)})")
+                    out += [indent + line for line in advanced.scatter(
+                        self, st, st.out, p, self.fmt(ct), self.av(ct), op="+=")]
                     continue
                 ix = self.index(index, st)
                 out.append(f"{indent}{st.out} = np.zeros({shape_text(av.shape)}, "
@@ -587,6 +598,8 @@ from numba import njit, objmode, prange
 from transpile_runtime.backends.numba_math import exp32, exp64
 from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
 from transpile_runtime.backends.numba_sort import sort2, sort2_int
+from transpile_runtime.backends.numba_index import (
+    c_ordered, distinct_sorted, same_value, same_values)
 from transpile_runtime import prng
 import math
 from transpile_runtime.backends.numba_special import (
@@ -700,6 +713,20 @@ def loaded(path, name):
     return None
 
 
+def quiet_performance_hints(path):
+    """Numba's NumbaPerformanceWarning on generated code (np.dot of a non-contiguous slice) is
+    about lines transpile wrote, which the user cannot change: not shown for the modules of
+    this cache folder (a warning's module is its file's path). Installed again where a
+    `warnings.catch_warnings()` block of the caller dropped it."""
+    from numba.core.errors import NumbaPerformanceWarning   # (lazy: Numba is loaded by now)
+    folder = re.escape(os.path.dirname(os.path.abspath(path)) + os.sep)
+    for action, _, category, module, _ in warnings.filters:
+        if action == "ignore" and category is NumbaPerformanceWarning and \
+                getattr(module, "pattern", None) == folder:
+            return
+    warnings.filterwarnings("ignore", category=NumbaPerformanceWarning, module=folder)
+
+
 def compile_module(text, path, name):
     """Exec the lowered module from its file; returns the entry dispatcher."""
     fn = loaded(path, name)
@@ -709,6 +736,7 @@ def compile_module(text, path, name):
         limit_numba_blas_threads()
     # as a background compile's worker process executes it (the same module name: Numba
     # rebuilds a cached function's environment by importing its module by name)
+    quiet_performance_hints(path)
     ns = execute_module(text, path)
     linecache.cache[path] = (len(text), None, text.splitlines(True), path)
     if compile_parts(ns):

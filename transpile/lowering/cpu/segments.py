@@ -95,6 +95,11 @@ def segmented_main(lw, body, outs, signature, header, decorator, breaks=None):
             close_code()
             python = numpy_lines(lw, st)
             loads, stores = _names(python)
+            unbound = [n for n in loads if n in lw.core.statics and n not in lw.params]
+            if unbound:
+                # a value captured from the user's code (a function, an object) that the
+                # lowered module does not hold: the whole function runs its NumPy version
+                raise e
             lowered.append(("python", python, loads, stores))
             breaks.append(e)
             lw.last_loc = None

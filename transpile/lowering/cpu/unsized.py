@@ -24,7 +24,8 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
-from transpile.lowering.cpu.text import Unlowerable, atom_const_text, dtype_ctor, shape_text
+from transpile.lowering.cpu.text import (Unlowerable, atom_const_text, dtype_ctor, shape_text,
+                                         size_text)
 from transpile.optimize.fusion import scalar_template
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
@@ -32,7 +33,8 @@ from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp
                                                           getitem_vjp, reduced_count,
                                                           sum_grad, unbroadcast)
 from transpile.primitives.numpy.elementwise import multiply
-from transpile.primitives.numpy.nondiff import (argwhere, attr_shape, attr_size, bincount,
+from transpile.primitives.numpy.arrays import linspace
+from transpile.primitives.numpy.nondiff import (arange, argwhere, attr_shape, attr_size, bincount,
                                                 empty, empty_like, flatnonzero, full, len_,
                                                 ones, ones_like, shape, size, unique, zeros,
                                                 zeros_like)
@@ -121,6 +123,8 @@ def lower_unsized(lw, st):
         return [f"{st.out} = {x.name}.shape[{int(a['axis'].value) % rank_dtype(lw, x)[0]}]"]
     if prim in (zeros, ones, empty, full) and st.out in lw.unsized and dt is not None:
         return _made_from_sizes(lw, st, dt)
+    if prim in (arange, linspace) and st.out in lw.unsized and dt is not None:
+        return _range_of_run_time_length(lw, st, dt)
     if prim in (zeros_like, ones_like, empty_like) and set(a) == {"x"} and dt is not None \
             and isinstance(x, Var):
         fn = {zeros_like: "zeros", ones_like: "ones", empty_like: "empty"}[prim]
@@ -207,6 +211,26 @@ def _made_from_sizes(lw, st, dt):
             return None
         return [f"{st.out} = np.full({text}, {lw.fmt(fill)}, {dtype_ctor(dt)})"]
     return [f"{st.out} = {st.prim.path}({text}, {dtype_ctor(dt)})"]
+
+
+def _range_of_run_time_length(lw, st, dt):
+    """np.arange(-r, r + 1) / np.linspace(a, b, n) with a bound or count computed at run time:
+    Numba's own (the arguments as written, NumPy's meaning), cast to the dtype specialization
+    found."""
+    a = st.args
+    keys = ("start", "stop", "step") if st.prim is arange else ("start", "stop", "num")
+    given = [k for k in keys if k in a and not (isinstance(a[k], Const) and a[k].value is None)]
+    if given != list(keys[:len(given)]) or not given:
+        return None           # (np.arange(5, step=2): not written positionally)
+    if st.prim is linspace and not (isinstance(a.get("endpoint", Const(True)), Const) and
+                                    a.get("endpoint", Const(True)).value is True):
+        return None
+    for k in given:
+        r = rank_dtype(lw, a[k]) if isinstance(a[k], (Var, Const)) else None
+        if r is None or r[0] != 0 or r[1].kind not in "iuf":
+            return None
+    args = ", ".join(lw.fmt(a[k]) for k in given)
+    return [f"{st.out} = {st.prim.path}({args}).astype({dtype_ctor(dt)})"]
 
 
 def _sum_grad_along(lw, st):
@@ -407,10 +431,24 @@ def _unbroadcast(lw, st):
     ct, x = st.args["ct"], st.args["x"]
     cs, xs = rank_dtype(lw, ct), rank_dtype(lw, x)
     dt = _out_dtype(lw, st)
-    if cs is None or xs is None or dt is None or cs[0] != 1 or not isinstance(ct, Var):
+    if cs is None or xs is None or dt is None or not isinstance(ct, Var):
         return None
     if xs[0] == 0:
         return [f"{st.out} = {dtype_ctor(dt)}(np.sum({ct.name}))"]
+    xav = lw.av(x) if isinstance(x, Var) else None
+    if cs[0] >= 2 and xav is not None and xs[0] in (cs[0], cs[0] - 1) and \
+            ct.name in lw.unsized:
+        # rows a mask picked (ct of one more axis than x: summed over them), or x of ct's rank
+        # whose lengths match (NumPy's broadcast of a length of 1 there: the NumPy version)
+        lead = cs[0] - xs[0]
+        check = " or ".join(f"{ct.name}.shape[{lead + k}] != {size_text(n)}"
+                            for k, n in enumerate(xav.shape))
+        cast = ct.name if cs[1] == dt else f"{ct.name}.astype({dtype_ctor(dt)})"
+        return [f"if {check}:",
+                f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})",
+                f"{st.out} = np.sum({cast}, axis=0)" if lead else f"{st.out} = {cast}.copy()"]
+    if cs[0] != 1:
+        return None
     if xs[0] != 1 or not isinstance(x, Var):
         return None
     cast = ct.name if cs[1] == dt else f"{ct.name}.astype({dtype_ctor(dt)})"
@@ -424,6 +462,9 @@ def _written_part(lw, st):
     run-time length: g[idx], with 0 where a later position of idx names the same element
     (NumPy keeps the last value written there)."""
     x, index = st.args["x"], st.args["index"]
+    if isinstance(x, Var) and _mask_of(lw, index) is not None:
+        # a mask names each element once: what it picks of g, in C order (as x[mask])
+        return _getitem(lw, Eqn(st.out, getitem, {"x": x, "index": index}, st.loc))
     xs = rank_dtype(lw, x) if isinstance(x, Var) else None
     if xs is None or xs[0] != 1 or not isinstance(index, IndexArg) or len(index.items) != 1:
         return None
