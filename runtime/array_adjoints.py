@@ -92,14 +92,24 @@ def joined_pad(part, arrays, k, kind):
     return out
 
 
+# np.hsplit / np.vsplit / np.dsplit: (the fewest dimensions NumPy takes, the axis they split)
+SPLIT_KINDS = {"h": (1, None), "v": (2, 0), "d": (3, 2)}
+
+
 def _split_axis(x, axis):
-    """axis 'h' (np.hsplit): 1, or 0 for a 1-D array."""
-    return (1 if np.ndim(x) > 1 else 0) if axis == "h" else axis
+    """axis 'h' (np.hsplit): 1, or 0 for a 1-D array; 'v' (np.vsplit): 0; 'd' (np.dsplit): 2;
+    each raising NumPy's error for an array of too few dimensions."""
+    if axis not in SPLIT_KINDS:
+        return axis
+    least, fixed = SPLIT_KINDS[axis]
+    if np.ndim(x) < least:
+        raise ValueError(f"{axis}split only works on arrays of {least} or more dimensions")
+    return fixed if fixed is not None else (1 if np.ndim(x) > 1 else 0)
 
 
 def split_part(x, indices_or_sections, axis=0, k=0, even=True):
-    """Piece k of np.split (even=True) / np.array_split (even=False) (and np.vsplit: axis 0,
-    np.hsplit: axis 'h', np.dsplit: axis 2)."""
+    """Piece k of np.split (even=True) / np.array_split (even=False) (and np.vsplit: axis 'v',
+    np.hsplit: axis 'h', np.dsplit: axis 'd')."""
     f = np.split if even else np.array_split
     return f(x, indices_or_sections, _split_axis(x, axis))[k]
 

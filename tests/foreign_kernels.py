@@ -5,8 +5,10 @@ with `axis=`, recurrences, Monte Carlo with `np.random`, mask and bitwise logic,
 of arguments that return None, small linear algebra, and the constructs users reach for without
 thinking (assert, import in the body, math.*, .real/.imag, chained assignment, np.ndindex,
 newaxis, np.roll/tile/repeat/cumsum/average/linspace/stack, integer-array subscripts,
-accumulators that start as an int and become a float), and fancy indexing with several integer
-arrays, boolean-mask writes of arrays, sorts along an axis and arrays sized at run time.
+accumulators that start as an int and become a float), fancy indexing with several integer
+arrays, boolean-mask writes of arrays, sorts along an axis and arrays sized at run time, and
+least-squares fits, PCA with eigh/svd, Gram-Schmidt against qr, robust statistics along axes,
+image rotations, np.put.
 
 Each kernel is a plain module-level function, written as a NumPy user would write it and never
 adapted to transpile or Numba. KERNELS lists them as `Kernel` records:
@@ -1540,6 +1542,194 @@ def embedding_bag_mean_args(n):
 def embedding_bag_mean_loss(W, bags):
     E, first = embedding_bag_mean(W, bags)
     return np.sum(E ** 2) + np.sum(np.sin(first))
+# ------------------------------------- least squares, factorizations, robust statistics ----------
+
+
+def poly_fit_lstsq(x, y, deg):
+    """A polynomial fit the way a notebook does it: Vandermonde columns, np.linalg.lstsq,
+    then the fitted curve and the sum of squared residuals NumPy reports."""
+    A = np.stack([x ** k for k in range(deg + 1)], axis=1)
+    coef, res, rank, sv = np.linalg.lstsq(A, y, rcond=None)
+    fitted = A @ coef
+    return coef, fitted, res, rank, sv[0] / sv[-1]
+
+
+def poly_fit_lstsq_args(n):
+    r = _rng(n, 70)
+    x = np.linspace(-1.0, 1.0, n)
+    return (x, 0.5 - x + 2.0 * x ** 2 + 0.1 * r.normal(size=n), 3)
+
+
+def poly_fit_lstsq_loss(x, y, deg):
+    coef, fitted, res, rank, cond = poly_fit_lstsq(x, y, deg)
+    return np.sum(coef ** 2) + res[0]
+
+
+def pca_eigh(X, k):
+    """PCA from the covariance matrix: eigh, components sorted by decreasing variance,
+    each component's sign fixed so that its largest entry is positive."""
+    Xc = X - X.mean(axis=0)
+    C = Xc.T @ Xc / (X.shape[0] - 1)
+    w, V = np.linalg.eigh(C)
+    order = np.argsort(w)[::-1]
+    w = w[order]
+    V = V[:, order]
+    for j in range(V.shape[1]):
+        if V[np.argmax(np.abs(V[:, j])), j] < 0:
+            V[:, j] = -V[:, j]
+    scores = Xc @ V[:, :k]
+    return scores, w / w.sum()
+
+
+def pca_eigh_args(n):
+    r = _rng(n, 71)
+    return (r.normal(size=(n, 4)) @ np.diag([3.0, 2.0, 1.0, 0.5]), 2)
+
+
+def pca_eigh_loss(X, k):
+    scores, ratio = pca_eigh(X, k)
+    return np.sum(scores ** 2) + np.sum(ratio[:k])
+
+
+def pca_svd(X, k):
+    """PCA from the SVD of the centered data (the explained variance and the projections)."""
+    Xc = X - np.mean(X, axis=0, keepdims=True)
+    U, s, Vt = np.linalg.svd(Xc, full_matrices=False)
+    explained = s ** 2 / (X.shape[0] - 1)
+    proj = U[:, :k] * s[:k]
+    return explained, proj, Vt[:k]
+
+
+def pca_svd_args(n):
+    r = _rng(n, 72)
+    return (r.normal(size=(n, 3)) * np.array([2.0, 1.0, 0.3]), 2)
+
+
+def pca_svd_loss(X, k):
+    explained, proj, comps = pca_svd(X, k)
+    return np.sum(explained) + np.sum(proj ** 2) + np.sum(comps ** 4)
+
+
+def gram_schmidt_vs_qr(A):
+    """Classical Gram-Schmidt checked against np.linalg.qr: QR's signs made those of
+    Gram-Schmidt (a positive diagonal of R) before comparing."""
+    n, m = A.shape
+    Q = np.zeros((n, m))
+    for j in range(m):
+        v = A[:, j].copy()
+        for i in range(j):
+            v = v - (Q[:, i] @ A[:, j]) * Q[:, i]
+        Q[:, j] = v / np.linalg.norm(v)
+    Qr, R = np.linalg.qr(A)
+    signs = np.sign(np.diag(R))
+    Qr = Qr * signs
+    R = R * signs[:, None]
+    return Q, Qr, np.max(np.abs(Q - Qr)), R
+
+
+def gram_schmidt_vs_qr_args(n):
+    return (_rng(n, 73).normal(size=(n, 3)),)
+
+
+def gram_schmidt_vs_qr_loss(A):
+    Q, Qr, err, R = gram_schmidt_vs_qr(A)
+    return np.sum(R ** 2) + np.sum(Qr[:, 0] * np.arange(A.shape[0]))
+
+
+def robust_columns(X):
+    """Robust statistics along axis 0: median, MAD, interquartile range, range, and the
+    robust z-scores a data-cleaning script computes."""
+    med = np.median(X, axis=0)
+    mad = np.median(np.abs(X - med), axis=0)
+    q1, q3 = np.percentile(X, [25, 75], axis=0)
+    spread = np.ptp(X, axis=0)
+    z = 0.6745 * (X - med) / mad
+    return med, mad, q3 - q1, spread, z, np.quantile(X, 0.9, axis=1)
+
+
+def robust_columns_args(n):
+    return (_rng(n, 74).normal(size=(n, 3)),)
+
+
+def robust_columns_loss(X):
+    med, mad, iqr, spread, z, q90 = robust_columns(X)
+    return np.sum(med ** 2) + np.sum(iqr) + np.sum(spread) + np.sum(q90)
+
+
+def rotate_and_upsample(img):
+    """Image augmentation: the four rotations and the mirror images stacked, and a 2x nearest
+    upsampling with np.kron."""
+    views = [np.rot90(img, k) for k in range(4)]
+    views += [np.rot90(np.fliplr(img), k) for k in range(4)]
+    big = np.kron(img, np.ones((2, 2)))
+    return np.stack(views), big
+
+
+def rotate_and_upsample_args(n):
+    return (_rng(n, 75).random((n, n)),)
+
+
+def rotate_and_upsample_loss(img):
+    views, big = rotate_and_upsample(img)
+    w = np.arange(views.size).reshape(views.shape) % 5
+    return np.sum(views * w) + np.sum(big ** 2)
+
+
+def ridge_pinv(X, y, lam):
+    """Ridge regression through the pseudo-inverse, with the rank of the design matrix and
+    the correlation of the fit with the target."""
+    d = X.shape[1]
+    w = np.linalg.pinv(X.T @ X + lam * np.eye(d)) @ X.T @ y
+    fit = X @ w
+    return w, np.linalg.matrix_rank(X), np.corrcoef(fit, y)[0, 1], np.cov(X, rowvar=False)
+
+
+def ridge_pinv_args(n):
+    r = _rng(n, 76)
+    X = r.normal(size=(n, 3))
+    return (X, X @ np.array([1.0, -2.0, 0.5]) + 0.1 * r.normal(size=n), 0.3)
+
+
+def ridge_pinv_loss(X, y, lam):
+    w, rank, r, C = ridge_pinv(X, y, lam)
+    return np.sum(w ** 2) + r + np.sum(C)
+
+
+def batch_means(X, n_batches):
+    """Minibatch statistics: np.array_split into batches (iterated), each batch's mean, and
+    the first and second halves from a tuple-unpacked np.split."""
+    means = []
+    for batch in np.array_split(X, n_batches):
+        means.append(batch.mean(axis=0))
+    first, second = np.split(X[: 2 * (X.shape[0] // 2)], 2)
+    return np.array(means), first.sum(axis=0) - second.sum(axis=0)
+
+
+def batch_means_args(n):
+    return (_rng(n, 77).random((n, 2)), 3)
+
+
+def batch_means_loss(X, n_batches):
+    means, diff = batch_means(X, n_batches)
+    return np.sum(means ** 2) + np.sum(diff * np.array([1.0, -0.5]))
+
+
+def zero_out_flat(x, idx, fill):
+    """Clears flat positions of an array in place with np.put (the caller's array changes),
+    the way an outlier-removal script does, and returns the kept fraction."""
+    np.put(x, idx, fill)
+    return np.count_nonzero(x != fill) / x.size
+
+
+def zero_out_flat_args(n):
+    r = _rng(n, 78)
+    return (r.random((n, 3)), np.array([0, 4, -1, 4]), 0.0)
+
+
+def zero_out_flat_loss(x, idx, fill):
+    z = x.copy()
+    np.put(z, idx, fill)
+    return np.sum(z ** 2)
 
 
 # ----------------------------------------- rows other people reach for (issue 22, rows) ------
@@ -1795,8 +1985,6 @@ KERNELS = [
     _k(winsorize_masks, 15, 1000000, grad=True),
     _k(bilinear_sample, 6, 500, grad=True),
     _k(embedding_bag_mean, 7, 100000, grad=True),
-
-
     # rows other people reach for: complex(), ufunc methods, histogram, nan-reductions, ...
     _k(mandelbrot_complex, 12, 400),
     _k(drawdown_accumulate, 40, 1000000, grad=True),
@@ -1806,6 +1994,16 @@ KERNELS = [
     _k(nan_zscore, 13, 1000000, grad=True),
     _k(int_bucket_math, 6, 250000),
     _k(velocity_profile, 20, 1000000, grad=True),
+    # least squares, factorizations, robust statistics (numpy.linalg and statistics under jit)
+    _k(poly_fit_lstsq, 12, 100000, grad=True, wrt=1),
+    _k(pca_eigh, 10, 100000, grad=True),
+    _k(pca_svd, 8, 100000, grad=True),
+    _k(gram_schmidt_vs_qr, 5, 2000, grad=True),
+    _k(robust_columns, 7, 100000, grad=True),
+    _k(rotate_and_upsample, 4, 500, grad=True),
+    _k(ridge_pinv, 9, 100000, grad=True),
+    _k(batch_means, 7, 300000, grad=True),
+    _k(zero_out_flat, 3, 300000, grad=True),
 ]
 
 BY_NAME = {k.name: k for k in KERNELS}

@@ -466,18 +466,17 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('array_split split vsplit hsplit dsplit select gradient vstack '
-           'diagonal trace rot90 sort kron '
+for _p in ('select gradient vstack '
+           'sort '
            'tensordot linspace').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)
 JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
-for _p in ('percentile ptp cov corrcoef cross '
+for _p in ('cross '
            'polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
-JIT_FALLBACK['lstsq'] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
-for _p in ('eig eigvals eigh eigvalsh matrix_power pinv qr svd').split():
+for _p in ('eig eigvals matrix_power').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():

@@ -230,6 +230,8 @@ class Specializer:
                 args["x"].name in self.avals.unsized_shapes:
             return self._run_time_size(eqn)
         if self._reads_unsized(eqn):
+            if prim.shape_from is not None:     # the shape of an argument of known shape
+                return self._shaped_from(eqn)
             if prim in _SHAPES:      # x.shape of a value of run-time length: read at run time
                 self.avals.unsized_shapes[eqn.out] = self.unsized[args["x"].name].ndim
                 return None
@@ -293,6 +295,31 @@ class Specializer:
     def _reads_unsized(self, eqn):
         return any(isinstance(a, Var) and a.name in self.unsized
                    for a in ir.iter_atoms(eqn.args.values()))
+
+    def _shaped_from(self, eqn):
+        """A row whose result has the shape of its argument `shape_from` (known) whatever the
+        run-time lengths it reads: that shape, with the dtype the stand-ins give."""
+        like = eqn.args.get(eqn.prim.shape_from)
+        like_av = self.aval(like) if isinstance(like, (Var, Const)) else None
+        if like_av is None:
+            return self._unsized_result(eqn)
+        self.standins_for_unsized = True
+        try:
+            vals = {k: self.value(a, True) for k, a in eqn.args.items()}
+            with np.errstate(all="ignore"):
+                dtype = np.result_type(_call(eqn.prim, vals))
+        except Exception:   # (stand-in lengths that do not fit: the others' dtypes)
+            others = [self.unsized.get(a.name) or self.avals.get(a.name)
+                      for k, a in eqn.args.items() if isinstance(a, Var) and
+                      k not in eqn.prim.shape_args and k != eqn.prim.shape_from]
+            if not others or None in others:
+                return None
+            dtype = np.result_type(*[o.dtype for o in others])
+        finally:
+            self.standins_for_unsized = False
+        av = AVal(like_av.shape, dtype)
+        self.avals[eqn.out] = av
+        return av
 
     def _unsized_result(self, eqn):
         """The result of an equation whose shape depends on the data (or that reads such a

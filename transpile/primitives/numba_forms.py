@@ -640,31 +640,268 @@ def pad_vjp(lw, eqn):
     return lines
 
 
+def _reduced_axes(eqn, ndim):
+    """The axes an order statistic reduces (sorted), or None: axis None, an int or a tuple
+    of distinct ints."""
+    axis = _const(eqn, "axis")
+    if axis is _NOT_CONST:
+        return None
+    if axis is None:
+        return tuple(range(ndim))
+    items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    ks = [_axis(a, ndim) for a in items]
+    if not items or any(k is None for k in ks) or len(set(ks)) != len(ks):
+        return None
+    return tuple(sorted(ks))
+
+
+SORT_LANES_UP_TO = 16     # a lane this short is sorted in place; a longer one partitioned
+
+
+def _lanes(lw, x, axes, out, lines_per_lane, kth=None):
+    """Loops over the positions of x's kept axes; at each, the lane along the reduced axes
+    copied into `{out}_lane`, then `lines_per_lane(kept)` (kept: the kept axes' index names).
+    With `kth` (the sorted positions the lines read), `{out}_s` holds the lane in sorted
+    order at those positions and at the last one (NaN last, as NumPy's sort and partition;
+    the last position then tells whether the lane holds a NaN): a short lane sorted by a
+    sorting network, a longer one partitioned (Numba's np.partition, as NumPy partitions)."""
+    xs = lw.av(x)
+    kept = [d for d in range(xs.ndim) if d not in axes]
+    n = int(np.prod([xs.shape[d] for d in axes], dtype=np.int64))
+    names = {d: f"{out}_i{d}" for d in range(xs.ndim)}
+    lines = [f"{out}_lane = np.empty({n}, {_dt(xs.dtype)})"]
+    order = []
+    if kth is not None and n <= SORT_LANES_UP_TO:
+        # a sorting network of branch-free compare-exchanges (sort2: NaN last)
+        step = "sort2" if xs.dtype.kind == "f" else "sort2_int"
+        v = [f"{out}_v{j}" for j in range(n)]
+        order = [f"{v[j]} = {out}_lane[{j}]" for j in range(n)]
+        order += [f"{v[a]}, {v[b]} = {step}({v[a]}, {v[b]})" for a, b in _network(n)]
+        order += [f"{out}_lane[{j}] = {v[j]}" for j in range(n)] + [f"{out}_s = {out}_lane"]
+    elif kth is not None:
+        ks = sorted({int(k) % n for k in kth} | {n - 1})
+        lines.append(f"{out}_kth = np.array([{', '.join(map(str, ks))}], np.int64)")
+        order = [f"{out}_s = np.partition({out}_lane, {out}_kth)"]
+    depth = 0
+    for d in kept:
+        lines.append("    " * depth + f"for {names[d]} in range({int(xs.shape[d])}):")
+        depth += 1
+    inner = [f"{out}_p = 0"]
+    d2 = 0
+    for d in axes:
+        inner.append("    " * d2 + f"for {names[d]} in range({int(xs.shape[d])}):")
+        d2 += 1
+    at = ", ".join(names[d] for d in range(xs.ndim))
+    inner += ["    " * d2 + f"{out}_lane[{out}_p] = {lw.fmt(x)}[{at}]",
+              "    " * d2 + f"{out}_p += 1"] + order
+    inner += lines_per_lane([names[d] for d in kept])
+    return lines + ["    " * depth + line for line in inner]
+
+
+def _quantile_spots(q, n, method):
+    """For one quantile q (a float64) of n sorted values, NumPy's choice (_quantile): ('take',
+    index) or ('lerp', previous, next, gamma), indices as NumPy's (negative: from the end)."""
+    if method in ("lower", "higher", "nearest"):
+        v = (n - 1) * q
+        v = {"lower": np.floor, "higher": np.ceil, "nearest": np.around}[method](v)
+        return ("take", int(v))
+    v = (n - 1) * q if method == "linear" else \
+        0.5 * (np.floor((n - 1) * q) + np.ceil((n - 1) * q))
+    prev = np.floor(v)
+    nxt = prev + 1
+    if v >= n - 1:
+        prev = nxt = -1.0
+    if v < 0:
+        prev = nxt = 0.0
+    gamma = v - prev
+    if method == "midpoint":
+        gamma = 0.0 if v % 1 == 0 else 0.5
+    return ("lerp", int(prev), int(nxt), float(gamma))
+
+
 def order_statistic(fn):
-    """np.median / np.percentile / np.quantile of every element (no axis), NumPy's default
-    'linear' method, a constant q (a number or a sequence): Numba's own, in the result dtype."""
+    """np.median / np.percentile / np.quantile (methods linear, lower, higher, nearest,
+    midpoint) over every element or along axes, a constant q (a number or a vector), as
+    NumPy computes them: each lane along the reduced axes sorted, the order statistics NumPy
+    picks for each q, interpolated with NumPy's two-sided formula (a + (b - a) t, or
+    b - (b - a) (1 - t) where t >= 0.5) in the result dtype (the difference in x's dtype);
+    the median the mean of the middle one or two; a lane holding NaN gives NaN."""
     def form(lw, eqn):
         x, out = eqn.args["x"], eqn.out
         xs, os_ = lw.av(x), lw.avals[out]
-        if _const(eqn, "axis") is not None or _const(eqn, "out") is not None or \
-                _const(eqn, "keepdims", False) or _const(eqn, "method", "linear") != "linear" \
-                or not xs.shape or 0 in xs.shape or xs.dtype.kind not in "fiu":
+        method = _const(eqn, "method", "linear")
+        if xs is None or not xs.shape or 0 in xs.shape or xs.dtype.kind not in "fiu" or \
+                _const(eqn, "out") is not None or _const(eqn, "weights") is not None or \
+                method not in ("linear", "lower", "higher", "nearest", "midpoint") or \
+                os_.dtype.kind != "f" and fn == "median":
             return None
-        args = [lw.fmt(x)]
-        if "q" in eqn.args:
+        axes = _reduced_axes(eqn, xs.ndim)
+        keep = _const(eqn, "keepdims", False)
+        if axes is None or keep not in (True, False):
+            return None
+        n = int(np.prod([xs.shape[d] for d in axes], dtype=np.int64))
+        whole = False
+        if fn == "median":
+            qs, qshape = [None], ()
+        else:
             q = _const(eqn, "q")
             if q is _NOT_CONST:
                 return None
-            qa = np.asarray(q, dtype=np.float64)
-            if qa.ndim > 1:
+            try:
+                qa = np.asarray(q)
+            except (TypeError, ValueError):
                 return None
-            args.append(repr(float(qa)) if qa.ndim == 0 else
-                        f"np.array([{', '.join(repr(float(v)) for v in qa)}])")
-        text = f"np.{fn}({', '.join(args)})"
-        if os_.shape:
-            return f"{text}.astype({_dt(os_.dtype)})"
-        return f"{_dt(os_.dtype)}({text})"
+            if qa.dtype.kind not in "iuf":
+                return None
+            # integer quantiles (np.quantile(x, 1)): NumPy takes the element, no interpolation
+            whole = fn == "quantile" and qa.dtype.kind in "iu" and method == "linear"
+            qa = np.true_divide(qa, 100) if fn == "percentile" else qa.astype(np.float64)
+            if qa.ndim > 1 or np.isnan(qa).any() or (qa < 0).any() or (qa > 1).any():
+                return None
+            qs, qshape = [float(v) for v in qa.ravel()], qa.shape
+        core = [1 if d in axes else int(s) for d, s in enumerate(xs.shape) if keep or
+                d not in axes]
+        if tuple(os_.shape) != tuple(qshape) + tuple(core):
+            return None
+        dt, xdt = _dt(os_.dtype), _dt(xs.dtype)
+        nan_check = xs.dtype.kind == "f"
+
+        def value(j, q):
+            s = f"{out}_s"
+            if q is None:                       # the median: the mean of the middle values
+                if n % 2:
+                    return f"{dt}({s}[{(n - 1) // 2}])"
+                a, b = f"{dt}({s}[{n // 2 - 1}])", f"{dt}({s}[{n // 2}])"
+                return f"({a} + {b}) / {dt}(2)"
+            spot = _quantile_spots(q, n, "lower" if whole else method)
+            if spot[0] == "take":
+                return f"{dt}({s}[{spot[1]}])"
+            _, p, nx, t = spot
+            a, b = f"{s}[{p}]", f"{s}[{nx}]"
+            d = f"{dt}({xdt}({b} - {a}))"
+            if t >= 0.5:
+                return f"{dt}({b}) - {d} * {dt}({1 - t!r})"
+            return f"{dt}({a}) + {d} * {dt}({t!r})"
+
+        def per_lane(kept):
+            lines = []
+            for j, q in enumerate(qs):
+                at = ([str(j)] if qshape else []) + (
+                    [("0" if d in axes else f"{out}_i{d}") for d in range(xs.ndim)]
+                    if keep else kept)
+                target = f"{out}[{', '.join(at)}]" if at else out
+                val = value(j, q)
+                if nan_check:
+                    val = f"{dt}({out}_s[{n - 1}]) if np.isnan({out}_s[{n - 1}]) else {val}"
+                lines.append(f"{target} = {val}")
+            return lines
+        kth = ([n // 2 - 1, n // 2] if n % 2 == 0 else [(n - 1) // 2]) if fn == "median" else \
+            [i for q in qs for i in _quantile_spots(q, n, "lower" if whole else method)[1:3]
+             if isinstance(i, int)]
+        head = [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] if os_.shape else []
+        return head + _lanes(lw, x, axes, out, per_lane, kth)
     return form
+
+
+def quantile_mask(lw, eqn):
+    """rt.quantile_mask for a constant q (a number or a vector), over every element or along
+    axes: in each lane, the two order statistics around q (n - 1) (rt's _positions), each
+    weight shared among the lane's entries equal to it (computed in float64, then in the
+    result dtype); a vector q puts its entries on a leading axis."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    q = _const(eqn, "q")
+    method = _const(eqn, "method", "linear")
+    if q is _NOT_CONST or np.ndim(q) > 1 or not xs.shape or 0 in xs.shape or \
+            method not in ("linear", "lower", "higher", "nearest", "midpoint") or \
+            os_.shape != np.shape(q) + tuple(xs.shape):
+        return None
+    axes = _reduced_axes(eqn, xs.ndim)
+    if axes is None:
+        return None
+    n = int(np.prod([xs.shape[d] for d in axes], dtype=np.int64))
+    spots = [SA._positions(v, n, method) for v in np.ravel(np.asarray(q, dtype=np.float64))]
+    lead = [str(j) for j in range(len(spots))] if np.ndim(q) else [None]
+    dt = _dt(os_.dtype)
+    names = [f"{out}_i{d}" for d in range(xs.ndim)]
+
+    def per_lane(kept):
+        # the lane's entries again, in x's order: where each equals the statistic
+        at = ", ".join(names)
+        walk, d2 = [], 0
+        for d in axes:
+            walk.append("    " * d2 + f"for {names[d]} in range({int(xs.shape[d])}):")
+            d2 += 1
+        pad = "    " * d2
+        lines = []
+        for j, (lo, hi, frac) in zip(lead, spots):
+            lo, hi, f = int(lo), int(hi), float(frac)
+            dest = at if j is None else f"{j}, {at}"
+            lines += [f"{out}_lo = {out}_s[{lo}]", f"{out}_hi = {out}_s[{hi}]",
+                      f"{out}_nlo = 0", f"{out}_nhi = 0"]
+            lines += walk + [pad + f"{out}_nlo += {lw.fmt(x)}[{at}] == {out}_lo",
+                             pad + f"{out}_nhi += {lw.fmt(x)}[{at}] == {out}_hi"]
+            lines += walk + [
+                pad + f"{out}[{dest}] = {dt}({1.0 - f!r} * (({lw.fmt(x)}[{at}] == {out}_lo) / "
+                f"np.float64({out}_nlo)) + {f!r} * (({lw.fmt(x)}[{at}] == {out}_hi) / "
+                f"np.float64({out}_nhi)))"]
+        return lines
+    kth = [int(k) for lo, hi, _ in spots for k in (lo, hi)]
+    return [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] + \
+        _lanes(lw, x, axes, out, per_lane, kth)
+
+
+def _quantile_weights(lw, eqn, w):
+    """(nq, the reduced axes of x, x's shape) for rt.quantile_vjp / _jvp of a vector q."""
+    q, ws = _const(eqn, "q"), lw.av(w)
+    if q is _NOT_CONST or np.ndim(q) != 1 or ws is None or ws.ndim < 2 or \
+            _const(eqn, "keepdims", False) not in (True, False):
+        return None
+    xshape = tuple(int(d) for d in ws.shape[1:])
+    axes = _reduced_axes(eqn, len(xshape))
+    if axes is None or ws.shape[0] != np.shape(q)[0]:
+        return None
+    return int(ws.shape[0]), axes, xshape
+
+
+def _reduced_at(names, axes, keep):
+    return [("0" if d in axes else v) for d, v in enumerate(names) if keep or d not in axes]
+
+
+def quantile_vjp(lw, eqn):
+    """rt.quantile_vjp for a vector q: each entry of x gets sum_j ct[j, its lane] w[j, it]."""
+    ct, w, out = eqn.args["ct"], eqn.args["w"], eqn.out
+    spec, os_ = _quantile_weights(lw, eqn, w), lw.avals[out]
+    if spec is None or lw.av(ct) is None:
+        return None
+    nq, axes, xshape = spec
+    if os_.shape != xshape:
+        return None
+    keep = _const(eqn, "keepdims", False)
+
+    def body(names):
+        cat = ", ".join([names[0]] + _reduced_at(names[1:], axes, keep))
+        return [f"{out}[{', '.join(names[1:])}] += {lw.fmt(ct)}[{cat}] * "
+                f"{lw.fmt(w)}[{', '.join(names)}]"]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+        _loops(out, (nq,) + xshape, body)
+
+
+def quantile_jvp(lw, eqn):
+    """rt.quantile_jvp for a vector q: sum over each lane of w * t, per entry of q."""
+    t, w, out = eqn.args["t"], eqn.args["w"], eqn.out
+    spec, os_ = _quantile_weights(lw, eqn, w), lw.avals[out]
+    if spec is None or lw.av(t) is None or lw.av(t).shape != spec[2]:
+        return None
+    nq, axes, xshape = spec
+    keep = _const(eqn, "keepdims", False)
+
+    def body(names):
+        oat = ", ".join([names[0]] + _reduced_at(names[1:], axes, keep))
+        return [f"{out}[{oat}] += {lw.fmt(w)}[{', '.join(names)}] * "
+                f"{lw.fmt(t)}[{', '.join(names[1:])}]"]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"] + \
+        _loops(out, (nq,) + xshape, body)
 
 
 def trace(lw, eqn):
@@ -683,26 +920,6 @@ def trace(lw, eqn):
     return [f"{out} = {_dt(os_.dtype)}(0)",       # (Numba's np.trace takes floats only)
             f"for {i} in range({n}):",
             f"    {out} += {lw.fmt(x)}[{i} + {r0}, {i} + {c0}]"]
-
-
-def quantile_mask(lw, eqn):
-    """rt.quantile_mask of every element (no axis) for one constant q: the two order
-    statistics around q (n - 1), each weight shared among the entries equal to it."""
-    x, out = eqn.args["x"], eqn.out
-    xs, os_ = lw.av(x), lw.avals[out]
-    q = _const(eqn, "q")
-    method = _const(eqn, "method", "linear")
-    if _const(eqn, "axis") is not None or q is _NOT_CONST or np.ndim(q) or not xs.shape or \
-            0 in xs.shape or method not in ("linear", "lower", "higher", "nearest", "midpoint"):
-        return None
-    lo, hi, frac = SA._positions(q, int(np.prod(xs.shape)), method)
-    lo, hi, f = int(lo), int(hi), float(frac)
-    s, a, b = f"{out}_sorted", f"{out}_lo", f"{out}_hi"
-    return [f"{s} = np.sort({lw.fmt(x)}.ravel())",
-            f"{a} = {lw.fmt(x)} == {s}[{lo}]",
-            f"{b} = {lw.fmt(x)} == {s}[{hi}]",
-            f"{out} = ({1.0 - f!r} * {a} / np.sum({a}) + {f!r} * {b} / np.sum({b}))"
-            f".astype({_dt(os_.dtype)})"]
 
 
 def einsum(lw, eqn):
@@ -1262,3 +1479,726 @@ def _nan_rows(lw, eqn, fn, ddof):
             f"    {out}_f[{r}] = {val}",
             f"{out} = {out}_f.reshape({_shape(os_.shape)})" if os_.shape else
             f"{out} = {out}_f[0]"]
+
+
+# ---- numpy.linalg factorizations (issue 22) ---------------------------------------------------
+# NumPy computes real input (float32, integers, bool) in float64 and casts the results back to
+# the result dtype; so do these forms: the same LAPACK routines on the same float64 numbers
+# give NumPy's numbers, eigenvector and singular-vector signs included (tests compare them on
+# the same inputs). Complex input, float16 and stacks of matrices have no form here (jit runs
+# NumPy there). eigh / eigvalsh and svd without vectors call LAPACK as NumPy does
+# (transpile_runtime/backends/numba_linalg.py); qr, svd with vectors and lstsq are Numba's own.
+
+
+def _lapack_in(lw, a, ndims=(2,)):
+    """The text of a real matrix argument in float64, or None where this has no form."""
+    av = lw.av(a)
+    if av is None or av.ndim not in ndims or av.dtype.kind not in "biuf" or \
+            (av.dtype.kind == "f" and av.dtype.itemsize not in (4, 8)):
+        return None
+    return lw.fmt(a) if av.dtype == np.float64 else f"{lw.fmt(a)}.astype(np.float64)"
+
+
+def _in_result_dtype(lw, eqn, text):
+    """A float64 array result cast to the row's result dtype (float32 for float32 input)."""
+    dt = lw.avals[eqn.out].dtype
+    return text if dt == np.float64 else f"{text}.astype({_dt(dt)})"
+
+
+def _uplo(eqn):
+    uplo = _const(eqn, "UPLO", "L")
+    return uplo.upper() if isinstance(uplo, str) and uplo.upper() in ("L", "U") else None
+
+
+def eigh_part(pick, vectors=True):
+    """rt.eigh_values / rt.eigh_vectors (pick 0 / 1) and np.linalg.eigvalsh (vectors=False):
+    dsyevd on the triangle UPLO names."""
+    def form(lw, eqn):
+        src, uplo = _lapack_in(lw, eqn.args["x"]), _uplo(eqn)
+        if src is None or uplo is None:
+            return None
+        return _in_result_dtype(lw, eqn, f"eigh_lapack({src}, {uplo == 'U'}, {vectors})[{pick}]")
+    return form
+
+
+def svd_values(lw, eqn):
+    """rt.svd_values (np.linalg.svd(x, compute_uv=False)): dgesdd without vectors; with
+    hermitian=True NumPy's |eigvalsh(x)| sorted descending."""
+    src, herm = _lapack_in(lw, eqn.args["x"]), _const(eqn, "hermitian", False)
+    if src is None or herm not in (True, False) or 0 in lw.av(eqn.args["x"]).shape:
+        return None
+    if herm:
+        return _in_result_dtype(
+            lw, eqn, f"np.sort(np.abs(eigh_lapack({src}, False, False)[0]))[::-1].copy()")
+    return _in_result_dtype(lw, eqn, f"svd_values_lapack({src})")
+
+
+def svd_vectors(pick):
+    """rt.svd_u / rt.svd_vh (pick 0 / 2): Numba's np.linalg.svd (dgesdd, JOBZ 'A' or 'S' as
+    full_matrices says, as NumPy's). hermitian=True (NumPy's eigh-based vectors, ordered by
+    an argsort whose order of ties Numba's need not share) has no form."""
+    def form(lw, eqn):
+        src, full = _lapack_in(lw, eqn.args["x"]), _const(eqn, "full_matrices", True)
+        if src is None or _const(eqn, "hermitian", False) is not False or \
+                full not in (True, False) or 0 in lw.av(eqn.args["x"]).shape:
+            return None
+        return _in_result_dtype(lw, eqn, f"np.linalg.svd({src}, {bool(full)})[{pick}]")
+    return form
+
+
+def qr_part(pick):
+    """rt.qr_q / rt.qr_r (pick 0 / 1), the reduced factors: Numba's np.linalg.qr (dgeqrf and
+    dorgqr, as NumPy's)."""
+    def form(lw, eqn):
+        src = _lapack_in(lw, eqn.args["x"])
+        if src is None or 0 in lw.av(eqn.args["x"]).shape:
+            return None
+        # (Q: a contiguous copy of Numba's slice of a Fortran array, which np.dot would warn of)
+        text = f"np.linalg.qr({src})[{pick}]"
+        return _in_result_dtype(lw, eqn, f"np.ascontiguousarray({text})" if pick == 0 else text)
+    return form
+
+
+def _scalar_text(lw, a, default):
+    """A constant number or a scalar variable as text (None: the default), or None."""
+    if isinstance(a, Const) or a is None:
+        v = default if a is None or a.value is None else a.value
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                                 np.floating)):
+            return None
+        return repr(float(v))
+    av = lw.av(a)
+    if av is None or av.shape or av.dtype.kind not in "iuf":
+        return None
+    return f"np.float64({lw.fmt(a)})"
+
+
+def pinv(lw, eqn):
+    """np.linalg.pinv as NumPy computes it: the reduced SVD (in float64, cast to the result
+    dtype), singular values above rcond * max(s) inverted, the others 0, then
+    vh^T @ (s^+ u^T) in the result dtype. hermitian=True has no form (see svd_vectors)."""
+    x, out = eqn.args["x"], eqn.out
+    src, xs, os_ = _lapack_in(lw, x), lw.av(x), lw.avals[out]
+    rcond = _scalar_text(lw, eqn.args.get("rcond"), 1e-15)
+    if src is None or rcond is None or _const(eqn, "hermitian", False) is not False or \
+            0 in xs.shape or os_.dtype.kind != "f":
+        return None
+    m, n = (int(d) for d in xs.shape)
+    k, dt = min(m, n), _dt(os_.dtype)
+    u, s, vt, i = f"{out}_u", f"{out}_s", f"{out}_vt", f"{out}_i"
+    cast = "" if os_.dtype == np.float64 else f".astype({dt})"
+    return [f"{u}, {s}, {vt} = np.linalg.svd({src}, False)"] + \
+        ([f"{s} = {s}{cast}"] if cast else []) + [
+            f"{out}_cut = {rcond} * np.float64(np.max({s}))",
+            f"for {i} in range({k}):",
+            f"    {s}[{i}] = {dt}(1) / {s}[{i}] if {s}[{i}] > {out}_cut else {dt}(0)",
+            f"{out} = np.dot(np.ascontiguousarray({vt}.T){cast}, "
+            f"{s}.reshape(({k}, 1)) * np.ascontiguousarray({u}.T){cast})"]
+
+
+def _lstsq_call(lw, eqn):
+    """Numba's np.linalg.lstsq (dgelsd, as NumPy's) of float64 copies, with NumPy's default
+    rcond (float64's eps times the longer side: NumPy solves in float64), or None."""
+    a, b = eqn.args["x"], eqn.args["y"]
+    sa, sb = _lapack_in(lw, a), _lapack_in(lw, b, (1, 2))
+    if sa is None or sb is None or 0 in lw.av(a).shape or 0 in lw.av(b).shape:
+        return None
+    m, n = (int(d) for d in lw.av(a).shape)
+    rcond = _scalar_text(lw, eqn.args.get("rcond"), np.finfo(np.float64).eps * max(m, n))
+    if rcond is None:
+        return None
+    return f"np.linalg.lstsq({sa}, {sb}, {rcond})"
+
+
+def lstsq_part(pick):
+    """rt.lstsq_x / rt.lstsq_residuals / rt.lstsq_rank (pick 0 / 1 / 2). The residuals'
+    length is known only at run time (empty unless x has full column rank and more rows
+    than columns): their form is lowered where values of run-time length are
+    (lowering/cpu/unsized.py), and reads no result shape."""
+    def form(lw, eqn):
+        call = _lstsq_call(lw, eqn)
+        if call is None:
+            return None
+        av = lw.avals.get(eqn.out) or lw.unsized.get(eqn.out)
+        if av is None:
+            return None
+        if pick == 2:
+            return f"{_dt(av.dtype)}({call}[2])"
+        text = f"{call}[{pick}]"
+        return text if av.dtype == np.float64 else f"{text}.astype({_dt(av.dtype)})"
+    return form
+
+
+def matrix_rank(lw, eqn):
+    """np.linalg.matrix_rank of a matrix as NumPy counts: singular values (dgesdd without
+    vectors; hermitian: |eigvalsh|) in the result dtype of np.linalg.svd, above tol, or
+    above max(s) * rtol (default: the longer side times that dtype's eps)."""
+    x, out = eqn.args["A"], eqn.out
+    src, xs = _lapack_in(lw, x), lw.av(x)
+    herm = _const(eqn, "hermitian", False)
+    if src is None or herm not in (True, False) or 0 in xs.shape:
+        return None
+    sdt = np.dtype(np.float32) if xs.dtype == np.float32 else np.dtype(np.float64)
+    vals = f"np.abs(eigh_lapack({src}, False, False)[0])" if herm else \
+        f"svd_values_lapack({src})"
+    s = f"{out}_s"
+    lines = [f"{s} = {vals}" + ("" if sdt == np.float64 else f".astype({_dt(sdt)})")]
+    tol, rtol = eqn.args.get("tol"), eqn.args.get("rtol")
+    if tol is not None and not (isinstance(tol, Const) and tol.value is None):
+        t = _scalar_text(lw, tol, None)
+        if t is None or (rtol is not None and not (isinstance(rtol, Const) and
+                                                   rtol.value is None)):
+            return None
+        lines.append(f"{out}_tol = {t}")
+    else:
+        r = _scalar_text(lw, rtol, None) if rtol is not None and not (
+            isinstance(rtol, Const) and rtol.value is None) else None
+        if r is None:
+            if rtol is not None and not (isinstance(rtol, Const) and rtol.value is None):
+                return None
+            # max(m, n) * eps in the singular values' dtype, times their largest
+            r = f"{_dt(sdt)}({max(xs.shape) * np.finfo(sdt).eps!r})"
+            lines.append(f"{out}_tol = {_dt(sdt)}(max(np.max({s}), {_dt(sdt)}(0)) * {r})")
+        else:       # rtol: an array of float64 in NumPy, so the product is float64
+            lines.append(f"{out}_tol = np.float64(max(np.max({s}), {_dt(sdt)}(0))) * {r}")
+    lines.append(f"{out} = {_dt(lw.avals[out].dtype)}(np.sum({s} > {out}_tol))")
+    return lines
+
+
+def residual_weights(lw, eqn):
+    """rt.residual_weights(ct, like): the residuals' cotangent ct (of run-time length: one
+    per column of y, or none) as a row of y (like's shape), zeros where it is empty."""
+    ct, out = eqn.args["ct"], eqn.out
+    os_ = lw.avals.get(out)
+    if os_ is None or not isinstance(ct, Var):
+        return None
+    dt, c = _dt(os_.dtype), lw.fmt(ct)
+    if not os_.shape:
+        return [f"{out} = {dt}(0)", f"if {c}.size:", f"    {out} = {dt}({c}.ravel()[0])"]
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {dt})", f"if {c}.size:",
+            f"    {out}[:] = {c}.reshape({_shape(os_.shape)})"]
+
+
+def residual_weights_t(lw, eqn):
+    """rt.residual_weights_t(c, res), its transpose: c (a row of y) in the residuals' shape
+    (read at run time), zeros where there are none."""
+    c, res, out = eqn.args["c"], eqn.args["res"], eqn.out
+    rs = lw.unsized.get(out) if hasattr(lw, "unsized") else None
+    if rs is None or not isinstance(res, Var) or rs.ndim != 1:
+        return None
+    return [f"{out} = np.zeros({lw.fmt(res)}.shape, {_dt(rs.dtype)})",
+            f"if {lw.fmt(res)}.size:", f"    {out}[:] = {lw.fmt(c)}"]
+
+
+def gap_inverse(lw, eqn):
+    """rt.gap_inverse(w) of a vector: F[i, j] = 1 / (w[j] - w[i]) off the diagonal (in w's
+    dtype; inf where two are equal, as NumPy's), 0 on it."""
+    w, out = eqn.args["w"], eqn.out
+    ws, os_ = lw.av(w), lw.avals[out]
+    if ws is None or ws.ndim != 1:
+        return None
+    n, dt, i, j = int(ws.shape[0]), _dt(os_.dtype), f"{out}_i", f"{out}_j"
+    return [f"{out} = np.zeros(({n}, {n}), {dt})",
+            f"for {i} in range({n}):",
+            f"    for {j} in range({n}):",
+            f"        if {i} != {j}:",
+            f"            {out}[{i}, {j}] = {dt}(1) / ({lw.fmt(w)}[{j}] - {lw.fmt(w)}[{i}])"]
+
+
+def gap_inverse_jvp(lw, eqn):
+    """rt.gap_inverse_jvp(t, w): -F^2 (t[j] - t[i]) for F = gap_inverse(w) (vectors)."""
+    t, w, out = eqn.args["t"], eqn.args["w"], eqn.out
+    ws, ts, os_ = lw.av(w), lw.av(t), lw.avals[out]
+    if ws is None or ts is None or ws.ndim != 1 or ts.shape != ws.shape:
+        return None
+    n, dt, i, j = int(ws.shape[0]), _dt(os_.dtype), f"{out}_i", f"{out}_j"
+    return [f"{out} = np.zeros(({n}, {n}), {dt})",
+            f"for {i} in range({n}):",
+            f"    for {j} in range({n}):",
+            f"        if {i} != {j}:",
+            f"            {out}_f = {dt}(1) / ({lw.fmt(w)}[{j}] - {lw.fmt(w)}[{i}])",
+            f"            {out}[{i}, {j}] = -({out}_f * {out}_f) * "
+            f"({lw.fmt(t)}[{j}] - {lw.fmt(t)}[{i}])"]
+
+
+def gap_inverse_vjp(lw, eqn):
+    """rt.gap_inverse_vjp(ct, w), its transpose: with c = -F^2 ct, the column sums minus the
+    row sums of c."""
+    ct, w, out = eqn.args["ct"], eqn.args["w"], eqn.out
+    ws, cs, os_ = lw.av(w), lw.av(ct), lw.avals[out]
+    if ws is None or cs is None or ws.ndim != 1 or cs.shape != (ws.shape[0],) * 2:
+        return None
+    n, dt, i, j = int(ws.shape[0]), _dt(os_.dtype), f"{out}_i", f"{out}_j"
+    return [f"{out} = np.zeros(({n},), {dt})",
+            f"for {i} in range({n}):",
+            f"    for {j} in range({n}):",
+            f"        if {i} != {j}:",
+            f"            {out}_f = {dt}(1) / ({lw.fmt(w)}[{j}] - {lw.fmt(w)}[{i}])",
+            f"            {out}_c = -({out}_f * {out}_f) * {lw.fmt(ct)}[{i}, {j}]",
+            f"            {out}[{j}] += {out}_c",
+            f"            {out}[{i}] -= {out}_c"]
+
+
+def eye_like(lw, eqn):
+    """rt.eye_like(x): the identity of x's last length, in the result dtype."""
+    out = lw.avals[eqn.out]
+    return f"np.eye({int(out.shape[-1])}).astype({_dt(out.dtype)})" if out.ndim == 2 else None
+
+
+def check_svd_vectors(lw, eqn):
+    """rt.check_svd_vectors(t, x, full_matrices): t where the singular vectors have rules
+    (reduced vectors, or a square x); the refusal (full_matrices of a non-square x) has no
+    form: the NumPy version raises it."""
+    t, xs = eqn.args["t"], lw.av(eqn.args["x"])
+    full = _const(eqn, "full_matrices", True)
+    if xs is None or full not in (True, False) or (full and xs.shape[-1] != xs.shape[-2]):
+        return None
+    return f"{lw.fmt(t)}.copy()" if lw.av(t) is not None and lw.av(t).shape else lw.fmt(t)
+
+
+def copyltu(lw, eqn):
+    """rt.copyltu: the lower triangle of a square matrix mirrored onto the upper one."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i} + 1):",
+        f"    {out}[{m}{i}, {j}] = {x}[{m}{i}, {j}]",
+        f"    {out}[{m}{j}, {i}] = {x}[{m}{i}, {j}]"])
+
+
+def copyltu_t(lw, eqn):
+    """rt.copyltu_t, its transpose: x_ij + x_ji below the diagonal, x_ii on it, 0 above."""
+    out = eqn.out
+    return _matrices(lw, eqn, "x", lambda m, x, i, j: [
+        f"for {j} in range({i}):",
+        f"    {out}[{m}{i}, {j}] = {x}[{m}{i}, {j}] + {x}[{m}{j}, {i}]",
+        f"{out}[{m}{i}, {i}] = {x}[{m}{i}, {i}]"])
+
+
+# ---- np.kron, np.rot90, np.split / np.array_split pieces (issue 22) ----------------------------
+
+
+def _kron_shapes(lw, x, y):
+    """The shapes of np.kron's operands padded with leading 1s to the same rank, or None."""
+    xs, ys = lw.av(x), lw.av(y)
+    if xs is None or ys is None:
+        return None
+    nd = max(xs.ndim, ys.ndim)
+    return (tuple([1] * (nd - xs.ndim) + [int(d) for d in xs.shape]),
+            tuple([1] * (nd - ys.ndim) + [int(d) for d in ys.shape]), xs.ndim, ys.ndim)
+
+
+def _kron_index(names, sa, sb, na, nb):
+    """The indices of x and y that the element at `names` of np.kron(x, y) multiplies."""
+    nd = len(sa)
+    ia = [f"{v} // {b}" for v, b in zip(names, sb)][nd - na:]
+    ib = [f"{v} % {b}" for v, b in zip(names, sb)][nd - nb:]
+    return ", ".join(ia), ", ".join(ib)
+
+
+def kron(lw, eqn):
+    """np.kron: each element of the result is x[o // shape(y)] * y[o % shape(y)] (both cast
+    to the result dtype, as NumPy's outer product multiplies)."""
+    x, y, out = eqn.args["x"], eqn.args["y"], eqn.out
+    shapes, os_ = _kron_shapes(lw, x, y), lw.avals[out]
+    if shapes is None or not os_.shape:
+        return None
+    sa, sb, na, nb = shapes
+    dt = _dt(os_.dtype)
+
+    def body(names):
+        ia, ib = _kron_index(names, sa, sb, na, nb)
+        xa = f"{lw.fmt(x)}[{ia}]" if na else lw.fmt(x)
+        yb = f"{lw.fmt(y)}[{ib}]" if nb else lw.fmt(y)
+        return [f"{out}[{', '.join(names)}] = {dt}({xa}) * {dt}({yb})"]
+    return [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] + _loops(out, os_.shape, body)
+
+
+def kron_vjp(side):
+    """rt.kron_vjp_left (side 0) / rt.kron_vjp_right (side 1): each element of ct times the
+    other operand's element it multiplied, added to the element of this one."""
+    def form(lw, eqn):
+        ct, x, y, out = eqn.args["ct"], eqn.args["x"], eqn.args["y"], eqn.out
+        shapes, cs, os_ = _kron_shapes(lw, x, y), lw.av(ct), lw.avals[out]
+        if shapes is None or cs is None or not cs.shape or not os_.shape:
+            return None
+        sa, sb, na, nb = shapes
+        if cs.shape != tuple(a * b for a, b in zip(sa, sb)):
+            return None
+        dt = _dt(os_.dtype)
+
+        def body(names):
+            ia, ib = _kron_index(names, sa, sb, na, nb)
+            mine, other, on = (ia, ib, nb) if side == 0 else (ib, ia, na)
+            o = lw.fmt(y if side == 0 else x)
+            o = f"{o}[{other}]" if on else o
+            return [f"{out}[{mine}] += {lw.fmt(ct)}[{', '.join(names)}] * {o}"]
+        return [f"{out} = np.zeros({_shape(os_.shape)}, {dt})"] + _loops(out, cs.shape, body)
+    return form
+
+
+def rot90(lw, eqn):
+    """np.rot90 with a constant k and axes: flips and a transpose of x (a view, as NumPy's)."""
+    x = eqn.args["x"]
+    xs, k, axes = lw.av(x), _const(eqn, "k", 1), _const(eqn, "axes", (0, 1))
+    if xs is None or xs.ndim < 2 or not isinstance(k, (int, np.integer)) or \
+            isinstance(k, (bool, np.bool_)) or not isinstance(axes, (tuple, list)) or \
+            len(axes) != 2 or any(not isinstance(a, (int, np.integer)) or
+                                  not -xs.ndim <= a < xs.ndim for a in axes):
+        return None
+    a0, a1 = (int(a) % xs.ndim for a in axes)
+    if a0 == a1:
+        return None
+    k = int(k) % 4
+
+    def flipped(text, along):
+        return f"{text}[{', '.join('::-1' if d in along else ':' for d in range(xs.ndim))}]"
+    if k == 0:
+        return f"{lw.fmt(x)}[{', '.join([':'] * xs.ndim)}]"
+    if k == 2:
+        return flipped(lw.fmt(x), (a0, a1))
+    perm = list(range(xs.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:      # NumPy: transpose(flip(m, axes[1]), perm)
+        return f"np.transpose({flipped(lw.fmt(x), (a1,))}, {tuple(perm)})"
+    return flipped(f"np.transpose({lw.fmt(x)}, {tuple(perm)})", (a1,))   # k == 3
+
+
+def _split_bounds(lw, eqn, xs):
+    """(axis, start, stop) of piece k of np.split / np.array_split along a constant axis
+    with constant sections or indices, or None (NumPy raises for an uneven np.split: no
+    form, so the NumPy version raises it)."""
+    ios, k, even = _const(eqn, "indices_or_sections"), _const(eqn, "k", 0), \
+        _const(eqn, "even", True)
+    axis = _const(eqn, "axis", 0)
+    if xs is None or not xs.shape or ios is _NOT_CONST or not isinstance(k, int) or \
+            even not in (True, False):
+        return None
+    if axis in AA.SPLIT_KINDS:     # np.hsplit / vsplit / dsplit (too few dimensions: NumPy's
+        least, fixed = AA.SPLIT_KINDS[axis]         # error, from the NumPy version)
+        if xs.ndim < least:
+            return None
+        axis = fixed if fixed is not None else (1 if xs.ndim > 1 else 0)
+    ax = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
+    if ax is None:
+        return None
+    n = int(xs.shape[ax])
+    if isinstance(ios, (int, np.integer)) and not isinstance(ios, (bool, np.bool_)):
+        parts = int(ios)
+        if parts <= 0 or (even and n % parts):
+            return None
+        each, extra = divmod(n, parts)
+        cuts = [0] + [each + 1] * extra + [each] * (parts - extra)
+        bounds = np.cumsum(cuts).tolist()
+    else:
+        try:
+            idx = [int(v) for v in ios]
+        except (TypeError, ValueError):
+            return None
+        bounds = [0] + idx + [n]
+    if not 0 <= k < len(bounds) - 1:
+        return None
+    lo, hi = bounds[k], bounds[k + 1]
+    # NumPy slices x[lo:hi] (negative or past-the-end bounds as Python slices do)
+    lo, hi, _ = slice(lo, hi).indices(n)
+    return ax, lo, max(lo, hi)
+
+
+def split_part(lw, eqn):
+    """rt.split_part: piece k of np.split / np.array_split, a slice of x (a view, as
+    NumPy's)."""
+    x = eqn.args["x"]
+    xs = lw.av(x)
+    b = _split_bounds(lw, eqn, xs)
+    if b is None:
+        return None
+    ax, lo, hi = b
+    return f"{lw.fmt(x)}[{_at(ax, xs.ndim, f'{lo}:{hi}')}]"
+
+
+def split_part_vjp(lw, eqn):
+    """rt.split_part_vjp: zeros of x's shape with ct where piece k lies."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    b = _split_bounds(lw, eqn, xs)
+    if b is None or os_.shape != xs.shape:
+        return None
+    ax, lo, hi = b
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})",
+            f"{out}[{_at(ax, xs.ndim, f'{lo}:{hi}')}] = {lw.fmt(ct)}"]
+
+
+def ptp(lw, eqn):
+    """np.ptp over every element or along axes: the lane's max minus its min in x's dtype
+    (NaN where the lane holds one; integers wrap as NumPy's subtraction does)."""
+    x, out = eqn.args["x"], eqn.out
+    xs, os_ = lw.av(x), lw.avals[out]
+    keep = _const(eqn, "keepdims", False)
+    if xs is None or not xs.shape or 0 in xs.shape or xs.dtype.kind not in "fiu" or \
+            _const(eqn, "out") is not None or keep not in (True, False) or \
+            os_.dtype != xs.dtype:
+        return None
+    axes = _reduced_axes(eqn, xs.ndim)
+    if axes is None:
+        return None
+    dt = _dt(os_.dtype)
+
+    def per_lane(kept):
+        at = [("0" if d in axes else f"{out}_i{d}") for d in range(xs.ndim)] if keep else kept
+        target = f"{out}[{', '.join(at)}]" if at else out
+        return [f"{target} = {dt}(np.max({out}_lane) - np.min({out}_lane))"]
+    head = [f"{out} = np.empty({_shape(os_.shape)}, {dt})"] if os_.shape else []
+    return head + _lanes(lw, x, axes, out, per_lane)
+
+
+# ---- np.cov, np.corrcoef (issue 22) -----------------------------------------------------------
+
+
+def _const_vector(eqn, name):
+    """A constant 1-D argument as float64 values, None when absent, or _NOT_CONST."""
+    v = _const(eqn, name)
+    if v is None or v is _NOT_CONST:
+        return v
+    try:
+        a = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        return _NOT_CONST
+    return a if a.ndim == 1 else _NOT_CONST
+
+
+def _cov_rows(lw, a, rowvar, is_m):
+    """(rows, observations, transposed) of np.cov's observation matrix from m or y."""
+    av = lw.av(a)
+    if av is None or av.ndim not in (1, 2) or av.dtype.kind not in "biuf":
+        return None
+    if av.ndim == 1:
+        return 1, int(av.shape[0]), False
+    r, c = (int(d) for d in av.shape)
+    # NumPy: m is transposed when not rowvar (and 2-D); y when not rowvar and of >1 rows
+    flip = not rowvar and (is_m or r != 1)
+    return (c, r, True) if flip else (r, c, False)
+
+
+def _cov_body(lw, eqn, m_name, out):
+    """Lines binding `{out}_c`, np.cov's 2-D matrix (float64), as NumPy computes it: the
+    observation matrix X (m's rows, then y's), each row less its (weighted) mean, X @ (X w)^T
+    times 1 / fact; or None. Weights must be constants (NumPy's checks of them then run
+    here, at generation: invalid ones have no form, and the NumPy version raises)."""
+    m, y = eqn.args[m_name], eqn.args.get("y", Const(None))
+    rowvar, bias = _const(eqn, "rowvar", True), _const(eqn, "bias", False)
+    ddof, dtype = _const(eqn, "ddof"), _const(eqn, "dtype")
+    if rowvar not in (True, False) or bias not in (True, False, 0, 1) or \
+            ddof is _NOT_CONST or dtype is not None or not isinstance(m, Var):
+        return None
+    if ddof is not None and (not isinstance(ddof, (int, np.integer)) or
+                             isinstance(ddof, bool)):
+        return None
+    parts = [(m, _cov_rows(lw, m, rowvar, True))]
+    if not (isinstance(y, Const) and y.value is None):
+        if not isinstance(y, Var):
+            return None
+        parts.append((y, _cov_rows(lw, y, rowvar, False)))
+    if any(p is None for _, p in parts) or len({p[1] for _, p in parts}) != 1:
+        return None
+    nv, nobs = sum(p[0] for _, p in parts), parts[0][1][1]
+    if nv == 0:
+        return None
+    ddof = (0 if bias else 1) if ddof is None else int(ddof)
+    fw, aw = _const_vector(eqn, "fweights"), _const_vector(eqn, "aweights")
+    if fw is _NOT_CONST or aw is _NOT_CONST:
+        return None
+    w = None
+    if fw is not None:
+        if fw.shape != (nobs,) or not np.all(fw == np.around(fw)) or (fw < 0).any():
+            return None
+        w = fw
+    if aw is not None:
+        if aw.shape != (nobs,) or (aw < 0).any():
+            return None
+        w = aw if w is None else w * aw
+    if w is None:
+        fact = nobs - ddof
+    else:
+        w_sum = np.sum(w)
+        fact = w_sum if ddof == 0 else w_sum - ddof if aw is None else \
+            w_sum - ddof * np.sum(w * aw) / w_sum
+    if not fact > 0:        # NumPy warns (and divides by 0): left to the NumPy version
+        return None
+    X, i = f"{out}_X", f"{out}_i"
+    lines = [f"{X} = np.empty(({nv}, {nobs}), np.float64)"]
+    row = 0
+    for a, (r, _, flip) in parts:
+        src = _cast_to(lw, a, np.dtype(np.float64))
+        src = f"{src}.T" if flip else src
+        lines.append(f"{X}[{row}:{row + r}, :] = {src}" if lw.av(a).ndim == 2 else
+                     f"{X}[{row}, :] = {src}")
+        row += r
+    if w is None:
+        lines += [f"for {i} in range({nv}):",
+                  f"    {X}[{i}, :] -= np.sum({X}[{i}, :]) / {nobs}",
+                  f"{out}_c = np.dot({X}, np.ascontiguousarray({X}.T)) * {1 / fact!r}"]
+    else:
+        wt = f"np.array([{', '.join(repr(float(v)) for v in w)}])"
+        lines += [f"{out}_w = {wt}",
+                  f"for {i} in range({nv}):",
+                  f"    {X}[{i}, :] -= np.sum({X}[{i}, :] * {out}_w) / {float(np.sum(w))!r}",
+                  f"{out}_c = np.dot({X}, np.ascontiguousarray(({X} * {out}_w).T)) * "
+                  f"{1 / float(fact)!r}"]
+    return lines, nv
+
+
+def cov(lw, eqn):
+    """np.cov (see _cov_body), squeezed as NumPy's: a scalar for one variable."""
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    body = _cov_body(lw, eqn, "m", out) if os_.dtype == np.float64 else None
+    if body is None:
+        return None
+    lines, nv = body
+    if os_.shape != ((nv, nv) if nv > 1 else ()):
+        return None
+    return lines + [f"{out} = {out}_c" if nv > 1 else f"{out} = {out}_c[0, 0]"]
+
+
+def corrcoef(lw, eqn):
+    """np.corrcoef: np.cov's matrix divided by the standard deviations of its rows, then of
+    its columns, clipped to [-1, 1] (NaN kept); for one variable, c / c."""
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    body = _cov_body(lw, eqn, "x", out) if os_.dtype == np.float64 else None
+    if body is None:
+        return None
+    lines, nv = body
+    if nv == 1:
+        return lines + [f"{out} = {out}_c[0, 0] / {out}_c[0, 0]"] if os_.shape == () else None
+    if os_.shape != (nv, nv):
+        return None
+    i, j, v = f"{out}_i", f"{out}_j", f"{out}_v"
+    return lines + [
+        f"{out}_sd = np.sqrt(np.diag({out}_c).copy())",
+        f"{out} = {out}_c",
+        f"for {i} in range({nv}):",
+        f"    for {j} in range({nv}):",
+        f"        {v} = {out}[{i}, {j}] / {out}_sd[{i}] / {out}_sd[{j}]",
+        f"        if {v} > 1.0:",
+        f"            {v} = 1.0",
+        f"        elif {v} < -1.0:",
+        f"            {v} = -1.0",
+        f"        {out}[{i}, {j}] = {v}"]
+
+
+def _diagonal_spec(lw, eqn, x):
+    """(offset, transposed) of np.diagonal of a matrix along its two axes, or None."""
+    xs = lw.av(x)
+    k, a1, a2 = _const(eqn, "offset", 0), _const(eqn, "axis1", 0), _const(eqn, "axis2", 1)
+    if xs is None or xs.ndim != 2 or not isinstance(k, (int, np.integer)) or \
+            isinstance(k, (bool, np.bool_)) or _axis(a1, 2) is None or _axis(a2, 2) is None \
+            or _axis(a1, 2) == _axis(a2, 2):
+        return None
+    return int(k), _axis(a1, 2) == 1
+
+
+def diagonal(lw, eqn):
+    """np.diagonal of a matrix: Numba's np.diag with the offset (a copy: NumPy's read-only
+    view is never written through, `view="opaque"`)."""
+    x = eqn.args["x"]
+    spec = _diagonal_spec(lw, eqn, x)
+    if spec is None:
+        return None
+    k, flip = spec
+    return f"np.diag({lw.fmt(x)}{'.T' if flip else ''}, {k})"
+
+
+def diagonal_vjp(lw, eqn):
+    """rt.diagonal_vjp of a matrix: zeros of x's shape with ct on that diagonal."""
+    ct, x, out = eqn.args["ct"], eqn.args["x"], eqn.out
+    spec, xs, os_, cs = _diagonal_spec(lw, eqn, x), lw.av(x), lw.avals[out], lw.av(ct)
+    if spec is None or cs is None or cs.ndim != 1:
+        return None
+    k, flip = spec
+    rows, cols = (int(d) for d in (xs.shape[::-1] if flip else xs.shape))
+    count = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+    if cs.shape[0] not in (1, count):       # (a length of 1 broadcasts, as NumPy's write)
+        return None
+    r0, c0 = (max(k, 0), max(-k, 0)) if flip else (max(-k, 0), max(k, 0))
+    i = f"{out}_i"
+    return [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})",
+            f"for {i} in range({count}):",
+            f"    {out}[{i} + {r0}, {i} + {c0}] = "
+            f"{lw.fmt(ct)}[{i if cs.shape[0] == count else 0}]"]
+
+
+def _cov_layout(lw, eqn):
+    """[(argument, rows, transposed)] of np.cov's observation matrix (m, then y), for the
+    helpers of np.cov's rules, or None."""
+    rowvar = _const(eqn, "rowvar", True)
+    m, y = eqn.args["m"], eqn.args.get("y", Const(None))
+    if rowvar not in (True, False) or not isinstance(m, Var):
+        return None
+    parts = [(m, _cov_rows(lw, m, rowvar, False))]
+    if not (isinstance(y, Const) and y.value is None):
+        if not isinstance(y, Var):
+            return None
+        parts.append((y, _cov_rows(lw, y, rowvar, False)))
+    if any(p is None for _, p in parts):
+        return None
+    return [(a, p[0], p[2]) for a, p in parts]
+
+
+def cov_obs_part(lw, eqn):
+    """rt.cov_obs_part(t, m, y, rowvar, which): t's rows (as np.cov lays out m or y: at the
+    top for which=0, below m's for which=1) in zeros of the observation matrix's shape."""
+    t, out = eqn.args["t"], eqn.out
+    layout, which, os_ = _cov_layout(lw, eqn), _const(eqn, "which", 0), lw.avals[out]
+    if layout is None or which not in (0, 1) or which >= len(layout) or \
+            lw.av(t) is None or os_.ndim != 2:
+        return None
+    start = 0 if which == 0 else layout[0][1]
+    a, r, flip = layout[which]
+    if lw.av(t).shape != lw.av(a).shape:
+        return None
+    src = f"{_cast_to(lw, t, os_.dtype)}{'.T' if flip else ''}"
+    place = f"{out}[{start}:{start + r}, :] = {src}" if lw.av(a).ndim == 2 else \
+        f"{out}[{start}, :] = {src}"
+    return [f"{out} = np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})", place]
+
+
+def cov_obs_vjp(lw, eqn):
+    """rt.cov_obs_vjp(ct, m, y, rowvar, which): the rows of ct that came from m (which=0) or
+    y (which=1), in that argument's shape."""
+    ct, out = eqn.args["ct"], eqn.out
+    layout, which, os_ = _cov_layout(lw, eqn), _const(eqn, "which", 0), lw.avals[out]
+    cs = lw.av(ct)
+    if layout is None or which not in (0, 1) or which >= len(layout) or cs is None or \
+            cs.ndim != 2:
+        return None
+    start = 0 if which == 0 else layout[0][1]
+    a, r, flip = layout[which]
+    if os_.shape != lw.av(a).shape:
+        return None
+    block = f"{lw.fmt(ct)}[{start}:{start + r}, :]"
+    block = f"{block}.T" if flip else block
+    text = f"np.ascontiguousarray({block}).reshape({_shape(os_.shape)})" if os_.shape else None
+    if text is None:
+        return None
+    return text if cs.dtype == os_.dtype else f"{text}.astype({_dt(os_.dtype)})"
+
+
+def cov_constant(fn):
+    """rt.cov_weights / rt.cov_norm: they read m's shape and constant weights only, so they
+    are computed now (with NumPy, as the runtime helper) and written as constants."""
+    def form(lw, eqn):
+        vals = {}
+        for k, a in eqn.args.items():
+            if isinstance(a, Const):
+                vals[k] = a.value
+            elif lw.av(a) is not None and k in ("m", "y"):
+                vals[k] = np.zeros(lw.av(a).shape, lw.av(a).dtype)
+            else:
+                return None
+        try:
+            v = fn(**vals)
+        except Exception:       # (invalid arguments: the NumPy version raises)
+            return None
+        os_ = lw.avals[eqn.out]
+        if np.ndim(v) == 0:
+            return f"{_dt(os_.dtype)}({float(v)!r})"
+        return f"np.array([{', '.join(repr(float(u)) for u in np.ravel(v))}], {_dt(os_.dtype)})"
+    return form

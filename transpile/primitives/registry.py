@@ -34,6 +34,10 @@ Entry fields:
           n); None (the default): any integer argument may
   numba   the Numba CPU form of a whole call, where Numba has no such function or lacks an
           argument (transpile/primitives/numba_forms.py): eqn -> expression or statements
+  numba_unsized  its `numba` form also serves arguments or a result of run-time length (their
+          lengths read at run time: np.linalg.lstsq's residuals and their rules' helpers)
+  shape_from  the result has this argument's shape whatever the run-time lengths of the
+          others (rt.residual_weights: a row of y, whatever the residuals' length)
 
 Lowerings (the scalar form of a row in each backend's fused loops; None: not lowered there, so
 the call runs as a whole-array operation; forms and their helpers: primitives/scalar_forms.py):
@@ -181,7 +185,7 @@ class Primitive:
                  "bool_result", "unsafe_in_select", "keep", "check", "shows_values", "product",
                  "shape_safe", "query", "refusal", "multi", "jvp_joint", "fusable",
                  "opaque", "opaque_hint", "user_rule", "user_path", "aliases",
-                 "canonical_args", "construct", "sized_by")
+                 "canonical_args", "construct", "sized_by", "numba_unsized", "shape_from")
 
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, nondiff=False, doc=None,
@@ -199,7 +203,7 @@ class Primitive:
                  product=False, shape_safe=False, query=False, refusal=False, multi=None,
                  jvp_joint=None, fusable=False, opaque=False, opaque_hint=None,
                  user_rule=False, user_path=None, aliases=(), canonical_args=None,
-                 construct=None, sized_by=None):
+                 construct=None, sized_by=None, numba_unsized=False, shape_from=None):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -216,6 +220,8 @@ class Primitive:
         self.numba = numba
         self.data_shape = data_shape   # the result's shape depends on the values (np.unique)
         self.sized_by = None if sized_by is None else tuple(sized_by)   # ints that size it
+        self.numba_unsized = numba_unsized
+        self.shape_from = shape_from
         self.doc = doc
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
         self.pure = pure   # False: must run at run time, never evaluated while generating code

@@ -54,6 +54,8 @@ def stmt_Expr(norm, node):
         return
     if fill_diagonal_statement(norm, node):   # np.fill_diagonal(a, v): a loop of writes
         return
+    if put_statement(norm, node):         # np.put(a, ind, v) / a.put(ind, v): a loop of writes
+        return
     if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
         raise norm.error(node, "unsupported: generator (yield)",
                          hint="return the values instead (a list or tuple)")
@@ -161,6 +163,137 @@ def fill_diagonal_statement(norm, node):
             f"for {k} in range(min({a}.shape[0], {a}.shape[1])):\n"
             f"    {a}[{k}, {k}] = {value}\n")
     return _statements_for(norm, node, text)
+
+
+_PUT_MODES = ("raise", "wrap", "clip")
+
+
+def put_statement(norm, node):
+    """`np.put(a, ind, v, mode)` (or `a.put(ind, v, mode)`): written as the loop NumPy runs
+    over the flattened indices, `a[unravelled ind[k]] = v[k % len(v)]` (ind and v flattened,
+    a negative index counted from the end; mode 'raise' raises IndexError past either end,
+    'wrap' wraps, 'clip' clips), so every transform sees plain subscript writes into a (views
+    of a and its base included) and a repeated index keeps the last value, as NumPy's. The
+    multi-index needs a's rank when the code is generated."""
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, (gast.Name, gast.Attribute)):
+        return False
+    args, kwargs = list(call.args), {kw.arg: kw.value for kw in call.keywords}
+    if isinstance(call.func, gast.Attribute) and call.func.attr == "put" and \
+            isinstance(call.func.value, gast.Name) and \
+            isinstance(norm.frame.env.get(call.func.value.id), Var):
+        target, what = call.func.value, f"{call.func.value.id}.put"       # a.put(ind, v)
+    else:
+        try:
+            func = norm.expr(call.func, "f")
+        except TranspileError:
+            return False
+        if not (isinstance(func, Static) and func.obj is np.put):
+            return False
+        what = "np.put"
+        target = args.pop(0) if args else kwargs.pop("a", None)
+    names = ["ind", "v", "mode"]
+    for name, value in zip(names, args):
+        if name in kwargs:
+            raise norm.error(node, f"{what}() got multiple values for argument {name!r}")
+        kwargs[name] = value
+    if len(args) > 3 or set(kwargs) - set(names) or not {"ind", "v"} <= set(kwargs) or \
+            not isinstance(target, gast.Name):
+        raise norm.error(node, f"{what} is supported as np.put(name, indices, values, mode) "
+                         "on an array held by a name", construct=f"{what}(...)")
+    mode = "raise"
+    if "mode" in kwargs:
+        m = kwargs["mode"]
+        if not (isinstance(m, gast.Constant) and m.value in _PUT_MODES):
+            raise norm.error(node, f"{what}(..., mode=...) takes 'raise', 'wrap' or 'clip', "
+                             "written as a constant", construct=f"{what}(...)")
+        mode = m.value
+    a = target.id
+    arr = norm.expr(target, a)
+    nd = norm.b.emit(by_name("ndim"), {"x": norm.to_arg(arr, node)}, base="nd")
+    if not isinstance(nd, Const):
+        raise norm.error(node, f"{what} needs the array's rank when the code is generated",
+                         hint="call the function under jit (shapes known), or write the "
+                         "loop of a[i, j] = v", cls=ShapesNeeded)
+    if nd.value == 0:
+        raise norm.error(node, f"{what} into a 0-d array is not supported",
+                         construct=f"{what}(...)")
+    p = f"{a}_put"
+    # ind and v evaluated once, in order, under names of their own; a scalar is written as it is
+    scalar, counts = {}, {}
+    for k in ("ind", "v"):
+        value = norm.expr(kwargs[k], f"{p}_{k}")
+        scalar[k] = _rank(norm, value, node) == 0
+        counts[k] = value
+        norm.bind_name(f"{p}_{k}", value)
+    # the multi-index of flat position `at` (C order), with lengths read from a's shape
+    items = []
+    for d in range(nd.value):
+        stride = " * ".join(f"{a}.shape[{e}]" for e in range(d + 1, nd.value))
+        pos = f"({p}_at // ({stride}))" if stride else f"{p}_at"
+        items.append(f"{pos} % {a}.shape[{d}]" if d else pos)
+    if mode == "raise":
+        fix = [f"if {p}_at < 0:",
+               f"    {p}_at = {p}_at + {p}_size",
+               f"if {p}_at < 0 or {p}_at >= {p}_size:",
+               f"    raise IndexError('{what}: an index is out of bounds')"]
+    elif mode == "wrap":
+        fix = [f"{p}_at = {p}_at % {p}_size"]
+    else:
+        fix = [f"{p}_at = min(max({p}_at, 0), {p}_size - 1)"]
+    def body(k):
+        value = f"{p}_v" if scalar["v"] else f"{p}_value[{k} % {p}_value.shape[0]]"
+        return fix + [f"{a}[{', '.join(items)}] = {value}"]
+    lines = [f"{p}_size = {a}.size"]
+    count = 1 if scalar["ind"] else _count(norm, counts["ind"], node)
+    if scalar["ind"]:
+        lines += [f"{p}_at = {p}_ind"] + body(0)
+    elif count is not None and count <= _PUT_UNROLL:
+        # indices counted now: one write each (a loop of one trip over a computed index of a
+        # matrix is refused by the loop specialization)
+        lines.append(f"{p}_index = np.ravel(np.asarray({p}_ind))")
+        for k in range(count):
+            lines += [f"{p}_at = {p}_index[{k}]"] + body(k)
+    else:
+        lines += [f"{p}_index = np.ravel(np.asarray({p}_ind))",
+                  f"for {p}_k in range({p}_index.shape[0]):",
+                  f"    {p}_at = {p}_index[{p}_k]"] + ["    " + line for line in body(f"{p}_k")]
+    if not scalar["v"]:             # (no values: NumPy writes nothing)
+        lines = [f"{p}_value = np.ravel(np.asarray({p}_v))", f"if {p}_value.shape[0] > 0:"] + \
+            ["    " + line for line in lines]
+    text = "\n".join(lines) + "\n"
+    return _statements_for(norm, node, text)
+
+
+_PUT_UNROLL = 16     # np.put with at most this many indices known now: written out
+
+
+def _count(norm, value, node):
+    """The number of elements of a value when the code is generated (a flat list of
+    scalars, a constant, an array of known shape), or None."""
+    if isinstance(value, Const):
+        return int(np.size(value.value))
+    if isinstance(value, Struct):
+        if value.kind in ("list", "tuple") and all(_rank(norm, v, node) == 0
+                                                    for v in value.items):
+            return len(value.items)
+        return None
+    if isinstance(value, Var):
+        n = norm.b.emit(by_name("size"), {"x": value}, base="n")
+        return int(n.value) if isinstance(n, Const) else None
+    return None
+
+
+def _rank(norm, value, node):
+    """The rank of a value when the code is generated (a list counts as an array), or None."""
+    if isinstance(value, Const):
+        return np.ndim(value.value)
+    if isinstance(value, Struct):
+        return 1
+    if isinstance(value, Var):
+        nd = norm.b.emit(by_name("ndim"), {"x": value}, base="nd")
+        return nd.value if isinstance(nd, Const) else None
+    return None
 
 
 def list_method(norm, call):

@@ -640,6 +640,7 @@ from transpile_runtime.backends.numba_special import (
     digamma_scalar, erfinv_scalar, log_ndtr_scalar, logsumexp_all, norm_cdf_scalar,
     norm_logcdf_scalar, norm_logpdf_scalar, norm_logsf_scalar, norm_sf_scalar, t_logpdf_scalar,
     trigamma_scalar)
+from transpile_runtime.backends.numba_linalg import eigh_lapack, svd_values_lapack
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """

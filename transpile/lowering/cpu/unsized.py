@@ -96,6 +96,12 @@ def lower_unsized(lw, st):
         return [f"{st.out} = {x.name}.copy()"]
     if prim is bincount and isinstance(x, Var) and dt is not None:
         return _bincount(lw, st, dt)
+    if prim.numba is not None and prim.numba_unsized:
+        # a row whose Numba form reads run-time lengths itself (np.linalg.lstsq's residuals)
+        form = prim.numba(lw, st)
+        if form is None:
+            return None
+        return form if isinstance(form, list) else [f"{st.out} = {form}"]
     if prim in _DATA_SHAPED and set(a) == {"x"} and isinstance(x, Var):
         xs = rank_dtype(lw, x)
         if xs is None or (prim is unique and xs[0] != 1):

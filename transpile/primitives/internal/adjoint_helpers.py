@@ -91,4 +91,4 @@ tile_vjp = defprim("tile_vjp", H.tile_vjp, "rt.tile_vjp", "ct, x, reps", shape_a
                    linear=("ct",), vjp={"ct": "np.tile(g, reps)"}, numba=NF.tile_vjp)
 diagonal_vjp = defprim("diagonal_vjp", H.diagonal_vjp, "rt.diagonal_vjp",
                        "ct, x, offset=0, axis1=0, axis2=1", shape_args=("x",), batch=BR.helper, linear=("ct",),
-                       vjp={"ct": "np.diagonal(g, offset, axis1, axis2)"})
+                       vjp={"ct": "np.diagonal(g, offset, axis1, axis2)"}, numba=NF.diagonal_vjp)

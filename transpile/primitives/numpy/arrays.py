@@ -93,7 +93,7 @@ fliplr = defprim("fliplr", np.fliplr, "np.fliplr", "x", linear=("x",), batch=per
 flipud = defprim("flipud", np.flipud, "np.flipud", "x", linear=("x",), batch=per_example,
                  vjp={"x": "np.flipud(g)"}, numba=NF.flip_axis(0))
 rot90 = defprim("rot90", np.rot90, "np.rot90", "x, k=1, axes=(0, 1)", linear=("x",),
-                batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"})
+                batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"}, numba=NF.rot90)
 repeat = defprim("repeat", np.repeat, "np.repeat", "x, repeats, axis=None", linear=("x",),
                  batch=per_example, vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"},
                  numba=NF.repeat, array_result=True)
@@ -149,16 +149,16 @@ split = defprim("split", np.split, "np.split", "x, indices_or_sections, axis=0",
 array_split = defprim("array_split", np.array_split, "np.array_split",
                       "x, indices_or_sections, axis=0", linear=("x",), batch=per_example)
 split.multi, array_split.multi = _split_parts(True), _split_parts(False)
-for _name, _axis in (("vsplit", 0), ("hsplit", "h"), ("dsplit", 2)):
+for _name, _axis in (("vsplit", "v"), ("hsplit", "h"), ("dsplit", "d")):
     defprim(_name, getattr(np, _name), f"np.{_name}", "x, indices_or_sections",
             linear=("x",), batch=per_example).multi = _split_parts(True, _axis)
 split_part = defprim("split_part", AA.split_part, "rt.split_part",
                      "x, indices_or_sections, axis=0, k=0, even=True", linear=("x",),
-                     batch=per_example,
+                     batch=per_example, numba=NF.split_part,
                      vjp={"x": "rt.split_part_vjp(g, x, indices_or_sections, axis, k, even)"})
 split_part_vjp = defprim("split_part_vjp", AA.split_part_vjp, "rt.split_part_vjp",
                          "ct, x, indices_or_sections, axis=0, k=0, even=True", shape_args=("x",),
-                         linear=("ct",), batch=per_example,
+                         linear=("ct",), batch=per_example, numba=NF.split_part_vjp,
                          vjp={"ct": "rt.split_part(g, indices_or_sections, axis, k, even)"})
 
 diag = defprim("diag", np.diag, "np.diag", "x, k=0", linear=("x",), batch=per_example,
@@ -178,13 +178,16 @@ tril = defprim("tril", np.tril, "np.tril", "x, k=0", linear=("x",), batch=per_ex
                numba=NF.with_k("tril"),
                vjp={"x": "np.tril(g, k)"})
 kron = defprim("kron", np.kron, "np.kron", "x, y", linear=("x", "y"), batch=per_example,
-               vjp={"x": "rt.kron_vjp_left(g, x, y)", "y": "rt.kron_vjp_right(g, x, y)"})
+               vjp={"x": "rt.kron_vjp_left(g, x, y)", "y": "rt.kron_vjp_right(g, x, y)"},
+               numba=NF.kron)
 kron_vjp_left = defprim("kron_vjp_left", AA.kron_vjp_left, "rt.kron_vjp_left", "ct, x, y",
                         shape_args=("x",), linear=("ct", "y"), batch=per_example,
-                        vjp={"ct": "np.kron(g, y)", "y": "rt.kron_vjp_right(ct, g, y)"})
+                        vjp={"ct": "np.kron(g, y)", "y": "rt.kron_vjp_right(ct, g, y)"},
+                        numba=NF.kron_vjp(0))
 kron_vjp_right = defprim("kron_vjp_right", AA.kron_vjp_right, "rt.kron_vjp_right", "ct, x, y",
                          shape_args=("y",), linear=("ct", "x"), batch=per_example,
-                         vjp={"ct": "np.kron(x, g)", "x": "rt.kron_vjp_left(ct, x, g)"})
+                         vjp={"ct": "np.kron(x, g)", "x": "rt.kron_vjp_left(ct, x, g)"},
+                         numba=NF.kron_vjp(1))
 pad = defprim("pad", np.pad, "np.pad", "x, pad_width, mode='constant'", linear=("x",),
               batch=per_example, vjp={"x": "rt.pad_vjp(g, pad_width, np.ndim(x), mode)"},
               numba=NF.pad)

@@ -29,16 +29,18 @@ sym = defprim("sym", LA.sym, "rt.sym", "x", linear=("x",), batch=stacked, vjp={"
 phi = defprim("phi", LA.phi, "rt.phi", "x", linear=("x",), batch=stacked, vjp={"x": "rt.phi(g)"},
               numba=NF.phi)
 copyltu = defprim("copyltu", LA.copyltu, "rt.copyltu", "x", linear=("x",), batch=stacked,
-                  vjp={"x": "rt.copyltu_t(g)"})
+                  vjp={"x": "rt.copyltu_t(g)"}, numba=NF.copyltu)
 copyltu_t = defprim("copyltu_t", LA.copyltu_t, "rt.copyltu_t", "x", linear=("x",),
-                    batch=stacked, vjp={"x": "rt.copyltu(g)"})
-defprim("eye_like", LA.eye_like, "rt.eye_like", "x", nondiff=True, batch=per_example)
+                    batch=stacked, vjp={"x": "rt.copyltu(g)"}, numba=NF.copyltu_t)
+defprim("eye_like", LA.eye_like, "rt.eye_like", "x", nondiff=True, batch=per_example,
+        numba=NF.eye_like)
 defprim("gap_inverse", LA.gap_inverse, "rt.gap_inverse", "w", batch=per_example,
-        vjp={"w": "rt.gap_inverse_vjp(g, w)"}, jvp={"w": "rt.gap_inverse_jvp(w_dot, w)"})
+        vjp={"w": "rt.gap_inverse_vjp(g, w)"}, jvp={"w": "rt.gap_inverse_jvp(w_dot, w)"},
+        numba=NF.gap_inverse)
 defprim("gap_inverse_jvp", LA.gap_inverse_jvp, "rt.gap_inverse_jvp", "t, w", linear=("t",),
-        batch=per_example, vjp={"t": "rt.gap_inverse_vjp(g, w)"})
+        batch=per_example, vjp={"t": "rt.gap_inverse_vjp(g, w)"}, numba=NF.gap_inverse_jvp)
 defprim("gap_inverse_vjp", LA.gap_inverse_vjp, "rt.gap_inverse_vjp", "ct, w", linear=("ct",),
-        batch=per_example, vjp={"ct": "rt.gap_inverse_jvp(g, w)"})
+        batch=per_example, vjp={"ct": "rt.gap_inverse_jvp(g, w)"}, numba=NF.gap_inverse_vjp)
 
 # np.linalg.cholesky reads the lower triangle of x (as eigh with UPLO='L' does): the cotangent
 # is rt.tri_read_t of the symmetrized one (0 above the diagonal), the tangent reads tri_read
@@ -74,16 +76,19 @@ eigh = defprim("eigh", np.linalg.eigh, "np.linalg.eigh", "x, UPLO='L'", linear=(
 eigh.multi = lambda bound, const: [("eigh_values", {}), ("eigh_vectors", {})]
 eigh_values = defprim(
     "eigh_values", LA.eigh_values, "rt.eigh_values", "x, UPLO='L'", batch=_rank1,
+    numba=NF.eigh_part(0),
     vjp={"x": f"rt.tri_read_t(rt.check_real_eigh(({_V} * np.expand_dims(g, -2)) @ "
               f"rt.mT({_V})), UPLO)"},
     jvp={"x": f"np.sum({_V} * ({_READ} @ {_V}), axis=-2)"})
 eigh_vectors = defprim(
     "eigh_vectors", LA.eigh_vectors, "rt.eigh_vectors", "x, UPLO='L'", batch=stacked,
+    numba=NF.eigh_part(1),
     vjp={"x": f"rt.tri_read_t(rt.check_real_eigh(rt.sym({_V} @ (rt.gap_inverse({_W}) * "
               f"(rt.mT({_V}) @ g)) @ rt.mT({_V}))), UPLO)"},
     jvp={"x": f"ans @ (rt.gap_inverse({_W}) * (rt.mT(ans) @ {_READ} @ ans))"})
 eigvalsh = defprim("eigvalsh", np.linalg.eigvalsh, "np.linalg.eigvalsh", "x, UPLO='L'",
-                   batch=_rank1, vjp=eigh_values.vjp, jvp=eigh_values.jvp)
+                   batch=_rank1, vjp=eigh_values.vjp, jvp=eigh_values.jvp,
+                   numba=NF.eigh_part(0, vectors=False))
 
 slogdet = defprim("slogdet", np.linalg.slogdet, "np.linalg.slogdet", "x", batch=per_example)
 slogdet.multi = lambda bound, const: [("slogdet_sign", {}), ("slogdet_logabs", {})]
@@ -125,7 +130,7 @@ def _pinv_jvp(eqn, k):
 
 
 pinv = defprim("pinv", np.linalg.pinv, "np.linalg.pinv", "x, rcond=None, hermitian=False",
-               batch=stacked, vjp={"x": _pinv_vjp}, jvp={"x": _pinv_jvp})
+               batch=stacked, vjp={"x": _pinv_vjp}, jvp={"x": _pinv_jvp}, numba=NF.pinv)
 
 
 def _mpow_terms(eqn, lhs, rhs, mid, base):
@@ -177,11 +182,11 @@ def _qr_parts(bound, const):
 
 
 qr.multi = _qr_parts
-qr_q = defprim("qr_q", LA.qr_q, "rt.qr_q", "x", batch=stacked,
+qr_q = defprim("qr_q", LA.qr_q, "rt.qr_q", "x", batch=stacked, numba=NF.qr_part(0),
                vjp={"x": f"rt.check_real_linalg(rt.mT(np.linalg.solve({_R}, rt.mT(g + "
                          f"{_Q} @ rt.copyltu(-(rt.mT(g) @ {_Q}))))), 'qr')"},
                jvp={"x": "rt.qr_q_jvp(rt.check_real_linalg(x_dot, 'qr'), x)"})
-qr_r = defprim("qr_r", LA.qr_r, "rt.qr_r", "x", batch=stacked,
+qr_r = defprim("qr_r", LA.qr_r, "rt.qr_r", "x", batch=stacked, numba=NF.qr_part(1),
                vjp={"x": f"rt.check_real_linalg(rt.mT(np.linalg.solve({_R}, rt.mT({_Q} @ "
                          f"rt.copyltu({_R} @ rt.mT(g))))), 'qr')"},
                jvp={"x": "rt.qr_r_jvp(rt.check_real_linalg(x_dot, 'qr'), x)"})
@@ -233,6 +238,7 @@ def _herm_jvp(text):
 
 svd_values = defprim(
     "svd_values", LA.svd_values, "rt.svd_values", "x, hermitian=False", batch=_rank1,
+    numba=NF.svd_values,
     vjp={"x": _herm_vjp(f"(np.conj({_U}) * np.expand_dims(g, -2)) @ np.conj({_VH})")},
     jvp={"x": _herm_jvp(f"np.real(np.sum(np.conj({_U}) * (x_dot @ "
                         f"np.conj(rt.mT({_VH}))), axis=-2))")})
@@ -252,6 +258,7 @@ _FBV = f"(rt.gap_inverse({_S} * {_S}) * np.conj({_VH} @ rt.mT({_G})))"
 _BU = f"(rt.mT({_U}) @ {_G})"
 svd_u = defprim(
     "svd_u", LA.svd_u, "rt.svd_u", "x, full_matrices=True, hermitian=False", batch=stacked,
+    numba=NF.svd_vectors(0),
     vjp={"x": _herm_vjp(f"np.conj({_U}) @ (({_FB} + {_H(_FB)}) * {_ROW} + rt.eye_like({_S}) * "
                         f"({_BU} - np.conj({_BU})) / (2 * {_ROW})) @ np.conj({_VH}) + "
                         f"(({_G} - np.conj({_U}) @ {_BU}) / {_ROW}) @ np.conj({_VH})")},
@@ -260,6 +267,7 @@ svd_u = defprim(
                         f"({_T} @ {_H(_VH)} - {_U} @ {_DS}) / {_ROW}")})
 svd_vh = defprim(
     "svd_vh", LA.svd_vh, "rt.svd_vh", "x, full_matrices=True, hermitian=False", batch=stacked,
+    numba=NF.svd_vectors(2),
     vjp={"x": _herm_vjp(f"np.conj({_U}) @ ({_COL} * ({_FBV} + {_H(_FBV)})) @ np.conj({_VH}) + "
                         f"np.conj({_U}) @ (({_G} - {_G} @ rt.mT({_VH}) @ np.conj({_VH})) / "
                         f"{_COL})")},
@@ -267,7 +275,7 @@ svd_vh = defprim(
                            f"({_H(_T)} @ {_U} - {_H(_VH)} @ {_H(_DS)}) / {_ROW}"))})
 defprim("check_svd_vectors", LA.check_svd_vectors, "rt.check_svd_vectors",
         "t, x, full_matrices", linear=("t",), shape_args=("x",), batch=per_example,
-        vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"})
+        vjp={"t": "rt.check_svd_vectors(g, x, full_matrices)"}, numba=NF.check_svd_vectors)
 # eig: A = V diag(w) V^-1 (distinct eigenvalues), columns of V of unit norm (their phase is
 # arbitrary: only phase-invariant functions of V, such as |V|, have derivatives, as in JAX and
 # autograd). With C = V^-1 dA V and F_ij = 1 / (w_j - w_i) off the diagonal:
@@ -386,6 +394,7 @@ def _col(v):
 _GY = f"({_col('g')} @ rt.mT({_col('y')}))"
 lstsq_x = defprim(
     "lstsq_x", LA.lstsq_x, "rt.lstsq_x", "x, y, rcond=None", batch=per_example,
+    numba=NF.lstsq_part(0),
     vjp={"x": f"(lambda p: {pinv_vjp(_GY, 'p')})(np.linalg.pinv(x))",
          "y": "rt.mT(np.linalg.pinv(x)) @ g"},
     jvp={"x": f"(lambda p: ({pinv_jvp('x_dot', 'p')}) @ y)(np.linalg.pinv(x))",
@@ -401,16 +410,24 @@ _W = "rt.residual_weights(g, y[0])"           # the cotangent per column of y
 lstsq_residuals = defprim(
     "lstsq_residuals", LA.lstsq_residuals, "rt.lstsq_residuals", "x, y, rcond=None",
     batch=per_example, data_shape=True,     # empty unless a has full column rank (m > n)
+    numba=NF.lstsq_part(1), numba_unsized=True,
     vjp={"x": _at_solution(f"-2 * {_col(f'(r * {_W})')} @ rt.mT({_col('sol')})"),
          "y": _at_solution(f"2 * r * {_W}")},
     jvp={"x": _at_solution("rt.residual_weights_t(-2 * np.sum(r * (x_dot @ sol), axis=0), ans)"),
          "y": _at_solution("rt.residual_weights_t(2 * np.sum(r * y_dot, axis=0), ans)")})
 defprim("lstsq_rank", LA.lstsq_rank, "rt.lstsq_rank", "x, y, rcond=None", nondiff=True,
-        batch=per_example)
+        batch=per_example, numba=NF.lstsq_part(2))
 residual_weights = defprim("residual_weights", LA.residual_weights, "rt.residual_weights",
                            "ct, like", shape_args=("like",), linear=("ct",), batch=per_example,
-                           vjp={"ct": "rt.residual_weights_t(g, ct)"})
+                           vjp={"ct": "rt.residual_weights_t(g, ct)"}, shape_from="like",
+                           numba=NF.residual_weights, numba_unsized=True)
 residual_weights_t = defprim("residual_weights_t", LA.residual_weights_t,
                              "rt.residual_weights_t", "c, res", shape_args=("res",),
                              linear=("c",), batch=per_example,
-                             vjp={"c": "rt.residual_weights(g, c)"})
+                             vjp={"c": "rt.residual_weights(g, c)"},
+                             numba=NF.residual_weights_t, numba_unsized=True)
+
+# ---- matrix_rank: the number of singular values above a tolerance (an integer: no derivative)
+defprim("matrix_rank", np.linalg.matrix_rank, "np.linalg.matrix_rank",
+        "A, tol=None, hermitian=False, *, rtol=None", nondiff=True, batch=per_example,
+        numba=NF.matrix_rank)

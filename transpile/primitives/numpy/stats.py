@@ -127,9 +127,19 @@ def _q_rules(fn, per):
 
 
 def _percent(eqn):
-    """np.percentile's q as a fraction (written out when it is a constant)."""
+    """np.percentile's q as a fraction (written out when it is a constant: NumPy's
+    true_divide(q, 100), so jit's forms see the constant)."""
     q = eqn.args["q"]
-    return repr(float(q.value) / 100) if _scalar_q(eqn) else "np.asarray(q) / 100"
+    if _scalar_q(eqn):
+        return repr(float(q.value) / 100)
+    if isinstance(q, Const):
+        try:
+            frac = np.true_divide(np.asarray(q.value, dtype=np.float64), 100)
+        except (TypeError, ValueError):
+            frac = None
+        if frac is not None and frac.ndim == 1:
+            return "(" + "".join(f"{float(v)!r}, " for v in frac) + ")"
+    return "np.asarray(q) / 100"
 
 
 _vjp, _jvp = _order_rules(lambda eqn: "0.5", "'linear'")
@@ -146,15 +156,18 @@ defprim("quantile_mask", SA.quantile_mask, "rt.quantile_mask", "x, q, axis=None,
         nondiff=True, batch=MASK, numba=NF.quantile_mask)
 quantile_jvp = defprim("quantile_jvp", SA.quantile_jvp, "rt.quantile_jvp",
                        "t, w, q, axis=None, keepdims=False", shape_args=("q",), linear=("t",),
-                       batch=per_example, vjp={"t": "rt.quantile_vjp(g, w, q, axis, keepdims)"})
+                       batch=per_example, vjp={"t": "rt.quantile_vjp(g, w, q, axis, keepdims)"},
+                       numba=NF.quantile_jvp)
 quantile_vjp = defprim("quantile_vjp", SA.quantile_vjp, "rt.quantile_vjp",
                        "ct, w, q, axis=None, keepdims=False", shape_args=("q",), linear=("ct",),
-                       batch=per_example, vjp={"ct": "rt.quantile_jvp(g, w, q, axis, keepdims)"})
+                       batch=per_example, vjp={"ct": "rt.quantile_jvp(g, w, q, axis, keepdims)"},
+                       numba=NF.quantile_vjp)
 
 # ptp = max - min: the cotangent goes to the maximal entries and, negated, to the minimal ones
 _SPREAD = ("(rt.extremum_mask(x, np.max(x, axis=axis, keepdims=keepdims), axis, keepdims) - "
            "rt.extremum_mask(x, np.min(x, axis=axis, keepdims=keepdims), axis, keepdims))")
 ptp = defprim("ptp", np.ptp, "np.ptp", "x, axis=None, out=None, keepdims=False", batch=REDUCE,
+              numba=NF.ptp,
               vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * {_SPREAD}"},
               jvp={"x": f"np.sum(x_dot * {_SPREAD}, axis=axis, keepdims=keepdims)"})
 
@@ -238,20 +251,21 @@ _vjp, _jvp = _cov_rules("m", True, lambda c, which: c.vjp("g", which),
                         lambda c, t, which: f"np.reshape({c.jvp(t, which)}, np.shape(ans))")
 cov = defprim("cov", np.cov, "np.cov", "m, y=None, rowvar=True, bias=False, ddof=None, "
               "fweights=None, aweights=None, *, dtype=None",
-              batch=per_example, vjp=_vjp, jvp=_jvp)
+              batch=per_example, vjp=_vjp, jvp=_jvp, numba=NF.cov)
 cov_obs_part = defprim("cov_obs_part", SA.cov_obs_part, "rt.cov_obs_part",
                        "t, m, y=None, rowvar=True, which=0", shape_args=("m", "y"),
-                       linear=("t",), batch=per_example,
+                       linear=("t",), batch=per_example, numba=NF.cov_obs_part,
                        vjp={"t": "rt.cov_obs_vjp(g, m, y, rowvar, which)"})
 cov_obs_vjp = defprim("cov_obs_vjp", SA.cov_obs_vjp, "rt.cov_obs_vjp",
                       "ct, m, y=None, rowvar=True, which=0", shape_args=("m", "y"),
-                      linear=("ct",), batch=per_example,
+                      linear=("ct",), batch=per_example, numba=NF.cov_obs_vjp,
                       vjp={"ct": "rt.cov_obs_part(g, m, y, rowvar, which)"})
 defprim("cov_weights", SA.cov_weights, "rt.cov_weights",
-        "m, rowvar=True, fweights=None, aweights=None", nondiff=True, batch=per_example)
+        "m, rowvar=True, fweights=None, aweights=None", nondiff=True, batch=per_example,
+        numba=NF.cov_constant(SA.cov_weights))
 defprim("cov_norm", SA.cov_norm, "rt.cov_norm",
         "m, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None", nondiff=True,
-        batch=per_example)
+        batch=per_example, numba=NF.cov_constant(SA.cov_norm))
 
 # corrcoef: R = C / (s s^T), s = sqrt(diag C); dR = dC / (s s^T) - R (a 1^T + 1 a^T) with
 # a = diag(dC) / (2 s^2), whose transpose gives C's cotangent G / (s s^T) - diag(b),
@@ -274,4 +288,4 @@ def _corr_jvp(c, t, which):
 
 _vjp, _jvp = _cov_rules("x", False, _corr_vjp, _corr_jvp)
 corrcoef = defprim("corrcoef", np.corrcoef, "np.corrcoef", "x, y=None, rowvar=True, *, dtype=None",
-                   batch=per_example, vjp=_vjp, jvp=_jvp)
+                   batch=per_example, vjp=_vjp, jvp=_jvp, numba=NF.corrcoef)

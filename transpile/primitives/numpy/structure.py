@@ -36,7 +36,7 @@ moveaxis = defprim("moveaxis", np.moveaxis, "np.moveaxis", "x, source, destinati
                    linear=("x",), vjp={"x": "np.moveaxis(g, destination, source)"}, view="opaque")
 broadcast_to = defprim("broadcast_to", np.broadcast_to, "np.broadcast_to", "x, shape", batch=S,
                        linear=("x",), vjp={"x": "rt.unbroadcast(g, x)"},
-                       array_result=True, view="opaque")
+                       array_result=True, view="opaque", numba=NF.diagonal)
 concatenate = defprim("concatenate", np.concatenate, "np.concatenate", "arrays, axis=0", batch=S,
                       linear=("arrays",), vjp={"arrays": "rt.concat_vjp(g, arrays, k, axis)"},
                       array_result=True, fresh=True)
@@ -55,7 +55,7 @@ tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
                vjp={"x": "rt.tile_vjp(g, x, reps)"}, numba=NF.tile, array_result=True)
 diagonal = defprim("diagonal", np.diagonal, "np.diagonal", "x, offset=0, axis1=0, axis2=1",
                    batch=S, linear=("x",), vjp={"x": "rt.diagonal_vjp(g, x, offset, axis1, axis2)"},
-                   array_result=True, view="opaque")
+                   array_result=True, view="opaque", numba=NF.diagonal)
 trace = defprim("trace", np.trace, "np.trace", "x, offset=0, axis1=0, axis2=1", batch=S,
                 linear=("x",), vjp={"x": "rt.diagonal_vjp(rt.expand_last(g), x, offset, axis1, axis2)"},
                 numba=NF.trace)
