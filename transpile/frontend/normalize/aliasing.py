@@ -413,7 +413,7 @@ class MemoryModel:
     def loop_entry(self, j, leaf, joined):
         """The loop variable j starts as `leaf`: it keeps leaf's view relation (its parent
         replaced by the parent's own loop variable), checked again at the end of the body."""
-        if isinstance(leaf, Var):
+        if isinstance(leaf, Var) and leaf.name != j:
             self.carried_from[j] = leaf.name
         if not isinstance(leaf, Var):
             self.rel[j] = None

@@ -15,7 +15,7 @@ import numpy as np
 
 from transpile.errors import ShapesNeeded
 from transpile.primitives import by_name
-from transpile.core.ir import Const, IndexArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value
 
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
@@ -54,6 +54,34 @@ def items_of(norm, value, node, what):
             norm.namer.taken.discard(n.name)
         return None
     raise norm.error(node, f"{what} needs a list, tuple or array")
+
+
+def enumerate_call(norm, call):
+    """`enumerate(seq)`, `enumerate(seq, k)` or `enumerate(seq, start=k)`: the node of the
+    sequence and the start (an int atom, Const(0) by default)."""
+    kw = {k.arg: k.value for k in call.keywords}
+    bad = [k for k in kw if k != "start"]
+    if bad or not 1 <= len(call.args) + len(kw) <= 2 or not call.args:
+        raise norm.error(call, "enumerate takes an iterable and an optional start",
+                         construct="enumerate(...)")
+    start_node = call.args[1] if len(call.args) > 1 else kw.get("start")
+    start = Const(0) if start_node is None else norm.atom(start_node, "start")
+    return call.args[0], start
+
+
+def _zip_keywords(norm, call):
+    if call.keywords:
+        raise norm.error(call, f"zip(..., {call.keywords[0].arg}=...) is not supported in "
+                         "transformed code", construct="zip(...)")
+
+
+def _plus(norm, start, i, node):
+    """start + i for the enumerate counter (start a Const or an int Var)."""
+    if isinstance(start, Const):
+        return Const(start.value + i)
+    if i == 0:
+        return start
+    return norm.b.emit(by_name("add"), {"x": start, "y": Const(i)}, base="i")
 
 
 def _no_kwargs(norm, kwargs, node, fname, allowed=()):
@@ -178,6 +206,14 @@ _tuple = _container("tuple")
 
 
 def _reversed(norm, args, kwargs, node, base):
+    _no_kwargs(norm, kwargs, node, "reversed")
+    if len(args) != 1:
+        raise norm.error(node, "reversed takes one sequence")
+    if isinstance(args[0], (Var, Const)):
+        # an array: its reversed view (zip(reversed(x), y) loops over it; list(...) of it
+        # unrolls where its length is known)
+        return norm.b.emit(by_name("getitem"), {"x": norm.to_arg(args[0], node), "index": IndexArg(
+            (SliceArg(None, None, Const(-1)),))}, base=base)
     (items,) = _sequences(norm, args[:1], node, "reversed")
     return Struct("list", items[::-1])
 

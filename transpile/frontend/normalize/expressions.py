@@ -23,7 +23,7 @@ from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_M
                                                  RandomStateValue)
 from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
 from transpile.primitives import METHODS, by_name
-from transpile.frontend.normalize.builtins import items_of
+from transpile.frontend.normalize.builtins import _plus, _zip_keywords, enumerate_call, items_of
 from transpile.primitives.numpy.nondiff import logical_not
 from transpile.primitives.numpy.structure import getitem
 
@@ -446,13 +446,14 @@ def static_items(norm, it, node):
             args = [norm.static_value(norm.expr(a, "n"), a, "the length of a list "
                                       "comprehension") for a in it.args]
             return [Const(i) for i in range(*args)]
-        if obj in (zip, enumerate):
-            parts = [static_items(norm, a, node) if obj is zip or i == 0 else
-                     norm.static_value(norm.expr(a, "n"), a) for i, a in enumerate(it.args)]
-            if obj is zip:
-                return [Struct("tuple", list(t)) for t in zip(*parts)]
-            start = parts[1] if len(parts) > 1 else 0
-            return [Struct("tuple", [Const(start + i), v]) for i, v in enumerate(parts[0])]
+        if obj is zip:
+            _zip_keywords(norm, it)
+            parts = [static_items(norm, a, node) for a in it.args]
+            return [Struct("tuple", list(t)) for t in zip(*parts)]
+        if obj is enumerate:
+            seq, start = enumerate_call(norm, it)
+            return [Struct("tuple", [_plus(norm, start, i, it), v])
+                    for i, v in enumerate(static_items(norm, seq, node))]
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
         return value.items

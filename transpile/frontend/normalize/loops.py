@@ -17,14 +17,18 @@ import gast
 import numpy as np
 
 from transpile.core import ir
-from transpile.frontend.normalize.aliasing import PARAM_PREFIX, read_ahead, writes_in
+from transpile.frontend.normalize.aliasing import (PARAM_PREFIX, Stale, read_ahead, stale_error,
+                                                   writes_in)
+
+ITER_PREFIX = ".iter."   # hidden env entries: the array a for loop iterates over
 from transpile.errors import ShapesNeeded, TranspileError
-from transpile.core.ir import Const, IndexArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
                                           store_names, sub_body, tree_eq, value_leaves)
 from transpile.frontend.normalize.values import Static, Struct, iteration_items
 from transpile.primitives import by_name
-from transpile.frontend.normalize.builtins import items_of
+from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call,
+                                                   items_of)
 
 
 def _name(id_, store=False):
@@ -130,6 +134,11 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
             if leaf != Var(j):
                 protect(norm, env, j, n)
                 emit_copy(norm, j, leaf)
+                entered.append((j, leaf))
+            elif isinstance(leaf, Var) and norm.mem.view(leaf.name) is not None:
+                # a view carried under its own name (`y = x[1:]` before a loop writing x):
+                # its parent may be carried under a new name, which its relation must follow
+                # (or the view is not derived again after a write, and reads a stale value)
                 entered.append((j, leaf))
             if gkey is not None:
                 joined[gkey] = j
@@ -310,27 +319,37 @@ def stmt_For(norm, node):
     if isinstance(it, gast.Call):
         func = norm.expr(it.func, "f")
     obj = func.obj if isinstance(func, Static) else None
+    if obj is reversed and len(it.args) == 1 and not it.keywords:
+        done = reversed_loop(norm, node, stmts, it.args[0])
+        if done:
+            return
     # sequences of known structure: unroll
     if obj is zip or obj is enumerate or func is None or not isinstance(func, Static):
         value = None if obj in (zip, enumerate) else norm.expr(it, "seq")
-        if obj is enumerate and _is_call_of(norm, it.args[0] if it.args else None, zip):
-            inner = [norm.expr(a, "seq") for a in it.args[0].args]
-            if len(it.args) == 1 and any(items_of(norm, p, it, "zip") is None for p in inner):
+        start = None
+        if obj is enumerate:
+            seq_node, start = enumerate_call(norm, it)
+        elif obj is zip:
+            _zip_keywords(norm, it)
+        if obj is enumerate and _is_call_of(norm, seq_node, zip):
+            _zip_keywords(norm, seq_node)
+            inner = [norm.expr(a, "seq") for a in seq_node.args]
+            if any(items_of(norm, p, it, "zip") is None for p in inner):
                 # enumerate(zip(x, y)) over arrays of lengths known at run time: one loop
-                return index_loop(norm, node, stmts, inner, "enumerate_zip")
+                return index_loop(norm, node, stmts, inner + [start], "enumerate_zip")
         if obj in (zip, enumerate):
-            parts = [norm.expr(a, "seq") for a in it.args]
+            parts = [norm.expr(a, "seq") for a in (it.args if obj is zip else [seq_node])]
             if all(isinstance(p, (Struct, Static)) for p in parts):
                 seqs = [iteration_items(p) if isinstance(p, Struct) else
                         [norm.classify(v, None) for v in p.obj] for p in parts]
                 if obj is zip:
                     items = [Struct("tuple", list(t)) for t in zip(*seqs)]
                 else:
-                    start = norm.static_value(parts[1], it) if len(parts) > 1 else 0
-                    items = [Struct("tuple", [Const(start + i), v])
+                    items = [Struct("tuple", [_plus(norm, start, i, node), v])
                              for i, v in enumerate(seqs[0])]
                 return unroll(norm, node, stmts, items)
-            return index_loop(norm, node, stmts, parts, obj)
+            return index_loop(norm, node, stmts, parts + ([start] if obj is enumerate else []),
+                              obj)
         if isinstance(value, Struct):
             return unroll(norm, node, stmts, iteration_items(value))
         if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
@@ -376,6 +395,58 @@ def stmt_For(norm, node):
     if isinstance(value, (Var, Const)):
         return array_loop(norm, node, stmts, value)
     raise norm.error(node, "cannot loop over this value", construct="for")
+
+
+def reversed_loop(norm, node, stmts, seq):
+    """`for ... in reversed(range(a, b, s))` (a range loop running backwards: the step must be
+    known when the code is generated) and `for ... in reversed(x)` over an array (a loop over
+    the reversed view x[::-1], which sees writes into x as Python's iterator does). Returns
+    False where the sequence has a known structure (a list/tuple: the loop is unrolled)."""
+    if _is_call_of(norm, seq, range) or _is_call_of(norm, seq, np.arange):
+        if seq.keywords:
+            raise norm.error(seq, "keyword arguments to range/np.arange in a for loop are "
+                             "not supported")
+        args = [norm.atom(a, "n") for a in seq.args]
+        if not 1 <= len(args) <= 3:
+            raise norm.error(seq, "range takes 1 to 3 arguments")
+        if any(isinstance(a, Const) and not isinstance(a.value, (int, np.integer))
+               for a in args):
+            raise norm.error(seq, "reversed(np.arange(...)) with non-integer bounds in a for "
+                             "loop is not supported", hint="use integer bounds")
+        start, stop, step = ((Const(0), args[0], Const(1)) if len(args) == 1 else
+                             (args[0], args[1], Const(1)) if len(args) == 2 else args)
+        if appends_to_list(norm, node.body):
+            if not all(isinstance(a, Const) for a in (start, stop, step)):
+                raise norm.error(seq, "a loop that appends to a list needs its trip count "
+                                 "when the code is generated", cls=ShapesNeeded)
+            items = [Const(i) for i in reversed(range(start.value, stop.value, step.value))]
+            return unroll(norm, node, stmts, items) or True
+        if not isinstance(step, Const) or step.value == 0:
+            raise norm.error(seq, "reversed(range(...)) in a for loop needs a step known when "
+                             "the code is generated (its sign decides where the loop starts)",
+                             cls=ShapesNeeded, construct="reversed(range(...))")
+        # the last element: start + ((stop - start - sign) // step) * step; then down to start
+        sign = 1 if step.value > 0 else -1
+        span = norm.b.emit(by_name("subtract"), {"x": stop, "y": start}, base="n")
+        span = norm.b.emit(by_name("subtract"), {"x": span, "y": Const(sign)}, base="n")
+        count = norm.b.emit(by_name("floor_divide"), {"x": span, "y": step}, base="n")
+        off = norm.b.emit(by_name("multiply"), {"x": count, "y": step}, base="n")
+        last = norm.b.emit(by_name("add"), {"x": start, "y": off}, base="last")
+        end = norm.b.emit(by_name("subtract"), {"x": start, "y": step}, base="end")
+        for v in (span, count, off, last, end):
+            if isinstance(v, Var):
+                norm.mem.int_vars.add(v.name)
+        return range_loop(norm, node, stmts, last, end, Const(-step.value),
+                          target=node.target) or True
+    value = norm.expr(seq, "seq")
+    if isinstance(value, (Var, Const)) and not isinstance(value, Static):
+        if appends_to_list(norm, node.body):
+            return False
+        view = norm.b.emit(by_name("getitem"), {"x": norm.to_arg(value, node), "index": IndexArg(
+            (SliceArg(None, None, Const(-1)),))}, base="rev")
+        array_loop(norm, node, stmts, view)
+        return True
+    return False
 
 
 def ndindex_loop(norm, node, it):
@@ -460,32 +531,54 @@ def unroll(norm, node, stmts, items):
 
 
 def index_loop(norm, node, stmts, arrays, kind):
+    start = Const(0)
+    if kind is enumerate or kind == "enumerate_zip":     # the start is the last item
+        arrays, start = arrays[:-1], norm.to_arg(arrays[-1], node)
     lens = [norm.b.emit(by_name("len"), {"x": norm.to_arg(a, node)}, base="n")
-            for a in (arrays[:1] if kind is enumerate else arrays)]
+            for a in arrays]
     n = lens[0]
     for m in lens[1:]:
         n = norm.b.emit(by_name("minimum"), {"x": n, "y": m}, base="n")
-    start = Const(0)
-    if kind is enumerate and len(arrays) > 1:
-        start = norm.to_arg(arrays[1], node)
+    # Python's iterator holds the array itself: a write into it (through any name) in the body
+    # is seen by the next items. Each array is held under a hidden name, which the alias model
+    # rebinds after such a write (the loop carries it), and each item is read from it.
+    frame = norm.frame
+    held = []
+    for a in arrays:
+        if isinstance(a, Var):
+            key = ITER_PREFIX + norm.namer.fresh("seq")
+            frame.env[key] = a
+            held.append(key)
+        else:
+            held.append(a)
+
+    def current(h):
+        v = frame.env.get(h) if isinstance(h, str) else h
+        if isinstance(v, Stale):
+            raise stale_error(norm, node, v)
+        return norm.to_arg(v, node)
 
     def bind(k):
-        elems = [norm.b.emit(by_name("getitem"), {"x": norm.to_arg(a, node),
-                                                  "index": IndexArg((k,))},
+        elems = [norm.b.emit(by_name("getitem"), {"x": current(h), "index": IndexArg((k,))},
                              base=_target_base(node.target, i))
-                 for i, a in enumerate(arrays[:1] if kind is enumerate else arrays)]
+                 for i, h in enumerate(held)]
+        i = k if start == Const(0) else norm.b.emit(by_name("add"), {"x": k, "y": start},
+                                                    base="i")
         if kind is zip:
             value = Struct("tuple", elems)
         elif kind == "enumerate_zip":
-            value = Struct("tuple", [k, Struct("tuple", elems)])
+            value = Struct("tuple", [i, Struct("tuple", elems)])
         elif kind is enumerate:
-            i = k if start == Const(0) else norm.b.emit(by_name("add"), {"x": k, "y": start},
-                                                        base="i")
             value = Struct("tuple", [i, elems[0]])
         else:
             value = elems[0]
         norm.assign(node.target, value, node)
-    return range_loop(norm, node, stmts, Const(0), n, Const(1), bind=bind)
+    try:
+        return range_loop(norm, node, stmts, Const(0), n, Const(1), bind=bind)
+    finally:
+        for h in held:
+            if isinstance(h, str):
+                frame.env.pop(h, None)
 
 
 def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
