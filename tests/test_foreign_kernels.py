@@ -55,6 +55,14 @@ def same(got, want, where="result"):
         for i, (g, w) in enumerate(zip(got, want)):
             same(g, w, f"{where}[{i}]")
         return
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), f"{where}: keys differ"
+        for key in want:
+            same(got[key], want[key], f"{where}[{key!r}]")
+        return
+    if isinstance(want, str):
+        assert got == want, f"{where}: {got!r} != {want!r}"
+        return
     if isinstance(want, np.random.Generator):
         assert isinstance(got, np.random.Generator), f"{where}: not a Generator"
         assert got.bit_generator.state == want.bit_generator.state, \

@@ -11,12 +11,21 @@ from transpile.frontend.normalize.values import Static, Struct
 from transpile.primitives import by_name
 
 
+LIST_METHODS = ("append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear")
+
+
 def store_names(stmts):
+    """Names these statements bind, and names of lists they change in place (`out.append(v)`:
+    a loop carries them, so a list that grows by a different number of items than the loop
+    knows when the code is generated is refused, never cut to the last item)."""
     out = []
     for st in stmts:
         for n in gast.walk(st):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.append(n.id)
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    n.func.attr in LIST_METHODS and isinstance(n.func.value, gast.Name):
+                out.append(n.func.value.id)
     return list(dict.fromkeys(out))
 
 

@@ -19,7 +19,7 @@ from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value
 
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
-            "isinstance")
+            "isinstance", "any", "all", "divmod", "pow")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
 
@@ -132,6 +132,50 @@ def _extreme(kind):
 
 _max = _extreme("max")
 _min = _extreme("min")
+
+
+def _truth_fold(kind):
+    """any(seq) / all(seq): Python's truth of each item, or-ed / and-ed (a bool). Over an array
+    whose length is known at run time only: bool(np.any(x, axis=0)) (NumPy raises, as Python
+    does, where an item is an array of several elements)."""
+    def handle(norm, args, kwargs, node, base):
+        _no_kwargs(norm, kwargs, node, kind)
+        if len(args) != 1:
+            raise norm.error(node, f"{kind}() takes exactly one argument")
+        seq = args[0]
+        items = items_of(norm, seq, node, kind)
+        if items is None:
+            red = norm.apply(by_name(kind), [seq], {"axis": Const(0)}, node, base)
+            return norm.apply(by_name("bool"), [red], {}, node, base)
+        if not items:
+            return Const(kind == "all")
+        truths = [v if isinstance(v, Const) and isinstance(v.value, bool) else
+                  norm.apply(by_name("bool"), [v], {}, node, base) for v in items]
+        return _fold(norm, "logical_or" if kind == "any" else "logical_and", truths, node,
+                     base)
+    return handle
+
+
+_any = _truth_fold("any")
+_all = _truth_fold("all")
+
+
+def _divmod(norm, args, kwargs, node, base):
+    """divmod(a, b): (a // b, a % b), Python's floor division and its remainder."""
+    _no_kwargs(norm, kwargs, node, "divmod")
+    if len(args) != 2:
+        raise norm.error(node, "divmod takes two arguments")
+    q = norm.apply(by_name("floor_divide"), list(args), {}, node, base)
+    r = norm.apply(by_name("mod"), list(args), {}, node, base)
+    return Struct("tuple", [q, r])
+
+
+def _pow(norm, args, kwargs, node, base):
+    _no_kwargs(norm, kwargs, node, "pow")
+    if len(args) != 2:
+        raise norm.error(node, "pow(base, exp, mod) is not supported in transformed code",
+                         hint="write (base ** exp) % mod")
+    return norm.apply(by_name("power"), list(args), {}, node, base)
 
 
 def _sorted(norm, args, kwargs, node, base):

@@ -117,6 +117,9 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
         value = env[n]
         leaves, tree = value_leaves(value, None)
         if not leaves:
+            if isinstance(value, Struct):
+                # an empty list (or one of constants): its structure must not change either
+                carried[(id(env), n)] = (env, n, tree, [])
             continue
         names = []
         for k, leaf in enumerate(leaves):
@@ -142,6 +145,7 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                 entered.append((j, leaf))
             if gkey is not None:
                 joined[gkey] = j
+                _mark_int(norm, j, leaf, gkey[1])
             if isinstance(leaf, Var) and leaf.name in written_args:
                 at_entry.setdefault(leaf.name, set()).add(j)
             if isinstance(leaf, Var):
@@ -166,6 +170,18 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
     for j, leaf in entered:
         norm.mem.loop_entry(j, leaf, joined)
     return carried
+
+
+def _mark_int(norm, j, leaf, post):
+    """The loop variable j is an integer when it enters as one and the body, read ahead with
+    it holding that integer, ends it as one (built from integers by integer operations: the
+    same holds on every later iteration). Then `x[j]` is an element or a row view, never a
+    gather by an integer array (a view the alias model can follow through writes)."""
+    mem = norm.mem
+    if post is None or not mem.is_int(leaf):
+        return
+    if post == getattr(leaf, "name", None) or mem.is_int(Var(post)):
+        mem.int_vars.add(j)
 
 
 def _held_apart(norm, carried, j):
@@ -228,6 +244,15 @@ def carried_finish(norm, carried, node):
     for env, n, tree, names in carried.values():
         value = env.get(n)
         leaves, t = value_leaves(value, node) if value is not None else ([], None)
+        if value is not None and isinstance(value, Struct) and value.kind == "list" and \
+                tree[0] == "struct" and tree[1] == "list" and len(value.items) != len(tree[3]):
+            raise norm.error(node, f"the list {n!r} grows or shrinks in a loop whose trip count "
+                             "is known only when the code runs (a while loop, a range or array "
+                             "of run-time length, or an append under an if on array data)",
+                             cls=ShapesNeeded, construct=f"{n}.append(...) in a loop",
+                             hint="write into an array instead (y = np.zeros(n); y[k] = v; "
+                                  "k += 1; then y[:k]), or loop over a length known when the "
+                                  "code is generated")
         if value is None or not tree_eq(t, tree):
             raise norm.error(node, f"{n!r} changes structure (or Python object) inside a loop",
                              cls=TranspileError,
@@ -342,6 +367,21 @@ def stmt_For(norm, node):
             if all(isinstance(p, (Struct, Static)) for p in parts):
                 seqs = [iteration_items(p) if isinstance(p, Struct) else
                         [norm.classify(v, None) for v in p.obj] for p in parts]
+                if obj is zip:
+                    items = [Struct("tuple", list(t)) for t in zip(*seqs)]
+                else:
+                    items = [Struct("tuple", [_plus(norm, start, i, node), v])
+                             for i, v in enumerate(seqs[0])]
+                return unroll(norm, node, stmts, items)
+            if appends_to_list(norm, node.body):
+                # the list grows by one item per iteration: unrolled, lengths known now
+                seqs = [items_of(norm, p, it, f"a {obj.__name__} loop that appends to a list")
+                        for p in parts]
+                if any(q is None for q in seqs):
+                    raise norm.error(it, "a loop that appends to a list needs its trip count "
+                                     "when the code is generated", cls=ShapesNeeded,
+                                     hint="write into an array instead: y = np.zeros(n); "
+                                     "y[i] = ...")
                 if obj is zip:
                     items = [Struct("tuple", list(t)) for t in zip(*seqs)]
                 else:

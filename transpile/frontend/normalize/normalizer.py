@@ -186,6 +186,9 @@ class Normalizer:
             obj = value.obj
             if ir.is_literal(obj):
                 return Const(obj)
+            if obj in (bool, int, float, complex):
+                # a Python type given to NumPy (dtype=bool, .astype(float)): NumPy's type for it
+                return Const(np.dtype(obj).type)
             if isinstance(obj, (tuple, list)) and all(ir.is_literal(o) for o in obj):
                 return Const(tuple(obj))
             if isinstance(obj, str):
