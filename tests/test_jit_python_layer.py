@@ -7,6 +7,8 @@ The bugs these tests pin down gave other numbers silently (enumerate's start ign
 over an array not seeing writes into it, a view made before a loop not following writes into its
 base inside the loop) or refused plain Python.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -322,3 +324,351 @@ def _row_view_loss(A):
 def test_view_follows_base_written_in_loop_grad():
     check_grad(_view_loss, np.array([0.5, 1.5, -0.25, 2.0]))
     check_grad(_row_view_loss, np.arange(1.0, 7.0).reshape(2, 3) * 0.3)
+
+
+# -- a negative literal as an operand: (-1) ** k was lowered as -1 ** k = -(1 ** k) -----------
+
+def alternating_signs(a):
+    out = np.zeros(a.shape[0], dtype=np.int64)
+    f = np.zeros(a.shape[0])
+    for i in range(a.shape[0]):
+        out[i] = (-1) ** (a[i] % 2) * a[i]
+        f[i] = (-2.0) ** a[i] - 2.0 ** a[i]
+    return out, f, (-3) ** a[0]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_negative_literal_base(backend):
+    check_jit(alternating_signs, np.array([1, 2, 3, 4, 7]), backend=backend)
+
+
+# -- lists appended in loops: unrolled where the trip count is known, refused otherwise --------
+
+def append_in_zip(xs, ys):
+    pts = []
+    for x, y in zip(xs, ys):
+        pts.append((x, y))
+    total = 0.0
+    for (x0, y0), (x1, y1) in zip(pts[:-1], pts[1:]):
+        total += (x1 - x0) ** 2 + y1 * y0
+    return total
+
+
+def append_in_enumerate(xs):
+    out = []
+    for k, x in enumerate(xs, start=1):
+        out.append(k * x)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_append_in_zip_and_enumerate(backend):
+    xs, ys = np.arange(1.0, 5.0) ** 2, np.array([0.3, -0.2, 0.5, 1.0])
+    check_jit(append_in_zip, xs, ys, backend=backend)
+    check_jit(append_in_enumerate, xs, backend=backend)
+
+
+def test_append_in_zip_grad():
+    # the list used to keep only its last item: a zero gradient, silently
+    check_grad(append_in_zip, np.arange(1.0, 5.0) ** 2, np.array([0.3, -0.2, 0.5, 1.0]))
+
+
+def append_in_while(x):
+    out = []
+    i = 0
+    while i < x.shape[0] and x[i] > 0.0:
+        out.append(x[i] * 2.0)
+        i += 1
+    return np.array(out)
+
+
+def append_under_data_if(x):
+    out = []
+    for v in x:
+        if v > 0.5:
+            out.append(v)
+    return len(out)
+
+
+@pytest.mark.parametrize("fn", [append_in_while, append_under_data_if])
+def test_append_with_run_time_count_is_refused(fn):
+    from transpile.errors import TranspileError
+    with pytest.raises(TranspileError, match="list 'out'|'out' has a different structure"):
+        jit(fn, wait=True)(np.array([0.4, 0.9, 0.2, 1.5]))
+
+
+# -- builtins and math functions users reach for ---------------------------------------------
+
+def builtins_mix(x, t, a):
+    s = 0
+    n = a[0]
+    while n > 0:
+        n, d = divmod(n, 10)
+        s += d
+    return (any(v > t for v in x), all(v > -1.0 for v in x), any(x > 5.0), all(x > -1.0),
+            s, divmod(7.5, -2.0), divmod(-7, 2), pow(2, 10), pow(x[1], 2))
+
+
+def math_more(x):
+    return (math.copysign(2.0, x[0]) * math.degrees(x[1]) + math.radians(x[2])
+            + math.copysign(x[3], -1.0))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_builtins_and_math(backend):
+    check_jit(builtins_mix, np.arange(4.0), 2.5, np.array([1234, 5]), backend=backend)
+    check_jit(math_more, np.array([-1.0, 2.0, 3.0, 8.0]), backend=backend)
+
+
+def test_math_more_grad():
+    check_grad(math_more, np.array([-1.0, 2.0, 3.0, 8.0]))
+
+
+def python_types_as_dtypes(x):
+    m = np.zeros(x.shape[0], dtype=bool)
+    k = np.full(3, -1, dtype=int)
+    f = np.ones(2, dtype=float)
+    c = np.zeros(2, dtype=complex)
+    m[1] = True
+    return m, k, f, c, x.astype(int), (x > 1).astype(float)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_python_types_as_dtypes(backend):
+    got = check_jit(python_types_as_dtypes, np.arange(4.0), backend=backend)
+    want = python_types_as_dtypes(np.arange(4.0))
+    assert [g.dtype for g in got] == [w.dtype for w in want]
+
+
+def rebind_number_argument(s0, n):
+    total = 0.0
+    for p in range(n):
+        s = s0
+        for k in range(3):
+            s *= 1.5
+        total += s
+    return total
+
+
+def test_number_argument_rebound_compiles():
+    check_jit(rebind_number_argument, 100.0, 3)
+
+
+# -- elements of arrays written in loops (hand-written sorts and queues) ---------------------
+
+def partition_select(x, k):
+    a = x.copy()
+    lo, hi = 0, len(a) - 1
+    while lo < hi:
+        pivot = a[hi]
+        i = lo
+        for j in range(lo, hi):
+            if a[j] < pivot:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+        a[i], a[hi] = a[hi], a[i]
+        if i == k:
+            break
+        elif i < k:
+            lo = i + 1
+        else:
+            hi = i - 1
+    return a[k], a
+
+
+def insertion_sorted(x):
+    a = x.copy()
+    for i in range(1, len(a)):
+        key = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > key:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = key
+    return a
+
+
+def bfs_levels(adj, src):
+    n = adj.shape[0]
+    dist = np.full(n, -1, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    head, tail = 0, 1
+    queue[0] = src
+    dist[src] = 0
+    while head < tail:
+        u = queue[head]
+        head += 1
+        for v in range(n):
+            if adj[u, v] and dist[v] < 0:
+                dist[v] = dist[u] + 1
+                queue[tail] = v
+                tail += 1
+    return dist
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_elements_of_arrays_written_in_loops(backend):
+    x = np.random.default_rng(5).standard_normal(11)
+    check_jit(partition_select, x, 5, backend=backend)
+    check_jit(insertion_sorted, x, backend=backend)
+    a = np.random.default_rng(6).random((9, 9)) < 0.3
+    check_jit(bfs_levels, a | a.T, 0, backend=backend)
+
+
+def _insertion_loss(x):
+    return np.sum(insertion_sorted(x) * np.arange(x.shape[0]))
+
+
+def test_insertion_sort_grad():
+    check_grad(_insertion_loss, np.random.default_rng(7).standard_normal(7))
+
+
+# -- return from inside loops: nested loops, tuples, arrays; raise after the loop -------------
+
+def first_pair_close(x, target):
+    n = x.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            if abs(x[i] + x[j] - target) < 0.05:
+                return i, j
+    return -1, -1
+
+
+def secant(c, x0, x1):
+    f = lambda x: c[0] * x ** 3 + c[1] * x - c[2]      # noqa: E731
+    f0, f1 = f(x0), f(x1)
+    for it in range(100):
+        if f1 == f0:
+            break
+        x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
+        if abs(x2 - x1) < 1e-12:
+            return x2, it + 1
+        x0, f0 = x1, f1
+        x1, f1 = x2, f(x2)
+    raise RuntimeError(f"secant did not converge after {100} iterations")
+
+
+def first_big_row(X, t):
+    for i in range(X.shape[0]):
+        k = 0
+        while k < X.shape[1]:
+            if X[i, k] > t:
+                return X[i] * 2.0
+            if X[i, k] < -t:
+                return -X[i]
+            k += 1
+    return np.zeros(X.shape[1])
+
+
+def _helper_search(x, t):
+    for k, v in enumerate(x):
+        if v > t:
+            return k, v * 2.0
+    return -1, 0.0
+
+
+def inlined_search(x):
+    k, v = _helper_search(x, 0.5)
+    k2, v2 = _helper_search(x[::-1], 0.9)
+    return k + k2, v + v2
+
+
+RETURNS = [(first_pair_close, (np.round(np.random.default_rng(1).random(12) * 4.0, 1), 5.3)),
+           (first_pair_close, (np.round(np.random.default_rng(1).random(12) * 4.0, 1), 50.0)),
+           (secant, (np.array([1.0, 1.5, 2.3]), 0.0, 1.0)),
+           (first_big_row, (np.random.default_rng(2).standard_normal((5, 3)), 1.5)),
+           (first_big_row, (np.random.default_rng(3).standard_normal((5, 3)), 1.2)),
+           (first_big_row, (np.random.default_rng(2).standard_normal((5, 3)), 9.0)),
+           (inlined_search, (np.random.default_rng(4).random(6),))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,args", RETURNS, ids=[f"{f.__name__}{i}"
+                                                  for i, (f, _) in enumerate(RETURNS)])
+def test_return_from_inside_loops(fn, args, backend):
+    check_jit(fn, *args, backend=backend)
+
+
+def test_raise_after_loop_raises():
+    with pytest.raises(RuntimeError, match="did not converge"):
+        jit(secant, wait=True)(np.array([1.0, 0.0, 0.0]), 3.0, 3.0 + 1e-300)
+
+
+def _secant_root(c):
+    return secant(c, 0.0, 1.0)[0]
+
+
+def _first_big_row_loss(X):
+    return np.sum(first_big_row(X, 1.2) ** 2)
+
+
+def test_return_from_inside_loops_grad():
+    check_grad(_secant_root, np.array([1.0, 1.5, 2.3]))
+    check_grad(_first_big_row_loss, np.random.default_rng(3).standard_normal((5, 3)))
+
+
+# -- the loop variable after a break keeps the item of the iteration that broke ---------------
+# (the remaining iterations run with the body skipped: the variable used to move on to the last
+# item, silently)
+
+def index_after_break(x):
+    for i in range(len(x)):
+        if x[i] > 0.5:
+            break
+    return i
+
+
+def item_after_break(x):
+    for v in x:
+        if v > 0.5:
+            break
+    return v
+
+
+def enumerate_after_break(x):
+    for k, v in enumerate(x, start=1):
+        if v > 0.5:
+            break
+    return k, v * 2.0
+
+
+def zip_after_break(a, b):
+    total = 0.0
+    for u, w in zip(a, b):
+        total += u * w
+        if total > 1.0:
+            break
+    return u, w, total
+
+
+def for_else_found(X, thresh):
+    for i, row in enumerate(X):
+        if row.sum() > thresh:
+            found = i
+            break
+    else:
+        found = -1
+    return found, (X[found] * 2.0 if found >= 0 else np.zeros(X.shape[1]))
+
+
+BREAKS = [(index_after_break, (np.array([0.1, 0.7, 0.2, 0.9]),)),
+          (item_after_break, (np.array([0.1, 0.7, 0.2, 0.9]),)),
+          (enumerate_after_break, (np.array([0.1, 0.2, 0.7, 0.9]),)),
+          (zip_after_break, (np.array([0.5, 0.9, 1.2, 0.3]), np.array([1.0, 0.8, 0.2, 2.0]))),
+          (for_else_found, (np.random.default_rng(2).random((6, 3)), 2.2)),
+          (for_else_found, (np.random.default_rng(2).random((6, 3)), 9.0))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,args", BREAKS, ids=[f"{f.__name__}{i}"
+                                                 for i, (f, _) in enumerate(BREAKS)])
+def test_loop_variable_after_break(fn, args, backend):
+    check_jit(fn, *args, backend=backend)
+
+
+def _item_after_break_loss(x):
+    return item_after_break(x) ** 2 + zip_after_break(x, x[::-1])[2]
+
+
+def test_loop_variable_after_break_grad():
+    check_grad(_item_after_break_loss, np.array([0.1, 0.7, 0.2, 0.9]))

@@ -556,6 +556,7 @@ class LoopPlan:
     def __init__(self):
         self.changed = []       # (env, name) in order
         self.post = {}          # (id(env), name) -> tuple of leaf names at the end of the body
+        self.post_values = {}   # (id(env), name) -> its value at the end of the body
         self.events = []
         self.split = None       # a message if a write was seen by names that end differently
 
@@ -605,6 +606,7 @@ def read_ahead(norm, run):
             plan.changed.append((f.env, name))
             plan.post[(id(f.env), name)] = tuple(l.name for l in leaves(after)) \
                 if after is not None else ()
+            plan.post_values[(id(f.env), name)] = after
     for touched in plan.events:
         by_new = {}
         for env_id, name, new in touched:

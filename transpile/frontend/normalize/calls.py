@@ -21,8 +21,8 @@ from transpile.frontend.normalize.callables import call_bound
 from transpile.frontend.normalize.pytree import call_tree_util, construct_node
 from transpile.frontend.normalize.lift import (LiftedTransform, call_jvp, call_lifted, refuse_api_call,
                                       transform_local)
-from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Static,
-                                        Struct, flatten_value, unflatten_value)
+from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Raised,
+                                        Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize import random as random_streams
 from transpile.frontend.normalize.expressions import starred_items
 from transpile.frontend.parse import Resolver, parse_function, read_binding
@@ -203,7 +203,8 @@ def _inline_function(norm, fn, args, kwargs, node):
             result = norm.expr(parsed.node.body, fn.__name__.strip("<>"))
         else:
             norm.run_body(parsed.node.body)
-            result = frame.returned if frame.returned is not None else Const(None)
+            result = frame.returned if frame.returned is not None and \
+                not isinstance(frame.returned, Raised) else Const(None)
     finally:
         norm.frames.pop()
         norm.inline_stack.pop()
@@ -398,7 +399,8 @@ def call_local(norm, fn, args, kwargs, node):
             result = norm.expr(fn.node.body, "lam")
         else:
             norm.run_body(fn.node.body)
-            result = frame.returned if frame.returned is not None else Const(None)
+            result = frame.returned if frame.returned is not None and \
+                not isinstance(frame.returned, Raised) else Const(None)
     finally:
         norm.frames.pop()
         norm.b.loc = saved_loc

@@ -21,7 +21,8 @@ from transpile.frontend.normalize.pytree import node_attribute
 from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_METHODS,
                                                  LEGACY_METHODS, GeneratorMethod,
                                                  RandomStateValue)
-from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
+from transpile.frontend.normalize.values import (DICT_METHODS, PLACEHOLDER_MARK, BoundMethod,
+                                                DictMethod, Placeholder, Static, Struct)
 from transpile.primitives import METHODS, by_name
 from transpile.frontend.normalize.builtins import _plus, _zip_keywords, enumerate_call, items_of
 from transpile.primitives.numpy.nondiff import logical_not
@@ -41,6 +42,8 @@ _ATTRIBUTES = {"T": "transpose", "shape": "attr_shape", "ndim": "attr_ndim", "si
 
 
 def expr_Constant(norm, node, base):
+    if node.value is PLACEHOLDER_MARK:
+        return Placeholder()
     return Const(node.value)
 
 
@@ -51,6 +54,9 @@ def expr_Name(norm, node, base):
             value = frame.env[name]
             if isinstance(value, Stale):
                 raise stale_error(norm, node, value)
+            if isinstance(value, Placeholder):
+                raise norm.error(node, f"name {name!r} is read before it is set",
+                                 cls=TranspileError)
             return value
     resolver = norm.frame.resolver
     if resolver is None:
@@ -305,6 +311,12 @@ def starred_items(norm, node, base, what):
         return [norm.classify(x, None) for x in v.obj]
     if isinstance(v, Const) and isinstance(v.value, (tuple, list)):
         return [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
+    if isinstance(v, (Var, Const)):      # x.shape, an array: known when shapes are
+        items = items_of(norm, v, node, what)
+        if items is not None:
+            return items
+        raise norm.error(node, f"{what} needs a tuple/list of known length (a shape or an "
+                         "array's length known when the code is generated)", cls=ShapesNeeded)
     raise norm.error(node, f"{what} needs a tuple/list of known length")
 
 
@@ -443,8 +455,14 @@ def static_items(norm, it, node):
         func = norm.expr(it.func, "f")
         obj = func.obj if isinstance(func, Static) else None
         if obj in (range, np.arange):
-            args = [norm.static_value(norm.expr(a, "n"), a, "the length of a list "
-                                      "comprehension") for a in it.args]
+            bounds = [norm.expr(a, "n") for a in it.args]
+            if any(isinstance(b, Var) for b in bounds):     # x.shape[0]: known with shapes
+                raise norm.error(it, "the length of a list comprehension must be known when "
+                                 "the code is generated", cls=ShapesNeeded,
+                                 hint="write a loop filling an array: y = np.empty(n); "
+                                 "for i in range(n): y[i] = ...")
+            args = [norm.static_value(b, a, "the length of a list comprehension")
+                    for b, a in zip(bounds, it.args)]
             return [Const(i) for i in range(*args)]
         if obj is zip:
             _zip_keywords(norm, it)

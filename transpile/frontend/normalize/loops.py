@@ -17,15 +17,17 @@ import gast
 import numpy as np
 
 from transpile.core import ir
+from transpile.core.avals import AVal
 from transpile.frontend.normalize.aliasing import (PARAM_PREFIX, Stale, read_ahead, stale_error,
                                                    writes_in)
 
 ITER_PREFIX = ".iter."   # hidden env entries: the array a for loop iterates over
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
+from transpile.frontend.normalize.branches import typed_like
 from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
                                           store_names, sub_body, tree_eq, value_leaves)
-from transpile.frontend.normalize.values import Static, Struct, iteration_items
+from transpile.frontend.normalize.values import Placeholder, Raised, Static, Struct, iteration_items
 from transpile.primitives import by_name
 from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call,
                                                    items_of)
@@ -115,6 +117,13 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
             continue
         seen.add((id(env), n))
         value = env[n]
+        if isinstance(value, Placeholder):
+            # a return's result (frontend/normalize/returns.py): zeros typed like the value
+            # the body leaves in it (read ahead), so the loop carries one type
+            post = plan.post_values.get((id(env), n)) if plan is not None else None
+            if post is None or isinstance(post, Placeholder):
+                continue
+            value = env[n] = typed_like(norm, post, norm.b.body, node)
         leaves, tree = value_leaves(value, None)
         if not leaves:
             if isinstance(value, Struct):
@@ -124,8 +133,9 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
         names = []
         for k, leaf in enumerate(leaves):
             gkey = None
+            post = plan.key(env, n, k) if plan is not None else None
             if plan is not None and isinstance(leaf, Var):
-                gkey = (leaf.name, plan.key(env, n, k))
+                gkey = (leaf.name, post)
             if gkey in joined:
                 names.append(Var(joined[gkey]))
                 continue
@@ -145,7 +155,7 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                 entered.append((j, leaf))
             if gkey is not None:
                 joined[gkey] = j
-                _mark_int(norm, j, leaf, gkey[1])
+            _mark_int(norm, j, leaf, post)
             if isinstance(leaf, Var) and leaf.name in written_args:
                 at_entry.setdefault(leaf.name, set()).add(j)
             if isinstance(leaf, Var):
@@ -170,6 +180,19 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
     for j, leaf in entered:
         norm.mem.loop_entry(j, leaf, joined)
     return carried
+
+
+def _int_aval(norm, var):
+    """A range loop's counter is a Python int (its type known while normalizing, under jit:
+    the shapes of the values it indexes are known too)."""
+    if norm.b.avals is not None and var not in norm.b.avals:
+        norm.b.avals[var] = AVal((), np.dtype(np.int64), True)
+
+
+def _sets_placeholder(norm, stmts):
+    """Does the body set a name that holds a placeholder (its type is read ahead)?"""
+    env = norm.frame.env
+    return any(isinstance(env.get(n), Placeholder) for n in store_names(stmts))
 
 
 def _mark_int(norm, j, leaf, post):
@@ -291,6 +314,8 @@ def _written_names(stmts):
 
 def run_loop_body(norm, stmts, node):
     norm.run_body(stmts)
+    if isinstance(norm.frame.returned, Raised):
+        norm.frame.returned = None      # (the loop may run no iteration: code after it runs)
     if norm.frame.returned is not None:
         raise norm.error(node, "return inside a loop is not supported",
                          construct="return (inside a loop)",
@@ -317,6 +342,11 @@ def loop_with_else(norm, node, run):
     cleared before each break of this loop, tested after it)."""
     loop = copy.copy(node)
     loop.orelse = []
+    # `for ...: if c: found = i; break / else: found = -1`: bound on every way out of the
+    # loop, but not before it; the loop starts it as a placeholder (typed where it is joined)
+    for n in set(store_names(node.body)) & set(store_names(node.orelse)):
+        if n not in norm.frame.env:
+            norm.frame.env[n] = Placeholder()
     if not _has_jump(node.body):
         run(norm, loop)
         norm.run_body(node.orelse)
@@ -336,9 +366,11 @@ def stmt_For(norm, node):
     stmts = body_stmts if brk else node.body
     if brk:
         norm.frame.env[brk] = Const(False)
+        if _breaks_here(node.body):
+            node, body_stmts = _target_in_guard(norm, node, body_stmts)
         test = gast.UnaryOp(op=gast.Not(), operand=_name(brk))
-        stmts = [gast.copy_location(gast.If(test=gast.copy_location(test, node), body=stmts,
-                                            orelse=[]), node)]
+        stmts = [gast.copy_location(gast.If(test=gast.copy_location(test, node),
+                                            body=body_stmts, orelse=[]), node)]
     it = node.iter
     func = None
     if isinstance(it, gast.Call):
@@ -435,6 +467,22 @@ def stmt_For(norm, node):
     if isinstance(value, (Var, Const)):
         return array_loop(norm, node, stmts, value)
     raise norm.error(node, "cannot loop over this value", construct="for")
+
+
+def _target_in_guard(norm, node, body):
+    """A loop with a break runs its remaining iterations with the body skipped (the flag),
+    but Python's loop variable keeps the item of the iteration that broke: the loop binds a
+    hidden name, and the user's target is bound from it inside the guarded body. A target not
+    bound before the loop starts as a placeholder (frontend/normalize/values.py)."""
+    hidden = norm.namer.fresh("_item")
+    for n in store_names([node.target]):
+        if n not in norm.frame.env:
+            norm.frame.env[n] = Placeholder()
+    bind = gast.copy_location(gast.Assign(targets=[node.target], value=_name(hidden),
+                                          type_comment=None), node)
+    node = copy.copy(node)
+    node.target = gast.copy_location(_name(hidden, store=True), node.target)
+    return node, [bind] + list(body)
 
 
 def reversed_loop(norm, node, stmts, seq):
@@ -565,6 +613,8 @@ def unroll(norm, node, stmts, items):
     for item in items:
         norm.assign(node.target, item, node)
         norm.run_body(stmts)
+        if isinstance(norm.frame.returned, Raised):
+            return          # this iteration raises: nothing after it runs
         if norm.frame.returned is not None:
             raise norm.error(node, "return inside a loop is not supported",
                              hint="store the value and return after the loop")
@@ -625,10 +675,11 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     frame = norm.frame
     loc = norm.b.loc
     plan = None
-    if writes_in(stmts):
+    if writes_in(stmts) or _sets_placeholder(norm, stmts):
         def ahead():
             tmp = norm.namer.fresh("i")
             norm.mem.int_vars.add(tmp)
+            _int_aval(norm, tmp)
             if isinstance(target, gast.Name):
                 frame.env[target.id] = Var(tmp)
             elif bind is not None:
@@ -645,6 +696,7 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     else:
         var = norm.namer.fresh("k" if bind else "i")
     norm.mem.int_vars.add(var)
+    _int_aval(norm, var)
 
     def body():
         if isinstance(target, gast.Name):
@@ -672,7 +724,7 @@ def stmt_While(norm, node):
             test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
     loc = norm.b.loc
     plan = None
-    if writes_in(stmts):
+    if writes_in(stmts) or _sets_placeholder(norm, stmts):
         def ahead():
             norm.expr(test, "cond")
             run_loop_body(norm, stmts, node)

@@ -40,12 +40,12 @@ from transpile.primitives import by_name
 from transpile.primitives.numpy.nondiff import bool_, float_, int_, len_
 from transpile.primitives.numpy.structure import array
 from transpile.frontend.normalize.values import (  # noqa: F401  (normalize.Struct, ...: re-exported)
-    BoundMethod, Frame, Static, Struct, flatten_value, unflatten_value)
+    BoundMethod, Frame, Raised, Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: re-exported)
     SPECIALIZE, Builder, Namer, identifier, names_in)
 from transpile.frontend.normalize.bindings import aliased
 from transpile.frontend.callables import is_data
-from transpile.frontend.normalize.returns import NestedLoopReturn, fold_early_returns
+from transpile.frontend.normalize.returns import fold_early_returns
 from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
 from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
 
@@ -94,12 +94,7 @@ class Normalizer:
         return cls(message, filename=filename, lineno=lineno, construct=construct, hint=hint)
 
     def run_body(self, stmts):
-        try:
-            stmts = fold_early_returns(stmts)
-        except NestedLoopReturn as e:
-            raise self.error(e.node, "return inside a loop nested in another loop is not "
-                             "supported", construct="return (inside nested loops)",
-                             hint="store the value, break, and return after the loops") from None
+        stmts = fold_early_returns(stmts)
         for st in stmts:
             if self.frame.returned is not None:
                 break
@@ -377,7 +372,8 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         result = norm.expr(node.body, "out")
     else:
         norm.run_body(node.body)
-        result = frame.returned if frame.returned is not None else Const(None)
+        result = frame.returned if frame.returned is not None and \
+                not isinstance(frame.returned, Raised) else Const(None)
     try:
         outs, out_tree = flatten_value(result)
     except TypeError as e:
