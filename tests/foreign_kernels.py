@@ -5,7 +5,12 @@ with `axis=`, recurrences, Monte Carlo with `np.random`, mask and bitwise logic,
 of arguments that return None, small linear algebra, and the constructs users reach for without
 thinking (assert, import in the body, math.*, .real/.imag, chained assignment, np.ndindex,
 newaxis, np.roll/tile/repeat/cumsum/average/linspace/stack, integer-array subscripts,
-accumulators that start as an int and become a float).
+accumulators that start as an int and become a float); then Python-heavy numerics (while loops
+on tolerances, for/else, returns from nested loops, closures, lambdas, helpers, lists and
+comprehensions, enumerate/zip/reversed/sorted, dicts of arrays, *args, keywords, module
+constants, string options, f-strings, print) and other domains (finance, signal processing,
+geometry, graphs, dynamic programming, hand-written sorts and searches, sparse CSR, particle in
+cell, SIR, Runge-Kutta with a user right-hand side).
 
 Each kernel is a plain module-level function, written as a NumPy user would write it and never
 adapted to transpile or Numba. KERNELS lists them as `Kernel` records:

@@ -373,27 +373,28 @@ def test_append_in_zip_grad():
     check_grad(append_in_zip, np.arange(1.0, 5.0) ** 2, np.array([0.3, -0.2, 0.5, 1.0]))
 
 
-def append_in_while(x):
+def tuples_in_while(x):
     out = []
     i = 0
     while i < x.shape[0] and x[i] > 0.0:
-        out.append(x[i] * 2.0)
+        out.append((x[i], i))
         i += 1
-    return np.array(out)
-
-
-def append_under_data_if(x):
-    out = []
-    for v in x:
-        if v > 0.5:
-            out.append(v)
     return len(out)
 
 
-@pytest.mark.parametrize("fn", [append_in_while, append_under_data_if])
-def test_append_with_run_time_count_is_refused(fn):
+def arrays_under_data_if(x):
+    out = []
+    for v in x:
+        if v > 0.5:
+            out.append(x * v)
+    return len(out)
+
+
+@pytest.mark.parametrize("fn", [tuples_in_while, arrays_under_data_if])
+def test_list_of_non_numbers_with_run_time_count_is_refused(fn):
+    # a list of numbers grows at run time (RunList, below); a list of tuples or arrays does not
     from transpile.errors import TranspileError
-    with pytest.raises(TranspileError, match="list 'out'|'out' has a different structure"):
+    with pytest.raises(TranspileError, match="list 'out'.*only lists of numbers"):
         jit(fn, wait=True)(np.array([0.4, 0.9, 0.2, 1.5]))
 
 
@@ -672,3 +673,209 @@ def _item_after_break_loss(x):
 
 def test_loop_variable_after_break_grad():
     check_grad(_item_after_break_loss, np.array([0.1, 0.7, 0.2, 0.9]))
+
+
+# -- lists that grow by a number of items known only at run time (RunLists) ------------------
+
+def kept_values(x):
+    out = []
+    for v in x:
+        if v > 0.5:
+            out.append(v * 2.0)
+    return np.array(out), len(out)
+
+
+def local_peaks(x):
+    idx = []
+    vals = []
+    for i in range(1, len(x) - 1):
+        if x[i] > x[i - 1] and x[i] >= x[i + 1]:
+            idx.append(i)
+            vals.append(x[i])
+    return np.array(idx, dtype=np.int64), np.array(vals), sum(vals)
+
+
+def primes_below(n):
+    out = []
+    for k in range(2, n):
+        for d in range(2, int(math.sqrt(k)) + 1):
+            if k % d == 0:
+                break
+        else:
+            out.append(k)
+    return np.array(out), len(out), out[-1]
+
+
+def positive_prefix(x):
+    out = []
+    i = 0
+    while i < len(x) and x[i] > 0.0:
+        out.append(x[i])
+        i += 1
+    return sum(out), len(out), (out[-1] if out else -1.0)
+
+
+def window_maxima(x, k):
+    dq = []
+    out = []
+    for i in range(len(x)):
+        while dq and x[dq[-1]] <= x[i]:
+            dq.pop()
+        dq.append(i)
+        if dq[0] <= i - k:
+            dq.pop(0)
+        if i >= k - 1:
+            out.append(x[dq[0]])
+    return np.array(out)
+
+
+def to_csr(A, tol):
+    data, indices, indptr = [], [], [0]
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if abs(A[i, j]) > tol:
+                data.append(A[i, j])
+                indices.append(j)
+        indptr.append(len(data))
+    return np.array(data), np.array(indices), np.array(indptr)
+
+
+def reversed_sorted_popped(x):
+    out = []
+    for v in x:
+        if v > 0.0:
+            out.append(v)
+    first = out.pop(0) if out else 0.0
+    out.reverse()
+    rev = np.array(out)
+    out.sort()
+    s = np.array(out)
+    out.clear()
+    return first, rev, s, len(out)
+
+
+def filtered_comprehension(X):
+    norms = [math.sqrt(sum(v * v for v in row)) for row in X]
+    big = [i for i, nrm in enumerate(norms) if nrm > 1.0]
+    return np.array(norms), len(big), np.array(big, dtype=np.int64)
+
+
+def ints_then_floats(x):
+    out = [0]
+    for v in x:
+        if v > 0.0:
+            out.append(v)
+    return np.array(out)
+
+
+RUNLISTS = [(kept_values, (np.random.default_rng(1).random(20),)),
+            (kept_values, (np.zeros(5),)),
+            (local_peaks, (np.random.default_rng(2).standard_normal(30),)),
+            (primes_below, (40,)),
+            (positive_prefix, (np.abs(np.random.default_rng(3).standard_normal(9)),)),
+            (positive_prefix, (np.array([0.5, 0.2, -1.0, 3.0]),)),
+            (window_maxima, (np.random.default_rng(4).standard_normal(15), 3)),
+            (to_csr, (np.random.default_rng(5).standard_normal((12, 13)), 0.8)),
+            (reversed_sorted_popped, (np.random.default_rng(6).standard_normal(11),)),
+            (filtered_comprehension, (np.random.default_rng(7).standard_normal((6, 3)),))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,args", RUNLISTS, ids=[f"{f.__name__}{i}"
+                                                   for i, (f, _) in enumerate(RUNLISTS)])
+def test_lists_with_run_time_lengths(fn, args, backend):
+    check_jit(fn, *args, backend=backend)
+
+
+def _kept_loss(x):
+    out, n = kept_values(x)
+    return np.sum(out ** 3) + n
+
+
+def _peaks_loss(x):
+    return np.sum(local_peaks(x)[1] ** 2)
+
+
+def test_lists_with_run_time_lengths_grad():
+    check_grad(_kept_loss, np.random.default_rng(1).random(12))
+    check_grad(_peaks_loss, np.random.default_rng(2).standard_normal(15))
+
+
+def index_past_count(x, k):
+    out = []
+    for v in x:
+        if v > 0.0:
+            out.append(v)
+    return out[k]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_list_index_past_its_count_raises(backend):
+    x = np.array([1.0, -1.0, 2.0, -3.0, 4.0, -5.0, 6.0, -7.0, 8.0, -9.0])
+    f = jit(index_past_count, backend=backend, wait=True)
+    assert f(x, -1) == 8.0 and f(x, 2) == 4.0
+    with pytest.raises(IndexError):
+        f(x, 5)
+    with pytest.raises(IndexError):
+        f(x, -6)
+
+
+def float_after_int_list(x):
+    out = []
+    for v in x:
+        if v > 0.0:
+            out.append(1)
+    out.append(2.5)
+    return np.array(out)
+
+
+def test_a_value_that_does_not_fit_the_list_is_refused():
+    # np.array of such a list has a type that depends on the items it holds: refused
+    from transpile.errors import TranspileError
+    with pytest.raises(TranspileError, match="list 'out' of int64 items"):
+        jit(float_after_int_list, wait=True)(np.array([1.0, -2.0, 3.0]))
+    with pytest.raises(TranspileError, match="list 'out'.*several types"):
+        jit(ints_then_floats, wait=True)(np.array([1.0, -2.0, 3.0]))
+
+
+# -- a loop variable whose shape changes in the loop: its shape is not folded ----------------
+
+def grow_while_short(x):
+    buf = x[:1]
+    for i in range(4):
+        if buf.shape[0] < 3:
+            buf = np.concatenate((buf, x[:1]))
+    return buf.sum(), len(buf)
+
+
+def doubling_buffer(x):
+    buf = np.zeros(0, dtype=np.int64)
+    cnt = 0
+    s = 0.0
+    for i in range(len(x)):
+        if cnt == buf.shape[0]:
+            new = np.zeros(2 * cnt + 1, dtype=np.int64)
+            new[:cnt] = buf
+            buf = new
+        buf[cnt] = i
+        cnt += 1
+        s += x[buf[cnt - 1]]
+    return s, np.copy(buf[:cnt])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_loop_variable_changing_shape(backend):
+    check_jit(doubling_buffer, np.arange(1.0, 8.0), backend=backend)
+    check_jit(grow_while_short, np.arange(1.0, 8.0), backend="numpy")
+
+
+def test_loop_variable_changing_shape_by_concatenate():
+    # its shape changes by np.concatenate of known shapes: Numba has no lowering for that (the
+    # NumPy version runs, with a warning); the numbers were 5 items, not 3, when len(buf) was
+    # read as its shape on entry (silently)
+    import warnings
+    from transpile.errors import TranspileWarning
+    x = np.arange(1.0, 8.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TranspileWarning)
+        assert jit(grow_while_short, wait=True)(x) == grow_while_short(x)

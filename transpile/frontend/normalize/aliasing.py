@@ -523,6 +523,10 @@ def writes_in(stmts):
                 return True
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
                 return True
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    n.func.attr in ("append", "extend", "insert", "pop", "remove") and \
+                    isinstance(n.func.value, gast.Name):
+                return True     # a list changed in place (runlists.py)
     return False
 
 

@@ -4,12 +4,14 @@ paths is copied into one name at the end of each branch (and what the paths may 
 joined in the alias model, transpile/frontend/normalize/aliasing.py). Conditions known when the code is generated
 pick a branch before this (frontend/normalize/statements.py, frontend/normalize/expressions.py)."""
 from transpile.core import ir
+from transpile.frontend.normalize import runlists
 from transpile.frontend.normalize.aliasing import Stale
 from transpile.frontend.normalize.values import Placeholder, Raised
 from transpile.errors import TranspileError
 from transpile.core.ir import Const, Var
 from transpile.primitives import by_name
-from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value, sub_body,
+from transpile.frontend.normalize.bindings import (emit_copy, join_name, join_scalar_aval, protect,
+                                                   rebuild_value, sub_body,
                                           tree_eq, value_leaves)
 
 
@@ -45,6 +47,12 @@ def dynamic_if(norm, node, cond):
                          hint="assign the result to a variable in both branches and return "
                          "it after the if (or use np.where)")
     bodies = [b1, b2]
+    # a list that grows on one path only (or by different counts): one RunList on both paths
+    for f, pre, e1, e2 in zip(frames, pres, envs1, envs2):
+        for n in [n for n in e1 if n in e2 and (e1[n] is not pre.get(n) or
+                                               e2[n] is not pre.get(n))]:
+            if runlists.needs_join(e1[n], e2[n]):
+                runlists.join_lists(norm, n, [e1[n], e2[n]], bodies, [e1, e2], node, f)
     memo = {}
     # the current frame first (its names get the user's names), then inlined callers
     order = sorted(range(len(frames)), key=lambda i: frames[i] is not frame)
@@ -192,6 +200,7 @@ def dynamic_ifexp(norm, node, cond, base):
         bodies.append(body)
         values.append(value)
     norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
+    join_scalar_aval(norm, out, values)
     # `new = cur if c else np.zeros_like(cur)`: out is cur's buffer on one path only, so a
     # write through either name is refused (frontend/normalize/aliasing.py) rather than seen by one of them only
     norm.mem.join_relation(out, values, {})

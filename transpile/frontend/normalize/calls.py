@@ -21,7 +21,7 @@ from transpile.frontend.normalize.callables import call_bound
 from transpile.frontend.normalize.pytree import call_tree_util, construct_node
 from transpile.frontend.normalize.lift import (LiftedTransform, call_jvp, call_lifted, refuse_api_call,
                                       transform_local)
-from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Raised,
+from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Raised, RunList,
                                         Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize import random as random_streams
 from transpile.frontend.normalize.expressions import starred_items
@@ -33,6 +33,17 @@ from transpile.core.rename import rename_body
 
 
 def expr_Call(norm, node, base):
+    if isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name) and \
+            isinstance(norm.frame.env.get(node.func.value.id), RunList):
+        # out.pop() on a list whose length is known only when the code runs
+        from transpile.frontend.normalize.statements import runlist_method
+        value = runlist_method(norm, norm.frame.env[node.func.value.id], node)
+        return Const(None) if value is None else value
+    if isinstance(node.func, gast.Attribute) and node.func.attr == "pop":
+        from transpile.frontend.normalize.statements import struct_pop
+        item = struct_pop(norm, node)          # out.pop() on a list of known structure
+        if item is not None:
+            return item
     func = norm.expr(node.func, base)
     args = []
     for a in node.args:

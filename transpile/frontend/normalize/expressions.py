@@ -9,7 +9,7 @@ import operator
 import gast
 import numpy as np
 
-from transpile.frontend.normalize import array_literals
+from transpile.frontend.normalize import array_literals, runlists
 from transpile.frontend.normalize.aliasing import Stale, stale_error
 from transpile.core import ir
 from transpile.errors import ShapesNeeded, TranspileError
@@ -22,7 +22,8 @@ from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_M
                                                  LEGACY_METHODS, GeneratorMethod,
                                                  RandomStateValue)
 from transpile.frontend.normalize.values import (DICT_METHODS, PLACEHOLDER_MARK, BoundMethod,
-                                                DictMethod, Placeholder, Static, Struct)
+                                                DictMethod, Placeholder, RunList, Static,
+                                                Struct)
 from transpile.primitives import METHODS, by_name
 from transpile.frontend.normalize.builtins import _plus, _zip_keywords, enumerate_call, items_of
 from transpile.primitives.numpy.nondiff import logical_not
@@ -151,6 +152,8 @@ def expr_UnaryOp(norm, node, base):
     if prim is None:
         raise norm.error(node, f"unsupported operator {type(node.op).__name__}")
     x = norm.expr(node.operand, base)
+    if prim is logical_not and isinstance(x, RunList):
+        x = runlists.truth(norm, x, node)
     if prim is logical_not:
         known, truth = norm.static_truth(x)
         if known:
@@ -226,6 +229,8 @@ def expr_BoolOp(norm, node, base):
             norm.b.body += body
         else:
             value = norm.expr(v, base)
+        if isinstance(value, RunList):          # `while out and ...`: its truth, not its items
+            value = runlists.truth(norm, value, node)
         known, truth = norm.static_truth(value)
         if known:
             if is_and and not truth:
@@ -277,7 +282,7 @@ def short_circuit(norm, node, base, is_and, left, right_body, right):
 
 
 def expr_IfExp(norm, node, base):
-    cond = norm.expr(node.test, base)
+    cond = norm.condition(node.test, base)
     known, truth = norm.static_truth(cond)
     if known:
         return norm.expr(node.body if truth else node.orelse, base)
@@ -336,6 +341,12 @@ def expr_Dict(norm, node, base):
 
 def expr_Subscript(norm, node, base):
     value = norm.expr(node.value, base)
+    if isinstance(value, RunList):
+        if isinstance(node.slice, (gast.Slice, gast.Tuple)):
+            raise norm.error(node, f"slicing the list {value.user!r}, whose length is known only "
+                             "when the code runs, is not supported",
+                             hint="np.array(lst)[a:b] slices its items", cls=TranspileError)
+        return runlists.getitem(norm, value, norm.atom(node.slice, base), node)
     if isinstance(value, Static) and array_literals.is_concatenator(value.obj):
         return array_literals.index_concat(norm, value.obj, node, base)
     if isinstance(value, (Struct, Static)):
@@ -417,6 +428,54 @@ def expr_DictComp(norm, node, base):
 
 
 def expr_ListComp(norm, node, base, pair=False):
+    try:
+        return _list_comp(norm, node, base, pair)
+    except _DataFilter:
+        return _filtered_comp(norm, node, base)
+
+
+class _DataFilter(Exception):
+    """A comprehension's filter depends on array data (read again as appends under ifs)."""
+
+
+def _filtered_comp(norm, node, base):
+    """[elt for t in items if cond] with cond on array data: `if cond: _comp.append(elt)` for
+    each item (the list a RunList where the items kept differ by path: runlists.py)."""
+    if len(node.generators) != 1 or isinstance(node, gast.DictComp):
+        raise norm.error(node, "a filter on array data in a comprehension is supported with one "
+                         "`for` clause only", hint="use a for loop appending to a list")
+    g = node.generators[0]
+    frame = norm.frame
+    saved_env = dict(frame.env)
+    hidden = norm.namer.fresh("_comp")
+    frame.env[hidden] = Struct("list", [])
+    test = g.ifs[0] if len(g.ifs) == 1 else gast.BoolOp(op=gast.And(), values=list(g.ifs))
+    append = gast.Expr(value=gast.Call(
+        func=gast.Attribute(value=gast.Name(id=hidden, ctx=gast.Load(), annotation=None,
+                                            type_comment=None), attr="append", ctx=gast.Load()),
+        args=[node.elt], keywords=[]))
+    stmt = gast.If(test=test, body=[append], orelse=[])
+    for sub in gast.walk(stmt):
+        if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
+            gast.copy_location(sub, node)
+    try:
+        for item in static_items(norm, g.iter, node):
+            norm.assign(g.target, item, node)
+            norm.stmt(stmt)
+        result = frame.env[hidden]
+    finally:
+        kept = {k: v for k, v in frame.env.items() if k not in saved_env and k != hidden
+                and not _target_name(g.target, k)}
+        frame.env = saved_env
+        frame.env.update(kept)      # the RunList's two variables (and names bound in the if)
+    return result
+
+
+def _target_name(target, name):
+    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(target))
+
+
+def _list_comp(norm, node, base, pair=False):
     frame = norm.frame
     saved_env = dict(frame.env)
     out = []
@@ -438,8 +497,7 @@ def expr_ListComp(norm, node, base, pair=False):
             for cond in g.ifs:
                 known, truth = norm.static_truth(norm.expr(cond, "cond"))
                 if not known:
-                    raise norm.error(cond, "a filter on array data in a list comprehension "
-                                     "is not supported", hint="use np.where or a mask")
+                    raise _DataFilter()
                 ok = ok and truth
             if ok:
                 gen(k + 1)

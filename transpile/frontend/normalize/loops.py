@@ -27,7 +27,9 @@ from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.branches import typed_like
 from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
                                           store_names, sub_body, tree_eq, value_leaves)
-from transpile.frontend.normalize.values import Placeholder, Raised, Static, Struct, iteration_items
+from transpile.frontend.normalize import runlists
+from transpile.frontend.normalize.values import (Placeholder, Raised, RunList, Static, Struct,
+                                                iteration_items)
 from transpile.primitives import by_name
 from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call,
                                                    items_of)
@@ -90,7 +92,59 @@ def lower_jumps(norm, node):
     return brk, body
 
 
-def carried_setup(norm, stmts, extra=(), plan=None, node=None):
+def _trip_count(norm, start, stop, step):
+    """The number of iterations of range(start, stop, step) (None: a step known only at run
+    time), an int atom."""
+    if not isinstance(step, Const) or not isinstance(step.value, (int, np.integer)) or \
+            step.value == 0:
+        return None
+    s = int(step.value)
+    span = norm.b.emit(by_name("subtract"), {"x": stop, "y": start} if s > 0 else
+                       {"x": start, "y": stop}, base="trips")
+    if abs(s) != 1:
+        span = norm.b.emit(by_name("add"), {"x": span, "y": Const(abs(s) - 1)}, base="trips")
+        span = norm.b.emit(by_name("floor_divide"), {"x": span, "y": Const(abs(s))},
+                           base="trips")
+    n = norm.b.emit(by_name("maximum"), {"x": span, "y": Const(0)}, base="trips")
+    if isinstance(n, Var):
+        norm.mem.int_vars.add(n.name)
+    return n
+
+
+def _appends_per_iteration(node, name):
+    """Appends to `name` in a loop body outside loops nested in it (None: one inside a nested
+    loop, whose count is not known)."""
+    count = 0
+
+    def walk(stmts):
+        nonlocal count
+        for st in stmts:
+            if isinstance(st, (gast.For, gast.While)):
+                if any(_is_append(n, name) for n in gast.walk(st)):
+                    return False
+                continue
+            for n in gast.walk(st):
+                count += _is_append(n, name)
+        return True
+    return count if walk(node.body) else None
+
+
+def _removes(node, name):
+    """Does the loop body take items out of the list `name` (pop, clear...: appends may then
+    outnumber its length; its buffer grows instead)?"""
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+               n.func.attr in ("pop", "clear", "remove") and isinstance(n.func.value, gast.Name)
+               and n.func.value.id == name for n in gast.walk(gast.Module(body=node.body,
+                                                                           type_ignores=[])))
+
+
+def _is_append(n, name):
+    return isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+        n.func.attr == "append" and isinstance(n.func.value, gast.Name) and \
+        n.func.value.id == name
+
+
+def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
     """Before a loop: every value the body changes gets one name that holds it at the top
     of each iteration (copied in here, copied back at the end of the body). Names that
     share a buffer and change together (a write seen through aliases) share that name."""
@@ -117,6 +171,21 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
             continue
         seen.add((id(env), n))
         value = env[n]
+        post_value = plan.post_values.get((id(env), n)) if plan is not None else None
+        if runlists.grows_in_loop(value, post_value):
+            # a list the body makes grow: a RunList, its two variables carried by the loop
+            # (its buffer as long as the loop can make it, where the body appends a known
+            # number of times per iteration: no growth, the loop counts its trips)
+            frame_of = next(f for f in norm.frames if f.env is env)
+            per = _appends_per_iteration(node, n) if trips is not None and \
+                not _removes(node, n) else None
+            n_trips = trips() if per else None
+            value = runlists.before_loop(norm, n, value, post_value, node, frame_of,
+                                         n_trips, per)
+            if value.presized:
+                carried.presized.append(value)
+            entries += [(env, value.items), (env, value.count)]
+            continue
         if isinstance(value, Placeholder):
             # a return's result (frontend/normalize/returns.py): zeros typed like the value
             # the body leaves in it (read ahead), so the loop carries one type
@@ -155,6 +224,10 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                 entered.append((j, leaf))
             if gkey is not None:
                 joined[gkey] = j
+            if post is None and plan is not None:      # the body ends it as a constant
+                end = value_leaves(plan.post_values.get((id(env), n)), None)[0] \
+                    if (id(env), n) in plan.post_values else []
+                post = end[k] if k < len(end) and isinstance(end[k], Const) else None
             _mark_int(norm, j, leaf, post)
             if isinstance(leaf, Var) and leaf.name in written_args:
                 at_entry.setdefault(leaf.name, set()).add(j)
@@ -182,6 +255,20 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
     return carried
 
 
+def _unfold_changing_shapes(norm, carried, run):
+    """A loop variable that keeps its entry value's name also keeps its shape, known while
+    normalizing (jit), and reads of it fold (`buf.shape[0]`, `len(buf)`). Where the body gives
+    it another shape (`buf = np.concatenate(...)` in some iteration), that shape is not the
+    one of later iterations: the loop is read once more with the variables as they are at the
+    top of an iteration, and a variable the body ends with another shape (carried_finish's copy
+    then drops its shape) is read as of run-time shape from then on."""
+    avals = norm.b.avals
+    if avals is None or not any(j.name in avals for _, _, _, names in carried.values()
+                                for j in names):
+        return
+    read_ahead(norm, run)
+
+
 def _int_aval(norm, var):
     """A range loop's counter is a Python int (its type known while normalizing, under jit:
     the shapes of the values it indexes are known too)."""
@@ -202,6 +289,10 @@ def _mark_int(norm, j, leaf, post):
     gather by an integer array (a view the alias model can follow through writes)."""
     mem = norm.mem
     if post is None or not mem.is_int(leaf):
+        return
+    if isinstance(post, Const):
+        if mem.is_int(post):
+            mem.int_vars.add(j)
         return
     if post == getattr(leaf, "name", None) or mem.is_int(Var(post)):
         mem.int_vars.add(j)
@@ -232,6 +323,7 @@ class Carried(dict):
         super().__init__()
         self.split = {}
         self.entry_leaf = {}    # join variable -> the name of the value it took on entry
+        self.presized = []      # RunLists whose buffer holds every item the loop appends
 
 
 def held_elsewhere(norm, j, plan, gkey, env0, n0):
@@ -406,24 +498,29 @@ def stmt_For(norm, node):
                              for i, v in enumerate(seqs[0])]
                 return unroll(norm, node, stmts, items)
             if appends_to_list(norm, node.body):
-                # the list grows by one item per iteration: unrolled, lengths known now
+                # the list grows by one item per iteration: unrolled where the trip count is
+                # known and small (or the items are not numbers), else a RunList (runlists.py)
                 seqs = [items_of(norm, p, it, f"a {obj.__name__} loop that appends to a list")
                         for p in parts]
-                if any(q is None for q in seqs):
-                    raise norm.error(it, "a loop that appends to a list needs its trip count "
-                                     "when the code is generated", cls=ShapesNeeded,
-                                     hint="write into an array instead: y = np.zeros(n); "
-                                     "y[i] = ...")
-                if obj is zip:
-                    items = [Struct("tuple", list(t)) for t in zip(*seqs)]
-                else:
-                    items = [Struct("tuple", [_plus(norm, start, i, node), v])
-                             for i, v in enumerate(seqs[0])]
-                return unroll(norm, node, stmts, items)
+                items = None
+                if all(q is not None for q in seqs):
+                    if obj is zip:
+                        items = [Struct("tuple", list(t)) for t in zip(*seqs)]
+                    else:
+                        items = [Struct("tuple", [_plus(norm, start, i, node), v])
+                                 for i, v in enumerate(seqs[0])]
+                if unroll_appends(norm, node, stmts, items):
+                    return unroll(norm, node, stmts, items)
             return index_loop(norm, node, stmts, parts + ([start] if obj is enumerate else []),
                               obj)
         if isinstance(value, Struct):
             return unroll(norm, node, stmts, iteration_items(value))
+        if isinstance(value, RunList):
+            if runlists.changed_in(norm, node.body, value):
+                raise norm.error(node, f"the list {value.user!r} is changed inside the loop "
+                                 "that runs over it", cls=TranspileError,
+                                 hint="loop over a copy: for v in list(...)")
+            return array_loop(norm, node, stmts, runlists.view(norm, value, node))
         if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
             return unroll(norm, node, stmts, [norm.classify(v, None) for v in value.obj])
         if isinstance(value, Static) and isinstance(value.obj, dict):
@@ -453,13 +550,11 @@ def stmt_For(norm, node):
             raise norm.error(it, "range takes 1 to 3 arguments")
         if appends_to_list(norm, node.body):
             bounds = [start, stop, step]
-            if not all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
-                       for b in bounds):
-                raise norm.error(it, "a loop that appends to a list needs its trip count when "
-                                 "the code is generated", cls=ShapesNeeded,
-                                 hint="write into an array instead: y = np.zeros(n); y[i] = ...")
-            items = [Const(i) for i in range(*(int(b.value) for b in bounds))]
-            return unroll(norm, node, stmts, items)
+            items = [Const(i) for i in range(*(int(b.value) for b in bounds))] \
+                if all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
+                       for b in bounds) else None
+            if unroll_appends(norm, node, stmts, items):
+                return unroll(norm, node, stmts, items)
         return range_loop(norm, node, stmts, start, stop, step, target=node.target)
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
@@ -504,11 +599,10 @@ def reversed_loop(norm, node, stmts, seq):
         start, stop, step = ((Const(0), args[0], Const(1)) if len(args) == 1 else
                              (args[0], args[1], Const(1)) if len(args) == 2 else args)
         if appends_to_list(norm, node.body):
-            if not all(isinstance(a, Const) for a in (start, stop, step)):
-                raise norm.error(seq, "a loop that appends to a list needs its trip count "
-                                 "when the code is generated", cls=ShapesNeeded)
-            items = [Const(i) for i in reversed(range(start.value, stop.value, step.value))]
-            return unroll(norm, node, stmts, items) or True
+            items = [Const(i) for i in reversed(range(start.value, stop.value, step.value))] \
+                if all(isinstance(a, Const) for a in (start, stop, step)) else None
+            if unroll_appends(norm, node, stmts, items):
+                return unroll(norm, node, stmts, items) or True
         if not isinstance(step, Const) or step.value == 0:
             raise norm.error(seq, "reversed(range(...)) in a for loop needs a step known when "
                              "the code is generated (its sign decides where the loop starts)",
@@ -528,7 +622,8 @@ def reversed_loop(norm, node, stmts, seq):
                           target=node.target) or True
     value = norm.expr(seq, "seq")
     if isinstance(value, (Var, Const)) and not isinstance(value, Static):
-        if appends_to_list(norm, node.body):
+        if appends_to_list(norm, node.body) and unroll_appends(
+                norm, node, stmts, items_of(norm, value, node, "reversed")):
             return False
         view = norm.b.emit(by_name("getitem"), {"x": norm.to_arg(value, node), "index": IndexArg(
             (SliceArg(None, None, Const(-1)),))}, base="rev")
@@ -589,11 +684,65 @@ def array_loop(norm, node, stmts, value):
     list (its length must then be known when the code is generated)."""
     if appends_to_list(norm, node.body):
         items = items_of(norm, value, node, "a loop that appends to a list")
-        if items is None:
-            raise norm.error(node, "a loop that appends to a list needs the length of the "
-                             "array when the code is generated", cls=ShapesNeeded)
-        return unroll(norm, node, stmts, items)
+        if unroll_appends(norm, node, stmts, items):
+            return unroll(norm, node, stmts, items)
     return index_loop(norm, node, stmts, [value], None)
+
+
+UNROLL_LIMIT = 8     # a loop appending to a list is unrolled up to this many items
+
+
+def unroll_appends(norm, node, stmts, items):
+    """Is a loop whose body appends to a list unrolled (`items`: its items, None where the trip
+    count is known only at run time)? Unrolled, the list keeps a structure known when the
+    code is generated (items of any kind: arrays, tuples); as a run-time loop, a list of
+    numbers becomes a RunList (runlists.py). Up to UNROLL_LIMIT items it is unrolled; beyond,
+    the body is read once ahead and the loop stays a loop when it appends numbers only."""
+    if items is None:
+        if norm.b.avals is None:        # shapes not known yet: eager transforms retry with them
+            raise norm.error(node, "a loop that appends to a list needs its trip count when "
+                             "the code is generated", cls=ShapesNeeded,
+                             hint="write into an array instead: y = np.zeros(n); y[i] = ...")
+        return False
+    if len(items) <= UNROLL_LIMIT:
+        return True
+    env = norm.frame.env
+    lists = {n: env[n] for n in store_names(node.body)
+             if isinstance(env.get(n), Struct) and env[n].kind == "list"}
+    numbers = [True]
+
+    def ahead():
+        norm.assign(node.target, items[0], node)
+        run_loop_body(norm, stmts, node)
+        for n, entry in lists.items():
+            post = norm.frame.env.get(n)
+            if isinstance(post, RunList) or post is entry:
+                continue
+            if not (isinstance(post, Struct) and post.kind == "list"):
+                numbers[0] = False
+                continue
+            for v in post.items[len(entry.items):]:
+                try:
+                    if runlists.item_dtype(norm, v, node, n) is None:
+                        numbers[0] = False
+                except TranspileError:
+                    numbers[0] = False
+    numbers[0] = False if read_ahead_failed(norm, ahead) else numbers[0]
+    return not numbers[0]
+
+
+def read_ahead_failed(norm, run):
+    """read_ahead(norm, run); True where reading the body raised."""
+    failed = [False]
+
+    def guarded():
+        try:
+            run()
+        except TranspileError:
+            failed[0] = True
+            raise
+    read_ahead(norm, guarded)
+    return failed[0]
 
 
 def appends_to_list(norm, stmts):
@@ -689,7 +838,7 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
             run_loop_body(norm, stmts, node)
         plan = read_ahead(norm, ahead)
     carried = carried_setup(norm, stmts + ([node.target] if bind else []), plan=plan,
-                            node=node)
+                            node=node, trips=lambda: _trip_count(norm, start, stop, step))
     if isinstance(target, gast.Name):
         var = norm.core_name(target.id) if target.id not in carried else \
             norm.namer.fresh(target.id)
@@ -707,7 +856,12 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
             norm.assign(target, Var(var), node)
         run_loop_body(norm, stmts, node)
         carried_finish(norm, carried, node)
-    body_stmts, _ = sub_body(norm, body)
+    _unfold_changing_shapes(norm, carried, body)
+    try:
+        body_stmts, _ = sub_body(norm, body)
+    finally:
+        for h in carried.presized:
+            h.presized = False          # appends after the loop may have to grow it
     norm.b.loc = loc
     norm.b.body.append(ir.ForRange(var, start, stop, step, body_stmts, loc))
 
@@ -726,11 +880,16 @@ def stmt_While(norm, node):
     plan = None
     if writes_in(stmts) or _sets_placeholder(norm, stmts):
         def ahead():
-            norm.expr(test, "cond")
+            norm.condition(test, "cond")
             run_loop_body(norm, stmts, node)
         plan = read_ahead(norm, ahead)
     carried = carried_setup(norm, stmts, plan=plan, node=node)
-    cond_body, cond = sub_body(norm, lambda: norm.expr(test, "cond"))
+
+    def body():
+        run_loop_body(norm, stmts, node)
+        carried_finish(norm, carried, node)
+    _unfold_changing_shapes(norm, carried, lambda: (norm.condition(test, "cond"), body()))
+    cond_body, cond = sub_body(norm, lambda: norm.condition(test, "cond"))
     known, truth = norm.static_truth(cond)
     if known and not truth:
         norm.b.body += cond_body
@@ -739,10 +898,6 @@ def stmt_While(norm, node):
         raise norm.error(node, "while True without a data-dependent break would never end",
                          construct="while True")
     cond = norm.to_arg(cond, node)
-
-    def body():
-        run_loop_body(norm, stmts, node)
-        carried_finish(norm, carried, node)
     body_stmts2, _ = sub_body(norm, body)
     norm.b.loc = loc
     norm.b.body.append(ir.While(cond_body, cond, body_stmts2, loc))

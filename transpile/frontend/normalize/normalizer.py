@@ -34,13 +34,14 @@ import numpy as np
 from transpile.core import ir
 from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, IndexArg, TupleArg, Var
-from transpile.frontend.normalize import array_literals, calls, expressions, loops, statements
+from transpile.frontend.normalize import (array_literals, calls, expressions, loops, runlists,
+                                          statements)
 from transpile.frontend.parse import Resolver, parse_function
 from transpile.primitives import by_name
 from transpile.primitives.numpy.nondiff import bool_, float_, int_, len_
 from transpile.primitives.numpy.structure import array
 from transpile.frontend.normalize.values import (  # noqa: F401  (normalize.Struct, ...: re-exported)
-    BoundMethod, Frame, Raised, Static, Struct, flatten_value, unflatten_value)
+    BoundMethod, Frame, Raised, RunList, Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: re-exported)
     SPECIALIZE, Builder, Namer, identifier, names_in)
 from transpile.frontend.normalize.bindings import aliased
@@ -194,6 +195,8 @@ class Normalizer:
             name = self.namer.fresh(getattr(obj, "__name__", "static"))
             self.statics[name] = obj
             return Var(name)
+        if isinstance(value, RunList):      # a list given to NumPy: a new array of its items
+            return runlists.as_array(self, value, node)
         if isinstance(value, BoundMethod):
             raise self.error(node, f"method .{value.name} must be called")
         raise self.error(node, f"cannot use {value!r} here")
@@ -208,6 +211,14 @@ class Normalizer:
             return tuple(items) if value.kind == "tuple" else items
         raise self.error(node, f"{what} must be known when the code is generated (a constant "
                          "or static argument)", cls=TranspileError)
+
+    def condition(self, node, base="cond"):
+        """The value of a test (if, while, x if c else y): a list whose length is known only
+        when the code runs stands for its truth (not empty)."""
+        value = self.expr(node, base)
+        if isinstance(value, RunList):
+            return runlists.truth(self, value, node)
+        return value
 
     def static_truth(self, value):
         if isinstance(value, Const):
@@ -231,6 +242,14 @@ class Normalizer:
                 return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
         if prim is len_ and isinstance(bound["x"], Struct):
             return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
+        if prim is len_ and isinstance(bound["x"], RunList):
+            return runlists.count(bound["x"])
+        if prim is array and isinstance(bound.get("x"), RunList):
+            out = runlists.as_array(self, bound["x"], node)     # np.array(out): a new array
+            dtype = bound.get("dtype")
+            if dtype is None or (isinstance(dtype, Const) and dtype.value is None):
+                return out
+            return self.apply(by_name("astype"), [out, dtype], {}, node, base)
         bound = array_literals.array_arguments(self, prim, bound, node, base)
         if prim.multi is not None:
             return array_literals.multi_output(self, prim, bound, node, base)

@@ -42,6 +42,21 @@ class Placeholder:
 PLACEHOLDER_MARK = Placeholder()
 
 
+class RunList:
+    """A list of numbers whose length is known only when the code runs: its items are
+    items[:count] of two variables of the function, named by `items` and `count` in `frame`'s
+    environment (transpile/frontend/normalize/runlists.py). The object itself never changes:
+    every name holding the list holds it, and sees what is appended through any of them."""
+
+    def __init__(self, user, items, count, dtype, frame):
+        self.user, self.items, self.count, self.dtype, self.frame = \
+            user, items, count, dtype, frame
+        self.presized = False   # appends need no growth (inside the loop that sized it)
+
+    def __repr__(self):
+        return f"RunList({self.user}: {self.items}[:{self.count}])"
+
+
 class Raised:
     """Frame.returned after an unconditional `raise`: the path ends there without a value (an
     if joins it with what its other path does)."""
