@@ -25,27 +25,14 @@ from transpile.errors import TranspileError, TranspileWarning
 # on the lead's compiler; regenerate (and un-mark what passes) after each compiler change
 XFAIL_JIT = {
     "heat_swap": (TranspileError, "TranspileError: foreign_kernels.py:104: 'un' is written into in this loop and ends the body holding the array 'u' held at its start, which another name (or the caller) also holds: the transforms cannot follow which buffer each name holds from one iteration to the next"),
-    # lists that grow by a number of items known only at run time (session python)
-    "primes_for_else": (TranspileError, "'out' has a different structure (or a different Python object) on the two paths of an if on array data"),
-    "peaks_to_arrays": (TranspileError, "'idx' has a different structure (or a different Python object) on the two paths of an if on array data"),
-    "row_norms_comprehension": (TranspileError, "a filter on array data in a list comprehension is not supported"),
-    "lcs_backtrack": (TranspileError, "'out' has a different structure (or a different Python object) on the two paths of an if on array data"),
-    "csr_from_dense": (TranspileError, "'data' has a different structure (or a different Python object) on the two paths of an if on array data"),
-    "sliding_max_deque": (TranspileError, "an expression statement has no effect in a transformed function"),
-    "convex_hull_chain": (TranspileError, "an expression statement has no effect in a transformed function"),
-    # Python containers and methods not supported yet (session python)
-    "ranks_and_suffix": (TranspileError, "sorted(..., key=...) is not supported in transformed code"),
-    "any_all_generators": (TranspileError, "unsupported attribute access .tolist"),
+    # a dict used as a counter with keys known only at run time (session python)
     "dict_counts": (TranspileError, "dict.get(key[, default]) needs a key known when the code is generated"),
+    # a list of points (arrays) whose length depends on the data (session python: lists of
+    # numbers only)
+    "convex_hull_chain": (TranspileError, "the list 'lower' grows by a number of items known only when the code runs: only lists of numbers are supported then"),
 }
 # (transform, kernel name) -> (exception type, the current error)
 XFAIL_GRAD = {
-    ("grad", "peaks_to_arrays"): (TranspileError, "'idx' has a different structure (or a different Python object) on the two paths of an if on array data"),
-    ("grad", "row_norms_comprehension"): (TranspileError, "a filter on array data in a list comprehension is not supported"),
-    ("grad", "sliding_max_deque"): (TranspileError, "an expression statement has no effect in a transformed function"),
-    ("jit(grad)", "peaks_to_arrays"): (TranspileError, "'idx' has a different structure (or a different Python object) on the two paths of an if on array data"),
-    ("jit(grad)", "row_norms_comprehension"): (TranspileError, "a filter on array data in a list comprehension is not supported"),
-    ("jit(grad)", "sliding_max_deque"): (TranspileError, "an expression statement has no effect in a transformed function"),
     # the adjoint of `s, i, r = s - a, i + a - b, r + b` written as history rows (not the
     # Python layer: the adjoint's shape is not known to the lowering)
     ("jit(grad)", "sir_euler"): (TranspileWarning, "Numba cannot compile a value changing type in a loop or branch (the shape of the variable 'di' depends on values known only at run time"),

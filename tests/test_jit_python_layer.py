@@ -879,3 +879,59 @@ def test_loop_variable_changing_shape_by_concatenate():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TranspileWarning)
         assert jit(grow_while_short, wait=True)(x) == grow_while_short(x)
+
+
+# -- sorted(key=...), x.tolist(), sum/any/all of generators (a loop, not one term per item) ---
+
+def ranks_by_sorted_key(x):
+    order = sorted(range(len(x)), key=lambda i: x[i])
+    ranks = np.empty(len(x), dtype=np.int64)
+    for r, i in enumerate(order):
+        ranks[i] = r
+    return ranks, order[0]
+
+
+def pairs_sorted_descending(x):
+    pairs = [(x[i], i) for i in range(len(x))]
+    s = sorted(pairs, key=lambda p: p[0], reverse=True)
+    return s[0][1], s[-1][0], sorted([x[0], x[1], x[2]], key=abs)
+
+
+def generator_reductions(x, t):
+    v = 5.0
+    has_big = any(v > t for v in x)
+    all_finite = all(math.isfinite(v) for v in x)
+    n_small = sum(1 for v in x.tolist() if abs(v) < 0.5)
+    s = sum(v * v for v in x)
+    odd = sum((x[i] for i in range(len(x)) if i % 2 == 1), 10.0)
+    return has_big, all_finite, n_small, s + v, odd, sum(k * w for k, w in enumerate(x, 1))
+
+
+GENERATORS = [(ranks_by_sorted_key, (np.array([0.5, -1.2, 0.5, 2.0, -0.1, 0.5, 1.1]),)),
+              (pairs_sorted_descending, (np.array([0.5, -1.2, 0.5, 2.0, -0.1]),)),
+              (generator_reductions, (np.random.default_rng(9).standard_normal(40), 1.0)),
+              (generator_reductions, (np.random.default_rng(9).standard_normal(40), 9.0))]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("fn,args", GENERATORS, ids=[f"{f.__name__}{i}"
+                                                     for i, (f, _) in enumerate(GENERATORS)])
+def test_sorted_tolist_generators(fn, args, backend):
+    check_jit(fn, *args, backend=backend)
+
+
+def _generator_loss(x):
+    r = generator_reductions(x, 1.0)
+    return r[3] + r[4] + r[5]
+
+
+def test_generator_reductions_grad():
+    check_grad(_generator_loss, np.random.default_rng(10).standard_normal(12))
+
+
+def test_generator_names_do_not_leak():
+    def f(x):
+        v = 5.0
+        s = sum(v * v for v in x)
+        return s + v
+    assert jit(f, wait=True)(np.arange(3.0)) == 10.0

@@ -13,7 +13,7 @@ import builtins
 
 import numpy as np
 
-from transpile.errors import ShapesNeeded
+from transpile.errors import ShapesNeeded, TranspileError
 from transpile.primitives import by_name
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value
@@ -44,6 +44,14 @@ def items_of(norm, value, node, what):
         return [Const(k) for k in value.keys]
     if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range)):
         return [norm.classify(v, None) for v in value.obj]
+    if isinstance(value, Var):
+        eqn = norm.mem.defs.get(value.name)
+        if eqn is not None and eqn.prim is by_name("range") and \
+                all(isinstance(a, Const) and isinstance(a.value, (int, np.integer))
+                    for a in eqn.args.values() if a is not None):
+            bounds = [int(a.value) for a in eqn.args.values()
+                      if isinstance(a, Const) and a.value is not None]
+            return [Const(i) for i in range(*bounds)]      # range(n) with n known now
     if isinstance(value, (Var, Const)):
         n = norm.b.emit(by_name("len"), {"x": norm.to_arg(value, node)}, base="n")
         if isinstance(n, Const):         # jit: the length is known from the argument's shape
@@ -178,8 +186,11 @@ def _pow(norm, args, kwargs, node, base):
     return norm.apply(by_name("power"), list(args), {}, node, base)
 
 
+SORT_KEY_LIMIT = 32     # sorted(..., key=f) is a network of n * (n - 1) / 2 exchanges
+
+
 def _sorted(norm, args, kwargs, node, base):
-    _no_kwargs(norm, kwargs, node, "sorted", ("reverse",))
+    _no_kwargs(norm, kwargs, node, "sorted", ("reverse", "key"))
     if len(args) != 1:
         raise norm.error(node, "sorted takes one sequence")
     reverse = norm.static_value(kwargs.get("reverse", Const(False)), node,
@@ -189,6 +200,9 @@ def _sorted(norm, args, kwargs, node, base):
         raise norm.error(node, "sorted over an array whose length is known only at run time is "
                          "not supported", hint="call it under jit (shapes known) or pass a list",
                          cls=ShapesNeeded)
+    key = kwargs.get("key")
+    if key is not None and not (isinstance(key, Static) and key.obj is None):
+        return _sorted_by_key(norm, values, key, bool(reverse), node, base)
     if all(isinstance(v, Const) for v in values):
         out = [Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
         return Struct("list", out)
@@ -203,6 +217,61 @@ def _sorted(norm, args, kwargs, node, base):
     if reverse:
         vals.reverse()
     return Struct("list", vals)
+
+
+def _sorted_by_key(norm, values, key, reverse, node, base):
+    """sorted(items, key=f): f of each item, then a stable exchange network on the keys (an
+    exchange only where a key is strictly greater, so equal keys keep their order, as Python's
+    sort), each exchange a select of both items (every leaf of a tuple item). reverse=True
+    keeps equal keys in order too (Python reverses the comparison, not the result)."""
+    from transpile.frontend.normalize.bindings import emit_copy, sub_body, rebuild_value, \
+        value_leaves, tree_eq
+    from transpile.core import ir
+    n = len(values)
+    if n > SORT_KEY_LIMIT:
+        raise norm.error(node, f"sorted(..., key=...) of {n} items: supported up to "
+                         f"{SORT_KEY_LIMIT} items in transformed code", cls=TranspileError,
+                         hint="sort an array of keys: order = np.argsort(keys, kind='stable')")
+    keys = [norm.call(key, [v], {}, node, "key") for v in values]
+    items = list(values)
+    trees = [value_leaves(v, node)[1] for v in items]
+    if not all(tree_eq(trees[0], t) for t in trees[1:]):
+        raise norm.error(node, "sorted(..., key=...) of items of different structures",
+                         cls=TranspileError)
+
+    def select(cond, a, b, what):
+        la, tree = value_leaves(a, node)
+        lb, _ = value_leaves(b, node)
+        out = []
+        for x, y in zip(la, lb):
+            if x == y:
+                out.append(x)
+                continue
+            name = norm.namer.fresh(what)
+            b1, _ = sub_body(norm, lambda x=x: emit_copy(norm, name, x))
+            b2, _ = sub_body(norm, lambda y=y: emit_copy(norm, name, y))
+            norm.b.body.append(ir.If(cond, b1, b2, norm.b.loc))
+            if norm.mem.is_int(x) and norm.mem.is_int(y):
+                norm.mem.int_vars.add(name)
+            out.append(Var(name))
+        return rebuild_value(tree, iter(out))
+
+    for i in range(n):
+        for j in range(n - 1 - i):
+            ka, kb = norm.to_arg(keys[j], node), norm.to_arg(keys[j + 1], node)
+            swap = norm.b.emit(by_name("less" if reverse else "greater"),
+                               {"x": ka, "y": kb}, base="swap")
+            if isinstance(swap, Const):
+                if swap.value:
+                    keys[j], keys[j + 1] = keys[j + 1], keys[j]
+                    items[j], items[j + 1] = items[j + 1], items[j]
+                continue
+            swap = norm.to_arg(swap, node)
+            keys[j], keys[j + 1] = (select(swap, keys[j + 1], keys[j], "key"),
+                                    select(swap, keys[j], keys[j + 1], "key"))
+            items[j], items[j + 1] = (select(swap, items[j + 1], items[j], base),
+                                      select(swap, items[j], items[j + 1], base))
+    return Struct("list", items)
 
 
 def _sequences(norm, args, node, fname):

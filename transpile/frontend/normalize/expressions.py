@@ -509,7 +509,8 @@ def _list_comp(norm, node, base, pair=False):
 
 
 def static_items(norm, it, node):
-    if isinstance(it, gast.Call):
+    if isinstance(it, gast.Call) and not (isinstance(it.func, gast.Attribute) and
+                                          it.func.attr == "tolist"):
         func = norm.expr(it.func, "f")
         obj = func.obj if isinstance(func, Static) else None
         if obj in (range, np.arange):
@@ -539,6 +540,10 @@ def static_items(norm, it, node):
         items = items_of(norm, value, it, "a list comprehension")
         if items is not None:
             return items
+    if isinstance(value, RunList):
+        raise norm.error(it, f"a comprehension over the list {value.user!r}, whose length is "
+                         "known only when the code runs, is not supported", cls=ShapesNeeded,
+                         hint="use a for loop (or sum/any/all of a generator: a loop)")
     raise norm.error(it, "a list comprehension needs a sequence whose length is known when "
                      "the code is generated (a tuple/list, or range(n) with a static n)",
                      cls=ShapesNeeded,

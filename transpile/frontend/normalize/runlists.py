@@ -17,6 +17,7 @@ a type known when the code is generated (from the shapes known under jit, or int
 and floats the normalizer can tell apart); an item of another kind, a value that does not fit
 the list's dtype, or a list of arrays or tuples is refused with the line.
 """
+import gast
 import numpy as np
 
 from transpile.core.avals import AVal
@@ -260,7 +261,6 @@ def _run_in(norm, frame, node, text, value):
 
 def changed_in(norm, stmts, h):
     """Do these statements call a list method on a name holding `h`?"""
-    import gast
     from transpile.frontend.normalize.bindings import LIST_METHODS
     for st in stmts:
         for n in gast.walk(st):
@@ -282,12 +282,16 @@ def _here(norm, h, node):
 
 def _run(norm, node, text, values=()):
     """Normalize `text` at `node`'s line, with `values` bound to hidden names first."""
-    from transpile.frontend.normalize.statements import _statements_for
     env = norm.frame.env
     for name, value in values:
         env[name] = value
     try:
-        _statements_for(norm, node, text)
+        for st in gast.parse(text).body:
+            for sub in gast.walk(st):
+                if "lineno" in sub._attributes:
+                    gast.copy_location(sub, node)
+                    sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+            norm.stmt(st)
     finally:
         for name, _ in values:
             env.pop(name, None)
