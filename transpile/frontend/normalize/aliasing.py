@@ -84,6 +84,8 @@ class MemoryModel:
         self.maybe = {}         # core name -> set of root names it may alias (unknown view)
         self.int_vars = set()   # core names known to hold Python/NumPy integers (loop indices)
         self.scalar_vars = set()
+        self.dtypes = {}        # core name -> (dtype, axes) of a join of values of one type
+        self.dtypes_used = set()    # names whose entry in dtypes a decision relied on
         self.outside = set()    # roots that are globals/closure arrays/static arrays
         self.carried_from = {}  # a loop's join variable -> the name it held on entry
         self.events = None      # while reading a loop body ahead: the entries each write rebinds

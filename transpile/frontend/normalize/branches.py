@@ -183,6 +183,9 @@ def join_values(norm, user, values, bodies, envs, node, memo=None, own=True):
             memo[key] = j
         if all(norm.mem.is_int(leaf) for leaf in leaves):
             norm.mem.int_vars.add(j)        # an integer on every path
+        d = runlists.same_dtype(norm, leaves)
+        if d is not None:
+            norm.mem.dtypes[j] = d          # one type on every path
         out.append(Var(j))
     return rebuild_value(trees[0], iter(out))
 
@@ -201,6 +204,9 @@ def dynamic_ifexp(norm, node, cond, base):
         values.append(value)
     norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
     join_scalar_aval(norm, out, values)
+    d = runlists.same_dtype(norm, values)
+    if d is not None:
+        norm.mem.dtypes[out] = d
     # `new = cur if c else np.zeros_like(cur)`: out is cur's buffer on one path only, so a
     # write through either name is refused (frontend/normalize/aliasing.py) rather than seen by one of them only
     norm.mem.join_relation(out, values, {})

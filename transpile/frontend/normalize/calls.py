@@ -185,6 +185,7 @@ def _tolist(norm, node, base):
                                           base="tolist")
     norm.frame.env[h.count] = norm.b.emit(by_name("len"), {"x": norm.to_arg(x, node)},
                                           base="tolist_count")
+    runlists._register(norm, h, norm.frame.env)
     return h
 
 

@@ -229,6 +229,18 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
                     if (id(env), n) in plan.post_values else []
                 post = end[k] if k < len(end) and isinstance(end[k], Const) else None
             _mark_int(norm, j, leaf, post)
+            if post is not None:
+                # the body (read ahead) ends it with the type it entered with: its type
+                end = post if isinstance(post, Const) else Var(post)
+                d = runlists.same_dtype(norm, [leaf, end])
+                if d is not None:
+                    norm.mem.dtypes[j] = d
+            elif j not in norm.mem.dtypes:
+                # the type it enters with, checked at the end of the body (carried_finish)
+                d = runlists.dtype_ndim(norm, leaf)
+                if d is not None:
+                    norm.mem.dtypes[j] = d
+                    carried.tentative[j] = d
             if isinstance(leaf, Var) and leaf.name in written_args:
                 at_entry.setdefault(leaf.name, set()).add(j)
             if isinstance(leaf, Var):
@@ -298,6 +310,30 @@ def _mark_int(norm, j, leaf, post):
         mem.int_vars.add(j)
 
 
+def _check_tentative_types(norm, carried, node):
+    """A loop variable was taken to keep the type it entered with (mem.dtypes): the body must
+    end it with that type (computed with the assumption: the same on every iteration). Where it
+    does not, the assumption is dropped; a list of run-time length that relied on it is
+    refused (its items' type would not be known)."""
+    for env, n, tree, names in carried.values():
+        value = env.get(n)
+        if value is None:
+            continue
+        leaves = value_leaves(value, node)[0]
+        for leaf, j in zip(leaves, names):
+            d = carried.tentative.get(j.name)
+            if d is None or norm.mem.dtypes.get(j.name) != d:
+                continue
+            if leaf != j and runlists.dtype_ndim(norm, leaf) != d:
+                del norm.mem.dtypes[j.name]
+                if j.name in norm.mem.dtypes_used:
+                    raise norm.error(node, f"{n!r} changes type in this loop, and a list whose "
+                                     "length is known only when the code runs holds values "
+                                     "computed from it", cls=TranspileError,
+                                     hint=f"give {n!r} its final type before the loop "
+                                          "(0.0, not 0)")
+
+
 def _held_apart(norm, carried, j):
     """Is the array loop variable j took on entry also held by a name the loop does not carry
     (the caller's argument, an alias made before the loop)?"""
@@ -324,6 +360,7 @@ class Carried(dict):
         self.split = {}
         self.entry_leaf = {}    # join variable -> the name of the value it took on entry
         self.presized = []      # RunLists whose buffer holds every item the loop appends
+        self.tentative = {}     # join variable -> the type assumed on entry (mem.dtypes)
 
 
 def held_elsewhere(norm, j, plan, gkey, env0, n0):
@@ -339,6 +376,7 @@ def held_elsewhere(norm, j, plan, gkey, env0, n0):
 
 
 def carried_finish(norm, carried, node):
+    _check_tentative_types(norm, carried, node)
     done = {}
     written = _written_names(getattr(node, "body", []))
     joins = {j.name: n for _, n, _, names in carried.values() for j in names}

@@ -26,6 +26,10 @@ from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.frontend.normalize.values import RunList, Struct
 from transpile.primitives import by_name
+from transpile.primitives.internal.control import assign as assign_prim
+from transpile.primitives.internal.control import cast_into as cast_into_prim
+from transpile.primitives.internal.control import setitem as setitem_prim
+from transpile.primitives.numpy.structure import copy as copy_prim
 from transpile.primitives.numpy.structure import getitem as getitem_prim
 
 _NUMBER_KINDS = "biufc"
@@ -41,13 +45,9 @@ def item_dtype(norm, value, node, user):
         return None
     if not isinstance(value, Var):
         return None
-    d = _scalar_dtype(norm, value, 0)
+    d = dtype_ndim(norm, value)
     if d is not None:
-        return d if d.kind in _NUMBER_KINDS else None
-    avals = norm.b.avals
-    av = avals.get(value.name) if avals is not None else None
-    if av is not None and av.shape:
-        return None         # an array
+        return d[0] if d[1] == 0 and d[0].kind in _NUMBER_KINDS else None
     raise norm.error(node, f"the list {user!r} grows by a number of items known only when "
                      "the code runs, and the type of its items must be known when the code "
                      "is generated", cls=ShapesNeeded,
@@ -55,50 +55,100 @@ def item_dtype(norm, value, node, user):
                           "an array: y = np.zeros(n); y[k] = v; k += 1")
 
 
-def _scalar_dtype(norm, atom, depth):
-    """The dtype of a number computed while normalizing (None where unknown or an array):
-    from the shapes known under jit, else from what made it (an element of an array of known
-    dtype, an integer or boolean operation, an elementwise operation of numbers)."""
+def dtype_ndim(norm, atom, depth=0):
+    """(dtype, number of axes) of a value computed while normalizing, None where not known:
+    from the shapes known under jit, else from what made it (an element or slice of an array
+    of known dtype, an integer, a comparison, an elementwise row or a full reduction of known
+    operands, a variable a loop or an if joins from values of one type: mem.dtypes)."""
     if isinstance(atom, Const):
         v = atom.value
-        return np.asarray(v).dtype if isinstance(v, (bool, int, float, complex, np.generic)) \
-            else None
+        if isinstance(v, (bool, int, float, complex, np.generic, np.ndarray)):
+            a = np.asarray(v)
+            return (a.dtype, a.ndim) if a.dtype.kind in _NUMBER_KINDS else None
+        return None
     if not isinstance(atom, Var) or depth > 40:
         return None
     avals = norm.b.avals
     av = avals.get(atom.name) if avals is not None else None
     if av is not None:
-        return None if av.shape else np.dtype(av.dtype)
+        return np.dtype(av.dtype), av.ndim
+    known = norm.mem.dtypes.get(atom.name)
+    if known is not None:
+        norm.mem.dtypes_used.add(atom.name)
+        return known
     if norm.mem.is_int(atom):
-        return np.dtype(np.int64)
+        return np.dtype(np.int64), 0
     eqn = norm.mem.defs.get(atom.name)
     if eqn is None:
         return None
-    if eqn.prim.bool_result:
-        return np.dtype(np.bool_)
-    x = eqn.args.get("x")
-    if eqn.prim is getitem_prim and isinstance(x, Var) and avals is not None and \
-            avals.get(x.name) is not None:
-        xav, items = avals[x.name], eqn.args["index"].items
-        if len(items) == xav.ndim and all(norm.mem.is_int(i) for i in items):
-            return np.dtype(xav.dtype)      # an element of an array
-        return None
-    if eqn.prim.elementwise and eqn.prim.impl is not None:
-        operands = []
-        for a in eqn.args.values():
-            if isinstance(a, Const) and isinstance(a.value, (bool, int, float, complex)):
-                operands.append(a.value)        # a Python number: NumPy's weak scalar
+    prim, args = eqn.prim, eqn.args
+    if prim in (setitem_prim, assign_prim, copy_prim):       # x's type and axes
+        return dtype_ndim(norm, args.get("x"), depth + 1)
+    if prim is cast_into_prim:                                 # like's type, x's axes
+        like, x = dtype_ndim(norm, args.get("like"), depth + 1), \
+            dtype_ndim(norm, args.get("x"), depth + 1)
+        return (like[0], x[1]) if like is not None and x is not None else None
+    if prim is getitem_prim:
+        x = dtype_ndim(norm, args.get("x"), depth + 1)
+        index = args.get("index")
+        if x is None or not isinstance(index, IndexArg):
+            return None
+        nd = x[1]
+        for it in index.items:
+            if isinstance(it, SliceArg):
                 continue
-            d = _scalar_dtype(norm, a, depth + 1)
+            if it is None:
+                nd += 1
+            elif it is Ellipsis:
+                return None
+            else:
+                i = dtype_ndim(norm, it, depth + 1)
+                if i is None or i[1] != 0 or i[0].kind not in "iu":
+                    return None         # an array of indices (or unknown): a gather
+                nd -= 1
+        return (x[0], nd) if nd >= 0 else None
+    operands = [a for a in args.values() if isinstance(a, (Var, Const))]
+    if prim.elementwise and prim.impl is not None:
+        vals, nd = [], 0
+        for a in args.values():
+            if isinstance(a, Const) and isinstance(a.value, (bool, int, float, complex)):
+                vals.append(a.value)        # a Python number: NumPy's weak scalar
+                continue
+            d = dtype_ndim(norm, a, depth + 1) if isinstance(a, (Var, Const)) else None
             if d is None:
                 return None
-            operands.append(d.type(1))
+            vals.append(d[0].type(1))
+            nd = max(nd, d[1])
         try:
             with np.errstate(all="ignore"):
-                return np.asarray(eqn.prim.impl(*operands)).dtype
+                return np.asarray(prim.impl(*vals)).dtype, nd
         except Exception:       # noqa: BLE001 - not a plain function of its operands
             return None
+    if prim.reduction and prim.impl is not None:
+        axis, keep = args.get("axis", Const(None)), args.get("keepdims", Const(False))
+        x = dtype_ndim(norm, args.get("x"), depth + 1) if "x" in args else None
+        if x is None or not (isinstance(axis, Const) and axis.value is None) or \
+                not (isinstance(keep, Const) and not keep.value) or len(operands) != 1:
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                return np.asarray(prim.impl(np.ones((1,) * x[1], x[0]))).dtype, 0
+        except Exception:       # noqa: BLE001
+            return None
+    if prim.bool_result:
+        nds = [dtype_ndim(norm, a, depth + 1) for a in operands]
+        if any(d is None for d in nds):
+            return None
+        return np.dtype(np.bool_), max([d[1] for d in nds] + [0])
     return None
+
+
+def same_dtype(norm, atoms):
+    """(dtype, axes) every one of these values has (None: not known or not the same)."""
+    found = [dtype_ndim(norm, a) for a in atoms]
+    if not found or any(f is None for f in found) or any(f != found[0] for f in found[1:]):
+        return None
+    return found[0]
 
 
 def list_dtype(norm, values, node, user):
@@ -158,6 +208,7 @@ def absorb(norm, h, value, node, env, capacity=0):
                                h.items)
         env[h.items] = items
         env[h.count] = value.frame.env[value.count]
+        _register(norm, h, env)
         return
     for v in value.items:
         _check_fits(norm, h, v, node)
@@ -171,6 +222,14 @@ def absorb(norm, h, value, node, env, capacity=0):
                           base=h.items)
     env[h.items] = buf
     env[h.count] = Const(len(value.items))
+    _register(norm, h, env)
+
+
+def _register(norm, h, env):
+    """The buffer's variable holds h.dtype items (one axis): known to the type inference."""
+    buf = env.get(h.items)
+    if isinstance(buf, Var):
+        norm.mem.dtypes[buf.name] = (h.dtype, 1)
 
 
 def _check_fits(norm, h, v, node):
@@ -241,6 +300,7 @@ def before_loop(norm, user, entry, post, node, frame, trips=None, per_trip=None)
                                              "dtype": Const(h.dtype.type)}, base=h.items)
         frame.env[h.items] = buf
         frame.env[h.count] = Const(0)
+        _register(norm, h, frame.env)
         for v in entry.items:
             _run_in(norm, frame, node, f"{h.items}[{h.count}] = {_NEW}\n{h.count} = {h.count} + 1\n",
                     v)
