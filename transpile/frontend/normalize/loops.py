@@ -858,9 +858,17 @@ def index_loop(norm, node, stmts, arrays, kind):
                 frame.env.pop(h, None)
 
 
+def _unbound_runlists(norm, stmts):
+    """A list of run-time length appended in a loop: its count has no bound known now."""
+    for value in list(norm.frame.env.values()):
+        if isinstance(value, RunList) and runlists.changed_in(norm, stmts, value):
+            value.bound = None
+
+
 def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     frame = norm.frame
     loc = norm.b.loc
+    _unbound_runlists(norm, stmts)
     plan = None
     if writes_in(stmts) or _sets_placeholder(norm, stmts):
         def ahead():
@@ -914,6 +922,7 @@ def stmt_While(norm, node):
         norm.frame.env[brk] = Const(False)
         test = gast.copy_location(gast.BoolOp(op=gast.And(), values=[
             test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
+    _unbound_runlists(norm, stmts)
     loc = norm.b.loc
     plan = None
     if writes_in(stmts) or _sets_placeholder(norm, stmts):

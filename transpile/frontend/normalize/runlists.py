@@ -186,6 +186,9 @@ def items_of_lists(values):
     return out
 
 
+SLACK = 8      # items a buffer made where paths meet has room for beyond the longest path
+
+
 def new_runlist(norm, user, dtype, frame=None):
     return RunList(user, norm.namer.fresh(f"{user.lstrip('.')}_items"),
                    norm.namer.fresh(f"{user.lstrip('.')}_count"), np.dtype(dtype),
@@ -209,6 +212,7 @@ def absorb(norm, h, value, node, env, capacity=0):
         env[h.items] = items
         env[h.count] = value.frame.env[value.count]
         _register(norm, h, env)
+        h.capacity, h.bound = None, None        # another list's: not known here
         return
     for v in value.items:
         _check_fits(norm, h, v, node)
@@ -223,6 +227,9 @@ def absorb(norm, h, value, node, env, capacity=0):
     env[h.items] = buf
     env[h.count] = Const(len(value.items))
     _register(norm, h, env)
+    length = len(value.items) + pad
+    h.capacity = length if h.capacity is None else min(h.capacity, length)
+    h.bound = len(value.items) if h.bound is None else max(h.bound, len(value.items))
 
 
 def _register(norm, h, env):
@@ -263,7 +270,8 @@ def join_lists(norm, user, values, bodies, envs, node, frame):
     if h is None:
         dtype = list_dtype(norm, items_of_lists(values), node, user)
         h = new_runlist(norm, user, dtype, frame)
-    capacity = max([len(v.items) for v in values if isinstance(v, Struct)] + [0])
+    # (room for a few more appends without a growth step: an unrolled loop's next items)
+    capacity = max([len(v.items) for v in values if isinstance(v, Struct)] + [0]) + SLACK
     for value, body, env in zip(values, bodies, envs):
         saved = norm.b.body
         norm.b.body = body
@@ -291,6 +299,7 @@ def before_loop(norm, user, entry, post, node, frame, trips=None, per_trip=None)
     h = new_runlist(norm, user, dtype, frame)
     if trips is None:
         absorb(norm, h, entry, node, frame.env)
+        h.bound = None          # the loop appends a number of items known only at run time
     else:
         for v in entry.items:
             _check_fits(norm, h, v, node)
@@ -305,6 +314,7 @@ def before_loop(norm, user, entry, post, node, frame, trips=None, per_trip=None)
             _run_in(norm, frame, node, f"{h.items}[{h.count}] = {_NEW}\n{h.count} = {h.count} + 1\n",
                     v)
         h.presized = True
+        h.capacity, h.bound = None, None
     frame.env[user] = h
     return h
 
@@ -366,9 +376,17 @@ def append(norm, h, value, node):
     _check_fits(norm, h, value, node)
     b, c = h.items, h.count
     v, g = norm.namer.fresh(f"{h.user}_new"), norm.namer.fresh(f"{h.user}_grown")
-    if h.presized:          # (the loop made the buffer long enough)
+    if h.presized or (h.bound is not None and h.capacity is not None and
+                      h.bound < h.capacity):
+        # (the loop made the buffer long enough, or it has room for every item appended so
+        # far: no growth step, whose adjoint the compiled grad could not lower)
         _run(norm, node, f"{b}[{c}] = {v}\n{c} = {c} + 1\n", [(v, value)])
+        if h.bound is not None:
+            h.bound += 1
         return
+    h.capacity = None           # grown at run time
+    if h.bound is not None:
+        h.bound += 1
     _run(norm, node, f"if {c} == {b}.shape[0]:\n"
                      f"    {g} = np.zeros(2 * {c} + 1, dtype={_dt(h)})\n"
                      f"    {g}[:{c}] = {b}\n"

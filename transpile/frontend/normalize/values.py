@@ -52,6 +52,8 @@ class RunList:
         self.user, self.items, self.count, self.dtype, self.frame = \
             user, items, count, dtype, frame
         self.presized = False   # appends need no growth (inside the loop that sized it)
+        self.capacity = None    # the buffer's length where known when the code is generated
+        self.bound = None       # an upper bound of the count known then (None: not known)
 
     def __repr__(self):
         return f"RunList({self.user}: {self.items}[:{self.count}])"
