@@ -935,3 +935,15 @@ def test_generator_names_do_not_leak():
         s = sum(v * v for v in x)
         return s + v
     assert jit(f, wait=True)(np.arange(3.0)) == 10.0
+
+
+def rounding(x, k):
+    return (round(x[0], 2), round(x[1]), round(x[2] * 10.0, k), round(x[3]), round(-x[3]),
+            round(k * 1.5))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_builtin_round(backend):
+    # round(x, n) of a NumPy number is np.round(x, n); round(x) the nearest int, ties to even
+    check_jit(rounding, np.array([1.23456, 2.5, -0.0371, 3.5]), 1, backend=backend)
+    check_jit(rounding, np.array([-7.125, -2.5, 0.55, 0.5]), 0, backend=backend)
