@@ -1,6 +1,7 @@
 """How often each transform is right, wrong, refused or falls back on random NumPy programs.
 
-    python bench/random_program_rates.py [count] [kinds]     (kinds: a,b,c, "mutation" or "foreign")
+    python bench/random_program_rates.py [count] [kinds]
+        (kinds: a,b,c, "mutation", "foreign" or "python": the Python-language constructs)
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
 calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad), grad(vmap), jit(vmap) and
@@ -96,6 +97,8 @@ def main():
         kinds = tuple(rp.MUTATION_KINDS)
     elif kinds == ("foreign",):
         kinds = tuple(rp.FOREIGN_KINDS)
+    elif kinds == ("python",):
+        kinds = tuple(rp.PYTHON_ALL_KINDS)
     results = collections.defaultdict(collections.Counter)
     errors = collections.defaultdict(collections.Counter)
     rng = np.random.default_rng(0)

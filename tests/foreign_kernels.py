@@ -8,7 +8,12 @@ newaxis, np.roll/tile/repeat/cumsum/average/linspace/stack, integer-array subscr
 accumulators that start as an int and become a float), fancy indexing with several integer
 arrays, boolean-mask writes of arrays, sorts along an axis and arrays sized at run time, and
 least-squares fits, PCA with eigh/svd, Gram-Schmidt against qr, robust statistics along axes,
-image rotations, np.put.
+image rotations, np.put; then Python-heavy numerics (while loops
+on tolerances, for/else, returns from nested loops, closures, lambdas, helpers, lists and
+comprehensions, enumerate/zip/reversed/sorted, dicts of arrays, *args, keywords, module
+constants, string options, f-strings, print) and other domains (finance, signal processing,
+geometry, graphs, dynamic programming, hand-written sorts and searches, sparse CSR, particle in
+cell, SIR, Runge-Kutta with a user right-hand side).
 
 Each kernel is a plain module-level function, written as a NumPy user would write it and never
 adapted to transpile or Numba. KERNELS lists them as `Kernel` records:
@@ -1873,6 +1878,1441 @@ def velocity_profile_args(n):
 def velocity_profile_loss(x, dt):
     v, a, top, start = velocity_profile(x, dt)
     return np.sum(v ** 2) + np.sum(np.abs(a))
+# ------------------------------------ Python-heavy numerics (session python, 2026-11-27) ------
+# while loops on tolerances, for/else, returns from nested loops, closures, lambdas, module-level
+# helpers, lists and tuples turned into arrays, comprehensions, enumerate/zip/reversed/sorted,
+# dicts of arrays, mixed tuple returns, keywords and defaults, *args, module constants, Python
+# scalar promotion, integer counters as indices, math.*, string options, f-strings, print.
+
+_GL_NODES = np.array([-0.9061798459386640, -0.5384693101056831, 0.0,
+                      0.5384693101056831, 0.9061798459386640])
+_GL_WEIGHTS = np.array([0.2369268850561891, 0.4786286704993665, 0.5688888888888889,
+                        0.4786286704993665, 0.2369268850561891])
+_TWO_PI = 2.0 * math.pi
+_EPS = 1e-12
+
+
+def cbrt_newton(a, tol=1e-13, maxit=60):
+    """Cube roots by Newton's method, one element at a time: `while True` left by a tolerance
+    or an iteration cap, a conditional start, the iteration count summed over elements."""
+    out = np.empty_like(a)
+    total_iters = 0
+    for i in range(a.shape[0]):
+        x = a[i] if a[i] > 1.0 else 1.0
+        it = 0
+        while True:
+            step = (x * x * x - a[i]) / (3.0 * x * x)
+            x -= step
+            it += 1
+            if abs(step) < tol * x or it >= maxit:
+                break
+        out[i] = x
+        total_iters += it
+    return out, total_iters
+
+
+def cbrt_newton_args(n):
+    return (_rng(n, 200).random(n) * 10.0 + 0.5,)
+
+
+def cbrt_newton_loss(a):
+    r, _ = cbrt_newton(a)
+    return np.sum(r * r)
+
+
+def first_pair_summing(x, target):
+    """The first pair i < j whose sum is near target: `return` from inside two loops."""
+    n = x.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            if abs(x[i] + x[j] - target) < 0.05:
+                return i, j
+    return -1, -1
+
+
+def first_pair_summing_args(n):
+    return (np.round(_rng(n, 201).random(n) * 4.0, 1), 5.3)
+
+
+def first_row_above(X, thresh):
+    """for/else: the else branch runs when no row breaks the loop."""
+    for i, row in enumerate(X):
+        if row.sum() > thresh:
+            found = i
+            break
+    else:
+        found = -1
+    return found, (X[found] * 2.0 if found >= 0 else np.zeros(X.shape[1]))
+
+
+def first_row_above_args(n):
+    return (_rng(n, 202).random((n, 3)), 2.2)
+
+
+def first_row_above_loss(X, thresh):
+    i, r = first_row_above(X, thresh)
+    return np.sum(r * r)
+
+
+def primes_for_else(n):
+    """Trial division with for/else, primes collected in a list, then np.array(list)."""
+    out = []
+    for k in range(2, n):
+        for d in range(2, int(math.sqrt(k)) + 1):
+            if k % d == 0:
+                break
+        else:
+            out.append(k)
+    return np.array(out)
+
+
+def primes_for_else_args(n):
+    return (n,)
+
+
+def closure_window_mean(x, width):
+    """A nested helper closing over the argument and a local, called from a comprehension."""
+    n = x.shape[0]
+    half = width // 2
+
+    def window_mean(i):
+        lo = max(0, i - half)
+        hi = min(n, i + half + 1)
+        return np.mean(x[lo:hi])
+
+    return np.array([window_mean(i) for i in range(n)])
+
+
+def closure_window_mean_args(n):
+    return (_rng(n, 203).standard_normal(n), 3)
+
+
+def closure_window_mean_loss(x, width):
+    return np.sum(closure_window_mean(x, width) ** 2)
+
+
+def lambda_soft_threshold(x, a):
+    """Lambdas bound to names, one with a default argument, one calling another."""
+    sq = lambda v: v * v                                                   # noqa: E731
+    soft = lambda v, t=0.5: np.sign(v) * np.maximum(np.abs(v) - t, 0.0)   # noqa: E731
+    both = lambda v: soft(sq(v) - a, 0.25)                                 # noqa: E731
+    return both(x) + soft(x)
+
+
+def lambda_soft_threshold_args(n):
+    return (_rng(n, 204).standard_normal(n) * 2.0, 0.7)
+
+
+def lambda_soft_threshold_loss(x, a):
+    return np.sum(lambda_soft_threshold(x, a) ** 2)
+
+
+def _clip01(v):
+    return min(max(v, 0.0), 1.0)
+
+
+def _smoothstep(e0, e1, v):
+    t = _clip01((v - e0) / (e1 - e0))
+    return t * t * (3.0 - 2.0 * t)
+
+
+def smoothstep_helpers(x, e0, e1):
+    """Module-level helper functions calling each other, on one element at a time."""
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = _smoothstep(e0, e1, x[i])
+    return out
+
+
+def smoothstep_helpers_args(n):
+    return (_rng(n, 205).random(n) * 1.6 - 0.3, 0.0, 1.0)
+
+
+def smoothstep_helpers_loss(x, e0, e1):
+    return np.sum(smoothstep_helpers(x, e0, e1) * np.arange(x.shape[0]))
+
+
+def peaks_to_arrays(x):
+    """Local maxima gathered into two lists, then np.array(list) with and without a dtype."""
+    idx = []
+    vals = []
+    for i in range(1, len(x) - 1):
+        if x[i] > x[i - 1] and x[i] >= x[i + 1]:
+            idx.append(i)
+            vals.append(x[i])
+    return np.array(idx, dtype=np.int64), np.array(vals)
+
+
+def peaks_to_arrays_args(n):
+    return (_rng(n, 206).standard_normal(n),)
+
+
+def peaks_to_arrays_loss(x):
+    i, v = peaks_to_arrays(x)
+    return np.sum(v ** 3)
+
+
+def polyline_lengths(xs, ys):
+    """A list of (x, y) tuples, then pairs of tuples unpacked in a zip over two slices."""
+    pts = []
+    for x, y in zip(xs, ys):
+        pts.append((x, y))
+    total = 0.0
+    lengths = []
+    for (x0, y0), (x1, y1) in zip(pts[:-1], pts[1:]):
+        d = math.hypot(x1 - x0, y1 - y0)
+        lengths.append(d)
+        total += d
+    return total, np.array(lengths)
+
+
+def polyline_lengths_args(n):
+    r = _rng(n, 207)
+    return (np.cumsum(r.random(n)), r.standard_normal(n))
+
+
+def polyline_lengths_loss(xs, ys):
+    t, l = polyline_lengths(xs, ys)
+    return t + np.sum(l ** 2)
+
+
+def row_norms_comprehension(X):
+    """A generator expression inside sum() inside a list comprehension, and a filtered one."""
+    norms = [math.sqrt(sum(v * v for v in row)) for row in X]
+    big = [i for i, nrm in enumerate(norms) if nrm > 1.0]
+    return np.array(norms), len(big)
+
+
+def row_norms_comprehension_args(n):
+    return (_rng(n, 208).standard_normal((n, 3)),)
+
+
+def row_norms_comprehension_loss(X):
+    nrm, _ = row_norms_comprehension(X)
+    return np.sum(nrm)
+
+
+def ranks_and_suffix(x, w):
+    """sorted() with a key, enumerate over the order, then a reversed() suffix sum."""
+    order = sorted(range(len(x)), key=lambda i: x[i])
+    ranks = np.empty(len(x), dtype=np.int64)
+    for r, i in enumerate(order):
+        ranks[i] = r
+    acc = 0.0
+    suffix = np.empty_like(w)
+    for i in reversed(range(len(w))):
+        acc += w[i]
+        suffix[i] = acc
+    return ranks, suffix
+
+
+def ranks_and_suffix_args(n):
+    r = _rng(n, 209)
+    return (r.standard_normal(n), r.standard_normal(n))
+
+
+def reversed_zip_pairs(a, b):
+    """zip of reversed() and a plain array, enumerate with start=1."""
+    s = 0.0
+    for k, (u, v) in enumerate(zip(reversed(a), b), start=1):
+        s += k * u * v
+    return s
+
+
+def reversed_zip_pairs_args(n):
+    r = _rng(n, 210)
+    return (r.standard_normal(n), r.standard_normal(n))
+
+
+def reversed_zip_pairs_loss(a, b):
+    return reversed_zip_pairs(a, b)
+
+
+def mlp_params_dict(params, X):
+    """A dict of arrays as a parameter, read by string keys."""
+    h = np.tanh(X @ params["W1"] + params["b1"])
+    return h @ params["W2"] + params["b2"]
+
+
+def mlp_params_dict_args(n):
+    r = _rng(n, 211)
+    params = {"W1": r.standard_normal((3, 4)), "b1": r.standard_normal(4),
+              "W2": r.standard_normal((4, 2)), "b2": r.standard_normal(2)}
+    return (params, r.standard_normal((n, 3)))
+
+
+def mlp_params_dict_loss(params, X):
+    return np.sum(mlp_params_dict(params, X) ** 2)
+
+
+def summary_tuple(x):
+    """A tuple of a Python int, a Python float, a NumPy bool and an array."""
+    n_pos = int(np.sum(x > 0))
+    return n_pos, float(x.mean()), x.max() > 1.0, np.sort(x)[-3:]
+
+
+def summary_tuple_args(n):
+    return (_rng(n, 212).standard_normal(n),)
+
+
+def _huber(r, delta=1.0):
+    a = np.abs(r)
+    return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
+
+
+def robust_fit_loss(w, X, y, delta=0.5, l2=1e-2):
+    """Defaults on the kernel, a helper called with a keyword argument."""
+    r = X @ w - y
+    return np.mean(_huber(r, delta=delta)) + l2 * np.dot(w, w) + np.sum(_huber(w))
+
+
+def robust_fit_loss_args(n):
+    r = _rng(n, 213)
+    return (r.standard_normal(3), r.standard_normal((n, 3)), r.standard_normal(n))
+
+
+def robust_fit_loss_loss(w, X, y):
+    return robust_fit_loss(w, X, y)
+
+
+def _total(*arrays, scale=1.0):
+    s = 0.0
+    for a in arrays:
+        s += np.sum(a)
+    return s * scale
+
+
+def star_args_norms(*vecs):
+    """*args on the kernel itself and on a helper with a keyword after them."""
+    sq = [v * v for v in vecs]
+    return _total(*sq, scale=0.5), len(vecs), _total(vecs[0], vecs[-1])
+
+
+def star_args_norms_args(n):
+    r = _rng(n, 214)
+    return (r.standard_normal(n), r.standard_normal(n), r.standard_normal(n))
+
+
+def star_args_norms_loss(a, b, c):
+    s, _, t = star_args_norms(a, b, c)
+    return s + t * t
+
+
+def gauss_legendre_panels(c, a, b, panels):
+    """Module-level constant arrays zipped together, a constant computed from math.pi."""
+    h = (b - a) / panels
+    total = 0.0
+    for p in range(panels):
+        mid = a + (p + 0.5) * h
+        for node, wt in zip(_GL_NODES, _GL_WEIGHTS):
+            t = mid + 0.5 * h * node
+            total += wt * (c[0] + c[1] * np.sin(_TWO_PI * t) + c[2] * t * t)
+    return 0.5 * h * total
+
+
+def gauss_legendre_panels_args(n):
+    return (_rng(n, 215).standard_normal(3), 0.0, 1.5, n)
+
+
+def gauss_legendre_panels_loss(c, a, b, panels):
+    return gauss_legendre_panels(c, a, b, panels) ** 2
+
+
+def scalar_promotion(x, n, flag):
+    """Python int // and /, a bool plus an int, a bool times a float, bools counted into an int."""
+    half = n // 2
+    frac = n / 4
+    bonus = flag + 1
+    scale = True * 2.5
+    k = 0
+    for v in x:
+        k += v > 0
+    return half, frac, bonus, scale * k, x[:half] * frac + flag
+
+
+def scalar_promotion_args(n):
+    return (_rng(n, 216).standard_normal(n), n, True)
+
+
+def compact_positive(x):
+    """An integer counter used as the write index, then a slice up to it."""
+    out = np.empty_like(x)
+    k = 0
+    for v in x:
+        if v > 0:
+            out[k] = v
+            k += 1
+    return out[:k], k
+
+
+def compact_positive_args(n):
+    return (_rng(n, 217).standard_normal(n),)
+
+
+def compact_positive_loss(x):
+    c, k = compact_positive(x)
+    return np.sum(c ** 2) * k
+
+
+def math_module_mix(x, y):
+    """math.hypot/atan2/log1p/erf/copysign/fabs/floor/ceil/isfinite on elements."""
+    out = np.empty(x.shape[0])
+    flo = 0
+    for i in range(x.shape[0]):
+        r = math.hypot(x[i], y[i])
+        th = math.atan2(y[i], x[i])
+        out[i] = (math.log1p(r) * math.cos(th) + math.erf(x[i])
+                  + math.copysign(1.0, y[i]) * math.fabs(x[i]))
+        flo += math.floor(x[i] * 3) - math.ceil(y[i])
+    return out, flo, math.isfinite(out.sum())
+
+
+def math_module_mix_args(n):
+    r = _rng(n, 218)
+    return (r.standard_normal(n), r.standard_normal(n))
+
+
+def math_module_mix_loss(x, y):
+    out, _, _ = math_module_mix(x, y)
+    return np.sum(out)
+
+
+def correlate_mode(x, w, mode="same"):
+    """A string option chosen by ==, an f-string in the error for an unknown one."""
+    k = w.shape[0]
+    if mode == "valid":
+        n_out = x.shape[0] - k + 1
+        start = 0
+    elif mode == "same":
+        n_out = x.shape[0]
+        start = -(k // 2)
+    else:
+        raise ValueError(f"unknown mode {mode!r}")
+    out = np.zeros(n_out)
+    for i in range(n_out):
+        for j in range(k):
+            t = i + start + j
+            if 0 <= t < x.shape[0]:
+                out[i] += w[j] * x[t]
+    return out
+
+
+def correlate_mode_args(n):
+    r = _rng(n, 219)
+    return (r.standard_normal(n), np.array([0.25, 0.5, 0.25]), "same")
+
+
+def correlate_mode_loss(x, w, mode):
+    return np.sum(correlate_mode(x, w, mode) ** 2)
+
+
+def correlate_valid_kw(x, w):
+    """The same kernel called with mode= as a keyword from another function."""
+    return correlate_mode(x, w, mode="valid") + correlate_mode(x, w)[1:-1]
+
+
+def correlate_valid_kw_args(n):
+    r = _rng(n, 220)
+    return (r.standard_normal(n), np.array([1.0, -2.0, 1.0]))
+
+
+def correlate_valid_kw_loss(x, w):
+    return np.sum(np.sin(correlate_valid_kw(x, w)))
+
+
+def validated_weights(w, x):
+    """asserts with f-string messages and a raise with a formatted number."""
+    assert w.ndim == 1, f"w must be 1-D, got {w.ndim}-D"
+    assert w.shape == x.shape, f"shape mismatch: {w.shape} vs {x.shape}"
+    total = w.sum()
+    if total <= 0:
+        raise ValueError(f"weights sum to {total:.3g}, expected > 0")
+    return np.dot(w / total, x)
+
+
+def validated_weights_args(n):
+    r = _rng(n, 221)
+    return (r.random(n) + 0.1, r.standard_normal(n))
+
+
+def validated_weights_loss(w, x):
+    return validated_weights(w, x)
+
+
+def verbose_relaxation(A, b, iters):
+    """Richardson iteration that prints its residual every few steps with an f-string."""
+    x = np.zeros_like(b)
+    for it in range(iters):
+        r = b - A @ x
+        x = x + 0.1 * r
+        if it % 5 == 0:
+            print(f"iter {it:3d} residual {np.linalg.norm(r):.3e}")
+    return x
+
+
+def verbose_relaxation_args(n):
+    r = _rng(n, 222)
+    return (np.eye(n) * 3.0 + 0.1 * r.standard_normal((n, n)), r.standard_normal(n), 12)
+
+
+def verbose_relaxation_loss(A, b, iters):
+    return np.sum(verbose_relaxation(A, b, iters) ** 2)
+
+
+def secant_root(c, x0, x1, tol=1e-12, maxit=100):
+    """A lambda over an argument, an early return inside the loop, a raise after it."""
+    f = lambda x: c[0] * x ** 3 + c[1] * x - c[2]      # noqa: E731
+    f0, f1 = f(x0), f(x1)
+    for it in range(maxit):
+        if f1 == f0:
+            break
+        x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
+        if abs(x2 - x1) < tol:
+            return x2, it + 1
+        x0, f0 = x1, f1
+        x1, f1 = x2, f(x2)
+    raise RuntimeError(f"secant did not converge after {maxit} iterations")
+
+
+def secant_root_args(n):
+    r = _rng(n, 223)
+    return (np.array([1.0, 1.0 + r.random(), 2.0 + r.random()]), 0.0, 1.0)
+
+
+def secant_root_loss(c, x0, x1):
+    r, _ = secant_root(c, x0, x1)
+    return r
+
+
+def mixed_branch_increment(x):
+    """An increment that is an int on one branch and a float on the other."""
+    total = 0
+    for v in x:
+        inc = 1 if v > 0 else 0.5
+        total += inc
+    return total
+
+
+def mixed_branch_increment_args(n):
+    return (_rng(n, 224).standard_normal(n),)
+
+
+def digit_sums(a):
+    """Python integer arithmetic per element: while n > 0 with divmod, // and %."""
+    out = np.zeros(a.shape[0], dtype=np.int64)
+    for i in range(a.shape[0]):
+        n = a[i]
+        s = 0
+        while n > 0:
+            n, d = divmod(n, 10)
+            s += d
+        out[i] = s * (-1) ** (a[i] % 2) + (-7) // 2 + (-7) % 3
+    return out
+
+
+def digit_sums_args(n):
+    return (_rng(n, 225).integers(0, 100000, n),)
+
+
+def star_shape_stack(x):
+    """np.zeros((*x.shape, 2)) and len(x.shape), rotation matrices from a nested list literal."""
+    out = np.zeros((*x.shape, 2))
+    for i in range(x.shape[0]):
+        c, s = math.cos(x[i]), math.sin(x[i])
+        R = np.array([[c, -s], [s, c]])
+        out[i] = R @ np.array([1.0, 0.5])
+    return out, len(x.shape)
+
+
+def star_shape_stack_args(n):
+    return (_rng(n, 226).standard_normal(n),)
+
+
+def star_shape_stack_loss(x):
+    out, _ = star_shape_stack(x)
+    return np.sum(out[:, 0] * out[:, 1])
+
+
+def any_all_generators(x, t):
+    """any()/all() over generator expressions, sum() of a filtered generator, x.tolist()."""
+    has_big = any(v > t for v in x)
+    all_finite = all(math.isfinite(v) for v in x)
+    n_small = sum(1 for v in x.tolist() if abs(v) < 0.5)
+    return has_big, all_finite, n_small
+
+
+def any_all_generators_args(n):
+    return (_rng(n, 227).standard_normal(n), 1.5)
+
+
+def isinstance_scale(x, scale):
+    """A branch on isinstance() of an argument (a number here, an array elsewhere)."""
+    if isinstance(scale, np.ndarray):
+        return x * scale[:, None]
+    elif isinstance(scale, (int, float)):
+        return x * float(scale)
+    raise TypeError(f"bad scale {type(scale).__name__}")
+
+
+def isinstance_scale_args(n):
+    return (_rng(n, 228).standard_normal((n, 2)), 3)
+
+
+def dict_counts(labels, m):
+    """A dict used as a counter with .get, read back by a comprehension."""
+    counts = {}
+    for v in labels:
+        k = int(v)
+        counts[k] = counts.get(k, 0) + 1
+    return np.array([counts.get(k, 0) for k in range(m)])
+
+
+def dict_counts_args(n):
+    return (_rng(n, 229).integers(0, 5, n), 6)
+
+
+def sliding_max_deque(x, k):
+    """A list used as a deque: append, pop(), pop(0), truthiness, [-1] and [0]."""
+    dq = []
+    out = []
+    for i in range(len(x)):
+        while dq and x[dq[-1]] <= x[i]:
+            dq.pop()
+        dq.append(i)
+        if dq[0] <= i - k:
+            dq.pop(0)
+        if i >= k - 1:
+            out.append(x[dq[0]])
+    return np.array(out)
+
+
+def sliding_max_deque_args(n):
+    return (_rng(n, 230).standard_normal(n), 3)
+
+
+def sliding_max_deque_loss(x, k):
+    return np.sum(sliding_max_deque(x, k) ** 2)
+
+
+# ----------------------------------------------------- finance (session python, 2026-11-27) ----
+
+def returns_stats(prices, periods_per_year=252):
+    """Simple and log returns, annualised Sharpe ratio with std(ddof=1), cumulative growth."""
+    rets = prices[1:] / prices[:-1] - 1.0
+    logr = np.log(prices[1:] / prices[:-1])
+    mu = rets.mean() * periods_per_year
+    vol = rets.std(ddof=1) * math.sqrt(periods_per_year)
+    sharpe = mu / vol
+    cum = np.cumprod(1.0 + rets)
+    return sharpe, logr.sum(), cum[-1], (rets < 0).mean()
+
+
+def returns_stats_args(n):
+    return (100.0 * np.exp(np.cumsum(0.01 * _rng(n, 240).standard_normal(n))),)
+
+
+def returns_stats_loss(prices):
+    s, lr, c, _ = returns_stats(prices)
+    return s + lr + c
+
+
+def drawdown_duration(equity):
+    """Drawdown series and the longest run under water (an int counter with max())."""
+    peak = equity[0]
+    dd = np.zeros_like(equity)
+    longest = 0
+    cur = 0
+    for t in range(len(equity)):
+        if equity[t] >= peak:
+            peak = equity[t]
+            cur = 0
+        else:
+            cur += 1
+            longest = max(longest, cur)
+        dd[t] = equity[t] / peak - 1.0
+    return dd, longest
+
+
+def drawdown_duration_args(n):
+    return (np.cumsum(_rng(n, 241).standard_normal(n)) + 40.0,)
+
+
+def drawdown_duration_loss(equity):
+    dd, _ = drawdown_duration(equity)
+    return np.sum(dd ** 2)
+
+
+def mc_european_call(s0, strike, rate, sigma, maturity, n, seed):
+    """Black-Scholes Monte Carlo: default_rng(seed), standard_normal(n), price and its error."""
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal(n)
+    st = s0 * np.exp((rate - 0.5 * sigma ** 2) * maturity + sigma * math.sqrt(maturity) * z)
+    payoff = np.maximum(st - strike, 0.0)
+    disc = math.exp(-rate * maturity)
+    price = disc * payoff.mean()
+    stderr = disc * payoff.std(ddof=1) / math.sqrt(n)
+    return price, stderr
+
+
+def mc_european_call_args(n):
+    return (100.0, 105.0, 0.03, 0.2, 1.5, n, 7)
+
+
+def mc_asian_paths(s0, strike, sigma, steps, n_paths, rng):
+    """An arithmetic Asian call: a Python loop over paths and steps, one rng.normal() per step."""
+    dt = 1.0 / steps
+    total = 0.0
+    for p in range(n_paths):
+        s = s0
+        avg = 0.0
+        for k in range(steps):
+            s *= math.exp(-0.5 * sigma * sigma * dt + sigma * math.sqrt(dt) * rng.normal())
+            avg += s
+        avg /= steps
+        total += max(avg - strike, 0.0)
+    return total / n_paths
+
+
+def mc_asian_paths_args(n):
+    return (100.0, 100.0, 0.25, 12, n, np.random.default_rng(n))
+
+
+def moving_average_crossover(prices, short, long):
+    """Two moving averages from a cumsum, an int position flipped by a crossover, the P&L."""
+    c = np.cumsum(np.concatenate(([0.0], prices)))
+    pos = 0
+    pnl = 0.0
+    trades = 0
+    for t in range(long, len(prices)):
+        ma_s = (c[t] - c[t - short]) / short
+        ma_l = (c[t] - c[t - long]) / long
+        new_pos = 1 if ma_s > ma_l else -1
+        if new_pos != pos:
+            trades += 1
+            pos = new_pos
+        pnl += pos * (prices[t] - prices[t - 1]) if t > long else 0.0
+    return pnl, trades
+
+
+def moving_average_crossover_args(n):
+    return (np.cumsum(_rng(n, 242).standard_normal(n)) + 100.0, 3, 8)
+
+
+def moving_average_crossover_loss(prices, short, long):
+    p, _ = moving_average_crossover(prices, short, long)
+    return p
+
+
+# ------------------------------------------- signal processing (session python, 2026-11-27) ----
+
+def iir_df2t(b, a, x):
+    """lfilter's direct form II transposed as loops over a state vector; b and a rebound."""
+    n = max(len(a), len(b))
+    b = np.concatenate([b, np.zeros(n - len(b))]) / a[0]
+    a = np.concatenate([a, np.zeros(n - len(a))]) / a[0]
+    z = np.zeros(n - 1)
+    y = np.empty_like(x)
+    for i, xi in enumerate(x):
+        yi = b[0] * xi + z[0]
+        for k in range(1, n - 1):
+            z[k - 1] = b[k] * xi + z[k] - a[k] * yi
+        z[n - 2] = b[n - 1] * xi - a[n - 1] * yi
+        y[i] = yi
+    return y
+
+
+def iir_df2t_args(n):
+    return (np.array([0.1, 0.2, 0.1]), np.array([1.0, -0.6, 0.25, -0.05]),
+            _rng(n, 250).standard_normal(n))
+
+
+def iir_df2t_loss(b, a, x):
+    return np.sum(iir_df2t(b, a, x) ** 2)
+
+
+def windowed_sinc_fir(x, cutoff, taps):
+    """A Hamming-windowed sinc low-pass designed in a loop with math.*, then applied."""
+    h = np.empty(taps)
+    m = (taps - 1) / 2
+    for k in range(taps):
+        t = k - m
+        h[k] = 2 * cutoff if t == 0 else math.sin(2 * math.pi * cutoff * t) / (math.pi * t)
+        h[k] *= 0.54 - 0.46 * math.cos(2 * math.pi * k / (taps - 1))
+    h /= h.sum()
+    y = np.zeros(len(x))
+    for i in range(len(x)):
+        for k in range(taps):
+            if i - k >= 0:
+                y[i] += h[k] * x[i - k]
+    return y
+
+
+def windowed_sinc_fir_args(n):
+    return (_rng(n, 251).standard_normal(n), 0.15, 7)
+
+
+def windowed_sinc_fir_loss(x, cutoff, taps):
+    return np.sum(windowed_sinc_fir(x, cutoff, taps) ** 2)
+
+
+def goertzel_power(x, freqs, fs):
+    """Goertzel's recurrence per frequency: two scalars carried and swapped by a tuple."""
+    out = np.empty(len(freqs))
+    n = len(x)
+    for j, f in enumerate(freqs):
+        k = int(0.5 + n * f / fs)
+        w = 2.0 * math.pi * k / n
+        coeff = 2.0 * math.cos(w)
+        s1, s2 = 0.0, 0.0
+        for v in x:
+            s1, s2 = v + coeff * s1 - s2, s1
+        out[j] = s1 * s1 + s2 * s2 - coeff * s1 * s2
+    return out
+
+
+def goertzel_power_args(n):
+    t = np.arange(n) / 64.0
+    return (np.sin(2 * np.pi * 8.0 * t) + 0.3 * _rng(n, 252).standard_normal(n),
+            np.array([4.0, 8.0, 12.0]), 64.0)
+
+
+def goertzel_power_loss(x, freqs, fs):
+    return np.sum(np.sqrt(goertzel_power(x, freqs, fs)))
+
+
+def kalman_1d(z, q, r):
+    """A scalar Kalman filter: predict and update, estimates and variances in two arrays."""
+    xhat = np.zeros(len(z))
+    pvar = np.zeros(len(z))
+    x, p = z[0], 1.0
+    for k in range(len(z)):
+        p = p + q
+        gain = p / (p + r)
+        x = x + gain * (z[k] - x)
+        p = (1 - gain) * p
+        xhat[k] = x
+        pvar[k] = p
+    return xhat, pvar
+
+
+def kalman_1d_args(n):
+    return (np.sin(np.arange(n) * 0.2) + 0.3 * _rng(n, 253).standard_normal(n), 1e-3, 0.09)
+
+
+def kalman_1d_loss(z, q, r):
+    xh, _ = kalman_1d(z, q, r)
+    return np.sum(xh ** 2)
+
+
+# ------------------------------------------------------ geometry (session python, 2026-11-27) --
+
+def shoelace_area(xs, ys):
+    """Polygon area by the shoelace formula with a wrap-around index (i + 1) % n."""
+    n = len(xs)
+    area = 0.0
+    for i in range(n):
+        j = (i + 1) % n
+        area += xs[i] * ys[j] - xs[j] * ys[i]
+    return abs(area) / 2.0
+
+
+def _star_polygon(n, salt):
+    r = _rng(n, salt)
+    ang = np.sort(r.random(n)) * 2 * np.pi
+    rad = 1.0 + r.random(n)
+    return rad * np.cos(ang), rad * np.sin(ang)
+
+
+def shoelace_area_args(n):
+    return _star_polygon(n, 260)
+
+
+def shoelace_area_loss(xs, ys):
+    return shoelace_area(xs, ys)
+
+
+def points_in_polygon(px, py, poly):
+    """Ray casting: rows unpacked into two names, `and` guarding a division, `c = not c`."""
+    n = poly.shape[0]
+    inside = np.zeros(px.shape[0], dtype=bool)
+    for p in range(px.shape[0]):
+        x, y = px[p], py[p]
+        c = False
+        j = n - 1
+        for i in range(n):
+            xi, yi = poly[i]
+            xj, yj = poly[j]
+            if (yi > y) != (yj > y) and x < (xj - xi) * (y - yi) / (yj - yi) + xi:
+                c = not c
+            j = i
+        inside[p] = c
+    return inside
+
+
+def points_in_polygon_args(n):
+    xs, ys = _star_polygon(9, 261)
+    poly = np.stack([xs, ys], axis=1)
+    poly[3, 1] = poly[4, 1]          # a horizontal edge: its division is never evaluated
+    r = _rng(n, 262)
+    return (r.random(n) * 4.0 - 2.0, r.random(n) * 4.0 - 2.0, poly)
+
+
+def _cross2(o, a, b):
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def convex_hull_chain(pts):
+    """Andrew's monotone chain: a list of points with pop() in a while loop, two halves joined."""
+    P = pts[np.argsort(pts[:, 0])]
+    lower = []
+    for p in P:
+        while len(lower) >= 2 and _cross2(lower[-2], lower[-1], p) <= 0:
+            lower.pop()
+        lower.append(p)
+    upper = []
+    for p in P[::-1]:
+        while len(upper) >= 2 and _cross2(upper[-2], upper[-1], p) <= 0:
+            upper.pop()
+        upper.append(p)
+    hull = lower[:-1] + upper[:-1]
+    return np.array(hull)
+
+
+def convex_hull_chain_args(n):
+    return (_rng(n, 263).standard_normal((n, 2)),)
+
+
+# ---------------------------------------------------------- graphs (session python, 2026-11-27) --
+
+def bfs_distances(adj, src):
+    """Breadth-first search with the queue as an int array and head/tail counters."""
+    n = adj.shape[0]
+    dist = np.full(n, -1, dtype=np.int64)
+    queue = np.empty(n, dtype=np.int64)
+    head, tail = 0, 0
+    queue[tail] = src
+    tail += 1
+    dist[src] = 0
+    while head < tail:
+        u = queue[head]
+        head += 1
+        for v in range(n):
+            if adj[u, v] and dist[v] < 0:
+                dist[v] = dist[u] + 1
+                queue[tail] = v
+                tail += 1
+    return dist
+
+
+def bfs_distances_args(n):
+    a = _rng(n, 270).random((n, n)) < 0.25
+    return (a | a.T, 0)
+
+
+def dijkstra_dense(W, src):
+    """Dijkstra on a dense weight matrix: a linear scan for the closest unfinished node."""
+    n = W.shape[0]
+    dist = np.full(n, np.inf)
+    done = np.zeros(n, dtype=np.bool_)
+    prev = -np.ones(n, dtype=np.int64)
+    dist[src] = 0.0
+    for _ in range(n):
+        u = -1
+        best = np.inf
+        for v in range(n):
+            if not done[v] and dist[v] < best:
+                best = dist[v]
+                u = v
+        if u == -1:
+            break
+        done[u] = True
+        for v in range(n):
+            w = W[u, v]
+            if w > 0 and dist[u] + w < dist[v]:
+                dist[v] = dist[u] + w
+                prev[v] = u
+    return dist, prev
+
+
+def dijkstra_dense_args(n):
+    return (_rng(n, 271).random((n, n)) * 3.0 + 0.1, 0)
+
+
+def dijkstra_dense_loss(W, src):
+    d, _ = dijkstra_dense(W, src)
+    return np.sum(d)
+
+
+def _find_root(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def union_find_components(edges, n):
+    """Union-find with path halving in a helper that writes into its argument."""
+    parent = np.arange(n)
+    for e in range(edges.shape[0]):
+        ra = _find_root(parent, edges[e, 0])
+        rb = _find_root(parent, edges[e, 1])
+        if ra != rb:
+            parent[ra] = rb
+    roots = 0
+    for i in range(n):
+        if _find_root(parent, i) == i:
+            roots += 1
+    return roots, parent
+
+
+def union_find_components_args(n):
+    return (_rng(n, 272).integers(0, n, (n // 2, 2)), n)
+
+
+def floyd_warshall_loops(W):
+    """All-pairs shortest paths, three loops, with the next-hop matrix for path recovery."""
+    n = W.shape[0]
+    D = W.copy()
+    nxt = np.empty((n, n), dtype=np.int64)
+    for i in range(n):
+        for j in range(n):
+            nxt[i, j] = j
+    for k in range(n):
+        for i in range(n):
+            for j in range(n):
+                if D[i, k] + D[k, j] < D[i, j]:
+                    D[i, j] = D[i, k] + D[k, j]
+                    nxt[i, j] = nxt[i, k]
+    return D, nxt
+
+
+def floyd_warshall_loops_args(n):
+    return (_rng(n, 273).random((n, n)) * 5.0 + 0.05,)
+
+
+def floyd_warshall_loops_loss(W):
+    D, _ = floyd_warshall_loops(W)
+    return np.sum(D)
+
+
+# ------------------------------------------------ dynamic programming (session python) ---------
+
+def edit_distance(a, b):
+    """Levenshtein distance: an int table, min() of three, a conditional cost."""
+    m, n = len(a), len(b)
+    D = np.zeros((m + 1, n + 1), dtype=np.int64)
+    for i in range(m + 1):
+        D[i, 0] = i
+    for j in range(n + 1):
+        D[0, j] = j
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            D[i, j] = min(D[i - 1, j] + 1, D[i, j - 1] + 1, D[i - 1, j - 1] + cost)
+    return D[m, n]
+
+
+def edit_distance_args(n):
+    r = _rng(n, 280)
+    return (r.integers(0, 4, n), r.integers(0, 4, n + 3))
+
+
+def lcs_backtrack(a, b):
+    """Longest common subsequence: the table, then a while loop walking back into a list."""
+    m, n = len(a), len(b)
+    L = np.zeros((m + 1, n + 1), dtype=np.int64)
+    for i in range(m):
+        for j in range(n):
+            if a[i] == b[j]:
+                L[i + 1, j + 1] = L[i, j] + 1
+            else:
+                L[i + 1, j + 1] = max(L[i, j + 1], L[i + 1, j])
+    out = []
+    i, j = m, n
+    while i > 0 and j > 0:
+        if a[i - 1] == b[j - 1]:
+            out.append(a[i - 1])
+            i -= 1
+            j -= 1
+        elif L[i - 1, j] >= L[i, j - 1]:
+            i -= 1
+        else:
+            j -= 1
+    out.reverse()
+    return L[m, n], np.array(out, dtype=a.dtype)
+
+
+def lcs_backtrack_args(n):
+    r = _rng(n, 281)
+    return (r.integers(0, 5, n), r.integers(0, 5, n + 2))
+
+
+def knapsack_01(weights, values, capacity):
+    """0/1 knapsack over a 1-D table, the inner range running backwards to an element."""
+    best = np.zeros(capacity + 1)
+    for w, v in zip(weights, values):
+        for c in range(capacity, w - 1, -1):
+            cand = best[c - w] + v
+            if cand > best[c]:
+                best[c] = cand
+    return best[capacity]
+
+
+def knapsack_01_args(n):
+    r = _rng(n, 282)
+    return (r.integers(1, 10, n), r.random(n) * 10.0, 3 * n)
+
+
+def matrix_chain_order(dims):
+    """Matrix-chain multiplication cost: a table filled by chain length, inf as the start."""
+    n = len(dims) - 1
+    M = np.zeros((n, n))
+    split = np.zeros((n, n), dtype=np.int64)
+    for length in range(2, n + 1):
+        for i in range(n - length + 1):
+            j = i + length - 1
+            M[i, j] = math.inf
+            for k in range(i, j):
+                cost = M[i, k] + M[k + 1, j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost < M[i, j]:
+                    M[i, j] = cost
+                    split[i, j] = k
+    return M[0, n - 1], split
+
+
+def matrix_chain_order_args(n):
+    return (_rng(n, 283).integers(2, 30, n + 1),)
+
+
+# -------------------------------------------- sorting and searching (session python) ----------
+
+def insertion_sort(x):
+    """Insertion sort on a copy: `j >= 0 and a[j] > key` guards the index, a saved element."""
+    a = x.copy()
+    for i in range(1, len(a)):
+        key = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > key:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = key
+    return a
+
+
+def insertion_sort_args(n):
+    return (_rng(n, 290).standard_normal(n),)
+
+
+def insertion_sort_loss(x):
+    return np.sum(insertion_sort(x) * np.arange(x.shape[0]))
+
+
+def searchsorted_manual(sorted_x, queries):
+    """Binary search per query: lo, hi = 0, len(...) and (lo + hi) // 2."""
+    out = np.empty(len(queries), dtype=np.int64)
+    for q in range(len(queries)):
+        lo, hi = 0, len(sorted_x)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if sorted_x[mid] < queries[q]:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[q] = lo
+    return out
+
+
+def searchsorted_manual_args(n):
+    r = _rng(n, 291)
+    return (np.sort(r.standard_normal(n)), r.standard_normal(n + 3) * 1.5)
+
+
+def quickselect(x, k):
+    """Lomuto partitions with tuple swaps of elements and a return from inside the loop."""
+    a = x.copy()
+    lo, hi = 0, len(a) - 1
+    while lo < hi:
+        pivot = a[hi]
+        i = lo
+        for j in range(lo, hi):
+            if a[j] < pivot:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+        a[i], a[hi] = a[hi], a[i]
+        if i == k:
+            return a[i]
+        elif i < k:
+            lo = i + 1
+        else:
+            hi = i - 1
+    return a[lo]
+
+
+def quickselect_args(n):
+    return (_rng(n, 292).standard_normal(n), n // 2)
+
+
+def quickselect_loss(x, k):
+    return quickselect(x, k) ** 2
+
+
+def merge_sorted(a, b):
+    """The merge step: i = j = k = 0, three while loops."""
+    out = np.empty(len(a) + len(b))
+    i = j = k = 0
+    while i < len(a) and j < len(b):
+        if a[i] <= b[j]:
+            out[k] = a[i]
+            i += 1
+        else:
+            out[k] = b[j]
+            j += 1
+        k += 1
+    while i < len(a):
+        out[k] = a[i]
+        i += 1
+        k += 1
+    while j < len(b):
+        out[k] = b[j]
+        j += 1
+        k += 1
+    return out
+
+
+def merge_sorted_args(n):
+    r = _rng(n, 293)
+    return (np.sort(r.standard_normal(n)), np.sort(r.standard_normal(n + 2)))
+
+
+def merge_sorted_loss(a, b):
+    return np.sum(merge_sorted(a, b) * np.arange(2 * a.shape[0] + 2))
+
+
+# ------------------------------------------------ sparse, particles, ODEs (session python) ----
+
+def csr_from_dense(A, tol):
+    """A CSR matrix built with lists, then its product with a vector by index ranges."""
+    data, indices, indptr = [], [], [0]
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if abs(A[i, j]) > tol:
+                data.append(A[i, j])
+                indices.append(j)
+        indptr.append(len(data))
+    return np.array(data), np.array(indices), np.array(indptr)
+
+
+def csr_from_dense_args(n):
+    return (_rng(n, 300).standard_normal((n, n + 1)), 0.8)
+
+
+def csr_matvec(data, indices, indptr, x):
+    """y = A @ x for A in CSR form: a range bounded by two elements of indptr."""
+    n = len(indptr) - 1
+    y = np.zeros(n)
+    for row in range(n):
+        for k in range(indptr[row], indptr[row + 1]):
+            y[row] += data[k] * x[indices[k]]
+    return y
+
+
+def csr_matvec_args(n):
+    r = _rng(n, 301)
+    A = r.standard_normal((n, n)) * (r.random((n, n)) < 0.3)
+    rows, cols = np.nonzero(A)
+    indptr = np.searchsorted(rows, np.arange(n + 1))
+    return (A[rows, cols], cols.astype(np.int64), indptr.astype(np.int64),
+            r.standard_normal(n))
+
+
+def csr_matvec_loss(data, indices, indptr, x):
+    return np.sum(np.tanh(csr_matvec(data, indices, indptr, x)))
+
+
+def pic_cic_deposit(pos, weights, ngrid, length):
+    """Particle-in-cell: cloud-in-cell deposit on a periodic grid (int(math.floor()), %),
+    then the field from a cumulative sum, means removed."""
+    rho = np.zeros(ngrid)
+    dx = length / ngrid
+    for p in range(pos.shape[0]):
+        xg = pos[p] / dx
+        i = int(math.floor(xg))
+        f = xg - i
+        rho[i % ngrid] += weights[p] * (1.0 - f)
+        rho[(i + 1) % ngrid] += weights[p] * f
+    rho /= dx
+    rho -= rho.mean()
+    E = np.cumsum(rho) * dx
+    E -= E.mean()
+    return rho, E
+
+
+def pic_cic_deposit_args(n):
+    r = _rng(n, 302)
+    return (r.random(n) * 2.0, r.random(n) + 0.5, 8, 2.0)
+
+
+def pic_cic_deposit_loss(pos, weights, ngrid, length):
+    rho, E = pic_cic_deposit(pos, weights, ngrid, length)
+    return np.sum(E ** 2) + np.sum(rho * np.arange(ngrid))
+
+
+def pic_push(x, v, qm, ngrid, length, dt, steps):
+    """Particle-in-cell push: gather the grid field at particles, leapfrog, periodic wrap."""
+    dx = length / ngrid
+    x = x.copy()
+    v = v.copy()
+    for s in range(steps):
+        rho = np.zeros(ngrid)
+        for p in range(len(x)):
+            i = int(x[p] // dx) % ngrid
+            rho[i] += 1.0
+        rho = rho / len(x) * ngrid - 1.0
+        E = np.cumsum(rho) * dx
+        E -= E.mean()
+        for p in range(len(x)):
+            i = int(x[p] // dx) % ngrid
+            v[p] += qm * E[i] * dt
+            x[p] = (x[p] + v[p] * dt) % length
+    return x, v
+
+
+def pic_push_args(n):
+    r = _rng(n, 303)
+    return (r.random(n) * 4.0, r.standard_normal(n) * 0.1, -1.0, 8, 4.0, 0.05, 4)
+
+
+def sir_euler(beta, gamma, y0, days, dt=0.1):
+    """SIR epidemic by Euler steps: an array unpacked into three names, tuple rows written."""
+    steps = int(days / dt)
+    s, i, r = y0
+    history = np.empty((steps + 1, 3))
+    history[0] = (s, i, r)
+    n = s + i + r
+    for k in range(steps):
+        new_inf = beta * s * i / n * dt
+        new_rec = gamma * i * dt
+        s, i, r = s - new_inf, i + new_inf - new_rec, r + new_rec
+        history[k + 1] = s, i, r
+    peak_day = np.argmax(history[:, 1]) * dt
+    return history, peak_day
+
+
+def sir_euler_args(n):
+    return (0.3, 0.1, np.array([990.0, 10.0, 0.0]), float(n))
+
+
+def sir_euler_loss(beta, gamma, y0, days):
+    h, _ = sir_euler(beta, gamma, y0, days)
+    return np.sum(h[:, 1]) / 1000.0
+
+
+def _lotka_volterra(t, y, a=1.5, b=1.0, c=3.0, d=1.0):
+    x, z = y[0], y[1]
+    return np.array([a * x - b * x * z, -c * z + d * x * z])
+
+
+def _rk4_step(f, t, y, h):
+    k1 = f(t, y)
+    k2 = f(t + h / 2, y + h / 2 * k1)
+    k3 = f(t + h / 2, y + h / 2 * k2)
+    k4 = f(t + h, y + h * k3)
+    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def rk4_user_rhs(y0, h, n):
+    """RK4 with the right-hand side passed as a function to a step helper, states in a list."""
+    t = 0.0
+    y = y0.copy()
+    traj = [y0.copy()]
+    for _ in range(n):
+        y = _rk4_step(_lotka_volterra, t, y, h)
+        t += h
+        traj.append(y)
+    return t, np.array(traj)
+
+
+def rk4_user_rhs_args(n):
+    return (np.array([1.0, 0.8]), 0.02, n)
+
+
+def rk4_user_rhs_loss(y0, h, n):
+    t, tr = rk4_user_rhs(y0, h, n)
+    return np.sum(tr[-1] ** 2)
+
+
+def _decay_rhs(t, y):
+    return -y * (1.0 + 0.5 * math.sin(t))
+
+
+def heun_adaptive(y0, t_end, tol):
+    """Heun-Euler pair with step-size control: a while loop on time, accepted/rejected counts."""
+    t = 0.0
+    h = 0.1
+    y = y0.copy()
+    nsteps = 0
+    nrej = 0
+    while t < t_end:
+        if t + h > t_end:
+            h = t_end - t
+        k1 = _decay_rhs(t, y)
+        k2 = _decay_rhs(t + h, y + h * k1)
+        y_high = y + h * 0.5 * (k1 + k2)
+        err = np.max(np.abs(y_high - (y + h * k1)))
+        if err <= tol:
+            t += h
+            y = y_high
+            nsteps += 1
+        else:
+            nrej += 1
+        h = 0.9 * h * min(max(math.sqrt(tol / (err + 1e-16)), 0.2), 5.0)
+    return y, nsteps, nrej
+
+
+def heun_adaptive_args(n):
+    return (_rng(n, 304).random(n) + 0.5, 2.0, 1e-4)
+
+
+def heun_adaptive_loss(y0, t_end, tol):
+    y, _, _ = heun_adaptive(y0, t_end, tol)
+    return np.sum(y ** 2)
+
+
+def gcd_pairs(a, b):
+    """Euclid's algorithm per pair: `while y:` with a tuple assignment of two ints."""
+    out = np.empty(len(a), dtype=a.dtype)
+    for i in range(len(a)):
+        x, y = a[i], b[i]
+        while y:
+            x, y = y, x % y
+        out[i] = x
+    return out
+
+
+def gcd_pairs_args(n):
+    r = _rng(n, 305)
+    return (r.integers(1, 1000, n), r.integers(0, 1000, n))
+
+
+def collatz_steps(n):
+    """Collatz stopping times for 1..n-1: a while loop with // and a conditional update."""
+    steps = np.zeros(n, dtype=np.int64)
+    longest = 0
+    arg = 1
+    for start in range(1, n):
+        k = start
+        c = 0
+        while k != 1:
+            k = k // 2 if k % 2 == 0 else 3 * k + 1
+            c += 1
+        steps[start] = c
+        if c > longest:
+            longest, arg = c, start
+    return steps, longest, arg
+
+
+def collatz_steps_args(n):
+    return (n,)
 
 
 # ------------------------------------------------------------------------ registry ----------
@@ -2004,6 +3444,79 @@ KERNELS = [
     _k(ridge_pinv, 9, 100000, grad=True),
     _k(batch_means, 7, 300000, grad=True),
     _k(zero_out_flat, 3, 300000, grad=True),
+    # Python-heavy numerics (session python)
+    _k(cbrt_newton, 8, 100000, grad=True),
+    _k(first_pair_summing, 12, 2000),
+    _k(first_row_above, 6, 100000, grad=True),
+    _k(primes_for_else, 60, 20000),
+    _k(closure_window_mean, 9, 100000, grad=True),
+    _k(lambda_soft_threshold, 8, 1000000, grad=True),
+    _k(smoothstep_helpers, 9, 1000000, grad=True),
+    _k(peaks_to_arrays, 20, 1000000, grad=True),
+    _k(polyline_lengths, 8, 100000, grad=True),
+    _k(row_norms_comprehension, 6, 100000, grad=True),
+    _k(ranks_and_suffix, 9, 30),      # sorted(key=...): an exchange network, up to 32 items
+    _k(reversed_zip_pairs, 9, 1000000, grad=True),
+    _k(mlp_params_dict, 6, 100000, grad=True, wrt=1),
+    _k(summary_tuple, 9, 1000000),
+    _k(robust_fit_loss, 10, 1000000, grad=True),
+    _k(star_args_norms, 7, 1000000, grad=True),
+    _k(gauss_legendre_panels, 6, 100000, grad=True),
+    _k(scalar_promotion, 9, 1000000),
+    _k(compact_positive, 12, 1000000, grad=True),
+    _k(math_module_mix, 9, 300000, grad=True),
+    _k(correlate_mode, 10, 1000000, grad=True),
+    _k(correlate_valid_kw, 10, 1000000, grad=True),
+    _k(validated_weights, 8, 1000000, grad=True),
+    _k(verbose_relaxation, 5, 300, grad=True),
+    _k(secant_root, 1, 1, grad=True),
+    _k(mixed_branch_increment, 12, 1000000),
+    _k(digit_sums, 10, 300000),
+    _k(star_shape_stack, 7, 100000, grad=True),
+    _k(any_all_generators, 12, 1000000),
+    _k(isinstance_scale, 6, 1000000),
+    _k(dict_counts, 30, 1000000),
+    _k(sliding_max_deque, 15, 300000, grad=True),
+    # finance
+    _k(returns_stats, 30, 1000000, grad=True),
+    _k(drawdown_duration, 40, 1000000, grad=True),
+    _k(mc_european_call, 1000, 1000000),
+    _k(mc_asian_paths, 20, 5000),
+    _k(moving_average_crossover, 40, 1000000, grad=True),
+    # signal processing
+    _k(iir_df2t, 20, 1000000, grad=True, wrt=2),
+    _k(windowed_sinc_fir, 20, 300000, grad=True),
+    _k(goertzel_power, 64, 300000, grad=True),
+    _k(kalman_1d, 30, 1000000, grad=True),
+    # geometry
+    _k(shoelace_area, 9, 1000000, grad=True),
+    _k(points_in_polygon, 20, 30000),
+    _k(convex_hull_chain, 25, 100000),
+    # graphs
+    _k(bfs_distances, 12, 1000),
+    _k(dijkstra_dense, 7, 600, grad=True),
+    _k(union_find_components, 20, 300000),
+    _k(floyd_warshall_loops, 6, 150, grad=True),
+    # dynamic programming
+    _k(edit_distance, 9, 1000),
+    _k(lcs_backtrack, 10, 1000),
+    _k(knapsack_01, 10, 300),
+    _k(matrix_chain_order, 8, 150),
+    # sorting and searching by hand
+    _k(insertion_sort, 10, 3000, grad=True),
+    _k(searchsorted_manual, 12, 300000),
+    _k(quickselect, 15, 300000, grad=True),
+    _k(merge_sorted, 9, 300000, grad=True),
+    # sparse matrices, particles, ODEs, integer loops
+    _k(csr_from_dense, 6, 1000),
+    _k(csr_matvec, 8, 1000, grad=True, wrt=3),
+    _k(pic_cic_deposit, 12, 1000000, grad=True),
+    _k(pic_push, 16, 100000),
+    _k(sir_euler, 20, 10000, grad=True, wrt=2),
+    _k(rk4_user_rhs, 20, 100000, grad=True),
+    _k(heun_adaptive, 4, 100000, grad=True),
+    _k(gcd_pairs, 12, 300000),
+    _k(collatz_steps, 30, 100000),
 ]
 
 BY_NAME = {k.name: k for k in KERNELS}

@@ -285,6 +285,106 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"for i in range({N}):")
         prog.emit(f"M{t}[i] = ({a}[i] * 2.0, np.sin({b}[i]))", 2)
         prog.emit(f"{t} = M{t}[:, 0] - M{t}[:, 1] * {a}")
+    elif kind == "or_draw":       # `a or b` / `a and b` whose right side draws or indexes
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        op = draw(st.sampled_from(["or", "and"]))
+        prog.emit(f"acc{t} = 0.0")
+        if draw(st.booleans()):   # a draw only where Python evaluates the right side
+            prog.emit(f"rng{t} = np.random.default_rng({draw(st.integers(0, 9))})")
+            prog.emit(f"for i in range({N}):")
+            prog.emit(f"if {a}[i] > 0.0 {op} rng{t}.random() < 0.5:", 2)
+            prog.emit(f"acc{t} = acc{t} + {b}[i]", 3)
+            prog.emit(f"{t} = {a} * acc{t} + rng{t}.random()")
+        else:                     # an index past the end where Python never evaluates it
+            cond = (f"i == {N - 1} or {a}[i + 1] > {a}[i]" if op == "or" else
+                    f"i < {N - 1} and {a}[i + 1] > {a}[i]")
+            prog.emit(f"for i in range({N}):")
+            prog.emit(f"if {cond}:", 2)
+            prog.emit(f"acc{t} = acc{t} + np.sin({b}[i])", 3)
+            prog.emit(f"{t} = {a} * acc{t}")
+    elif kind == "enum_start":    # enumerate(..., start=k), reversed(...) in for loops
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        k0 = draw(st.integers(-2, 3))
+        form = draw(st.integers(0, 2))
+        prog.emit(f"acc{t} = 0.0")
+        if form == 0:
+            prog.emit(f"for k, v in enumerate({a}, start={k0}):")
+            prog.emit(f"acc{t} = acc{t} * 0.5 + k * v", 2)
+        elif form == 1:
+            prog.emit(f"for k, (u, v) in enumerate(zip(reversed({a}), {b}), {k0}):")
+            prog.emit(f"acc{t} = acc{t} + k * u * np.sin(v)", 2)
+        else:
+            prog.emit(f"for i in reversed(range({N})):")
+            prog.emit(f"acc{t} = acc{t} * 0.5 + {a}[i] * (i + {k0})", 2)
+        prog.emit(f"{t} = {b} * acc{t}")
+    elif kind == "iter_write":    # the array a loop runs over (or a view of it) written inside
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"w{t} = {a} * 1.0")
+        prog.emit(f"acc{t} = 0.0")
+        if draw(st.booleans()):   # Python's iterator reads the array as it is then
+            prog.emit(f"for v in w{t}:")
+            prog.emit(f"w{t}[-1] = w{t}[-1] * 0.5 + v", 2)
+            prog.emit(f"acc{t} = acc{t} + v", 2)
+        else:                     # a view made before the loop sees the writes into its base
+            prog.emit(f"v{t} = w{t}[1:]")
+            prog.emit(f"for i in range({N - 1}):")
+            prog.emit(f"w{t}[i + 1] = w{t}[i] * 0.5 + {b}[i]", 2)
+            prog.emit(f"acc{t} = acc{t} + v{t}[i]", 2)
+        prog.emit(f"{t} = w{t} * acc{t}")
+    elif kind == "break_var":     # the loop variable after a break
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
+        if draw(st.booleans()):
+            prog.emit(f"for i in range({N}):")
+            prog.emit(f"if {a}[i] > {c}:", 2)
+            prog.emit("break", 3)
+            prog.emit(f"{t} = {b} * (i + 1.0)")
+        else:
+            prog.emit(f"for k, v in enumerate({a}):")
+            prog.emit(f"if v > {c}:", 2)
+            prog.emit("break", 3)
+            prog.emit(f"{t} = {b} * v + k")
+    elif kind == "loop_return":   # a return from inside nested loops
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.5", "1.0"]))
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"for j in range(i + 1, {N}):", 2)
+        prog.emit(f"if {a}[i] * {b}[j] > {c}:", 3)
+        prog.emit(f"return np.sum(np.sin({a}) * {b}[j]) + i", 4)
+        prog.emit(f"{t} = {_expr(draw, prog)}")
+    elif kind == "neg_pow":       # a negative literal raised to a loop counter's power
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"{t}[i] = {t}[i] * (-1) ** i + (-0.5) ** (i + 1) * {b}[i]", 2)
+    elif kind == "append_zip":    # a list appended in a zip loop, then read back
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.emit(f"l{t} = []")
+        prog.emit(f"for u, v in zip({a}, {b}):")
+        prog.emit(f"l{t}.append(u * np.cos(v))", 2)
+        prog.emit(f"{t} = np.array(l{t}) + {a}")
+    elif kind == "append_if":     # a list appended under an if on the data (a RunList)
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
+        prog.emit(f"l{t} = []")
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"if {a}[i] > {c}:", 2)
+        prog.emit(f"l{t}.append({b}[i] * 2.0)", 3)
+        form = draw(st.integers(0, 1))
+        if form == 0:
+            prog.emit(f"{t} = {a} * (np.sum(np.array(l{t})) + len(l{t}))")
+        else:
+            prog.emit(f"{t} = {b} * (l{t}[-1] if l{t} else 0.5)")
+    elif kind == "shape_loop":    # a loop variable whose length changes in the loop
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        k = draw(st.integers(1, N - 1))
+        prog.emit(f"w{t} = {a}[:1]")
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"if w{t}.shape[0] < {k + 1}:", 2)
+        prog.emit(f"w{t} = {a}[:w{t}.shape[0] + 1]", 3)
+        prog.emit(f"{t} = {b} * np.sum(w{t}) + len(w{t})")
     elif kind == "call":
         prog.helper = True
         prog.emit(f"{t} = helper({_pick(draw, prog)}, {_pick(draw, prog)})")
@@ -301,6 +401,18 @@ MUTATION_KINDS = ["assign", "if", "for", "write", "alias", "view", "alias_write"
 # int-to-float accumulators, bitwise masks; opt-in, so the lists above keep their meaning
 FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "int_acc",
                      "bitmask", "elem_swap", "tuple_row", "int_write"]
+# the Python-language constructs bugs came from (session python): short-circuit operands that
+# draw or index, enumerate's start and reversed(), loops over arrays written inside them,
+# the loop variable after a break, returns from nested loops, negative literal powers, lists
+# appended in zip loops
+PYTHON_KINDS = ["or_draw", "enum_start", "iter_write", "break_var", "loop_return", "neg_pow",
+                "append_zip"]
+FOREIGN_NEW_KINDS += PYTHON_KINDS
+# values whose length depends on the data: lists appended under an if (not under vmap: each
+# example's list has its own length) and a loop variable whose length changes in the loop
+# (Numba has no lowering for some of these: jit runs them in NumPy with a warning)
+PYTHON_DATA_KINDS = ["append_if", "shape_loop"]
+PYTHON_ALL_KINDS = ["assign", "if", "for", "write"] + PYTHON_KINDS + PYTHON_DATA_KINDS
 FOREIGN_KINDS = ["assign", "if", "for", "write", "view"] + FOREIGN_NEW_KINDS
 # complex values between real input and output (jit(grad) of them once returned a complex
 # gradient): jit still runs some of their adjoints in NumPy (a cotangent that becomes complex)

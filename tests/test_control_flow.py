@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from fd_helpers import numgrad
-from transpile import TranspileError, grad, jvp, show, value_and_grad
+from transpile import TranspileError, grad, jit, jvp, show, value_and_grad
 
 RNG = np.random.default_rng(0)
 
@@ -298,14 +298,19 @@ def uses_global_stmt(x):
 
 def return_in_loop(x):
     for i in range(3):
-        for j in range(2):     # a return in a loop nested in a loop (one loop level is supported)
-            return x
+        for j in range(2):     # a return in a loop nested in a loop: each loop breaks
+            return x * (i + j + 2.0)
     return x
+
+
+def test_return_in_nested_loop():
+    assert grad(return_in_loop)(2.0) == pytest.approx(2.0)
+    assert jit(return_in_loop, wait=True)(2.0) == pytest.approx(4.0)
 
 
 @pytest.mark.parametrize("fn, text", [
     (uses_try, "try/except"), (uses_generator, "generator"), (recursive, "recursive"),
-    (mutates_global, "global"), (uses_global_stmt, "global"), (return_in_loop, "return inside a loop")])
+    (mutates_global, "global"), (uses_global_stmt, "global")])
 def test_unsupported_constructs_name_file_and_line(fn, text):
     with pytest.raises(TranspileError) as info:
         grad(fn)(2.0)

@@ -203,3 +203,37 @@ def test_complex_values_inside_jit_grad_gives_a_real_gradient(prog, x):
         got = jit(grad(f))(x.copy())
     assert np.asarray(got).dtype == np.float64, src
     np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-5, err_msg=src)
+
+
+# ---- the Python-language constructs bugs came from (session python): rp.PYTHON_ALL_KINDS ---
+# short-circuit operands that draw or index, enumerate's start, reversed(), loops over arrays
+# written inside them, the loop variable after a break, returns from nested loops, negative
+# literal powers, lists appended in zip loops or under ifs on the data, loop variables whose
+# length changes. jit's NumPy version (backend='numpy') checks the Python layer itself; the
+# compiled jit may run a construct Numba cannot lower in NumPy (a warning), never another number.
+
+@settings(**FOREIGN_SETTINGS)
+@given(rp.programs(kinds=tuple(rp.PYTHON_ALL_KINDS)), inputs)
+def test_python_constructs_jit_matches_numpy(prog, x):
+    f, src, _ = _load(prog)
+    want = f(x.copy())
+    np.testing.assert_allclose(_strict(jit(f, backend="numpy"), x.copy()), want, rtol=1e-12,
+                               atol=1e-12, err_msg=src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TranspileWarning)
+        got = jit(f)(x.copy())
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10, err_msg=src)
+
+
+@settings(**FOREIGN_SETTINGS)
+@given(rp.programs(kinds=tuple(rp.PYTHON_ALL_KINDS)), inputs)
+def test_python_constructs_grad(prog, x):
+    f, src, _ = _load(prog)
+    fd = _smooth_grad(f, x)
+    if fd is None:
+        return
+    np.testing.assert_allclose(grad(f)(x.copy()), fd, rtol=1e-5, atol=1e-5, err_msg=src)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TranspileWarning)
+        got = jit(grad(f))(x.copy())
+    np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-5, err_msg=src)

@@ -84,6 +84,8 @@ class MemoryModel:
         self.maybe = {}         # core name -> set of root names it may alias (unknown view)
         self.int_vars = set()   # core names known to hold Python/NumPy integers (loop indices)
         self.scalar_vars = set()
+        self.dtypes = {}        # core name -> (dtype, axes) of a join of values of one type
+        self.dtypes_used = set()    # names whose entry in dtypes a decision relied on
         self.outside = set()    # roots that are globals/closure arrays/static arrays
         self.carried_from = {}  # a loop's join variable -> the name it held on entry
         self.events = None      # while reading a loop body ahead: the entries each write rebinds
@@ -111,7 +113,7 @@ class MemoryModel:
         if isinstance(atom, Var):
             self.rel[atom.name] = None
 
-    def is_int(self, atom):
+    def is_int(self, atom, _seen=None):
         if isinstance(atom, Const):
             return isinstance(atom.value, (int,)) and not isinstance(atom.value, bool)
         if not isinstance(atom, Var):
@@ -124,7 +126,13 @@ class MemoryModel:
         if eqn.prim.int_result:
             return True
         if eqn.prim.int_closed:
-            return all(self.is_int(a) for a in eqn.args.values() if isinstance(a, (Var, Const)))
+            # a loop's variable may be defined from itself (j = j - 1): not known to be an int
+            seen = set() if _seen is None else _seen
+            if atom.name in seen:
+                return False
+            seen.add(atom.name)
+            return all(self.is_int(a, seen) for a in eqn.args.values()
+                       if isinstance(a, (Var, Const)))
         if eqn.prim is getitem and isinstance(eqn.args.get("x"), Var):
             src = self.defs.get(eqn.args["x"].name)
             return src is not None and src.prim is attr_shape
@@ -153,6 +161,8 @@ class MemoryModel:
             return x, Opaque("np.asarray(..., dtype)")
         if kind == "index":
             index = eqn.args["index"]
+            if self._picks_elements(x, index):
+                return None
             for it in index.items:
                 if isinstance(it, (SliceArg, type(None))) or it is Ellipsis:
                     continue
@@ -175,6 +185,19 @@ class MemoryModel:
             return x, Opaque(f"{eqn.prim.name} of an array that may not be contiguous")
         return x, ("reshape", eqn.prim, tuple(sorted((k, v) for k, v in eqn.args.items()
                                                      if k != "x")))
+
+    def _picks_elements(self, x, index):
+        """x[i, j] with one index that is not a slice per axis of x (its number of axes known
+        while normalizing, under jit): NumPy returns a copy (an element, or a gather by integer
+        arrays), never a view, whatever the indices are."""
+        avals = self.norm.b.avals
+        av = avals.get(x.name) if avals is not None else None
+        if av is None or not isinstance(index, IndexArg):
+            return False
+        items = index.items
+        if any(isinstance(it, SliceArg) or it is None or it is Ellipsis for it in items):
+            return False
+        return len(items) == av.ndim and av.ndim > 0
 
     def contiguous(self, name):
         v = self.view(name)
@@ -281,6 +304,7 @@ class MemoryModel:
         else:
             new = b.emit(_by_name("setitem"), {"x": target, "index": index, "v": value},
                          base=user)
+        _same_aval(N, new, target)
         mapping = {target.name: new}
         # `v op= e` with v perhaps a scalar: only v is rebound then (transpile/aliasing_scalars)
         maybe_scalar = index is None and not S.known_array(self, target.name)
@@ -371,8 +395,10 @@ class MemoryModel:
         if kind == "identity":
             return child_new
         if kind == "index":
-            return b.emit(_by_name("setitem"), {"x": parent, "index": op[1], "v": child_new},
-                          base=base)
+            new = b.emit(_by_name("setitem"), {"x": parent, "index": op[1], "v": child_new},
+                         base=base)
+            _same_aval(self.norm, new, parent)
+            return new
         if kind == "transpose":
             axes = op[1]
             inv = None if axes is None else tuple(sorted(range(len(axes)), key=lambda i: axes[i]))
@@ -413,7 +439,7 @@ class MemoryModel:
     def loop_entry(self, j, leaf, joined):
         """The loop variable j starts as `leaf`: it keeps leaf's view relation (its parent
         replaced by the parent's own loop variable), checked again at the end of the body."""
-        if isinstance(leaf, Var):
+        if isinstance(leaf, Var) and leaf.name != j:
             self.carried_from[j] = leaf.name
         if not isinstance(leaf, Var):
             self.rel[j] = None
@@ -463,6 +489,15 @@ class MemoryModel:
         self.rel[j] = None
 
 
+def _same_aval(norm, new, target):
+    """A write's result has the shape and dtype of the array written (known while normalizing
+    under jit even where the written value's is not: an element read in a loop)."""
+    avals = norm.b.avals
+    if avals is not None and isinstance(new, Var) and isinstance(target, Var) and \
+            new.name not in avals and target.name in avals:
+        avals[new.name] = avals[target.name]
+
+
 def _const_none(a):
     return a is None or (isinstance(a, Const) and a.value is None)
 
@@ -490,6 +525,10 @@ def writes_in(stmts):
                 return True
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
                 return True
+            if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    n.func.attr in ("append", "extend", "insert", "pop", "remove") and \
+                    isinstance(n.func.value, gast.Name):
+                return True     # a list changed in place (runlists.py)
     return False
 
 
@@ -507,6 +546,9 @@ def write_back_arguments(norm, frame, params):
         if isinstance(final, Stale):
             raise TranspileError(f"the argument {p!r} was written through a view the transforms "
                                  f"cannot follow: {final.why}")
+        av = norm.b.avals.get(p) if norm.b.avals is not None else None
+        if av is not None and av.weak:
+            continue        # a Python number: nothing the caller holds can change
         if isinstance(final, Var) and final.name != p:
             norm.b.emit(_by_name("write_back"), {"dest": Var(p), "value": final},
                         base=f"{p}_written")
@@ -520,6 +562,7 @@ class LoopPlan:
     def __init__(self):
         self.changed = []       # (env, name) in order
         self.post = {}          # (id(env), name) -> tuple of leaf names at the end of the body
+        self.post_values = {}   # (id(env), name) -> its value at the end of the body
         self.events = []
         self.split = None       # a message if a write was seen by names that end differently
 
@@ -569,6 +612,7 @@ def read_ahead(norm, run):
             plan.changed.append((f.env, name))
             plan.post[(id(f.env), name)] = tuple(l.name for l in leaves(after)) \
                 if after is not None else ()
+            plan.post_values[(id(f.env), name)] = after
     for touched in plan.events:
         by_new = {}
         for env_id, name, new in touched:

@@ -37,6 +37,17 @@ def stack_struct(norm, value, node, base):
     return norm.b.emit(by_name("stack"), args, base=base)
 
 
+def _one_array(norm, value, node, base):
+    """An item of a sequence of arrays (np.concatenate(([0.0], x))): a list of numbers becomes
+    an array as NumPy makes it (np.asarray), a list holding traced values a stack."""
+    if isinstance(value, Struct) and value.kind in ("list", "tuple") and value.items and \
+            not _has_traced(value, Struct) and \
+            all(isinstance(v, Const) and isinstance(v.value, (bool, int, float, complex))
+                for v in value.items):
+        return norm.b.emit(by_name("array"), {"x": norm.to_arg(value, node)}, base=base)
+    return stack_struct(norm, value, node, base)
+
+
 def array_arguments(norm, prim, bound, node, base):
     """Stack lists of traced values passed where `prim` expects an array (in place)."""
     rules = set(prim.vjp) | set(prim.deriv) | set(prim.jvp) | set(prim.linear)
@@ -46,10 +57,10 @@ def array_arguments(norm, prim, bound, node, base):
             continue
         if p.kind == "var" or name in _SEQUENCE_PARAMS:
             if isinstance(value, Struct) and value.kind != "dict":
-                bound[name] = Struct(value.kind, [stack_struct(norm, v, node, base)
+                bound[name] = Struct(value.kind, [_one_array(norm, v, node, base)
                                                   for v in value.items])
             elif isinstance(value, tuple):
-                bound[name] = tuple(stack_struct(norm, v, node, base) for v in value)
+                bound[name] = tuple(_one_array(norm, v, node, base) for v in value)
         elif name in rules or name in _ARRAY_PARAMS:
             bound[name] = stack_struct(norm, value, node, base)
     return bound

@@ -3,20 +3,31 @@ inside a Struct) and its structure, running code into a separate statement list,
 the one name a variable has after an `if` or across a loop iteration, and copies that protect
 other names aliasing that name before it is overwritten."""
 import gast
+import numpy as np
 
 from transpile.core import ir
+from transpile.core.avals import AVal
 from transpile.frontend.normalize.aliasing import PARAM_PREFIX
 from transpile.core.ir import Const, Eqn, Var
 from transpile.frontend.normalize.values import Static, Struct
 from transpile.primitives import by_name
 
 
+LIST_METHODS = ("append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear")
+
+
 def store_names(stmts):
+    """Names these statements bind, and names of lists they change in place (`out.append(v)`:
+    a loop carries them, so a list that grows by a different number of items than the loop
+    knows when the code is generated is refused, never cut to the last item)."""
     out = []
     for st in stmts:
         for n in gast.walk(st):
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store):
                 out.append(n.id)
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                    n.func.attr in LIST_METHODS and isinstance(n.func.value, gast.Name):
+                out.append(n.func.value.id)
     return list(dict.fromkeys(out))
 
 
@@ -42,6 +53,28 @@ def emit_copy(norm, out, atom):
         if joined is None or joined.shape != avals[out].shape:
             del avals[out]
     return Var(out)
+
+
+def join_scalar_aval(norm, out, leaves):
+    """A new variable joining numbers of one dtype on every path is a number of that dtype
+    (known while normalizing, under jit: `t = x * (a if c else 0.5)` keeps its shape)."""
+    avals = norm.b.avals
+    if avals is None or out in avals:
+        return
+    found = []
+    for leaf in leaves:
+        if isinstance(leaf, Const):
+            v = leaf.value
+            if not isinstance(v, (bool, int, float, complex, np.generic)):
+                return
+            found.append((np.asarray(v).dtype, not isinstance(v, np.generic)))
+        elif isinstance(leaf, Var) and avals.get(leaf.name) is not None and \
+                not avals[leaf.name].shape:
+            found.append((avals[leaf.name].dtype, avals[leaf.name].weak))
+        else:
+            return
+    if found and all(d == found[0][0] for d, _ in found):
+        avals[out] = AVal((), found[0][0], all(w for _, w in found))
 
 
 def value_leaves(value, node):

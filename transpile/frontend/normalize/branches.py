@@ -4,10 +4,14 @@ paths is copied into one name at the end of each branch (and what the paths may 
 joined in the alias model, transpile/frontend/normalize/aliasing.py). Conditions known when the code is generated
 pick a branch before this (frontend/normalize/statements.py, frontend/normalize/expressions.py)."""
 from transpile.core import ir
+from transpile.frontend.normalize import runlists
 from transpile.frontend.normalize.aliasing import Stale
+from transpile.frontend.normalize.values import Placeholder, Raised
 from transpile.errors import TranspileError
-from transpile.core.ir import Var
-from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value, sub_body,
+from transpile.core.ir import Const, Var
+from transpile.primitives import by_name
+from transpile.frontend.normalize.bindings import (emit_copy, join_name, join_scalar_aval, protect,
+                                                   rebuild_value, sub_body,
                                           tree_eq, value_leaves)
 
 
@@ -33,12 +37,22 @@ def dynamic_if(norm, node, cond):
     for f, pre in zip(frames, pres):
         f.env.clear()
         f.env.update(pre)
+    # a path that raised neither returns nor goes on: the if does what the other path does
+    raised = [isinstance(r, Raised) for r in (r1, r2)]
+    if raised[0] or raised[1]:
+        r1 = r2 = r2 if raised[0] else r1
     if (r1 is None) != (r2 is None):
         raise norm.error(node, "a return inside an if on array data needs a return on the "
                          "other path too", construct="if ...: return ...",
                          hint="assign the result to a variable in both branches and return "
                          "it after the if (or use np.where)")
     bodies = [b1, b2]
+    # a list that grows on one path only (or by different counts): one RunList on both paths
+    for f, pre, e1, e2 in zip(frames, pres, envs1, envs2):
+        for n in [n for n in e1 if n in e2 and (e1[n] is not pre.get(n) or
+                                               e2[n] is not pre.get(n))]:
+            if runlists.needs_join(e1[n], e2[n]):
+                runlists.join_lists(norm, n, [e1[n], e2[n]], bodies, [e1, e2], node, f)
     memo = {}
     # the current frame first (its names get the user's names), then inlined callers
     order = sorted(range(len(frames)), key=lambda i: frames[i] is not frame)
@@ -53,14 +67,61 @@ def dynamic_if(norm, node, cond):
             if isinstance(e1[n], Stale) or isinstance(e2[n], Stale):
                 f.env[n] = e1[n] if isinstance(e1[n], Stale) else e2[n]
                 continue
+            # a placeholder (frontend/normalize/returns.py) is read only on the paths that set
+            # it: the value of the path that set it, copied there (a loop's counter moves on
+            # after the break), with no copy on the other path
+            if isinstance(e1[n], Placeholder) and isinstance(e2[n], Placeholder):
+                f.env[n] = e1[n]
+                continue
+            if isinstance(e1[n], Placeholder):
+                e1[n] = typed_like(norm, e2[n], bodies[0], node)
+            elif isinstance(e2[n], Placeholder):
+                e2[n] = typed_like(norm, e1[n], bodies[1], node)
             saved = norm.frames[-1]
             f.env[n] = join_values(norm, n, [e1[n], e2[n]], bodies, [e1, e2], node,
                                    memo=memo, own=f is frame)
     join_aliasing(norm, memo, frames, [envs1, envs2])
-    if r1 is not None:
+    if isinstance(r1, Raised) or (r1 is not None and r1 is r2):
+        frame.returned = r1         # (both raised, or one raised and the other returned)
+    elif r1 is not None:
         frame.returned = join_values(norm, "out", [r1, r2], bodies, [{}, {}], node)
     norm.b.loc = loc
     norm.b.body.append(ir.If(cond, b1, b2, loc))
+
+
+def typed_like(norm, value, body, node):
+    """Zeros with the structure and types of `value`, emitted at the end of `body` (where a
+    placeholder meets a value: frontend/normalize/values.py). The types come from the shapes
+    known while normalizing, else integers stay integers, booleans booleans, and other
+    numbers are floats."""
+    saved = norm.b.body
+    norm.b.body = body
+    try:
+        leaves, tree = value_leaves(value, node)
+        return rebuild_value(tree, iter([_zero_like(norm, leaf, node) for leaf in leaves]))
+    finally:
+        norm.b.body = saved
+
+
+def _zero_like(norm, leaf, node):
+    if isinstance(leaf, Const):
+        v = leaf.value
+        if isinstance(v, (bool, int, float, complex)) or hasattr(v, "dtype"):
+            return Const(type(v)(0))
+        return leaf                 # None, a string: the same constant
+    avals = norm.b.avals
+    av = avals.get(leaf.name) if avals is not None else None
+    if av is not None:
+        if av.shape:
+            return norm.b.emit(by_name("zeros"), {"shape": Const(tuple(int(d) for d in av.shape)),
+                                                  "dtype": Const(av.dtype.type)}, base="unset")
+        return Const(av.dtype.type(0).item() if av.weak else av.dtype.type(0))
+    if norm.mem.is_int(leaf):
+        return Const(0)
+    eqn = norm.mem.defs.get(leaf.name)
+    if eqn is not None and eqn.prim.bool_result:
+        return Const(False)
+    return Const(0.0)
 
 
 def join_aliasing(norm, memo, frames, branch_envs):
@@ -120,6 +181,11 @@ def join_values(norm, user, values, bodies, envs, node, memo=None, own=True):
                 norm.b.body = saved
         if memo is not None:
             memo[key] = j
+        if all(norm.mem.is_int(leaf) for leaf in leaves):
+            norm.mem.int_vars.add(j)        # an integer on every path
+        d = runlists.same_dtype(norm, leaves)
+        if d is not None:
+            norm.mem.dtypes[j] = d          # one type on every path
         out.append(Var(j))
     return rebuild_value(trees[0], iter(out))
 
@@ -137,6 +203,10 @@ def dynamic_ifexp(norm, node, cond, base):
         bodies.append(body)
         values.append(value)
     norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
+    join_scalar_aval(norm, out, values)
+    d = runlists.same_dtype(norm, values)
+    if d is not None:
+        norm.mem.dtypes[out] = d
     # `new = cur if c else np.zeros_like(cur)`: out is cur's buffer on one path only, so a
     # write through either name is refused (frontend/normalize/aliasing.py) rather than seen by one of them only
     norm.mem.join_relation(out, values, {})

@@ -13,13 +13,13 @@ import builtins
 
 import numpy as np
 
-from transpile.errors import ShapesNeeded
+from transpile.errors import ShapesNeeded, TranspileError
 from transpile.primitives import by_name
-from transpile.core.ir import Const, IndexArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value
 
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
-            "isinstance")
+            "isinstance", "any", "all", "divmod", "pow", "round")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
 
@@ -44,6 +44,14 @@ def items_of(norm, value, node, what):
         return [Const(k) for k in value.keys]
     if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range)):
         return [norm.classify(v, None) for v in value.obj]
+    if isinstance(value, Var):
+        eqn = norm.mem.defs.get(value.name)
+        if eqn is not None and eqn.prim is by_name("range") and \
+                all(isinstance(a, Const) and isinstance(a.value, (int, np.integer))
+                    for a in eqn.args.values() if a is not None):
+            bounds = [int(a.value) for a in eqn.args.values()
+                      if isinstance(a, Const) and a.value is not None]
+            return [Const(i) for i in range(*bounds)]      # range(n) with n known now
     if isinstance(value, (Var, Const)):
         n = norm.b.emit(by_name("len"), {"x": norm.to_arg(value, node)}, base="n")
         if isinstance(n, Const):         # jit: the length is known from the argument's shape
@@ -54,6 +62,34 @@ def items_of(norm, value, node, what):
             norm.namer.taken.discard(n.name)
         return None
     raise norm.error(node, f"{what} needs a list, tuple or array")
+
+
+def enumerate_call(norm, call):
+    """`enumerate(seq)`, `enumerate(seq, k)` or `enumerate(seq, start=k)`: the node of the
+    sequence and the start (an int atom, Const(0) by default)."""
+    kw = {k.arg: k.value for k in call.keywords}
+    bad = [k for k in kw if k != "start"]
+    if bad or not 1 <= len(call.args) + len(kw) <= 2 or not call.args:
+        raise norm.error(call, "enumerate takes an iterable and an optional start",
+                         construct="enumerate(...)")
+    start_node = call.args[1] if len(call.args) > 1 else kw.get("start")
+    start = Const(0) if start_node is None else norm.atom(start_node, "start")
+    return call.args[0], start
+
+
+def _zip_keywords(norm, call):
+    if call.keywords:
+        raise norm.error(call, f"zip(..., {call.keywords[0].arg}=...) is not supported in "
+                         "transformed code", construct="zip(...)")
+
+
+def _plus(norm, start, i, node):
+    """start + i for the enumerate counter (start a Const or an int Var)."""
+    if isinstance(start, Const):
+        return Const(start.value + i)
+    if i == 0:
+        return start
+    return norm.b.emit(by_name("add"), {"x": start, "y": Const(i)}, base="i")
 
 
 def _no_kwargs(norm, kwargs, node, fname, allowed=()):
@@ -106,8 +142,68 @@ _max = _extreme("max")
 _min = _extreme("min")
 
 
+def _truth_fold(kind):
+    """any(seq) / all(seq): Python's truth of each item, or-ed / and-ed (a bool). Over an array
+    whose length is known at run time only: bool(np.any(x, axis=0)) (NumPy raises, as Python
+    does, where an item is an array of several elements)."""
+    def handle(norm, args, kwargs, node, base):
+        _no_kwargs(norm, kwargs, node, kind)
+        if len(args) != 1:
+            raise norm.error(node, f"{kind}() takes exactly one argument")
+        seq = args[0]
+        items = items_of(norm, seq, node, kind)
+        if items is None:
+            red = norm.apply(by_name(kind), [seq], {"axis": Const(0)}, node, base)
+            return norm.apply(by_name("bool"), [red], {}, node, base)
+        if not items:
+            return Const(kind == "all")
+        truths = [v if isinstance(v, Const) and isinstance(v.value, bool) else
+                  norm.apply(by_name("bool"), [v], {}, node, base) for v in items]
+        return _fold(norm, "logical_or" if kind == "any" else "logical_and", truths, node,
+                     base)
+    return handle
+
+
+_any = _truth_fold("any")
+_all = _truth_fold("all")
+
+
+def _divmod(norm, args, kwargs, node, base):
+    """divmod(a, b): (a // b, a % b), Python's floor division and its remainder."""
+    _no_kwargs(norm, kwargs, node, "divmod")
+    if len(args) != 2:
+        raise norm.error(node, "divmod takes two arguments")
+    q = norm.apply(by_name("floor_divide"), list(args), {}, node, base)
+    r = norm.apply(by_name("mod"), list(args), {}, node, base)
+    return Struct("tuple", [q, r])
+
+
+def _round(norm, args, kwargs, node, base):
+    """round(x, n): np.round(x, n) (what round gives a NumPy number: its __round__ is
+    np.round); round(x): the nearest int, ties to even (int of np.round(x))."""
+    _no_kwargs(norm, kwargs, node, "round", ("ndigits",))
+    if not 1 <= len(args) + len(kwargs) <= 2 or not args:
+        raise norm.error(node, "round takes a number and an optional ndigits")
+    ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
+    if ndigits is not None and not (isinstance(ndigits, Const) and ndigits.value is None):
+        return norm.apply(by_name("round"), [args[0]], {"decimals": ndigits}, node, base)
+    r = norm.apply(by_name("round"), [args[0]], {}, node, base)
+    return norm.apply(by_name("int"), [r], {}, node, base)
+
+
+def _pow(norm, args, kwargs, node, base):
+    _no_kwargs(norm, kwargs, node, "pow")
+    if len(args) != 2:
+        raise norm.error(node, "pow(base, exp, mod) is not supported in transformed code",
+                         hint="write (base ** exp) % mod")
+    return norm.apply(by_name("power"), list(args), {}, node, base)
+
+
+SORT_KEY_LIMIT = 32     # sorted(..., key=f) is a network of n * (n - 1) / 2 exchanges
+
+
 def _sorted(norm, args, kwargs, node, base):
-    _no_kwargs(norm, kwargs, node, "sorted", ("reverse",))
+    _no_kwargs(norm, kwargs, node, "sorted", ("reverse", "key"))
     if len(args) != 1:
         raise norm.error(node, "sorted takes one sequence")
     reverse = norm.static_value(kwargs.get("reverse", Const(False)), node,
@@ -117,6 +213,9 @@ def _sorted(norm, args, kwargs, node, base):
         raise norm.error(node, "sorted over an array whose length is known only at run time is "
                          "not supported", hint="call it under jit (shapes known) or pass a list",
                          cls=ShapesNeeded)
+    key = kwargs.get("key")
+    if key is not None and not (isinstance(key, Static) and key.obj is None):
+        return _sorted_by_key(norm, values, key, bool(reverse), node, base)
     if all(isinstance(v, Const) for v in values):
         out = [Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
         return Struct("list", out)
@@ -131,6 +230,61 @@ def _sorted(norm, args, kwargs, node, base):
     if reverse:
         vals.reverse()
     return Struct("list", vals)
+
+
+def _sorted_by_key(norm, values, key, reverse, node, base):
+    """sorted(items, key=f): f of each item, then a stable exchange network on the keys (an
+    exchange only where a key is strictly greater, so equal keys keep their order, as Python's
+    sort), each exchange a select of both items (every leaf of a tuple item). reverse=True
+    keeps equal keys in order too (Python reverses the comparison, not the result)."""
+    from transpile.frontend.normalize.bindings import emit_copy, sub_body, rebuild_value, \
+        value_leaves, tree_eq
+    from transpile.core import ir
+    n = len(values)
+    if n > SORT_KEY_LIMIT:
+        raise norm.error(node, f"sorted(..., key=...) of {n} items: supported up to "
+                         f"{SORT_KEY_LIMIT} items in transformed code", cls=TranspileError,
+                         hint="sort an array of keys: order = np.argsort(keys, kind='stable')")
+    keys = [norm.call(key, [v], {}, node, "key") for v in values]
+    items = list(values)
+    trees = [value_leaves(v, node)[1] for v in items]
+    if not all(tree_eq(trees[0], t) for t in trees[1:]):
+        raise norm.error(node, "sorted(..., key=...) of items of different structures",
+                         cls=TranspileError)
+
+    def select(cond, a, b, what):
+        la, tree = value_leaves(a, node)
+        lb, _ = value_leaves(b, node)
+        out = []
+        for x, y in zip(la, lb):
+            if x == y:
+                out.append(x)
+                continue
+            name = norm.namer.fresh(what)
+            b1, _ = sub_body(norm, lambda x=x: emit_copy(norm, name, x))
+            b2, _ = sub_body(norm, lambda y=y: emit_copy(norm, name, y))
+            norm.b.body.append(ir.If(cond, b1, b2, norm.b.loc))
+            if norm.mem.is_int(x) and norm.mem.is_int(y):
+                norm.mem.int_vars.add(name)
+            out.append(Var(name))
+        return rebuild_value(tree, iter(out))
+
+    for i in range(n):
+        for j in range(n - 1 - i):
+            ka, kb = norm.to_arg(keys[j], node), norm.to_arg(keys[j + 1], node)
+            swap = norm.b.emit(by_name("less" if reverse else "greater"),
+                               {"x": ka, "y": kb}, base="swap")
+            if isinstance(swap, Const):
+                if swap.value:
+                    keys[j], keys[j + 1] = keys[j + 1], keys[j]
+                    items[j], items[j + 1] = items[j + 1], items[j]
+                continue
+            swap = norm.to_arg(swap, node)
+            keys[j], keys[j + 1] = (select(swap, keys[j + 1], keys[j], "key"),
+                                    select(swap, keys[j], keys[j + 1], "key"))
+            items[j], items[j + 1] = (select(swap, items[j + 1], items[j], base),
+                                      select(swap, items[j], items[j + 1], base))
+    return Struct("list", items)
 
 
 def _sequences(norm, args, node, fname):
@@ -178,6 +332,14 @@ _tuple = _container("tuple")
 
 
 def _reversed(norm, args, kwargs, node, base):
+    _no_kwargs(norm, kwargs, node, "reversed")
+    if len(args) != 1:
+        raise norm.error(node, "reversed takes one sequence")
+    if isinstance(args[0], (Var, Const)):
+        # an array: its reversed view (zip(reversed(x), y) loops over it; list(...) of it
+        # unrolls where its length is known)
+        return norm.b.emit(by_name("getitem"), {"x": norm.to_arg(args[0], node), "index": IndexArg(
+            (SliceArg(None, None, Const(-1)),))}, base=base)
     (items,) = _sequences(norm, args[:1], node, "reversed")
     return Struct("list", items[::-1])
 

@@ -10,6 +10,8 @@ Anything else has no rule. A nested `def` or lambda bound to a name is read wher
 """
 import types
 
+import copy
+
 import gast
 import numpy as np
 
@@ -21,9 +23,11 @@ from transpile.frontend.normalize.callables import call_bound
 from transpile.frontend.normalize.pytree import call_tree_util, construct_node
 from transpile.frontend.normalize.lift import (LiftedTransform, call_jvp, call_lifted, refuse_api_call,
                                       transform_local)
-from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Static,
-                                        Struct, flatten_value, unflatten_value)
+from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame, LocalFunction, Raised, RunList,
+                                        Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize import random as random_streams
+from transpile.frontend.normalize import runlists
+from transpile.frontend.normalize.loops import UNROLL_LIMIT
 from transpile.frontend.normalize.expressions import starred_items
 from transpile.frontend.parse import Resolver, parse_function, read_binding
 from transpile.primitives import METHODS, by_name, lookup
@@ -34,6 +38,27 @@ from transpile.core.rename import rename_body
 
 
 def expr_Call(norm, node, base):
+    if isinstance(node.func, gast.Attribute) and isinstance(node.func.value, gast.Name) and \
+            isinstance(norm.frame.env.get(node.func.value.id), RunList):
+        # out.pop() on a list whose length is known only when the code runs
+        from transpile.frontend.normalize.statements import runlist_method
+        value = runlist_method(norm, norm.frame.env[node.func.value.id], node)
+        return Const(None) if value is None else value
+    if isinstance(node.func, gast.Name) and len(node.args) in (1, 2) and not node.keywords \
+            and isinstance(node.args[0], gast.GeneratorExp):
+        out = reduce_generator(norm, node, base)      # sum(v * v for v in x): a loop
+        if out is not None:
+            return out
+    if isinstance(node.func, gast.Attribute) and node.func.attr == "tolist" and \
+            not node.args and not node.keywords:
+        items = _tolist(norm, node, base)
+        if items is not None:
+            return items
+    if isinstance(node.func, gast.Attribute) and node.func.attr == "pop":
+        from transpile.frontend.normalize.statements import struct_pop
+        item = struct_pop(norm, node)          # out.pop() on a list of known structure
+        if item is not None:
+            return item
     func = norm.expr(node.func, base)
     args = []
     for a in node.args:
@@ -51,6 +76,118 @@ def expr_Call(norm, node, base):
         else:
             kwargs[k.arg] = norm.expr(k.value, base)
     return call(norm, func, args, kwargs, node, base)
+
+
+def reduce_generator(norm, node, base):
+    """sum(e for t in seq if c), any(...), all(...) over a sequence that is not a Python list
+    of known structure (an array, range(n), zip/enumerate of arrays): a loop with an
+    accumulator, not one term per item (any/all leave the loop at the first item that decides,
+    as Python). The generator's names are renamed (they do not leak into the function). None
+    where it is not such a call (the generator is then read item by item)."""
+    import builtins as py
+    func = norm.expr(node.func, base)
+    if not isinstance(func, Static) or func.obj not in (py.sum, py.any, py.all):
+        return None
+    kind = func.obj.__name__
+    gen = node.args[0]
+    if len(gen.generators) != 1 or gen.generators[0].is_async or \
+            (len(node.args) == 2 and kind != "sum"):
+        return None
+    g = gen.generators[0]
+    it_func = norm.expr(g.iter.func, base) if isinstance(g.iter, gast.Call) and \
+        isinstance(g.iter.func, gast.Name) else None
+    if isinstance(it_func, Static) and it_func.obj in (range, enumerate, zip, reversed):
+        seq = None              # the loop reads range(...), zip(...) itself
+    else:
+        seq = norm.expr(g.iter, base)
+        if isinstance(seq, (Struct, Static)):
+            return None         # a Python sequence of known structure: item by item
+    env = norm.frame.env
+    hidden_seq, acc = norm.namer.fresh("_gen_seq"), norm.namer.fresh(f"_{kind}")
+    rename = {n: norm.namer.fresh(f"_gen_{n}") for n in _stored(g.target)}
+
+    def renamed(n):
+        n = copy.deepcopy(n)
+        for sub in gast.walk(n):
+            if isinstance(sub, gast.Name) and sub.id in rename:
+                sub.id = rename[sub.id]
+        return n
+
+    def name(id_, store=False):
+        return gast.Name(id=id_, ctx=gast.Store() if store else gast.Load(), annotation=None,
+                         type_comment=None)
+
+    def assign(id_, value):
+        return gast.Assign(targets=[name(id_, True)], value=value, type_comment=None)
+    elt = renamed(gen.elt)
+    if kind == "sum":
+        start = node.args[1] if len(node.args) == 2 else gast.Constant(value=0, kind=None)
+        first = assign(acc, start)
+        inner = [assign(acc, gast.BinOp(left=name(acc), op=gast.Add(), right=elt))]
+    else:
+        first = assign(acc, gast.Constant(value=kind == "all", kind=None))
+        test = elt if kind == "any" else gast.UnaryOp(op=gast.Not(), operand=elt)
+        inner = [gast.If(test=test, body=[assign(acc, gast.Constant(value=kind == "any",
+                                                                   kind=None)),
+                                          gast.Break()], orelse=[])]
+    ifs = [renamed(c) for c in g.ifs]
+    if ifs:
+        cond = ifs[0] if len(ifs) == 1 else gast.BoolOp(op=gast.And(), values=ifs)
+        inner = [gast.If(test=cond, body=inner, orelse=[])]
+    loop = gast.For(target=renamed(g.target), iter=name(hidden_seq) if seq is not None else
+                    renamed(g.iter), body=inner, orelse=[], type_comment=None)
+    stmts = [first, loop]
+    for st in stmts:
+        for sub in gast.walk(st):
+            if "lineno" in sub._attributes:
+                gast.copy_location(sub, node)
+                sub.end_lineno, sub.end_col_offset = node.end_lineno, node.end_col_offset
+    saved = dict(env)
+    if seq is not None:
+        env[hidden_seq] = seq
+    try:
+        norm.run_body(stmts)
+        result = env[acc]
+    finally:
+        for n in [hidden_seq, acc] + list(rename.values()):
+            env.pop(n, None)
+        for n in list(env):
+            if n not in saved and n.startswith("_"):
+                env.pop(n, None)        # the loop's own flags
+    return result
+
+
+def _stored(target):
+    return [n.id for n in gast.walk(target) if isinstance(n, gast.Name)]
+
+
+def _tolist(norm, node, base):
+    """x.tolist() of a vector: the list of its numbers (as list(x)); None where x is not an
+    array (another object's tolist)."""
+    x = norm.expr(node.func.value, base)
+    if not isinstance(x, (Var, Const)):
+        return None
+    avals = norm.b.avals
+    av = avals.get(x.name) if isinstance(x, Var) and avals is not None else None
+    ndim = av.ndim if av is not None else (np.ndim(x.value) if isinstance(x, Const) else None)
+    if ndim is None:
+        raise norm.error(node, "x.tolist() needs the number of axes of x when the code is "
+                         "generated", cls=ShapesNeeded)
+    if ndim != 1:
+        raise norm.error(node, "x.tolist() of an array that is not a vector (nested lists) is not "
+                         "supported in transformed code", cls=TranspileError)
+    n = av.shape[0] if av is not None else (len(x.value) if isinstance(x, Const) else None)
+    if n is not None and n <= UNROLL_LIMIT:
+        return norm.call(Static(list), [x], {}, node, base)     # a list of known structure
+    # a long list (or one of run-time length): a RunList of a copy of the numbers
+    dtype = av.dtype if av is not None else np.asarray(x.value).dtype
+    h = runlists.new_runlist(norm, "tolist", dtype)
+    norm.frame.env[h.items] = norm.b.emit(by_name("copy"), {"x": norm.to_arg(x, node)},
+                                          base="tolist")
+    norm.frame.env[h.count] = norm.b.emit(by_name("len"), {"x": norm.to_arg(x, node)},
+                                          base="tolist_count")
+    runlists._register(norm, h, norm.frame.env)
+    return h
 
 
 def call(norm, func, args, kwargs, node, base):
@@ -208,7 +345,8 @@ def _inline_function(norm, fn, args, kwargs, node):
             result = norm.expr(parsed.node.body, fn.__name__.strip("<>"))
         else:
             norm.run_body(parsed.node.body)
-            result = frame.returned if frame.returned is not None else Const(None)
+            result = frame.returned if frame.returned is not None and \
+                not isinstance(frame.returned, Raised) else Const(None)
     finally:
         norm.frames.pop()
         norm.inline_stack.pop()
@@ -403,7 +541,8 @@ def call_local(norm, fn, args, kwargs, node):
             result = norm.expr(fn.node.body, "lam")
         else:
             norm.run_body(fn.node.body)
-            result = frame.returned if frame.returned is not None else Const(None)
+            result = frame.returned if frame.returned is not None and \
+                not isinstance(frame.returned, Raised) else Const(None)
     finally:
         norm.frames.pop()
         norm.b.loc = saved_loc

@@ -15,7 +15,7 @@ import builtins
 import gast
 
 from transpile.core.ir import Const
-from transpile.frontend.normalize.values import Static, Struct
+from transpile.frontend.normalize.values import RAISED, Static, Struct
 from transpile.primitives import by_name
 
 _CONVERSIONS = {-1: "", 115: "!s", 114: "!r", 97: "!a"}
@@ -60,6 +60,7 @@ def stmt_Raise(norm, node):
                          f"{obj.__name__}(f'...')")
     template, values = message(norm, node, args)
     _emit(norm, "raise_error", [Const(obj.__name__), Const(template)] + values, node)
+    norm.frame.returned = RAISED        # nothing after it runs on this path
 
 
 def _emit(norm, prim_name, args, node):

@@ -9,7 +9,7 @@ import operator
 import gast
 import numpy as np
 
-from transpile.frontend.normalize import array_literals
+from transpile.frontend.normalize import array_literals, runlists
 from transpile.frontend.normalize.aliasing import Stale, stale_error
 from transpile.core import ir
 from transpile.errors import ShapesNeeded, TranspileError
@@ -21,9 +21,11 @@ from transpile.frontend.normalize.pytree import node_attribute
 from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_METHODS,
                                                  LEGACY_METHODS, GeneratorMethod,
                                                  RandomStateValue)
-from transpile.frontend.normalize.values import DICT_METHODS, BoundMethod, DictMethod, Static, Struct
+from transpile.frontend.normalize.values import (DICT_METHODS, PLACEHOLDER_MARK, BoundMethod,
+                                                DictMethod, Placeholder, RunList, Static,
+                                                Struct)
 from transpile.primitives import METHODS, by_name
-from transpile.frontend.normalize.builtins import items_of
+from transpile.frontend.normalize.builtins import _plus, _zip_keywords, enumerate_call, items_of
 from transpile.primitives.numpy.nondiff import logical_not
 from transpile.primitives.numpy.structure import getitem
 
@@ -41,6 +43,8 @@ _ATTRIBUTES = {"T": "transpose", "shape": "attr_shape", "ndim": "attr_ndim", "si
 
 
 def expr_Constant(norm, node, base):
+    if node.value is PLACEHOLDER_MARK:
+        return Placeholder()
     return Const(node.value)
 
 
@@ -51,6 +55,9 @@ def expr_Name(norm, node, base):
             value = frame.env[name]
             if isinstance(value, Stale):
                 raise stale_error(norm, node, value)
+            if isinstance(value, Placeholder):
+                raise norm.error(node, f"name {name!r} is read before it is set",
+                                 cls=TranspileError)
             return value
     resolver = norm.frame.resolver
     if resolver is None:
@@ -145,6 +152,8 @@ def expr_UnaryOp(norm, node, base):
     if prim is None:
         raise norm.error(node, f"unsupported operator {type(node.op).__name__}")
     x = norm.expr(node.operand, base)
+    if prim is logical_not and isinstance(x, RunList):
+        x = runlists.truth(norm, x, node)
     if prim is logical_not:
         known, truth = norm.static_truth(x)
         if known:
@@ -220,6 +229,8 @@ def expr_BoolOp(norm, node, base):
             norm.b.body += body
         else:
             value = norm.expr(v, base)
+        if isinstance(value, RunList):          # `while out and ...`: its truth, not its items
+            value = runlists.truth(norm, value, node)
         known, truth = norm.static_truth(value)
         if known:
             if is_and and not truth:
@@ -271,7 +282,7 @@ def short_circuit(norm, node, base, is_and, left, right_body, right):
 
 
 def expr_IfExp(norm, node, base):
-    cond = norm.expr(node.test, base)
+    cond = norm.condition(node.test, base)
     known, truth = norm.static_truth(cond)
     if known:
         return norm.expr(node.body if truth else node.orelse, base)
@@ -305,6 +316,12 @@ def starred_items(norm, node, base, what):
         return [norm.classify(x, None) for x in v.obj]
     if isinstance(v, Const) and isinstance(v.value, (tuple, list)):
         return [norm.classify(x, None) for x in v.value]   # a captured tuple of numbers
+    if isinstance(v, (Var, Const)):      # x.shape, an array: known when shapes are
+        items = items_of(norm, v, node, what)
+        if items is not None:
+            return items
+        raise norm.error(node, f"{what} needs a tuple/list of known length (a shape or an "
+                         "array's length known when the code is generated)", cls=ShapesNeeded)
     raise norm.error(node, f"{what} needs a tuple/list of known length")
 
 
@@ -324,6 +341,12 @@ def expr_Dict(norm, node, base):
 
 def expr_Subscript(norm, node, base):
     value = norm.expr(node.value, base)
+    if isinstance(value, RunList):
+        if isinstance(node.slice, (gast.Slice, gast.Tuple)):
+            raise norm.error(node, f"slicing the list {value.user!r}, whose length is known only "
+                             "when the code runs, is not supported",
+                             hint="np.array(lst)[a:b] slices its items", cls=TranspileError)
+        return runlists.getitem(norm, value, norm.atom(node.slice, base), node)
     if isinstance(value, Static) and array_literals.is_concatenator(value.obj):
         return array_literals.index_concat(norm, value.obj, node, base)
     if isinstance(value, (Struct, Static)):
@@ -405,6 +428,54 @@ def expr_DictComp(norm, node, base):
 
 
 def expr_ListComp(norm, node, base, pair=False):
+    try:
+        return _list_comp(norm, node, base, pair)
+    except _DataFilter:
+        return _filtered_comp(norm, node, base)
+
+
+class _DataFilter(Exception):
+    """A comprehension's filter depends on array data (read again as appends under ifs)."""
+
+
+def _filtered_comp(norm, node, base):
+    """[elt for t in items if cond] with cond on array data: `if cond: _comp.append(elt)` for
+    each item (the list a RunList where the items kept differ by path: runlists.py)."""
+    if len(node.generators) != 1 or isinstance(node, gast.DictComp):
+        raise norm.error(node, "a filter on array data in a comprehension is supported with one "
+                         "`for` clause only", hint="use a for loop appending to a list")
+    g = node.generators[0]
+    frame = norm.frame
+    saved_env = dict(frame.env)
+    hidden = norm.namer.fresh("_comp")
+    frame.env[hidden] = Struct("list", [])
+    test = g.ifs[0] if len(g.ifs) == 1 else gast.BoolOp(op=gast.And(), values=list(g.ifs))
+    append = gast.Expr(value=gast.Call(
+        func=gast.Attribute(value=gast.Name(id=hidden, ctx=gast.Load(), annotation=None,
+                                            type_comment=None), attr="append", ctx=gast.Load()),
+        args=[node.elt], keywords=[]))
+    stmt = gast.If(test=test, body=[append], orelse=[])
+    for sub in gast.walk(stmt):
+        if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
+            gast.copy_location(sub, node)
+    try:
+        for item in static_items(norm, g.iter, node):
+            norm.assign(g.target, item, node)
+            norm.stmt(stmt)
+        result = frame.env[hidden]
+    finally:
+        kept = {k: v for k, v in frame.env.items() if k not in saved_env and k != hidden
+                and not _target_name(g.target, k)}
+        frame.env = saved_env
+        frame.env.update(kept)      # the RunList's two variables (and names bound in the if)
+    return result
+
+
+def _target_name(target, name):
+    return any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(target))
+
+
+def _list_comp(norm, node, base, pair=False):
     frame = norm.frame
     saved_env = dict(frame.env)
     out = []
@@ -426,8 +497,7 @@ def expr_ListComp(norm, node, base, pair=False):
             for cond in g.ifs:
                 known, truth = norm.static_truth(norm.expr(cond, "cond"))
                 if not known:
-                    raise norm.error(cond, "a filter on array data in a list comprehension "
-                                     "is not supported", hint="use np.where or a mask")
+                    raise _DataFilter()
                 ok = ok and truth
             if ok:
                 gen(k + 1)
@@ -439,20 +509,28 @@ def expr_ListComp(norm, node, base, pair=False):
 
 
 def static_items(norm, it, node):
-    if isinstance(it, gast.Call):
+    if isinstance(it, gast.Call) and not (isinstance(it.func, gast.Attribute) and
+                                          it.func.attr == "tolist"):
         func = norm.expr(it.func, "f")
         obj = func.obj if isinstance(func, Static) else None
         if obj in (range, np.arange):
-            args = [norm.static_value(norm.expr(a, "n"), a, "the length of a list "
-                                      "comprehension") for a in it.args]
+            bounds = [norm.expr(a, "n") for a in it.args]
+            if any(isinstance(b, Var) for b in bounds):     # x.shape[0]: known with shapes
+                raise norm.error(it, "the length of a list comprehension must be known when "
+                                 "the code is generated", cls=ShapesNeeded,
+                                 hint="write a loop filling an array: y = np.empty(n); "
+                                 "for i in range(n): y[i] = ...")
+            args = [norm.static_value(b, a, "the length of a list comprehension")
+                    for b, a in zip(bounds, it.args)]
             return [Const(i) for i in range(*args)]
-        if obj in (zip, enumerate):
-            parts = [static_items(norm, a, node) if obj is zip or i == 0 else
-                     norm.static_value(norm.expr(a, "n"), a) for i, a in enumerate(it.args)]
-            if obj is zip:
-                return [Struct("tuple", list(t)) for t in zip(*parts)]
-            start = parts[1] if len(parts) > 1 else 0
-            return [Struct("tuple", [Const(start + i), v]) for i, v in enumerate(parts[0])]
+        if obj is zip:
+            _zip_keywords(norm, it)
+            parts = [static_items(norm, a, node) for a in it.args]
+            return [Struct("tuple", list(t)) for t in zip(*parts)]
+        if obj is enumerate:
+            seq, start = enumerate_call(norm, it)
+            return [Struct("tuple", [_plus(norm, start, i, it), v])
+                    for i, v in enumerate(static_items(norm, seq, node))]
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
         return value.items
@@ -462,6 +540,10 @@ def static_items(norm, it, node):
         items = items_of(norm, value, it, "a list comprehension")
         if items is not None:
             return items
+    if isinstance(value, RunList):
+        raise norm.error(it, f"a comprehension over the list {value.user!r}, whose length is "
+                         "known only when the code runs, is not supported", cls=ShapesNeeded,
+                         hint="use a for loop (or sum/any/all of a generator: a loop)")
     raise norm.error(it, "a list comprehension needs a sequence whose length is known when "
                      "the code is generated (a tuple/list, or range(n) with a static n)",
                      cls=ShapesNeeded,

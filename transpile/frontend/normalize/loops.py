@@ -17,14 +17,22 @@ import gast
 import numpy as np
 
 from transpile.core import ir
-from transpile.frontend.normalize.aliasing import PARAM_PREFIX, read_ahead, writes_in
+from transpile.core.avals import AVal
+from transpile.frontend.normalize.aliasing import (PARAM_PREFIX, Stale, read_ahead, stale_error,
+                                                   writes_in)
+
+ITER_PREFIX = ".iter."   # hidden env entries: the array a for loop iterates over
 from transpile.errors import ShapesNeeded, TranspileError
-from transpile.core.ir import Const, IndexArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, Var
+from transpile.frontend.normalize.branches import typed_like
 from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
                                           store_names, sub_body, tree_eq, value_leaves)
-from transpile.frontend.normalize.values import Static, Struct, iteration_items
+from transpile.frontend.normalize import runlists
+from transpile.frontend.normalize.values import (Placeholder, Raised, RunList, Static, Struct,
+                                                iteration_items)
 from transpile.primitives import by_name
-from transpile.frontend.normalize.builtins import items_of
+from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call,
+                                                   items_of)
 
 
 def _name(id_, store=False):
@@ -84,7 +92,59 @@ def lower_jumps(norm, node):
     return brk, body
 
 
-def carried_setup(norm, stmts, extra=(), plan=None, node=None):
+def _trip_count(norm, start, stop, step):
+    """The number of iterations of range(start, stop, step) (None: a step known only at run
+    time), an int atom."""
+    if not isinstance(step, Const) or not isinstance(step.value, (int, np.integer)) or \
+            step.value == 0:
+        return None
+    s = int(step.value)
+    span = norm.b.emit(by_name("subtract"), {"x": stop, "y": start} if s > 0 else
+                       {"x": start, "y": stop}, base="trips")
+    if abs(s) != 1:
+        span = norm.b.emit(by_name("add"), {"x": span, "y": Const(abs(s) - 1)}, base="trips")
+        span = norm.b.emit(by_name("floor_divide"), {"x": span, "y": Const(abs(s))},
+                           base="trips")
+    n = norm.b.emit(by_name("maximum"), {"x": span, "y": Const(0)}, base="trips")
+    if isinstance(n, Var):
+        norm.mem.int_vars.add(n.name)
+    return n
+
+
+def _appends_per_iteration(node, name):
+    """Appends to `name` in a loop body outside loops nested in it (None: one inside a nested
+    loop, whose count is not known)."""
+    count = 0
+
+    def walk(stmts):
+        nonlocal count
+        for st in stmts:
+            if isinstance(st, (gast.For, gast.While)):
+                if any(_is_append(n, name) for n in gast.walk(st)):
+                    return False
+                continue
+            for n in gast.walk(st):
+                count += _is_append(n, name)
+        return True
+    return count if walk(node.body) else None
+
+
+def _removes(node, name):
+    """Does the loop body take items out of the list `name` (pop, clear...: appends may then
+    outnumber its length; its buffer grows instead)?"""
+    return any(isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and
+               n.func.attr in ("pop", "clear", "remove") and isinstance(n.func.value, gast.Name)
+               and n.func.value.id == name for n in gast.walk(gast.Module(body=node.body,
+                                                                           type_ignores=[])))
+
+
+def _is_append(n, name):
+    return isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+        n.func.attr == "append" and isinstance(n.func.value, gast.Name) and \
+        n.func.value.id == name
+
+
+def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
     """Before a loop: every value the body changes gets one name that holds it at the top
     of each iteration (copied in here, copied back at the end of the body). Names that
     share a buffer and change together (a write seen through aliases) share that name."""
@@ -111,14 +171,40 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
             continue
         seen.add((id(env), n))
         value = env[n]
+        post_value = plan.post_values.get((id(env), n)) if plan is not None else None
+        if runlists.grows_in_loop(value, post_value):
+            # a list the body makes grow: a RunList, its two variables carried by the loop
+            # (its buffer as long as the loop can make it, where the body appends a known
+            # number of times per iteration: no growth, the loop counts its trips)
+            frame_of = next(f for f in norm.frames if f.env is env)
+            per = _appends_per_iteration(node, n) if trips is not None and \
+                not _removes(node, n) else None
+            n_trips = trips() if per else None
+            value = runlists.before_loop(norm, n, value, post_value, node, frame_of,
+                                         n_trips, per)
+            if value.presized:
+                carried.presized.append(value)
+            entries += [(env, value.items), (env, value.count)]
+            continue
+        if isinstance(value, Placeholder):
+            # a return's result (frontend/normalize/returns.py): zeros typed like the value
+            # the body leaves in it (read ahead), so the loop carries one type
+            post = plan.post_values.get((id(env), n)) if plan is not None else None
+            if post is None or isinstance(post, Placeholder):
+                continue
+            value = env[n] = typed_like(norm, post, norm.b.body, node)
         leaves, tree = value_leaves(value, None)
         if not leaves:
+            if isinstance(value, Struct):
+                # an empty list (or one of constants): its structure must not change either
+                carried[(id(env), n)] = (env, n, tree, [])
             continue
         names = []
         for k, leaf in enumerate(leaves):
             gkey = None
+            post = plan.key(env, n, k) if plan is not None else None
             if plan is not None and isinstance(leaf, Var):
-                gkey = (leaf.name, plan.key(env, n, k))
+                gkey = (leaf.name, post)
             if gkey in joined:
                 names.append(Var(joined[gkey]))
                 continue
@@ -131,8 +217,30 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
                 protect(norm, env, j, n)
                 emit_copy(norm, j, leaf)
                 entered.append((j, leaf))
+            elif isinstance(leaf, Var) and norm.mem.view(leaf.name) is not None:
+                # a view carried under its own name (`y = x[1:]` before a loop writing x):
+                # its parent may be carried under a new name, which its relation must follow
+                # (or the view is not derived again after a write, and reads a stale value)
+                entered.append((j, leaf))
             if gkey is not None:
                 joined[gkey] = j
+            if post is None and plan is not None:      # the body ends it as a constant
+                end = value_leaves(plan.post_values.get((id(env), n)), None)[0] \
+                    if (id(env), n) in plan.post_values else []
+                post = end[k] if k < len(end) and isinstance(end[k], Const) else None
+            _mark_int(norm, j, leaf, post)
+            if post is not None:
+                # the body (read ahead) ends it with the type it entered with: its type
+                end = post if isinstance(post, Const) else Var(post)
+                d = runlists.same_dtype(norm, [leaf, end])
+                if d is not None:
+                    norm.mem.dtypes[j] = d
+            elif j not in norm.mem.dtypes:
+                # the type it enters with, checked at the end of the body (carried_finish)
+                d = runlists.dtype_ndim(norm, leaf)
+                if d is not None:
+                    norm.mem.dtypes[j] = d
+                    carried.tentative[j] = d
             if isinstance(leaf, Var) and leaf.name in written_args:
                 at_entry.setdefault(leaf.name, set()).add(j)
             if isinstance(leaf, Var):
@@ -157,6 +265,73 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None):
     for j, leaf in entered:
         norm.mem.loop_entry(j, leaf, joined)
     return carried
+
+
+def _unfold_changing_shapes(norm, carried, run):
+    """A loop variable that keeps its entry value's name also keeps its shape, known while
+    normalizing (jit), and reads of it fold (`buf.shape[0]`, `len(buf)`). Where the body gives
+    it another shape (`buf = np.concatenate(...)` in some iteration), that shape is not the
+    one of later iterations: the loop is read once more with the variables as they are at the
+    top of an iteration, and a variable the body ends with another shape (carried_finish's copy
+    then drops its shape) is read as of run-time shape from then on."""
+    avals = norm.b.avals
+    if avals is None or not any(j.name in avals for _, _, _, names in carried.values()
+                                for j in names):
+        return
+    read_ahead(norm, run)
+
+
+def _int_aval(norm, var):
+    """A range loop's counter is a Python int (its type known while normalizing, under jit:
+    the shapes of the values it indexes are known too)."""
+    if norm.b.avals is not None and var not in norm.b.avals:
+        norm.b.avals[var] = AVal((), np.dtype(np.int64), True)
+
+
+def _sets_placeholder(norm, stmts):
+    """Does the body set a name that holds a placeholder (its type is read ahead)?"""
+    env = norm.frame.env
+    return any(isinstance(env.get(n), Placeholder) for n in store_names(stmts))
+
+
+def _mark_int(norm, j, leaf, post):
+    """The loop variable j is an integer when it enters as one and the body, read ahead with
+    it holding that integer, ends it as one (built from integers by integer operations: the
+    same holds on every later iteration). Then `x[j]` is an element or a row view, never a
+    gather by an integer array (a view the alias model can follow through writes)."""
+    mem = norm.mem
+    if post is None or not mem.is_int(leaf):
+        return
+    if isinstance(post, Const):
+        if mem.is_int(post):
+            mem.int_vars.add(j)
+        return
+    if post == getattr(leaf, "name", None) or mem.is_int(Var(post)):
+        mem.int_vars.add(j)
+
+
+def _check_tentative_types(norm, carried, node):
+    """A loop variable was taken to keep the type it entered with (mem.dtypes): the body must
+    end it with that type (computed with the assumption: the same on every iteration). Where it
+    does not, the assumption is dropped; a list of run-time length that relied on it is
+    refused (its items' type would not be known)."""
+    for env, n, tree, names in carried.values():
+        value = env.get(n)
+        if value is None:
+            continue
+        leaves = value_leaves(value, node)[0]
+        for leaf, j in zip(leaves, names):
+            d = carried.tentative.get(j.name)
+            if d is None or norm.mem.dtypes.get(j.name) != d:
+                continue
+            if leaf != j and runlists.dtype_ndim(norm, leaf) != d:
+                del norm.mem.dtypes[j.name]
+                if j.name in norm.mem.dtypes_used:
+                    raise norm.error(node, f"{n!r} changes type in this loop, and a list whose "
+                                     "length is known only when the code runs holds values "
+                                     "computed from it", cls=TranspileError,
+                                     hint=f"give {n!r} its final type before the loop "
+                                          "(0.0, not 0)")
 
 
 def _held_apart(norm, carried, j):
@@ -184,6 +359,8 @@ class Carried(dict):
         super().__init__()
         self.split = {}
         self.entry_leaf = {}    # join variable -> the name of the value it took on entry
+        self.presized = []      # RunLists whose buffer holds every item the loop appends
+        self.tentative = {}     # join variable -> the type assumed on entry (mem.dtypes)
 
 
 def held_elsewhere(norm, j, plan, gkey, env0, n0):
@@ -199,6 +376,7 @@ def held_elsewhere(norm, j, plan, gkey, env0, n0):
 
 
 def carried_finish(norm, carried, node):
+    _check_tentative_types(norm, carried, node)
     done = {}
     written = _written_names(getattr(node, "body", []))
     joins = {j.name: n for _, n, _, names in carried.values() for j in names}
@@ -219,6 +397,15 @@ def carried_finish(norm, carried, node):
     for env, n, tree, names in carried.values():
         value = env.get(n)
         leaves, t = value_leaves(value, node) if value is not None else ([], None)
+        if value is not None and isinstance(value, Struct) and value.kind == "list" and \
+                tree[0] == "struct" and tree[1] == "list" and len(value.items) != len(tree[3]):
+            raise norm.error(node, f"the list {n!r} grows or shrinks in a loop whose trip count "
+                             "is known only when the code runs (a while loop, a range or array "
+                             "of run-time length, or an append under an if on array data)",
+                             cls=ShapesNeeded, construct=f"{n}.append(...) in a loop",
+                             hint="write into an array instead (y = np.zeros(n); y[k] = v; "
+                                  "k += 1; then y[:k]), or loop over a length known when the "
+                                  "code is generated")
         if value is None or not tree_eq(t, tree):
             raise norm.error(node, f"{n!r} changes structure (or Python object) inside a loop",
                              cls=TranspileError,
@@ -257,6 +444,8 @@ def _written_names(stmts):
 
 def run_loop_body(norm, stmts, node):
     norm.run_body(stmts)
+    if isinstance(norm.frame.returned, Raised):
+        norm.frame.returned = None      # (the loop may run no iteration: code after it runs)
     if norm.frame.returned is not None:
         raise norm.error(node, "return inside a loop is not supported",
                          construct="return (inside a loop)",
@@ -283,6 +472,11 @@ def loop_with_else(norm, node, run):
     cleared before each break of this loop, tested after it)."""
     loop = copy.copy(node)
     loop.orelse = []
+    # `for ...: if c: found = i; break / else: found = -1`: bound on every way out of the
+    # loop, but not before it; the loop starts it as a placeholder (typed where it is joined)
+    for n in set(store_names(node.body)) & set(store_names(node.orelse)):
+        if n not in norm.frame.env:
+            norm.frame.env[n] = Placeholder()
     if not _has_jump(node.body):
         run(norm, loop)
         norm.run_body(node.orelse)
@@ -302,37 +496,69 @@ def stmt_For(norm, node):
     stmts = body_stmts if brk else node.body
     if brk:
         norm.frame.env[brk] = Const(False)
+        if _breaks_here(node.body):
+            node, body_stmts = _target_in_guard(norm, node, body_stmts)
         test = gast.UnaryOp(op=gast.Not(), operand=_name(brk))
-        stmts = [gast.copy_location(gast.If(test=gast.copy_location(test, node), body=stmts,
-                                            orelse=[]), node)]
+        stmts = [gast.copy_location(gast.If(test=gast.copy_location(test, node),
+                                            body=body_stmts, orelse=[]), node)]
     it = node.iter
     func = None
     if isinstance(it, gast.Call):
         func = norm.expr(it.func, "f")
     obj = func.obj if isinstance(func, Static) else None
+    if obj is reversed and len(it.args) == 1 and not it.keywords:
+        done = reversed_loop(norm, node, stmts, it.args[0])
+        if done:
+            return
     # sequences of known structure: unroll
     if obj is zip or obj is enumerate or func is None or not isinstance(func, Static):
         value = None if obj in (zip, enumerate) else norm.expr(it, "seq")
-        if obj is enumerate and _is_call_of(norm, it.args[0] if it.args else None, zip):
-            inner = [norm.expr(a, "seq") for a in it.args[0].args]
-            if len(it.args) == 1 and any(items_of(norm, p, it, "zip") is None for p in inner):
+        start = None
+        if obj is enumerate:
+            seq_node, start = enumerate_call(norm, it)
+        elif obj is zip:
+            _zip_keywords(norm, it)
+        if obj is enumerate and _is_call_of(norm, seq_node, zip):
+            _zip_keywords(norm, seq_node)
+            inner = [norm.expr(a, "seq") for a in seq_node.args]
+            if any(items_of(norm, p, it, "zip") is None for p in inner):
                 # enumerate(zip(x, y)) over arrays of lengths known at run time: one loop
-                return index_loop(norm, node, stmts, inner, "enumerate_zip")
+                return index_loop(norm, node, stmts, inner + [start], "enumerate_zip")
         if obj in (zip, enumerate):
-            parts = [norm.expr(a, "seq") for a in it.args]
+            parts = [norm.expr(a, "seq") for a in (it.args if obj is zip else [seq_node])]
             if all(isinstance(p, (Struct, Static)) for p in parts):
                 seqs = [iteration_items(p) if isinstance(p, Struct) else
                         [norm.classify(v, None) for v in p.obj] for p in parts]
                 if obj is zip:
                     items = [Struct("tuple", list(t)) for t in zip(*seqs)]
                 else:
-                    start = norm.static_value(parts[1], it) if len(parts) > 1 else 0
-                    items = [Struct("tuple", [Const(start + i), v])
+                    items = [Struct("tuple", [_plus(norm, start, i, node), v])
                              for i, v in enumerate(seqs[0])]
                 return unroll(norm, node, stmts, items)
-            return index_loop(norm, node, stmts, parts, obj)
+            if appends_to_list(norm, node.body):
+                # the list grows by one item per iteration: unrolled where the trip count is
+                # known and small (or the items are not numbers), else a RunList (runlists.py)
+                seqs = [items_of(norm, p, it, f"a {obj.__name__} loop that appends to a list")
+                        for p in parts]
+                items = None
+                if all(q is not None for q in seqs):
+                    if obj is zip:
+                        items = [Struct("tuple", list(t)) for t in zip(*seqs)]
+                    else:
+                        items = [Struct("tuple", [_plus(norm, start, i, node), v])
+                                 for i, v in enumerate(seqs[0])]
+                if unroll_appends(norm, node, stmts, items):
+                    return unroll(norm, node, stmts, items)
+            return index_loop(norm, node, stmts, parts + ([start] if obj is enumerate else []),
+                              obj)
         if isinstance(value, Struct):
             return unroll(norm, node, stmts, iteration_items(value))
+        if isinstance(value, RunList):
+            if runlists.changed_in(norm, node.body, value):
+                raise norm.error(node, f"the list {value.user!r} is changed inside the loop "
+                                 "that runs over it", cls=TranspileError,
+                                 hint="loop over a copy: for v in list(...)")
+            return array_loop(norm, node, stmts, runlists.view(norm, value, node))
         if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
             return unroll(norm, node, stmts, [norm.classify(v, None) for v in value.obj])
         if isinstance(value, Static) and isinstance(value.obj, dict):
@@ -362,13 +588,11 @@ def stmt_For(norm, node):
             raise norm.error(it, "range takes 1 to 3 arguments")
         if appends_to_list(norm, node.body):
             bounds = [start, stop, step]
-            if not all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
-                       for b in bounds):
-                raise norm.error(it, "a loop that appends to a list needs its trip count when "
-                                 "the code is generated", cls=ShapesNeeded,
-                                 hint="write into an array instead: y = np.zeros(n); y[i] = ...")
-            items = [Const(i) for i in range(*(int(b.value) for b in bounds))]
-            return unroll(norm, node, stmts, items)
+            items = [Const(i) for i in range(*(int(b.value) for b in bounds))] \
+                if all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
+                       for b in bounds) else None
+            if unroll_appends(norm, node, stmts, items):
+                return unroll(norm, node, stmts, items)
         return range_loop(norm, node, stmts, start, stop, step, target=node.target)
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
@@ -376,6 +600,74 @@ def stmt_For(norm, node):
     if isinstance(value, (Var, Const)):
         return array_loop(norm, node, stmts, value)
     raise norm.error(node, "cannot loop over this value", construct="for")
+
+
+def _target_in_guard(norm, node, body):
+    """A loop with a break runs its remaining iterations with the body skipped (the flag),
+    but Python's loop variable keeps the item of the iteration that broke: the loop binds a
+    hidden name, and the user's target is bound from it inside the guarded body. A target not
+    bound before the loop starts as a placeholder (frontend/normalize/values.py)."""
+    hidden = norm.namer.fresh("_item")
+    for n in store_names([node.target]):
+        if n not in norm.frame.env:
+            norm.frame.env[n] = Placeholder()
+    bind = gast.copy_location(gast.Assign(targets=[node.target], value=_name(hidden),
+                                          type_comment=None), node)
+    node = copy.copy(node)
+    node.target = gast.copy_location(_name(hidden, store=True), node.target)
+    return node, [bind] + list(body)
+
+
+def reversed_loop(norm, node, stmts, seq):
+    """`for ... in reversed(range(a, b, s))` (a range loop running backwards: the step must be
+    known when the code is generated) and `for ... in reversed(x)` over an array (a loop over
+    the reversed view x[::-1], which sees writes into x as Python's iterator does). Returns
+    False where the sequence has a known structure (a list/tuple: the loop is unrolled)."""
+    if _is_call_of(norm, seq, range) or _is_call_of(norm, seq, np.arange):
+        if seq.keywords:
+            raise norm.error(seq, "keyword arguments to range/np.arange in a for loop are "
+                             "not supported")
+        args = [norm.atom(a, "n") for a in seq.args]
+        if not 1 <= len(args) <= 3:
+            raise norm.error(seq, "range takes 1 to 3 arguments")
+        if any(isinstance(a, Const) and not isinstance(a.value, (int, np.integer))
+               for a in args):
+            raise norm.error(seq, "reversed(np.arange(...)) with non-integer bounds in a for "
+                             "loop is not supported", hint="use integer bounds")
+        start, stop, step = ((Const(0), args[0], Const(1)) if len(args) == 1 else
+                             (args[0], args[1], Const(1)) if len(args) == 2 else args)
+        if appends_to_list(norm, node.body):
+            items = [Const(i) for i in reversed(range(start.value, stop.value, step.value))] \
+                if all(isinstance(a, Const) for a in (start, stop, step)) else None
+            if unroll_appends(norm, node, stmts, items):
+                return unroll(norm, node, stmts, items) or True
+        if not isinstance(step, Const) or step.value == 0:
+            raise norm.error(seq, "reversed(range(...)) in a for loop needs a step known when "
+                             "the code is generated (its sign decides where the loop starts)",
+                             cls=ShapesNeeded, construct="reversed(range(...))")
+        # the last element: start + ((stop - start - sign) // step) * step; then down to start
+        sign = 1 if step.value > 0 else -1
+        span = norm.b.emit(by_name("subtract"), {"x": stop, "y": start}, base="n")
+        span = norm.b.emit(by_name("subtract"), {"x": span, "y": Const(sign)}, base="n")
+        count = norm.b.emit(by_name("floor_divide"), {"x": span, "y": step}, base="n")
+        off = norm.b.emit(by_name("multiply"), {"x": count, "y": step}, base="n")
+        last = norm.b.emit(by_name("add"), {"x": start, "y": off}, base="last")
+        end = norm.b.emit(by_name("subtract"), {"x": start, "y": step}, base="end")
+        for v in (span, count, off, last, end):
+            if isinstance(v, Var):
+                norm.mem.int_vars.add(v.name)
+        return range_loop(norm, node, stmts, last, end, Const(-step.value),
+                          target=node.target) or True
+    value = norm.expr(seq, "seq")
+    if isinstance(value, (Var, Const)) and not isinstance(value, Static):
+        if appends_to_list(norm, node.body) and unroll_appends(
+                norm, node, stmts, items_of(norm, value, node, "reversed")):
+            return False
+        view = norm.b.emit(by_name("getitem"), {"x": norm.to_arg(value, node), "index": IndexArg(
+            (SliceArg(None, None, Const(-1)),))}, base="rev")
+        array_loop(norm, node, stmts, view)
+        return True
+    return False
 
 
 def ndindex_loop(norm, node, it):
@@ -430,11 +722,65 @@ def array_loop(norm, node, stmts, value):
     list (its length must then be known when the code is generated)."""
     if appends_to_list(norm, node.body):
         items = items_of(norm, value, node, "a loop that appends to a list")
-        if items is None:
-            raise norm.error(node, "a loop that appends to a list needs the length of the "
-                             "array when the code is generated", cls=ShapesNeeded)
-        return unroll(norm, node, stmts, items)
+        if unroll_appends(norm, node, stmts, items):
+            return unroll(norm, node, stmts, items)
     return index_loop(norm, node, stmts, [value], None)
+
+
+UNROLL_LIMIT = 8     # a loop appending to a list is unrolled up to this many items
+
+
+def unroll_appends(norm, node, stmts, items):
+    """Is a loop whose body appends to a list unrolled (`items`: its items, None where the trip
+    count is known only at run time)? Unrolled, the list keeps a structure known when the
+    code is generated (items of any kind: arrays, tuples); as a run-time loop, a list of
+    numbers becomes a RunList (runlists.py). Up to UNROLL_LIMIT items it is unrolled; beyond,
+    the body is read once ahead and the loop stays a loop when it appends numbers only."""
+    if items is None:
+        if norm.b.avals is None:        # shapes not known yet: eager transforms retry with them
+            raise norm.error(node, "a loop that appends to a list needs its trip count when "
+                             "the code is generated", cls=ShapesNeeded,
+                             hint="write into an array instead: y = np.zeros(n); y[i] = ...")
+        return False
+    if len(items) <= UNROLL_LIMIT:
+        return True
+    env = norm.frame.env
+    lists = {n: env[n] for n in store_names(node.body)
+             if isinstance(env.get(n), Struct) and env[n].kind == "list"}
+    numbers = [True]
+
+    def ahead():
+        norm.assign(node.target, items[0], node)
+        run_loop_body(norm, stmts, node)
+        for n, entry in lists.items():
+            post = norm.frame.env.get(n)
+            if isinstance(post, RunList) or post is entry:
+                continue
+            if not (isinstance(post, Struct) and post.kind == "list"):
+                numbers[0] = False
+                continue
+            for v in post.items[len(entry.items):]:
+                try:
+                    if runlists.item_dtype(norm, v, node, n) is None:
+                        numbers[0] = False
+                except TranspileError:
+                    numbers[0] = False
+    numbers[0] = False if read_ahead_failed(norm, ahead) else numbers[0]
+    return not numbers[0]
+
+
+def read_ahead_failed(norm, run):
+    """read_ahead(norm, run); True where reading the body raised."""
+    failed = [False]
+
+    def guarded():
+        try:
+            run()
+        except TranspileError:
+            failed[0] = True
+            raise
+    read_ahead(norm, guarded)
+    return failed[0]
 
 
 def appends_to_list(norm, stmts):
@@ -454,48 +800,81 @@ def unroll(norm, node, stmts, items):
     for item in items:
         norm.assign(node.target, item, node)
         norm.run_body(stmts)
+        if isinstance(norm.frame.returned, Raised):
+            return          # this iteration raises: nothing after it runs
         if norm.frame.returned is not None:
             raise norm.error(node, "return inside a loop is not supported",
                              hint="store the value and return after the loop")
 
 
 def index_loop(norm, node, stmts, arrays, kind):
+    start = Const(0)
+    if kind is enumerate or kind == "enumerate_zip":     # the start is the last item
+        arrays, start = arrays[:-1], norm.to_arg(arrays[-1], node)
     lens = [norm.b.emit(by_name("len"), {"x": norm.to_arg(a, node)}, base="n")
-            for a in (arrays[:1] if kind is enumerate else arrays)]
+            for a in arrays]
     n = lens[0]
     for m in lens[1:]:
         n = norm.b.emit(by_name("minimum"), {"x": n, "y": m}, base="n")
-    start = Const(0)
-    if kind is enumerate and len(arrays) > 1:
-        start = norm.to_arg(arrays[1], node)
+    # Python's iterator holds the array itself: a write into it (through any name) in the body
+    # is seen by the next items. Each array is held under a hidden name, which the alias model
+    # rebinds after such a write (the loop carries it), and each item is read from it.
+    frame = norm.frame
+    held = []
+    for a in arrays:
+        if isinstance(a, Var):
+            key = ITER_PREFIX + norm.namer.fresh("seq")
+            frame.env[key] = a
+            held.append(key)
+        else:
+            held.append(a)
+
+    def current(h):
+        v = frame.env.get(h) if isinstance(h, str) else h
+        if isinstance(v, Stale):
+            raise stale_error(norm, node, v)
+        return norm.to_arg(v, node)
 
     def bind(k):
-        elems = [norm.b.emit(by_name("getitem"), {"x": norm.to_arg(a, node),
-                                                  "index": IndexArg((k,))},
+        elems = [norm.b.emit(by_name("getitem"), {"x": current(h), "index": IndexArg((k,))},
                              base=_target_base(node.target, i))
-                 for i, a in enumerate(arrays[:1] if kind is enumerate else arrays)]
+                 for i, h in enumerate(held)]
+        i = k if start == Const(0) else norm.b.emit(by_name("add"), {"x": k, "y": start},
+                                                    base="i")
         if kind is zip:
             value = Struct("tuple", elems)
         elif kind == "enumerate_zip":
-            value = Struct("tuple", [k, Struct("tuple", elems)])
+            value = Struct("tuple", [i, Struct("tuple", elems)])
         elif kind is enumerate:
-            i = k if start == Const(0) else norm.b.emit(by_name("add"), {"x": k, "y": start},
-                                                        base="i")
             value = Struct("tuple", [i, elems[0]])
         else:
             value = elems[0]
         norm.assign(node.target, value, node)
-    return range_loop(norm, node, stmts, Const(0), n, Const(1), bind=bind)
+    try:
+        return range_loop(norm, node, stmts, Const(0), n, Const(1), bind=bind)
+    finally:
+        for h in held:
+            if isinstance(h, str):
+                frame.env.pop(h, None)
+
+
+def _unbound_runlists(norm, stmts):
+    """A list of run-time length appended in a loop: its count has no bound known now."""
+    for value in list(norm.frame.env.values()):
+        if isinstance(value, RunList) and runlists.changed_in(norm, stmts, value):
+            value.bound = None
 
 
 def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     frame = norm.frame
     loc = norm.b.loc
+    _unbound_runlists(norm, stmts)
     plan = None
-    if writes_in(stmts):
+    if writes_in(stmts) or _sets_placeholder(norm, stmts):
         def ahead():
             tmp = norm.namer.fresh("i")
             norm.mem.int_vars.add(tmp)
+            _int_aval(norm, tmp)
             if isinstance(target, gast.Name):
                 frame.env[target.id] = Var(tmp)
             elif bind is not None:
@@ -505,13 +884,14 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
             run_loop_body(norm, stmts, node)
         plan = read_ahead(norm, ahead)
     carried = carried_setup(norm, stmts + ([node.target] if bind else []), plan=plan,
-                            node=node)
+                            node=node, trips=lambda: _trip_count(norm, start, stop, step))
     if isinstance(target, gast.Name):
         var = norm.core_name(target.id) if target.id not in carried else \
             norm.namer.fresh(target.id)
     else:
         var = norm.namer.fresh("k" if bind else "i")
     norm.mem.int_vars.add(var)
+    _int_aval(norm, var)
 
     def body():
         if isinstance(target, gast.Name):
@@ -522,7 +902,12 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
             norm.assign(target, Var(var), node)
         run_loop_body(norm, stmts, node)
         carried_finish(norm, carried, node)
-    body_stmts, _ = sub_body(norm, body)
+    _unfold_changing_shapes(norm, carried, body)
+    try:
+        body_stmts, _ = sub_body(norm, body)
+    finally:
+        for h in carried.presized:
+            h.presized = False          # appends after the loop may have to grow it
     norm.b.loc = loc
     norm.b.body.append(ir.ForRange(var, start, stop, step, body_stmts, loc))
 
@@ -537,15 +922,21 @@ def stmt_While(norm, node):
         norm.frame.env[brk] = Const(False)
         test = gast.copy_location(gast.BoolOp(op=gast.And(), values=[
             test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
+    _unbound_runlists(norm, stmts)
     loc = norm.b.loc
     plan = None
-    if writes_in(stmts):
+    if writes_in(stmts) or _sets_placeholder(norm, stmts):
         def ahead():
-            norm.expr(test, "cond")
+            norm.condition(test, "cond")
             run_loop_body(norm, stmts, node)
         plan = read_ahead(norm, ahead)
     carried = carried_setup(norm, stmts, plan=plan, node=node)
-    cond_body, cond = sub_body(norm, lambda: norm.expr(test, "cond"))
+
+    def body():
+        run_loop_body(norm, stmts, node)
+        carried_finish(norm, carried, node)
+    _unfold_changing_shapes(norm, carried, lambda: (norm.condition(test, "cond"), body()))
+    cond_body, cond = sub_body(norm, lambda: norm.condition(test, "cond"))
     known, truth = norm.static_truth(cond)
     if known and not truth:
         norm.b.body += cond_body
@@ -554,10 +945,6 @@ def stmt_While(norm, node):
         raise norm.error(node, "while True without a data-dependent break would never end",
                          construct="while True")
     cond = norm.to_arg(cond, node)
-
-    def body():
-        run_loop_body(norm, stmts, node)
-        carried_finish(norm, carried, node)
     body_stmts2, _ = sub_body(norm, body)
     norm.b.loc = loc
     norm.b.body.append(ir.While(cond_body, cond, body_stmts2, loc))

@@ -34,18 +34,19 @@ import numpy as np
 from transpile.core import ir
 from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, IndexArg, TupleArg, Var
-from transpile.frontend.normalize import array_literals, calls, expressions, loops, statements
+from transpile.frontend.normalize import (array_literals, calls, expressions, loops, runlists,
+                                          statements)
 from transpile.frontend.parse import Resolver, parse_function
 from transpile.primitives import by_name
 from transpile.primitives.numpy.nondiff import bool_, float_, int_, len_
 from transpile.primitives.numpy.structure import array
 from transpile.frontend.normalize.values import (  # noqa: F401  (normalize.Struct, ...: re-exported)
-    BoundMethod, Frame, Static, Struct, flatten_value, unflatten_value)
+    BoundMethod, Frame, Raised, RunList, Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: re-exported)
     SPECIALIZE, Builder, Namer, identifier, names_in)
 from transpile.frontend.normalize.bindings import aliased
 from transpile.frontend.callables import is_data
-from transpile.frontend.normalize.returns import NestedLoopReturn, fold_early_returns
+from transpile.frontend.normalize.returns import fold_early_returns
 from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
 from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
 
@@ -94,12 +95,7 @@ class Normalizer:
         return cls(message, filename=filename, lineno=lineno, construct=construct, hint=hint)
 
     def run_body(self, stmts):
-        try:
-            stmts = fold_early_returns(stmts)
-        except NestedLoopReturn as e:
-            raise self.error(e.node, "return inside a loop nested in another loop is not "
-                             "supported", construct="return (inside nested loops)",
-                             hint="store the value, break, and return after the loops") from None
+        stmts = fold_early_returns(stmts)
         for st in stmts:
             if self.frame.returned is not None:
                 break
@@ -186,6 +182,9 @@ class Normalizer:
             obj = value.obj
             if ir.is_literal(obj):
                 return Const(obj)
+            if obj in (bool, int, float, complex):
+                # a Python type given to NumPy (dtype=bool, .astype(float)): NumPy's type for it
+                return Const(np.dtype(obj).type)
             if isinstance(obj, (tuple, list)) and all(ir.is_literal(o) for o in obj):
                 return Const(tuple(obj))
             if isinstance(obj, str):
@@ -196,6 +195,8 @@ class Normalizer:
             name = self.namer.fresh(getattr(obj, "__name__", "static"))
             self.statics[name] = obj
             return Var(name)
+        if isinstance(value, RunList):      # a list given to NumPy: a new array of its items
+            return runlists.as_array(self, value, node)
         if isinstance(value, BoundMethod):
             raise self.error(node, f"method .{value.name} must be called")
         raise self.error(node, f"cannot use {value!r} here")
@@ -210,6 +211,14 @@ class Normalizer:
             return tuple(items) if value.kind == "tuple" else items
         raise self.error(node, f"{what} must be known when the code is generated (a constant "
                          "or static argument)", cls=TranspileError)
+
+    def condition(self, node, base="cond"):
+        """The value of a test (if, while, x if c else y): a list whose length is known only
+        when the code runs stands for its truth (not empty)."""
+        value = self.expr(node, base)
+        if isinstance(value, RunList):
+            return runlists.truth(self, value, node)
+        return value
 
     def static_truth(self, value):
         if isinstance(value, Const):
@@ -233,6 +242,14 @@ class Normalizer:
                 return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
         if prim is len_ and isinstance(bound["x"], Struct):
             return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
+        if prim is len_ and isinstance(bound["x"], RunList):
+            return runlists.count(bound["x"])
+        if prim is array and isinstance(bound.get("x"), RunList):
+            out = runlists.as_array(self, bound["x"], node)     # np.array(out): a new array
+            dtype = bound.get("dtype")
+            if dtype is None or (isinstance(dtype, Const) and dtype.value is None):
+                return out
+            return self.apply(by_name("astype"), [out, dtype], {}, node, base)
         bound = array_literals.array_arguments(self, prim, bound, node, base)
         if prim.multi is not None:
             return array_literals.multi_output(self, prim, bound, node, base)
@@ -378,7 +395,8 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         result = norm.expr(node.body, "out")
     else:
         norm.run_body(node.body)
-        result = frame.returned if frame.returned is not None else Const(None)
+        result = frame.returned if frame.returned is not None and \
+                not isinstance(frame.returned, Raised) else Const(None)
     try:
         outs, out_tree = flatten_value(result)
     except TypeError as e:

@@ -5,10 +5,17 @@ not return, so they are appended to each branch of that `if` (the rest of the fu
 the other branch). The normalizer then sees an ordinary if/else whose paths all return: a static
 condition picks a branch, a data condition becomes an `If` statement (a select under vmap).
 A return inside a loop becomes a flag and a break: `result = v; returned = True; break`, and
-after the loop `if returned: return result` (folded like any early return). The result starts
-as 0.0, so a loop that returns a tuple or list from inside refuses (structures differ).
+after the loop `if returned: return result` (folded like any early return); inside a loop
+nested in others, each enclosing loop breaks after it on the flag. The result starts as a
+placeholder (frontend/normalize/values.py), which takes the value returned without a copy on
+the other paths, so any value (numbers, arrays, tuples of them) may be returned from inside
+loops.
 """
+import copy
+
 import gast
+
+from transpile.frontend.normalize.values import PLACEHOLDER_MARK
 
 
 def contains_return(stmts):
@@ -57,18 +64,20 @@ def _returns_to_breaks(stmts, flag, result):
                                             body=_returns_to_breaks(st.body, flag, result),
                                             orelse=_returns_to_breaks(st.orelse, flag, result)),
                                     st)
-        elif isinstance(st, (gast.For, gast.While)) and _loop_returns(st.body):
-            raise NestedLoopReturn(st)
+        elif isinstance(st, (gast.For, gast.While)) and (_loop_returns(st.body) or
+                                                          _loop_returns(st.orelse)):
+            # a loop nested in the loop: its returns break it, then this loop breaks too
+            # (a break in its else clause belongs to this loop already)
+            inner = copy.copy(st)
+            inner.body = _returns_to_breaks(st.body, flag, result)
+            inner.orelse = _returns_to_breaks(st.orelse, flag, result)
+            out.append(inner)
+            out.append(gast.copy_location(gast.If(test=_name(flag, gast.Load(), st),
+                                                  body=[gast.copy_location(gast.Break(), st)],
+                                                  orelse=[]), st))
+            continue
         out.append(st)
     return out
-
-
-class NestedLoopReturn(Exception):
-    """A return inside a loop nested in a loop: refused (the normalizer names the line)."""
-
-    def __init__(self, node):
-        super().__init__("return inside a nested loop")
-        self.node = node
 
 
 def _lift_loop_return(st):
@@ -83,7 +92,8 @@ def _lift_loop_return(st):
         loop = gast.While(test=st.test, body=body, orelse=st.orelse)
     gast.copy_location(loop, st)
     false = gast.copy_location(gast.Constant(value=False, kind=None), st)
-    zero = gast.copy_location(gast.Constant(value=0.0, kind=None), st)
+    # the result exists before the loop only to be joined; it is read only once a return set it
+    zero = gast.copy_location(gast.Constant(value=PLACEHOLDER_MARK, kind=None), st)
     ret = gast.copy_location(gast.Return(value=_name(result, gast.Load(), st)), st)
     forever = isinstance(st, gast.While) and isinstance(st.test, gast.Constant) and \
         st.test.value is True and not _breaks(st.body)

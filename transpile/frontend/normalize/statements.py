@@ -11,7 +11,7 @@ import types
 import gast
 import numpy as np
 
-from transpile.frontend.normalize import array_literals, checks
+from transpile.frontend.normalize import array_literals, checks, runlists
 from transpile.frontend.normalize.aliasing import Stale, stale_error
 from transpile.errors import TranspileError, ShapesNeeded
 from transpile.core.ir import Const, IndexArg, Var
@@ -19,7 +19,7 @@ from transpile.frontend.normalize.branches import dynamic_if
 from transpile.frontend.normalize.builtins import effect_statement, items_of
 from transpile.frontend.normalize.expressions import subscript_index
 from transpile.frontend.normalize.random import draw_statement
-from transpile.frontend.normalize.values import LocalFunction, Static, Struct
+from transpile.frontend.normalize.values import LocalFunction, RunList, Static, Struct
 from transpile.primitives import by_name, lookup
 from transpile.frontend.parse import read_binding
 
@@ -299,6 +299,13 @@ def _rank(norm, value, node):
 def list_method(norm, call):
     """`name.append(v)` / `name.extend(seq)` on a list the function built: the name is bound
     to the longer list (refused when another name holds the same list: it would not see it)."""
+    if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and \
+            isinstance(call.func.value, gast.Name) and \
+            isinstance(norm.frame.env.get(call.func.value.id), RunList):
+        runlist_method(norm, norm.frame.env[call.func.value.id], call)
+        return True
+    if struct_pop(norm, call) is not None:
+        return True
     if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
             call.func.attr in ("append", "extend") and isinstance(call.func.value, gast.Name)):
         return False
@@ -324,6 +331,52 @@ def list_method(norm, call):
         new = lst.items + list(more)
     norm.bind_name(name, Struct("list", new))
     return True
+
+
+def struct_pop(norm, call):
+    """`name.pop()` / `name.pop(i)` on a list of known structure: the item (None: not such a
+    call); the name is bound to the shorter list."""
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+            call.func.attr == "pop" and isinstance(call.func.value, gast.Name)):
+        return None
+    name = call.func.value.id
+    lst = norm.frame.env.get(name)
+    if not (isinstance(lst, Struct) and lst.kind == "list"):
+        return None
+    if call.keywords or len(call.args) > 1:
+        raise norm.error(call, "list.pop takes at most one argument")
+    if any(_holds(v, lst) for k, v in norm.frame.env.items() if k != name):
+        raise norm.error(call, f"{name}.pop(...) on a list another name (or a list holding it) "
+                         "also holds is not supported")
+    k = norm.static_value(norm.expr(call.args[0], name), call, "the index of list.pop") \
+        if call.args else -1
+    items = list(lst.items)
+    try:
+        item = items.pop(k)
+    except IndexError:
+        raise norm.error(call, "pop from an empty list (or an index out of range)",
+                         cls=TranspileError) from None
+    norm.bind_name(name, Struct("list", items))
+    return item
+
+
+def runlist_method(norm, h, call):
+    """A method of a list whose length is known only when the code runs (runlists.py)."""
+    name = call.func.attr
+    if call.keywords:
+        raise norm.error(call, f"list.{name} with keyword arguments is not supported")
+    args = [norm.expr(a, h.user) for a in call.args]
+    if name == "append" and len(args) == 1:
+        runlists.append(norm, h, args[0], call)
+        return None
+    if name == "pop" and len(args) <= 1:
+        return runlists.pop(norm, h, args[0] if args else None, call)
+    if name in ("reverse", "sort", "clear") and not args:
+        runlists.in_place(norm, h, name, call)
+        return None
+    raise norm.error(call, f"list.{name}(...) on the list {h.user!r}, whose length is known "
+                     "only when the code runs, is not supported (append, pop, len, indexing, "
+                     "iteration and np.array are)", cls=TranspileError)
 
 
 def _holds(value, lst, depth=0):
@@ -387,7 +440,7 @@ def stmt_Return(norm, node):
 
 
 def stmt_If(norm, node):
-    cond = norm.expr(node.test, "cond")
+    cond = norm.condition(node.test, "cond")
     known, truth = norm.static_truth(cond)
     if known:
         norm.run_body(node.body if truth else node.orelse)

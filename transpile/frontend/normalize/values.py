@@ -26,6 +26,50 @@ class Struct:
         return len(self.items)
 
 
+class Placeholder:
+    """The value of a name bound before a loop only so that it exists, and read only where a
+    later statement set it: the result of a `return` from inside a loop
+    (frontend/normalize/returns.py), read after the loop under the flag the return set. Where
+    it meets a value (the paths of an if, a loop's entry and the end of its body), it becomes
+    zeros typed like that value (frontend/normalize/branches.py `typed_like`), so every path
+    assigns every variable and no type changes."""
+
+    def __repr__(self):
+        return "Placeholder"
+
+
+# the AST constant that reads as a new Placeholder (frontend/normalize/returns.py writes it)
+PLACEHOLDER_MARK = Placeholder()
+
+
+class RunList:
+    """A list of numbers whose length is known only when the code runs: its items are
+    items[:count] of two variables of the function, named by `items` and `count` in `frame`'s
+    environment (transpile/frontend/normalize/runlists.py). The object itself never changes:
+    every name holding the list holds it, and sees what is appended through any of them."""
+
+    def __init__(self, user, items, count, dtype, frame):
+        self.user, self.items, self.count, self.dtype, self.frame = \
+            user, items, count, dtype, frame
+        self.presized = False   # appends need no growth (inside the loop that sized it)
+        self.capacity = None    # the buffer's length where known when the code is generated
+        self.bound = None       # an upper bound of the count known then (None: not known)
+
+    def __repr__(self):
+        return f"RunList({self.user}: {self.items}[:{self.count}])"
+
+
+class Raised:
+    """Frame.returned after an unconditional `raise`: the path ends there without a value (an
+    if joins it with what its other path does)."""
+
+    def __repr__(self):
+        return "Raised"
+
+
+RAISED = Raised()
+
+
 class Static:
     """A Python object known while generating code: a module, function, class, static arg."""
 

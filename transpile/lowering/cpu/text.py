@@ -102,7 +102,11 @@ def const_text(value, dtype=None):
         return dtype_ctor(value)
     if isinstance(value, np.dtype):
         return dtype_ctor(value)
-    return ir.format_const(value)
+    text = ir.format_const(value)
+    if isinstance(value, (int, float)) and text.startswith("-"):
+        # a negative literal is one operand: `(-1) ** k`, not `-1 ** k` (which is -(1 ** k))
+        return f"({text})"
+    return text
 
 
 def shape_text(shape):

@@ -17,10 +17,12 @@ _SAME_AS = {
     "acosh": "arccosh", "atanh": "arctanh", "exp": "exp", "expm1": "expm1", "log10": "log10",
     "log2": "log2", "log1p": "log1p", "sqrt": "sqrt", "fabs": "absolute", "atan2": "arctan2",
     "hypot": "hypot", "pow": "power", "erf": "special_erf", "erfc": "special_erfc", "lgamma": "special_gammaln",
-    "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+    "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "copysign": "copysign",
+    "degrees": "rad2deg", "radians": "deg2rad", "exp2": "exp2", "cbrt": "cbrt",
 }
 for _m, _row in _SAME_AS.items():
-    defimpl(by_name(_row), getattr(math, _m))
+    if hasattr(math, _m):       # math.exp2 and math.cbrt: Python 3.11 on
+        defimpl(by_name(_row), getattr(math, _m))
 defimpl(by_name("log"), math.log)      # math.log(x); math.log(x, base) is refused by arity
 
 # an integer result (usable as an index), piecewise constant: no derivative

@@ -37,11 +37,13 @@ moveaxis = defprim("moveaxis", np.moveaxis, "np.moveaxis", "x, source, destinati
 broadcast_to = defprim("broadcast_to", np.broadcast_to, "np.broadcast_to", "x, shape", batch=S,
                        linear=("x",), vjp={"x": "rt.unbroadcast(g, x)"},
                        array_result=True, view="opaque", numba=NF.diagonal)
+# (the items' values never decide the result's shape: np.stack((0, n, n + 1)) of counts)
 concatenate = defprim("concatenate", np.concatenate, "np.concatenate", "arrays, axis=0", batch=S,
                       linear=("arrays",), vjp={"arrays": "rt.concat_vjp(g, arrays, k, axis)"},
-                      array_result=True, fresh=True)
+                      array_result=True, fresh=True, sized_by=("axis",))
 stack = defprim("stack", np.stack, "np.stack", "arrays, axis=0", batch=S, linear=("arrays",),
-                vjp={"arrays": "rt.take_axis(g, k, axis)"}, array_result=True, fresh=True)
+                vjp={"arrays": "rt.take_axis(g, k, axis)"}, array_result=True, fresh=True,
+                sized_by=("axis",))
 array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x, dtype=None",
                 batch=S, linear=("x",), vjp={"x": "rt.cast_like(g, x)"},
                 array_result=True, view="same")
