@@ -323,8 +323,9 @@ class Specializer:
 
     def _elementwise_of_unsized(self, eqn):
         """An elementwise row of values of run-time length whose stand-ins do not broadcast
-        (sums[:n] / counts): the result has their rank and the dtype the row gives on
-        one-element arrays (the lengths are checked when the code runs)."""
+        (sums[:n] / counts, A[:i, :i] + v): the result has the largest of their ranks and the
+        dtype the row gives on one-element arrays (the lengths are checked when the code
+        runs)."""
         if not eqn.prim.elementwise:
             return None
         ranks, vals = set(), {}
@@ -341,14 +342,14 @@ class Specializer:
                     av.dtype.type(0).item()
             else:
                 vals[k] = a.value
-        if len(ranks) != 1:
+        if not ranks:
             return None
         try:
             with np.errstate(all="ignore"):
                 r = _call(eqn.prim, vals)
         except Exception:
             return None
-        rank = ranks.pop()
+        rank = max(ranks)      # (operands of fewer axes broadcast against it)
         self.unsized[eqn.out] = AVal((1,) * rank, np.asarray(r).dtype)
         self.avals.pop(eqn.out, None)
         return None
