@@ -25,7 +25,8 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu.text import Unlowerable, dtype_ctor, shape_text, size_text
 from transpile.optimize.specialize_windows import MARK
-from transpile.lowering.cpu.unsized_shapes import elementwise, lower_array_op, newaxis_getitem
+from transpile.lowering.cpu.unsized_shapes import (elementwise, lower_array_op, newaxis_getitem,
+                                                   newaxis_getitem_vjp)
 from transpile.primitives.internal import control as C
 from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp_right,
                                                           getitem_vjp, reduced_count,
@@ -132,6 +133,8 @@ def lower_unsized(lw, st):
         return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {dtype_ctor(dt)})"]
     if prim is sum_grad and isinstance(x, Var) and x.name in lw.unsized and dt is not None:
         return _sum_grad_along(lw, st)
+    if prim is getitem_vjp and isinstance(a["index"], IndexArg) and None in a["index"].items:
+        return newaxis_getitem_vjp(lw, st, lw.index)
     if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:
         return _mask_scatter(lw, st)
     if prim is getitem_vjp and isinstance(x, Var) and x.name in lw.unsized and dt is not None \

@@ -25,11 +25,13 @@ import numpy as np
 from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile.lowering.cpu.text import atom_const_text, dtype_ctor, shape_text, size_text
 from transpile.optimize.fusion import scalar_template
-from transpile.primitives.internal.adjoint_helpers import mT, sum_grad, unbroadcast
+from transpile.primitives.internal.adjoint_helpers import (concat_vjp, extremum_mask, mT,
+                                                          put_axis, sum_grad, unbroadcast)
 from transpile.primitives.numpy.arrays import flip, fliplr, flipud
 from transpile.primitives.numpy.products import dot, matmul, outer
 from transpile.primitives.numpy.reductions import max_, mean, min_, prod, sum_
-from transpile.primitives.numpy.structure import concatenate, stack, swapaxes, transpose
+from transpile.primitives.numpy.structure import (concatenate, ravel, reshape, stack, swapaxes,
+                                                  transpose)
 from transpile.primitives.registry import by_name
 
 hstack, vstack = by_name("hstack"), by_name("vstack")
@@ -82,10 +84,20 @@ def lower_array_op(lw, st):
         return _reduce_along(lw, st)
     if prim in (concatenate, stack, hstack, vstack):
         return _join(lw, st)
+    if prim is ravel:
+        return _ravel(lw, st)
+    if prim is reshape:
+        return _reshape(lw, st)
     if prim is unbroadcast:
         return _unbroadcast(lw, st)
     if prim is sum_grad:
         return _sum_grad(lw, st)
+    if prim is extremum_mask:
+        return _extremum_mask(lw, st)
+    if prim is concat_vjp:
+        return _concat_vjp(lw, st)
+    if prim is put_axis:
+        return _put_axis(lw, st)
     if prim.elementwise and st.out in lw.unsized:
         return elementwise(lw, st)
     return None
@@ -150,6 +162,35 @@ def _transpose(lw, st):
     if n == 1:
         return [f"{st.out} = {x.name}"]
     return [f"{st.out} = np.transpose({x.name}, {_tuple_text([str(p) for p in perm])})"]
+
+
+def _ravel(lw, st):
+    x = st.args["x"]
+    if _info(lw, x) is None or not isinstance(x, Var) or set(st.args) != {"x"}:
+        return None
+    return [f"{st.out} = np.ravel({x.name})"]
+
+
+def _reshape(lw, st):
+    """np.reshape(v, s), v or s of run-time length (s: a shape written out, or the shape of
+    such a value, read when the code runs); a size that differs raises ValueError, as NumPy
+    does."""
+    x, s = st.args["x"], st.args["shape"]
+    if _info(lw, x) is None or not isinstance(x, Var) or set(st.args) != {"x", "shape"}:
+        return None
+    if isinstance(s, Const) and st.out in lw.avals:       # a shape written out
+        return [f"{st.out} = np.ascontiguousarray({x.name})"
+                f".reshape({shape_text(lw.avals[st.out].shape)})"]
+    if isinstance(s, Const) and st.out in lw.unsized:      # x[:k].reshape(-1, 1)
+        dims = s.value if isinstance(s.value, tuple) else (s.value,)
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= -1
+                   for d in dims) or sum(1 for d in dims if d == -1) > 1:
+            return None
+        return [f"{st.out} = np.ascontiguousarray({x.name})"
+                f".reshape({_tuple_text([str(int(d)) for d in dims])})"]
+    if not isinstance(s, Var) or s.name not in getattr(lw.avals, "unsized_shapes", {}):
+        return None
+    return [f"{st.out} = np.ascontiguousarray({x.name}).reshape({s.name})"]
 
 
 # -- products ------------------------------------------------------------------------------------
@@ -431,6 +472,40 @@ def newaxis_getitem(lw, st, index_text):
             f"{o} = np.ascontiguousarray({o}_p).reshape({_tuple_text(dims)})"]
 
 
+def newaxis_getitem_vjp(lw, st, index_text):
+    """The cotangent of x in x[:k, None], the cotangent or x of run-time length: zeros of x's
+    shape, the cotangent read at 0 along its new axes written at the index without them."""
+    x, ct, index = st.args["x"], st.args["ct"], st.args["index"]
+    xs, cs, dt = _info(lw, x), _info(lw, ct), _dt(lw, st)
+    if xs is None or cs is None or dt is None or not isinstance(x, Var) or \
+            not isinstance(ct, Var) or not isinstance(index, IndexArg) or \
+            None not in index.items or xs[0] == 0:
+        return None
+    for it in index.items:
+        if it is None or it is Ellipsis or isinstance(it, SliceArg):
+            continue
+        r = _info(lw, it) if isinstance(it, (Var, Const)) else None
+        if r is None or r[0] != 0 or r[1].kind not in "iu":
+            return None
+    consumed = sum(1 for it in index.items if it is not None and it is not Ellipsis)
+    at = []
+    for it in index.items:
+        if it is None:
+            at.append("0")
+        elif it is Ellipsis:
+            at += [":"] * (xs[0] - consumed)
+        elif isinstance(it, SliceArg):
+            at.append(":")
+    at += [":"] * (cs[0] - len(at))
+    rest = IndexArg(tuple(it for it in index.items if it is not None))
+    ix = index_text(rest, st) if rest.items not in ((), (Ellipsis,)) else \
+        ", ".join([":"] * xs[0])
+    xav = lw.av(x)
+    shape = shape_text(xav.shape) if xav is not None else f"{x.name}.shape"
+    return [f"{st.out} = np.zeros({shape}, {dtype_ctor(dt)})",
+            f"{st.out}[{ix}] = {ct.name}[{', '.join(at)}]"]
+
+
 # -- derivatives ---------------------------------------------------------------------------------
 
 def _unbroadcast(lw, st):
@@ -528,3 +603,88 @@ def batched_product(lw, st):
     lines.append(f"{pad}{o}[{', '.join(loops)}] = np.dot({operand(x, xs, xb)}, "
                  f"{operand(y, ys, yb)})")
     return lines
+
+
+def _extremum_mask(lw, st):
+    """rt.extremum_mask(x, ans, axis, keepdims) (the weights a max or min passes its cotangent
+    back with), x of run-time length: 1 / (the count of ties) where x equals the extremum of
+    its row, 0 elsewhere."""
+    x, ans, a = st.args["x"], st.args["ans"], st.args
+    xs, as_, dt = _info(lw, x), _info(lw, ans), _dt(lw, st)
+    axis, keep = a.get("axis", Const(None)), a.get("keepdims", Const(False))
+    if xs is None or as_ is None or dt is None or not isinstance(x, Var) or xs[0] == 0 or \
+            not isinstance(keep, Const) or not isinstance(axis, Const):
+        return None
+    o, ctor = st.out, dtype_ctor(dt)
+    if axis.value is None:
+        if as_[0] != 0:
+            return None
+        return [f"{o}_hit = ({x.name} == {lw.fmt(ans)})",
+                f"{o} = {o}_hit.astype({ctor}) / {ctor}(np.sum({o}_hit))"]
+    if not _int_const(axis) or not -xs[0] <= axis.value < xs[0] or not isinstance(ans, Var):
+        return None
+    n, k = xs[0], int(axis.value) % xs[0]
+    if as_[0] != (n if keep.value else n - 1):
+        return None
+    perm = [d for d in range(n) if d != k] + [k]
+    back = [int(p) for p in np.argsort(perm)]
+    m = f"{ans.name}[{', '.join('0' if d == k else ':' for d in range(n))}]" if keep.value \
+        else ans.name
+    lines = [f"{o}_x = np.transpose({x.name}, {_tuple_text([str(p) for p in perm])})",
+             f"{o}_m = {m}",
+             f"{o}_t = np.zeros({o}_x.shape, {ctor})"]
+    if n == 1:
+        row, mv, dest = f"{o}_x", f"{o}_m", f"{o}_t"
+        pad = ""
+    else:
+        lines.append(f"for {o}_at in np.ndindex({o}_x.shape[:-1]):")
+        row, mv, dest = f"{o}_x[{o}_at]", f"{o}_m[{o}_at]", f"{o}_t[{o}_at]"
+        pad = "    "
+    lines += [f"{pad}{o}_r = {row}",
+              f"{pad}{o}_d = {dest}",
+              f"{pad}{o}_c = 0",
+              f"{pad}for {o}_j in range({o}_r.shape[0]):",
+              f"{pad}    {o}_c += {o}_r[{o}_j] == {mv}",
+              f"{pad}for {o}_j in range({o}_r.shape[0]):",
+              f"{pad}    if {o}_r[{o}_j] == {mv}:",
+              f"{pad}        {o}_d[{o}_j] = {ctor}(1) / {ctor}({o}_c)"]
+    lines.append(f"{o} = {o}_t" if n == 1 else
+                 f"{o} = np.transpose({o}_t, {_tuple_text([str(b) for b in back])})")
+    return lines
+
+
+def _concat_vjp(lw, st):
+    """rt.concat_vjp(ct, arrays, k, axis): the part of ct that arrays[k] gave
+    np.concatenate's result (their lengths read when the code runs)."""
+    ct, arrs, k, a = st.args["ct"], st.args["arrays"], st.args["k"], st.args
+    axis = a.get("axis", Const(0))
+    cs = _info(lw, ct)
+    if cs is None or not isinstance(ct, Var) or not isinstance(arrs, TupleArg) or \
+            not _int_const(k) or not _int_const(axis) or not 0 <= k.value < len(arrs.items) or \
+            not -cs[0] <= axis.value < cs[0] or cs[0] == 0:
+        return None
+    infos = [_info(lw, v) if isinstance(v, Var) else None for v in arrs.items]
+    if any(i is None or i[0] != cs[0] for i in infos):
+        return None
+    ax, o = int(axis.value) % cs[0], st.out
+    before = [f"{v.name}.shape[{ax}]" for v in arrs.items[:int(k.value)]]
+    mine = f"{arrs.items[int(k.value)].name}.shape[{ax}]"
+    at = ", ".join(f"{o}_s:{o}_s + {mine}" if d == ax else ":" for d in range(cs[0]))
+    return [f"{o}_s = {' + '.join(before) if before else '0'}",
+            f"{o} = {ct.name}[{at}]"]
+
+
+def _put_axis(lw, st):
+    """rt.put_axis(part, like, k, axis) (the cotangent of one input of np.stack), like of
+    run-time length: zeros of like's shape, part at position k along the axis."""
+    part, like, k, a = st.args["part"], st.args["like"], st.args["k"], st.args
+    axis = a.get("axis", Const(0))
+    ls, dt = _info(lw, like), _dt(lw, st)
+    if ls is None or dt is None or not isinstance(like, Var) or not _int_const(k) or \
+            not _int_const(axis) or ls[0] == 0 or not -ls[0] <= axis.value < ls[0] or \
+            _info(lw, part) is None:
+        return None
+    ax = int(axis.value) % ls[0]
+    at = ", ".join(str(int(k.value)) if d == ax else ":" for d in range(ls[0]))
+    return [f"{st.out} = np.zeros({like.name}.shape, {dtype_ctor(dt)})",
+            f"{st.out}[{at}] = {lw.fmt(part)}"]
