@@ -289,10 +289,24 @@ def _matmul_vjp(sp, eqn, out, side):
     mm, mul, outer = by_name("matmul"), by_name("multiply"), by_name("outer")
     loc, name = eqn.loc, eqn.out
     if nx > 2 or ny > 2:
-        if nx < 2 or ny < 2 or eqn.prim in (by_name("dot_vjp_left"),
-                                              by_name("dot_vjp_right")) and ny > 2:
-            return False
-        if side == "left":
+        if eqn.prim in (by_name("dot_vjp_left"), by_name("dot_vjp_right")) and ny > 2:
+            return False      # (np.dot of two stacks: every matrix with every other)
+        get = by_name("getitem")
+
+        def at(v, *items):
+            return sp.emit(out, get, {"x": v, "index": IndexArg((Ellipsis,) + items)}, loc,
+                           base=name)
+        last, col = SliceArg(None, None, None), None
+        if ny == 1 and side == "left":        # x (..., m, k) @ y (k,): ct (..., m)
+            p = sp.emit(out, mul, {"x": at(ct, col), "y": y}, loc, base=name)
+        elif ny == 1:
+            p = at(sp.emit(out, mm, {"x": _T(sp, out, x, loc), "y": at(ct, col)}, loc,
+                           base=name), Const(0))
+        elif nx == 1 and side == "left":      # x (k,) @ y (..., k, n): ct (..., n)
+            p = at(sp.emit(out, mm, {"x": y, "y": at(ct, col)}, loc, base=name), Const(0))
+        elif nx == 1:
+            p = sp.emit(out, mul, {"x": at(x, col), "y": at(ct, col, last)}, loc, base=name)
+        elif side == "left":
             p = sp.emit(out, mm, {"x": ct, "y": _T(sp, out, y, loc)}, loc, base=name)
         else:
             p = sp.emit(out, mm, {"x": _T(sp, out, x, loc), "y": ct}, loc, base=name)

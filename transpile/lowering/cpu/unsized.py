@@ -132,7 +132,7 @@ def lower_unsized(lw, st):
             return None
         return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {dtype_ctor(dt)})"]
     if prim is sum_grad and isinstance(x, Var) and x.name in lw.unsized and dt is not None:
-        return _sum_grad_along(lw, st)
+        return _sum_grad_along(lw, st) or lower_array_op(lw, st)
     if prim is getitem_vjp and isinstance(a["index"], IndexArg) and None in a["index"].items:
         return newaxis_getitem_vjp(lw, st, lw.index)
     if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:

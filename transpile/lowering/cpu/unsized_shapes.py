@@ -34,7 +34,7 @@ from transpile.primitives.numpy.structure import (concatenate, ravel, reshape, s
                                                   transpose)
 from transpile.primitives.registry import by_name
 
-hstack, vstack = by_name("hstack"), by_name("vstack")
+hstack, vstack, joined_vjp = by_name("hstack"), by_name("vstack"), by_name("joined_vjp")
 
 _BROADCAST = "operands could not be broadcast together"
 _CORE_DIM = "matmul: a mismatch in the core dimension of the operands"
@@ -98,6 +98,8 @@ def lower_array_op(lw, st):
         return _concat_vjp(lw, st)
     if prim is put_axis:
         return _put_axis(lw, st)
+    if prim is joined_vjp:
+        return _joined_vjp(lw, st)
     if prim.elementwise and st.out in lw.unsized:
         return elementwise(lw, st)
     return None
@@ -688,3 +690,29 @@ def _put_axis(lw, st):
     at = ", ".join(str(int(k.value)) if d == ax else ":" for d in range(ls[0]))
     return [f"{st.out} = np.zeros({like.name}.shape, {dtype_ctor(dt)})",
             f"{st.out}[{at}] = {lw.fmt(part)}"]
+
+
+def _joined_vjp(lw, st):
+    """rt.joined_vjp(ct, arrays, k, kind) of np.hstack / np.vstack of arrays of one rank,
+    some of run-time length: the part of ct that arrays[k] gave (a row of a vstack of
+    vectors)."""
+    ct, arrs, k, kind = st.args["ct"], st.args["arrays"], st.args["k"], st.args["kind"]
+    cs = _info(lw, ct)
+    if cs is None or not isinstance(ct, Var) or not isinstance(arrs, TupleArg) or \
+            not _int_const(k) or not isinstance(kind, Const) or \
+            kind.value not in ("hstack", "vstack") or not 0 <= k.value < len(arrs.items):
+        return None
+    infos = [_info(lw, v) if isinstance(v, Var) else None for v in arrs.items]
+    if any(i is None for i in infos) or len({i[0] for i in infos}) != 1 or infos[0][0] == 0:
+        return None
+    rank, j, o = infos[0][0], int(k.value), st.out
+    if kind.value == "vstack" and rank == 1:
+        return [f"{o} = {ct.name}[{j}]"]
+    ax = 1 if kind.value == "hstack" and rank > 1 else 0
+    if cs[0] != rank:
+        return None
+    before = [f"{v.name}.shape[{ax}]" for v in arrs.items[:j]]
+    mine = f"{arrs.items[j].name}.shape[{ax}]"
+    at = ", ".join(f"{o}_s:{o}_s + {mine}" if d == ax else ":" for d in range(rank))
+    return [f"{o}_s = {' + '.join(before) if before else '0'}",
+            f"{o} = {ct.name}[{at}]"]
