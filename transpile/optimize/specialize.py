@@ -157,6 +157,12 @@ class Specializer:
                     items.append(slice(*[None if x is None or self.standins_for_unsized and
                                          isinstance(x, Var) else self.value(x)
                                          for x in (it.lower, it.upper, it.step)]))
+                elif isinstance(it, Var) and self.avals.get(it.name) is not None and \
+                        not self.avals[it.name].shape and \
+                        self.avals[it.name].dtype.kind in "iu":
+                    # an integer known at run time (a loop index): 0, inside any axis the
+                    # result could come from (1 is past the end of an axis of length 1)
+                    items.append(0)
                 elif isinstance(it, (Var, Const)):
                     items.append(self.value(it, True))
                 else:

@@ -161,6 +161,13 @@ def rw_cast_like(sp, eqn, out):
     if ta.dtype == xa.dtype and not ta.weak:
         sp.alias(eqn, t)
         return True
+    if np.issubdtype(ta.dtype, np.complexfloating) and \
+            not np.issubdtype(xa.dtype, np.complexfloating):
+        # NumPy's cast of complex to real keeps the real part (Numba's refuses): said so
+        t = sp.emit(out, by_name("real"), {"x": t}, eqn.loc, base=eqn.out)
+        if sp.aval(t).dtype == xa.dtype:
+            sp.alias(eqn, t)
+            return True
     sp.emit(out, by_name("astype"), {"x": t, "dtype": Const(xa.dtype.type)}, eqn.loc,
             name=eqn.out)
     return True

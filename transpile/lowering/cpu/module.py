@@ -216,9 +216,9 @@ class Lowerer:
             elif isinstance(st, Eqn) and st.prim.check:
                 self.comment(st.loc, indent, out)      # assert / raise
                 numba_checks.lower_check(self, st, indent, out)
-            elif isinstance(st, Eqn) and batched_product(self, st) is not None:
+            elif isinstance(st, Eqn) and (stacked := batched_product(self, st)) is not None:
                 self.comment(st.loc, indent, out)     # a stack of matrix products
-                out += [indent + line for line in batched_product(self, st)]
+                out += [indent + line for line in stacked]
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
                 form = self.row_form(st)

@@ -585,25 +585,24 @@ def batched_product(lw, st):
         return None
     o, nb = st.out, len(batch)
     loops = [f"{o}_b{d}" for d in range(nb)]
+    lines = []
 
-    def at(name, shape):
-        lead = nb - len(shape)
-        return ", ".join("0" if n == 1 else loops[lead + d] for d, n in enumerate(shape))
-
-    def operand(a, av, bshape):
-        text = _cast(a.name, np.dtype(av.dtype), dt)
-        if bshape:
-            text = f"{a.name}[{at(a.name, bshape)}]"
-            if np.dtype(av.dtype) != dt:
-                text = f"{text}.astype({dtype_ctor(dt)})"
-        return text
-    lines = [f"{o} = np.empty({shape_text(os_.shape)}, {dtype_ctor(dt)})"]
+    def operand(a, av, bshape, tag):
+        name = a.name
+        if np.dtype(av.dtype) != dt:        # cast once, before the loops
+            lines.append(f"{o}_{tag} = {a.name}.astype({dtype_ctor(dt)})")
+            name = f"{o}_{tag}"
+        if not bshape:
+            return name
+        lead = nb - len(bshape)       # (an axis of length 1 broadcasts: read at 0)
+        return f"{name}[{', '.join('0' if n == 1 else loops[lead + d] for d, n in enumerate(bshape))}]"
+    xt, yt = operand(x, xs, xb, "x"), operand(y, ys, yb, "y")
+    lines.append(f"{o} = np.empty({shape_text(os_.shape)}, {dtype_ctor(dt)})")
     pad = ""
     for d, n in enumerate(batch):
         lines.append(f"{pad}for {loops[d]} in range({size_text(n)}):")
         pad += "    "
-    lines.append(f"{pad}{o}[{', '.join(loops)}] = np.dot({operand(x, xs, xb)}, "
-                 f"{operand(y, ys, yb)})")
+    lines.append(f"{pad}{o}[{', '.join(loops)}] = np.dot({xt}, {yt})")
     return lines
 
 
