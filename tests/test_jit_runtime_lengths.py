@@ -175,7 +175,7 @@ def block_products(A, x):
     C = np.zeros((n, n))
     for i in range(1, n):
         y[i:] += A[i:, i:] @ x[i:]
-        y[:i] -= x[:i] @ A[:i, :i]
+        y[:i] -= x[:i] @ A[:i, :i] + np.dot(0.5, x[:i])
         C[:i, :i] += np.dot(A[:i, :i], A[:i, :i].T) + A[:i, i:] @ A[i:, :i]
     return y, C
 

@@ -291,10 +291,17 @@ def _matmul_vjp(sp, eqn, out, side):
     was broadcast along."""
     ct, x, y = eqn.args["ct"], eqn.args["x"], eqn.args["y"]
     nx, ny = _rank(sp, x), _rank(sp, y)
-    if nx is None or ny is None or nx == 0 or ny == 0:
+    if nx is None or ny is None:
         return False
     mm, mul, outer = by_name("matmul"), by_name("multiply"), by_name("outer")
     loc, name = eqn.loc, eqn.out
+    if nx == 0 or ny == 0:        # np.dot of a scalar: a product, summed back to the operand
+        p = sp.emit(out, mul, {"x": ct, "y": y if side == "left" else x}, loc, base=name)
+        back = Eqn(name, by_name("unbroadcast"), {"ct": p, "x": x if side == "left" else y},
+                   loc)
+        if not rw_unbroadcast(sp, back, out):
+            sp.emit(out, back.prim, back.args, loc, name=name)
+        return True
     if nx > 2 or ny > 2:
         if eqn.prim in (by_name("dot_vjp_left"), by_name("dot_vjp_right")) and ny > 2:
             return False      # (np.dot of two stacks: every matrix with every other)
@@ -356,13 +363,13 @@ def rw_dot_vjp_right(sp, eqn, out):
 
 
 def rw_dot(sp, eqn, out):
-    xa, ya = sp.aval(eqn.args["x"]), sp.aval(eqn.args["y"])
-    if xa is None or ya is None:
+    nx, ny = _rank(sp, eqn.args["x"]), _rank(sp, eqn.args["y"])
+    if nx is None or ny is None:
         return False
-    if xa.ndim == 0 or ya.ndim == 0:
+    if nx == 0 or ny == 0:
         sp.emit(out, by_name("multiply"), dict(eqn.args), eqn.loc, name=eqn.out)
         return True
-    if xa.ndim <= 2 and ya.ndim <= 2:
+    if nx <= 2 and ny <= 2:
         sp.emit(out, by_name("matmul"), dict(eqn.args), eqn.loc, name=eqn.out)
         return True
     return False

@@ -256,7 +256,7 @@ def broadcast_dims(o, operands, rank):
     """Lines computing the broadcast shape of `operands` ([(name, rank)]) into o_d0, o_d1, ...
     (NumPy's rule: per axis, from the right, lengths equal or 1), raising ValueError where they
     do not broadcast; and each operand's index text given the loop variables o_i0, ..."""
-    lines = []
+    lines = [f"# {o}: {', '.join(v for v, _ in operands)} broadcast together (NumPy's rule)"]
     for d in range(rank):
         have = [(v, f"{v}.shape[{d - (rank - r)}]") for v, r in operands if d >= rank - r]
         lines.append(f"{o}_d{d} = 1")
@@ -300,18 +300,24 @@ def elementwise(lw, st):
     if not operands:
         return None
     rank = max(r for _, r in operands)
+    operands = list(dict.fromkeys(operands))
+    one = operands[0][0] if len(operands) == 1 else None    # (nothing to broadcast)
     for k, v in st.args.items():
         if isinstance(v, Var) and _info(lw, v)[0] >= 1:
-            vals[k] = operand_at(o, v.name, _info(lw, v)[0], rank)
+            vals[k] = f"{one}[{', '.join(f'{o}_i{d}' for d in range(rank))}]" if one else \
+                operand_at(o, v.name, _info(lw, v)[0], rank)
     text = tmpl.replace("T(", f"{dtype_ctor(dt)}(").format(**vals)
     if np.issubdtype(dt, np.number):
         text = f"{dtype_ctor(dt)}({text})"
-    lines = broadcast_dims(o, list(dict.fromkeys(operands)), rank)
-    dims = [f"{o}_d{d}" for d in range(rank)]
+    if one:
+        lines, dims = [], [f"{one}.shape[{d}]" for d in range(rank)]
+    else:
+        lines = broadcast_dims(o, operands, rank)
+        dims = [f"{o}_d{d}" for d in range(rank)]
     lines.append(f"{o} = np.empty({_tuple_text(dims)}, {dtype_ctor(dt)})")
     pad = ""
     for d in range(rank):
-        lines.append(f"{pad}for {o}_i{d} in range({o}_d{d}):")
+        lines.append(f"{pad}for {o}_i{d} in range({dims[d]}):")
         pad += "    "
     lines.append(f"{pad}{o}[{', '.join(f'{o}_i{d}' for d in range(rank))}] = {text}")
     return lines
