@@ -13,7 +13,11 @@ on tolerances, for/else, returns from nested loops, closures, lambdas, helpers, 
 comprehensions, enumerate/zip/reversed/sorted, dicts of arrays, *args, keywords, module
 constants, string options, f-strings, print) and other domains (finance, signal processing,
 geometry, graphs, dynamic programming, hand-written sorts and searches, sparse CSR, particle in
-cell, SIR, Runge-Kutta with a user right-hand side).
+cell, SIR, Runge-Kutta with a user right-hand side); and kernels in the styles of the Polybench
+and npbench collections (2mm, cholesky, ludcmp, nussinov, deriche, fdtd-2d, symm, syr2k, gemver,
+adi, durbin, covariance, doitgen, CFD steps, vertical advection, convolutions, LeNet/ResNet-like
+layers, an FFT in loops, ...), whose slices of run-time length flow through products, flips,
+reductions and slice writes.
 
 Each kernel is a plain module-level function, written as a NumPy user would write it and never
 adapted to transpile or Numba. KERNELS lists them as `Kernel` records:
@@ -3315,6 +3319,861 @@ def collatz_steps_args(n):
     return (n,)
 
 
+# ------------------------------------------------ Polybench / npbench styles (run-time lengths) --
+
+
+def polybench_2mm(alpha, beta, A, B, C, D):
+    """2mm: D := alpha * A @ B @ C + beta * D, written into D."""
+    D[:] = alpha * A @ B @ C + beta * D
+
+
+def polybench_2mm_args(n):
+    r = _rng(n, 300)
+    return (1.5, 1.2, r.random((n, n + 1)), r.random((n + 1, n + 2)), r.random((n + 2, n)),
+            r.random((n, n)))
+
+
+def polybench_2mm_loss(alpha, beta, A, B, C, D):
+    D = D.copy()
+    polybench_2mm(alpha, beta, A, B, C, D)
+    return np.sum(D ** 2)
+
+
+def polybench_3mm(A, B, C, D):
+    """3mm: three products, the last of the first two."""
+    E = A @ B
+    F = C @ D
+    return E @ F
+
+
+def polybench_3mm_args(n):
+    r = _rng(n, 301)
+    return (r.random((n, n + 1)), r.random((n + 1, n - 1)), r.random((n - 1, n + 2)),
+            r.random((n + 2, n)))
+
+
+def polybench_3mm_loss(A, B, C, D):
+    return np.sum(np.sin(polybench_3mm(A, B, C, D)))
+
+
+def cholesky_slices(A):
+    """Cholesky in place, the lower triangle, with dot products of row prefixes."""
+    A[0, 0] = np.sqrt(A[0, 0])
+    for i in range(1, A.shape[0]):
+        for j in range(i):
+            A[i, j] -= np.dot(A[i, :j], A[j, :j])
+            A[i, j] /= A[j, j]
+        A[i, i] -= np.dot(A[i, :i], A[i, :i])
+        A[i, i] = np.sqrt(A[i, i])
+
+
+def cholesky_slices_args(n):
+    M = _rng(n, 302).random((n, n))
+    return (M @ M.T + n * np.eye(n),)
+
+
+def cholesky_slices_loss(A):
+    L = A.copy()
+    cholesky_slices(L)
+    return np.sum(np.tril(L) ** 2)
+
+
+def ludcmp(A, b):
+    """LU decomposition (Doolittle, in place) then forward and back substitution."""
+    n = A.shape[0]
+    x = np.zeros_like(b)
+    y = np.zeros_like(b)
+    for i in range(n):
+        for j in range(i):
+            A[i, j] -= A[i, :j] @ A[:j, j]
+            A[i, j] /= A[j, j]
+        for j in range(i, n):
+            A[i, j] -= A[i, :i] @ A[:i, j]
+    for i in range(n):
+        y[i] = b[i] - A[i, :i] @ y[:i]
+    for i in range(n - 1, -1, -1):
+        x[i] = (y[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
+    return x, y
+
+
+def ludcmp_args(n):
+    r = _rng(n, 303)
+    return (r.random((n, n)) + n * np.eye(n), r.random(n))
+
+
+def ludcmp_loss(A, b):
+    x, y = ludcmp(A.copy(), b)
+    return np.sum(x ** 2) + np.sum(np.sin(y))
+
+
+def nussinov(seq):
+    """RNA folding (Nussinov): the best count of pairs of each substring, filled by diagonals
+    of growing length; a split's score is the maximum of a run-time-length sum of two slices."""
+    n = seq.shape[0]
+    table = np.zeros((n, n), dtype=np.int64)
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            best = max(table[i + 1, j], table[i, j - 1])
+            pair = 1 if seq[i] + seq[j] == 3 else 0
+            if j - i > 1:
+                best = max(best, table[i + 1, j - 1] + pair)
+                best = max(best, np.max(table[i, i + 1:j] + table[i + 2:j + 1, j]))
+            else:
+                best = max(best, pair)
+            table[i, j] = best
+    return table
+
+
+def nussinov_args(n):
+    return (_rng(n, 304).integers(0, 4, n),)
+
+
+def deriche(alpha, img):
+    """Deriche edge detector: causal and anticausal recursive filters along rows then
+    columns, each step a vector operation over a whole column or row."""
+    k = (1.0 - np.exp(-alpha)) ** 2 / (1.0 + 2.0 * alpha * np.exp(-alpha) - np.exp(2.0 * alpha))
+    a1 = a5 = k
+    a2 = a6 = k * np.exp(-alpha) * (alpha - 1.0)
+    a3 = a7 = k * np.exp(-alpha) * (alpha + 1.0)
+    a4 = a8 = -k * np.exp(-2.0 * alpha)
+    b1 = 2.0 ** (-alpha)
+    b2 = -np.exp(-2.0 * alpha)
+    c1 = c2 = 1.0
+    h, w = img.shape
+    y1 = np.empty_like(img)
+    y2 = np.empty_like(img)
+    y1[:, 0] = a1 * img[:, 0]
+    y1[:, 1] = a1 * img[:, 1] + a2 * img[:, 0] + b1 * y1[:, 0]
+    for j in range(2, w):
+        y1[:, j] = a1 * img[:, j] + a2 * img[:, j - 1] + b1 * y1[:, j - 1] + b2 * y1[:, j - 2]
+    y2[:, -1] = 0.0
+    y2[:, -2] = a3 * img[:, -1]
+    for j in range(w - 3, -1, -1):
+        y2[:, j] = a3 * img[:, j + 1] + a4 * img[:, j + 2] + b1 * y2[:, j + 1] + b2 * y2[:, j + 2]
+    t = c1 * (y1 + y2)
+    y1[0, :] = a5 * t[0, :]
+    y1[1, :] = a5 * t[1, :] + a6 * t[0, :] + b1 * y1[0, :]
+    for i in range(2, h):
+        y1[i, :] = a5 * t[i, :] + a6 * t[i - 1, :] + b1 * y1[i - 1, :] + b2 * y1[i - 2, :]
+    y2[-1, :] = 0.0
+    y2[-2, :] = a7 * t[-1, :]
+    for i in range(h - 3, -1, -1):
+        y2[i, :] = a7 * t[i + 1, :] + a8 * t[i + 2, :] + b1 * y2[i + 1, :] + b2 * y2[i + 2, :]
+    return c2 * (y1 + y2)
+
+
+def deriche_args(n):
+    return (0.25, _rng(n, 305).random((n, n + 3)))
+
+
+def deriche_loss(alpha, img):
+    return np.sum(deriche(alpha, img) ** 2)
+
+
+def fdtd_2d(TMAX, ex, ey, hz, fict):
+    """FDTD-2D: the electric and magnetic fields updated from each other's differences."""
+    for t in range(TMAX):
+        ey[0, :] = fict[t]
+        ey[1:, :] -= 0.5 * (hz[1:, :] - hz[:-1, :])
+        ex[:, 1:] -= 0.5 * (hz[:, 1:] - hz[:, :-1])
+        hz[:-1, :-1] -= 0.7 * (ex[:-1, 1:] - ex[:-1, :-1] + ey[1:, :-1] - ey[:-1, :-1])
+
+
+def fdtd_2d_args(n):
+    r = _rng(n, 306)
+    return (4, r.random((n, n + 1)), r.random((n, n + 1)), r.random((n, n + 1)), r.random(4))
+
+
+def fdtd_2d_loss(TMAX, ex, ey, hz, fict):
+    ex, ey, hz = ex.copy(), ey.copy(), hz.copy()
+    fdtd_2d(TMAX, ex, ey, hz, fict)
+    return np.sum(hz ** 2) + np.sum(ex * ey)
+
+
+def jacobi_1d(TSTEPS, A, B):
+    """Jacobi-1D: two buffers, three-point averages back and forth."""
+    for t in range(1, TSTEPS):
+        B[1:-1] = 0.33333 * (A[:-2] + A[1:-1] + A[2:])
+        A[1:-1] = 0.33333 * (B[:-2] + B[1:-1] + B[2:])
+
+
+def jacobi_1d_args(n):
+    r = _rng(n, 307)
+    return (5, r.random(n), r.random(n))
+
+
+def jacobi_1d_loss(TSTEPS, A, B):
+    A, B = A.copy(), B.copy()
+    jacobi_1d(TSTEPS, A, B)
+    return np.sum(A ** 2) + np.sum(np.cos(B))
+
+
+def symm(alpha, beta, C, A, B):
+    """SYMM: C := alpha * A @ B + beta * C with A symmetric, only its lower triangle read,
+    a column update of run-time length per element."""
+    for i in range(C.shape[0]):
+        for j in range(C.shape[1]):
+            C[:i, j] += alpha * B[i, j] * A[i, :i]
+            temp2 = B[:i, j] @ A[i, :i]
+            C[i, j] = beta * C[i, j] + alpha * B[i, j] * A[i, i] + alpha * temp2
+
+
+def symm_args(n):
+    r = _rng(n, 308)
+    return (1.5, 1.2, r.random((n, n + 2)), r.random((n, n)), r.random((n, n + 2)))
+
+
+def symm_loss(alpha, beta, C, A, B):
+    C = C.copy()
+    symm(alpha, beta, C, A, B)
+    return np.sum(C ** 2)
+
+
+def syr2k(alpha, beta, C, A, B):
+    """SYR2K: the lower triangle of C := alpha * (A @ B.T + B @ A.T) + beta * C, row prefixes
+    of run-time length."""
+    for i in range(A.shape[0]):
+        C[i, :i + 1] *= beta
+        for k in range(A.shape[1]):
+            C[i, :i + 1] += A[:i + 1, k] * alpha * B[i, k] + B[:i + 1, k] * alpha * A[i, k]
+
+
+def syr2k_args(n):
+    r = _rng(n, 309)
+    return (1.5, 1.2, r.random((n, n)), r.random((n, n - 2)), r.random((n, n - 2)))
+
+
+def syr2k_loss(alpha, beta, C, A, B):
+    C = C.copy()
+    syr2k(alpha, beta, C, A, B)
+    return np.sum(np.sin(C))
+
+
+def gemver(alpha, beta, A, u1, v1, u2, v2, w, x, y, z):
+    """GEMVER: a rank-2 update of A by outer products, then two matrix-vector products."""
+    A += np.outer(u1, v1) + np.outer(u2, v2)
+    x += beta * y @ A + z
+    w += alpha * A @ x
+
+
+def gemver_args(n):
+    r = _rng(n, 310)
+    return (1.5, 1.2, r.random((n, n)), *[r.random(n) for _ in range(8)])
+
+
+def gemver_loss(alpha, beta, A, u1, v1, u2, v2, w, x, y, z):
+    A, w, x = A.copy(), w.copy(), x.copy()
+    gemver(alpha, beta, A, u1, v1, u2, v2, w, x, y, z)
+    return np.sum(w ** 2) + np.sum(np.sin(A))
+
+
+def trmm_rows(alpha, A, B):
+    """TRMM written with whole rows: row i of B gains the strictly lower part of column i of
+    A times the rows below it (a vector @ matrix of run-time row count)."""
+    for i in range(B.shape[0]):
+        B[i, :] += A[i + 1:, i] @ B[i + 1:, :]
+    B *= alpha
+
+
+def trmm_rows_args(n):
+    r = _rng(n, 311)
+    return (1.5, r.random((n, n)), r.random((n, n + 1)))
+
+
+def trmm_rows_loss(alpha, A, B):
+    B = B.copy()
+    trmm_rows(alpha, A, B)
+    return np.sum(B ** 2)
+
+
+def adi(TSTEPS, N, u):
+    """ADI: alternating column and row sweeps, each a tridiagonal solve (Thomas) vectorized
+    over the other axis, with a reversed back substitution."""
+    DX = 1.0 / N
+    DY = 1.0 / N
+    DT = 1.0 / TSTEPS
+    B1, B2 = 2.0, 1.0
+    mul1 = B1 * DT / (DX * DX)
+    mul2 = B2 * DT / (DY * DY)
+    a = -mul1 / 2.0
+    b = 1.0 + mul1
+    c = a
+    d = -mul2 / 2.0
+    e = 1.0 + mul2
+    f = d
+    v = np.empty_like(u)
+    p = np.empty_like(u)
+    q = np.empty_like(u)
+    for t in range(1, TSTEPS + 1):
+        v[0, 1:N - 1] = 1.0
+        p[1:N - 1, 0] = 0.0
+        q[1:N - 1, 0] = v[0, 1:N - 1]
+        for j in range(1, N - 1):
+            p[1:N - 1, j] = -c / (a * p[1:N - 1, j - 1] + b)
+            q[1:N - 1, j] = (-d * u[j, 0:N - 2] + (1.0 + 2.0 * d) * u[j, 1:N - 1]
+                             - f * u[j, 2:N] - a * q[1:N - 1, j - 1]) / (a * p[1:N - 1, j - 1] + b)
+        v[N - 1, 1:N - 1] = 1.0
+        for j in range(N - 2, 0, -1):
+            v[j, 1:N - 1] = p[1:N - 1, j] * v[j + 1, 1:N - 1] + q[1:N - 1, j]
+        u[1:N - 1, 0] = 1.0
+        p[1:N - 1, 0] = 0.0
+        q[1:N - 1, 0] = u[1:N - 1, 0]
+        for j in range(1, N - 1):
+            p[1:N - 1, j] = -f / (d * p[1:N - 1, j - 1] + e)
+            q[1:N - 1, j] = (-a * v[0:N - 2, j] + (1.0 + 2.0 * a) * v[1:N - 1, j]
+                             - c * v[2:N, j] - d * q[1:N - 1, j - 1]) / (d * p[1:N - 1, j - 1] + e)
+        u[1:N - 1, N - 1] = 1.0
+        for j in range(N - 2, 0, -1):
+            u[1:N - 1, j] = p[1:N - 1, j] * u[1:N - 1, j + 1] + q[1:N - 1, j]
+
+
+def adi_args(n):
+    return (3, n, _rng(n, 312).random((n, n)))
+
+
+def adi_loss(TSTEPS, N, u):
+    u = u.copy()
+    adi(TSTEPS, N, u)
+    return np.sum(u ** 2)
+
+
+def durbin_flip(r):
+    """Durbin's Levinson recursion: dot products with reversed prefixes, a prefix updated by
+    its own reversal."""
+    y = np.empty_like(r)
+    alpha = -r[0]
+    beta = 1.0
+    y[0] = -r[0]
+    for k in range(1, r.shape[0]):
+        beta *= 1.0 - alpha * alpha
+        alpha = -(r[k] + np.dot(np.flip(r[:k]), y[:k])) / beta
+        y[:k] += alpha * np.flip(y[:k])
+        y[k] = alpha
+    return y
+
+
+def durbin_flip_args(n):
+    return (_rng(n, 313).random(n) * 0.3,)
+
+
+def durbin_flip_loss(r):
+    return np.sum(durbin_flip(r) ** 2)
+
+
+def covariance_triangle(M, float_n, data):
+    """Covariance, the upper triangle of each row a vector @ matrix of run-time width, written
+    into a row and a column at once."""
+    mean = np.mean(data, axis=0)
+    data -= mean
+    cov = np.zeros((M, M), dtype=data.dtype)
+    for i in range(M):
+        cov[i:M, i] = cov[i, i:M] = data[:, i] @ data[:, i:M] / (float_n - 1.0)
+    return cov
+
+
+def covariance_triangle_args(n):
+    return (n, float(n + 3), _rng(n, 314).random((n + 3, n)))
+
+
+def covariance_triangle_loss(M, float_n, data):
+    return np.sum(np.sin(covariance_triangle(M, float_n, data.copy())))
+
+
+def correlation_triangle(M, float_n, data):
+    """Correlation: standardized columns, then the strict upper triangle as in covariance."""
+    mean = np.mean(data, axis=0)
+    stddev = np.std(data, axis=0)
+    stddev[stddev <= 0.1] = 1.0
+    data -= mean
+    data /= np.sqrt(float_n) * stddev
+    corr = np.eye(M, dtype=data.dtype)
+    for i in range(M - 1):
+        corr[i + 1:M, i] = corr[i, i + 1:M] = data[:, i] @ data[:, i + 1:M]
+    return corr
+
+
+def correlation_triangle_args(n):
+    return (n, float(n + 4), _rng(n, 315).random((n + 4, n)))
+
+
+def correlation_triangle_loss(M, float_n, data):
+    return np.sum(correlation_triangle(M, float_n, data.copy()) ** 2)
+
+
+def doitgen_stack(NR, NQ, NP, A, C4):
+    """doitgen: each slab of A times C4, through a 3-D matmul of (NQ, 1, NP) matrices."""
+    for r in range(NR):
+        A[r, :, :] = np.reshape(np.reshape(A[r], (NQ, 1, NP)) @ C4, (NQ, NP))
+
+
+def doitgen_stack_args(n):
+    r = _rng(n, 316)
+    return (n - 1, n, n + 1, r.random((n - 1, n, n + 1)), r.random((n + 1, n + 1)))
+
+
+def doitgen_stack_loss(NR, NQ, NP, A, C4):
+    A = A.copy()
+    doitgen_stack(NR, NQ, NP, A, C4)
+    return np.sum(A ** 2)
+
+
+def cavity_flow(nt, nit, u, v, dt, dx, dy, p, rho, nu):
+    """Lid-driven cavity (the CFD Python step): pressure Poisson iterations from the
+    velocity's source term, then the momentum update, boundaries set by slices."""
+    for n in range(nt):
+        un = u.copy()
+        vn = v.copy()
+        b = np.zeros_like(p)
+        b[1:-1, 1:-1] = rho * (1.0 / dt * ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)
+                                           + (v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy))
+                               - ((u[1:-1, 2:] - u[1:-1, 0:-2]) / (2 * dx)) ** 2
+                               - 2 * ((u[2:, 1:-1] - u[0:-2, 1:-1]) / (2 * dy)
+                                      * (v[1:-1, 2:] - v[1:-1, 0:-2]) / (2 * dx))
+                               - ((v[2:, 1:-1] - v[0:-2, 1:-1]) / (2 * dy)) ** 2)
+        for q in range(nit):
+            pn = p.copy()
+            p[1:-1, 1:-1] = (((pn[1:-1, 2:] + pn[1:-1, 0:-2]) * dy ** 2
+                              + (pn[2:, 1:-1] + pn[0:-2, 1:-1]) * dx ** 2)
+                             / (2 * (dx ** 2 + dy ** 2))
+                             - dx ** 2 * dy ** 2 / (2 * (dx ** 2 + dy ** 2)) * b[1:-1, 1:-1])
+            p[:, -1] = p[:, -2]
+            p[0, :] = p[1, :]
+            p[:, 0] = p[:, 1]
+            p[-1, :] = 0.0
+        u[1:-1, 1:-1] = (un[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (un[1:-1, 1:-1] - un[1:-1, 0:-2])
+                         - vn[1:-1, 1:-1] * dt / dy * (un[1:-1, 1:-1] - un[0:-2, 1:-1])
+                         - dt / (2 * rho * dx) * (p[1:-1, 2:] - p[1:-1, 0:-2])
+                         + nu * (dt / dx ** 2 * (un[1:-1, 2:] - 2 * un[1:-1, 1:-1] + un[1:-1, 0:-2])
+                                 + dt / dy ** 2 * (un[2:, 1:-1] - 2 * un[1:-1, 1:-1] + un[0:-2, 1:-1])))
+        v[1:-1, 1:-1] = (vn[1:-1, 1:-1] - un[1:-1, 1:-1] * dt / dx * (vn[1:-1, 1:-1] - vn[1:-1, 0:-2])
+                         - vn[1:-1, 1:-1] * dt / dy * (vn[1:-1, 1:-1] - vn[0:-2, 1:-1])
+                         - dt / (2 * rho * dy) * (p[2:, 1:-1] - p[0:-2, 1:-1])
+                         + nu * (dt / dx ** 2 * (vn[1:-1, 2:] - 2 * vn[1:-1, 1:-1] + vn[1:-1, 0:-2])
+                                 + dt / dy ** 2 * (vn[2:, 1:-1] - 2 * vn[1:-1, 1:-1] + vn[0:-2, 1:-1])))
+        u[0, :] = 0.0
+        u[:, 0] = 0.0
+        u[:, -1] = 0.0
+        u[-1, :] = 1.0
+        v[0, :] = 0.0
+        v[-1, :] = 0.0
+        v[:, 0] = 0.0
+        v[:, -1] = 0.0
+
+
+def cavity_flow_args(n):
+    r = _rng(n, 317)
+    return (3, 5, r.random((n, n)) * 0.1, r.random((n, n)) * 0.1, 0.001, 2.0 / (n - 1),
+            2.0 / (n - 1), r.random((n, n)) * 0.1, 1.0, 0.1)
+
+
+def cavity_flow_loss(nt, nit, u, v, dt, dx, dy, p, rho, nu):
+    u, v, p = u.copy(), v.copy(), p.copy()
+    cavity_flow(nt, nit, u, v, dt, dx, dy, p, rho, nu)
+    return np.sum(u ** 2) + np.sum(v ** 2) + np.sum(p)
+
+
+def channel_flow_step(u, v, p, dt, dx, dy, rho, nu, F):
+    """Channel flow: periodic in x (the wrapped neighbours written out with np.roll), a
+    pressure Poisson step, then u and v updated; walls at the top and bottom."""
+    un = u.copy()
+    vn = v.copy()
+    b = rho * (1.0 / dt * ((np.roll(u, -1, axis=1) - np.roll(u, 1, axis=1)) / (2 * dx)
+                          + (np.roll(v, -1, axis=0) - np.roll(v, 1, axis=0)) / (2 * dy))
+               - ((np.roll(u, -1, axis=1) - np.roll(u, 1, axis=1)) / (2 * dx)) ** 2)
+    pn = p.copy()
+    p[1:-1, :] = (((np.roll(pn, -1, axis=1) + np.roll(pn, 1, axis=1))[1:-1, :] * dy ** 2
+                   + (pn[2:, :] + pn[:-2, :]) * dx ** 2) / (2 * (dx ** 2 + dy ** 2))
+                  - dx ** 2 * dy ** 2 / (2 * (dx ** 2 + dy ** 2)) * b[1:-1, :])
+    p[0, :] = p[1, :]
+    p[-1, :] = p[-2, :]
+    u[1:-1, :] = (un[1:-1, :] - un[1:-1, :] * dt / dx * (un[1:-1, :] - np.roll(un, 1, axis=1)[1:-1, :])
+                  - vn[1:-1, :] * dt / dy * (un[1:-1, :] - un[:-2, :])
+                  - dt / (2 * rho * dx) * (np.roll(p, -1, axis=1) - np.roll(p, 1, axis=1))[1:-1, :]
+                  + nu * dt / dy ** 2 * (un[2:, :] - 2 * un[1:-1, :] + un[:-2, :]) + F * dt)
+    v[1:-1, :] = (vn[1:-1, :] - un[1:-1, :] * dt / dx * (vn[1:-1, :] - np.roll(vn, 1, axis=1)[1:-1, :])
+                  - dt / (2 * rho * dy) * (p[2:, :] - p[:-2, :])
+                  + nu * dt / dy ** 2 * (vn[2:, :] - 2 * vn[1:-1, :] + vn[:-2, :]))
+    u[0, :] = 0.0
+    u[-1, :] = 0.0
+    v[0, :] = 0.0
+    v[-1, :] = 0.0
+    return u, v, p
+
+
+def channel_flow_step_args(n):
+    r = _rng(n, 318)
+    return (r.random((n, n + 2)) * 0.1, r.random((n, n + 2)) * 0.1, r.random((n, n + 2)) * 0.1,
+            0.001, 2.0 / n, 2.0 / n, 1.0, 0.1, 1.0)
+
+
+def channel_flow_step_loss(u, v, p, dt, dx, dy, rho, nu, F):
+    u, v, p = channel_flow_step(u.copy(), v.copy(), p.copy(), dt, dx, dy, rho, nu, F)
+    return np.sum(u ** 2) + np.sum(v * p)
+
+
+def vadv_thomas(utens_stage, u_stage, wcon, u_pos, utens, dtr_stage):
+    """Vertical advection (the stencil benchmark's scheme): a tridiagonal system along the
+    vertical axis for every (i, j) column at once, forward sweep then back substitution."""
+    BET_M, BET_P = 0.5, 0.5
+    I, J, K = utens_stage.shape
+    ccol = np.empty((I, J, K))
+    dcol = np.empty((I, J, K))
+    data_col = np.empty((I, J))
+    gcv = 0.25 * (wcon[1:I + 1, :, 1] + wcon[:I, :, 1])
+    cs = gcv * BET_M
+    ccol[:, :, 0] = gcv * BET_P
+    bcol = dtr_stage - ccol[:, :, 0]
+    correction = -cs * (u_stage[:, :, 1] - u_stage[:, :, 0])
+    dcol[:, :, 0] = (dtr_stage * u_pos[:, :, 0] + utens[:, :, 0] + utens_stage[:, :, 0]
+                     + correction)
+    divided = 1.0 / bcol
+    ccol[:, :, 0] = ccol[:, :, 0] * divided
+    dcol[:, :, 0] = dcol[:, :, 0] * divided
+    for k in range(1, K - 1):
+        gav = -0.25 * (wcon[1:I + 1, :, k] + wcon[:I, :, k])
+        gcv = 0.25 * (wcon[1:I + 1, :, k + 1] + wcon[:I, :, k + 1])
+        as_ = gav * BET_M
+        cs = gcv * BET_M
+        acol = gav * BET_P
+        ccol[:, :, k] = gcv * BET_P
+        bcol = dtr_stage - acol - ccol[:, :, k]
+        correction = (-as_ * (u_stage[:, :, k - 1] - u_stage[:, :, k])
+                      - cs * (u_stage[:, :, k + 1] - u_stage[:, :, k]))
+        dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k]
+                         + correction)
+        divided = 1.0 / (bcol - ccol[:, :, k - 1] * acol)
+        ccol[:, :, k] = ccol[:, :, k] * divided
+        dcol[:, :, k] = (dcol[:, :, k] - dcol[:, :, k - 1] * acol) * divided
+    k = K - 1
+    gav = -0.25 * (wcon[1:I + 1, :, k] + wcon[:I, :, k])
+    as_ = gav * BET_M
+    acol = gav * BET_P
+    bcol = dtr_stage - acol
+    correction = -as_ * (u_stage[:, :, k - 1] - u_stage[:, :, k])
+    dcol[:, :, k] = (dtr_stage * u_pos[:, :, k] + utens[:, :, k] + utens_stage[:, :, k]
+                     + correction)
+    divided = 1.0 / (bcol - ccol[:, :, k - 1] * acol)
+    dcol[:, :, k] = (dcol[:, :, k] - dcol[:, :, k - 1] * acol) * divided
+    data_col[:] = dcol[:, :, k]
+    utens_stage[:, :, k] = dtr_stage * (data_col - u_pos[:, :, k])
+    for k in range(K - 2, -1, -1):
+        data_col[:] = dcol[:, :, k] - ccol[:, :, k] * data_col
+        utens_stage[:, :, k] = dtr_stage * (data_col - u_pos[:, :, k])
+
+
+def vadv_thomas_args(n):
+    r = _rng(n, 319)
+    return (r.random((n, n + 1, 6)), r.random((n, n + 1, 6)), r.random((n + 1, n + 1, 6)),
+            r.random((n, n + 1, 6)), r.random((n, n + 1, 6)), 3.0)
+
+
+def vadv_thomas_loss(utens_stage, u_stage, wcon, u_pos, utens, dtr_stage):
+    out = utens_stage.copy()
+    vadv_thomas(out, u_stage, wcon, u_pos, utens, dtr_stage)
+    return np.sum(out ** 2)
+
+
+def conv2d_bias(x, weights, bias):
+    """conv2d (valid, NHWC, C_out filters) by windows of fixed size at run-time positions,
+    each summed against the filters over three axes, plus a bias."""
+    K = weights.shape[0]
+    H_out = x.shape[1] - K + 1
+    W_out = x.shape[2] - K + 1
+    out = np.empty((x.shape[0], H_out, W_out, weights.shape[3]), dtype=x.dtype)
+    for i in range(H_out):
+        for j in range(W_out):
+            out[:, i, j, :] = np.sum(x[:, i:i + K, j:j + K, :, np.newaxis]
+                                     * weights[np.newaxis, :, :, :], axis=(1, 2, 3))
+    return out + bias
+
+
+def conv2d_bias_args(n):
+    r = _rng(n, 320)
+    return (r.random((2, n, n + 1, 3)), r.random((3, 3, 3, 4)), r.random(4))
+
+
+def conv2d_bias_loss(x, weights, bias):
+    return np.sum(np.sin(conv2d_bias(x, weights, bias)))
+
+
+def _conv_valid(x, w):
+    K = w.shape[0]
+    H = x.shape[1] - K + 1
+    W = x.shape[2] - K + 1
+    out = np.zeros((x.shape[0], H, W, w.shape[3]))
+    for i in range(H):
+        for j in range(W):
+            out[:, i, j, :] = np.sum(x[:, i:i + K, j:j + K, :, None] * w[None], axis=(1, 2, 3))
+    return out
+
+
+def _max_pool2(x):
+    H, W = x.shape[1] // 2, x.shape[2] // 2
+    out = np.empty((x.shape[0], H, W, x.shape[3]))
+    for i in range(H):
+        for j in range(W):
+            out[:, i, j, :] = np.max(x[:, 2 * i:2 * i + 2, 2 * j:2 * j + 2, :], axis=(1, 2))
+    return out
+
+
+def lenet_like(x, w1, b1, w2, b2, fc_w, fc_b):
+    """A LeNet-like forward pass: conv, relu, 2x2 max pool, conv, relu, pool, flatten, dense."""
+    h = np.maximum(_conv_valid(x, w1) + b1, 0.0)
+    h = _max_pool2(h)
+    h = np.maximum(_conv_valid(h, w2) + b2, 0.0)
+    h = _max_pool2(h)
+    flat = h.reshape(h.shape[0], -1)
+    return flat @ fc_w + fc_b
+
+
+def lenet_like_args(n):
+    r = _rng(n, 321)
+    return (r.random((2, n, n, 1)), r.standard_normal((3, 3, 1, 3)) * 0.5, r.random(3) * 0.1,
+            r.standard_normal((3, 3, 3, 4)) * 0.5, r.random(4) * 0.1,
+            r.standard_normal((((n - 2) // 2 - 2) // 2 * (((n - 2) // 2 - 2) // 2) * 4, 5)) * 0.3,
+            r.random(5) * 0.1)
+
+
+def lenet_like_loss(x, w1, b1, w2, b2, fc_w, fc_b):
+    return np.sum(lenet_like(x, w1, b1, w2, b2, fc_w, fc_b) ** 2)
+
+
+def mlp_forward(x, w1, b1, w2, b2, w3, b3):
+    """An MLP: two relu layers and a softmax, the softmax with keepdims reductions."""
+    h = np.maximum(x @ w1 + b1, 0)
+    h = np.maximum(h @ w2 + b2, 0)
+    z = h @ w3 + b3
+    z = z - np.max(z, axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def mlp_forward_args(n):
+    r = _rng(n, 322)
+    return (r.standard_normal((n, 6)), r.standard_normal((6, 8)) * 0.4, r.random(8) * 0.1,
+            r.standard_normal((8, 7)) * 0.4, r.random(7) * 0.1, r.standard_normal((7, 3)) * 0.4,
+            r.random(3) * 0.1)
+
+
+def mlp_forward_loss(x, w1, b1, w2, b2, w3, b3):
+    return np.sum(np.log(mlp_forward(x, w1, b1, w2, b2, w3, b3)[:, 0]))
+
+
+def softmax_axis(x):
+    """softmax along the last axis of a 3-D array."""
+    m = np.max(x, axis=-1, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def softmax_axis_args(n):
+    return (_rng(n, 323).standard_normal((2, n, 5)),)
+
+
+def softmax_axis_loss(x):
+    return np.sum(softmax_axis(x) * np.arange(5.0))
+
+
+def _conv3x3_same(x, w):
+    """3x3 convolution with zero padding (NHWC), the padding written into a larger array."""
+    H, W = x.shape[1], x.shape[2]
+    padded = np.zeros((x.shape[0], H + 2, W + 2, x.shape[3]))
+    padded[:, 1:H + 1, 1:W + 1, :] = x
+    out = np.zeros((x.shape[0], H, W, w.shape[3]))
+    for i in range(3):
+        for j in range(3):
+            out += padded[:, i:i + H, j:j + W, :] @ w[i, j]
+    return out
+
+
+def resnet_block(x, w1, w2, scale1, scale2):
+    """A ResNet basic block: conv, scale, relu, conv, scale, the input added back, relu."""
+    h = np.maximum(_conv3x3_same(x, w1) * scale1, 0.0)
+    h = _conv3x3_same(h, w2) * scale2
+    return np.maximum(h + x, 0.0)
+
+
+def resnet_block_args(n):
+    r = _rng(n, 324)
+    return (r.standard_normal((2, n, n, 3)), r.standard_normal((3, 3, 3, 3)) * 0.3,
+            r.standard_normal((3, 3, 3, 3)) * 0.3, r.random(3) + 0.5, r.random(3) + 0.5)
+
+
+def resnet_block_loss(x, w1, w2, scale1, scale2):
+    return np.sum(resnet_block(x, w1, w2, scale1, scale2) ** 2)
+
+
+def fft_radix2(x):
+    """An iterative radix-2 FFT in loops: bit-reversal permutation, then butterflies whose
+    halves are slices of run-time length."""
+    n = x.shape[0]
+    a = x.astype(np.complex128)
+    j = 0
+    for i in range(1, n):
+        bit = n >> 1
+        while j & bit:
+            j ^= bit
+            bit >>= 1
+        j ^= bit
+        if i < j:
+            t = a[i]
+            a[i] = a[j]
+            a[j] = t
+    size = 2
+    while size <= n:
+        half = size // 2
+        w = np.exp(-2j * np.pi * np.arange(half) / size)
+        for start in range(0, n, size):
+            even = a[start:start + half].copy()
+            odd = a[start + half:start + size] * w
+            a[start:start + half] = even + odd
+            a[start + half:start + size] = even - odd
+        size *= 2
+    return a
+
+
+def fft_radix2_args(n):
+    return (_rng(n, 325).standard_normal(n),)
+
+
+def fft_radix2_loss(x):
+    return np.sum(np.abs(fft_radix2(x)) ** 2 * np.linspace(0.5, 1.5, x.shape[0]))
+
+
+def compute_clip(array_1, array_2, a, b, c):
+    """npbench's compute: integer arrays clipped, scaled and added."""
+    return np.clip(array_1, 2, 10) * a + array_2 * b + c
+
+
+def compute_clip_args(n):
+    r = _rng(n, 326)
+    return (r.integers(0, 20, (n, n + 1)), r.integers(-5, 5, (n, n + 1)), 4, 3, 9)
+
+
+def go_fast_trace(a):
+    """go_fast: tanh of the diagonal summed in a loop, added to the whole array."""
+    trace = 0.0
+    for i in range(a.shape[0]):
+        trace += np.tanh(a[i, i])
+    return a + trace
+
+
+def go_fast_trace_args(n):
+    return (_rng(n, 327).random((n, n)),)
+
+
+def go_fast_trace_loss(a):
+    return np.sum(go_fast_trace(a) ** 2)
+
+
+def contour_integral(NR, NM, slab_per_bc, Ham, int_pts, Y):
+    """A contour integral of the resolvent: at each quadrature point z, (z I - H)^-1 Y by a
+    solve, weighted and summed into two moments."""
+    P0 = np.zeros((NR, NM), dtype=np.complex128)
+    P1 = np.zeros((NR, NM), dtype=np.complex128)
+    for idx in range(int_pts.shape[0]):
+        z = int_pts[idx]
+        Tz = z * np.eye(NR) - Ham[0]
+        for s in range(1, slab_per_bc + 1):
+            Tz = Tz - Ham[s] * z ** (-s) - Ham[s].T * z ** s
+        X = np.linalg.solve(Tz, Y)
+        if np.abs(z) < 1.0:
+            X = -X
+        P0 += X / z
+        P1 += X
+    return P0, P1
+
+
+def contour_integral_args(n):
+    r = _rng(n, 328)
+    Ham = (r.random((3, n, n)) + 1j * r.random((3, n, n))) * 0.1
+    t = np.linspace(0.1, 2 * np.pi, 5)
+    return (n, 2, 2, Ham, 1.5 * np.exp(1j * t), r.random((n, 2)) + 1j * r.random((n, 2)))
+
+
+def gemm_update(alpha, beta, C, A, B):
+    """GEMM written as Polybench's loop: each row scaled, then rank-1 updates of it."""
+    for i in range(C.shape[0]):
+        C[i, :] *= beta
+        for k in range(A.shape[1]):
+            C[i, :] += alpha * A[i, k] * B[k, :]
+
+
+def gemm_update_args(n):
+    r = _rng(n, 329)
+    return (1.5, 1.2, r.random((n, n + 1)), r.random((n, n - 1)), r.random((n - 1, n + 1)))
+
+
+def gemm_update_loss(alpha, beta, C, A, B):
+    C = C.copy()
+    gemm_update(alpha, beta, C, A, B)
+    return np.sum(C ** 2)
+
+
+def trisolv_rows(L, b):
+    """Forward substitution with a dot product of each row's prefix."""
+    x = np.zeros_like(b)
+    for i in range(b.shape[0]):
+        x[i] = (b[i] - L[i, :i] @ x[:i]) / L[i, i]
+    return x
+
+
+def trisolv_rows_args(n):
+    r = _rng(n, 330)
+    return (np.tril(r.random((n, n))) + n * np.eye(n), r.random(n))
+
+
+def trisolv_rows_loss(L, b):
+    return np.sum(trisolv_rows(L, b) ** 2)
+
+
+def gramschmidt_cols(A):
+    """Modified Gram-Schmidt on the columns: each column normalized, then removed from the
+    columns after it by one vector @ matrix of run-time width and an outer product."""
+    A = A.copy()
+    m, n = A.shape
+    Q = np.zeros_like(A)
+    R = np.zeros((n, n))
+    for k in range(n):
+        R[k, k] = np.sqrt(A[:, k] @ A[:, k])
+        Q[:, k] = A[:, k] / R[k, k]
+        R[k, k + 1:] = Q[:, k] @ A[:, k + 1:]
+        A[:, k + 1:] -= np.outer(Q[:, k], R[k, k + 1:])
+    return Q, R
+
+
+def gramschmidt_cols_args(n):
+    return (_rng(n, 331).random((n + 2, n)) + np.eye(n + 2, n),)
+
+
+def gramschmidt_cols_loss(A):
+    Q, R = gramschmidt_cols(A)
+    return np.sum(np.sin(Q)) + np.sum(R ** 2)
+
+
+def seidel_rows(TSTEPS, A):
+    """Seidel-2D with the row sums vectorized and the in-row dependence in a loop."""
+    N = A.shape[0]
+    for t in range(TSTEPS):
+        for i in range(1, N - 1):
+            A[i, 1:-1] += (A[i - 1, :-2] + A[i - 1, 1:-1] + A[i - 1, 2:] + A[i, 2:]
+                           + A[i + 1, :-2] + A[i + 1, 1:-1] + A[i + 1, 2:])
+            for j in range(1, N - 1):
+                A[i, j] += A[i, j - 1]
+                A[i, j] /= 9.0
+
+
+def seidel_rows_args(n):
+    return (2, _rng(n, 332).random((n, n)))
+
+
+def seidel_rows_loss(TSTEPS, A):
+    A = A.copy()
+    seidel_rows(TSTEPS, A)
+    return np.sum(A ** 2)
+
+
 # ------------------------------------------------------------------------ registry ----------
 
 _G = globals()
@@ -3517,6 +4376,40 @@ KERNELS = [
     _k(heun_adaptive, 4, 100000, grad=True),
     _k(gcd_pairs, 12, 300000),
     _k(collatz_steps, 30, 100000),
+    # Polybench / npbench styles: run-time lengths, products, stacks of matrices
+    _k(polybench_2mm, 4, 400, grad=True, wrt=2),
+    _k(polybench_3mm, 4, 400, grad=True),
+    _k(cholesky_slices, 5, 300, grad=True),
+    _k(ludcmp, 5, 300, grad=True),
+    _k(nussinov, 9, 200),
+    _k(deriche, 5, 600, grad=True, wrt=1),
+    _k(fdtd_2d, 5, 500, grad=True, wrt=1),
+    _k(jacobi_1d, 8, 100000, grad=True, wrt=1),
+    _k(symm, 4, 150, grad=True, wrt=3),
+    _k(syr2k, 5, 150, grad=True, wrt=3),
+    _k(gemver, 5, 1000, grad=True, wrt=2),
+    _k(trmm_rows, 5, 300, grad=True, wrt=1),
+    _k(adi, 6, 200, grad=True, wrt=2),
+    _k(durbin_flip, 7, 1000, grad=True),
+    _k(covariance_triangle, 4, 300, grad=True, wrt=2),
+    _k(correlation_triangle, 4, 300, grad=True, wrt=2),
+    _k(doitgen_stack, 3, 60, grad=True, wrt=3),
+    _k(cavity_flow, 7, 200, grad=True, wrt=2),
+    _k(channel_flow_step, 6, 400, grad=True),
+    _k(vadv_thomas, 3, 100, grad=True, wrt=1),
+    _k(conv2d_bias, 5, 40, grad=True),
+    _k(lenet_like, 12, 28, grad=True, wrt=1),
+    _k(mlp_forward, 4, 10000, grad=True, wrt=1),
+    _k(softmax_axis, 3, 100000, grad=True),
+    _k(resnet_block, 4, 32, grad=True),
+    _k(fft_radix2, 8, 65536, grad=True),
+    _k(compute_clip, 5, 1000),
+    _k(go_fast_trace, 5, 1000, grad=True),
+    _k(contour_integral, 3, 100),
+    _k(gemm_update, 4, 200, grad=True, wrt=2),
+    _k(trisolv_rows, 5, 1000, grad=True),
+    _k(gramschmidt_cols, 4, 200, grad=True),
+    _k(seidel_rows, 5, 200, grad=True, wrt=1),
 ]
 
 BY_NAME = {k.name: k for k in KERNELS}

@@ -307,15 +307,17 @@ def mask_times(x, y, t):
     return x[x > t] * y[y > t]
 
 
-def test_lengths_that_differ_run_numpy_with_a_warning():
-    f = jit(mask_times)
+def test_lengths_that_differ_broadcast_or_raise_as_in_numpy():
+    f = jit(mask_times, wait=True)
     x, y = np.array([0.5, 2.0, 3.0, -1.0]), np.array([4.0, 5.0, -2.0, 0.0])
     same(compiled(mask_times, x, y, 1.0), mask_times(x, y, 1.0))       # 2 and 3 selected
     y1 = np.array([4.0, -5.0, -2.0, -7.0])                              # one selected
-    with pytest.warns(TranspileWarning, match="different run-time lengths"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
         same(f(x, y1, 1.0), mask_times(x, y1, 1.0))                     # NumPy broadcasts
-    with pytest.raises(ValueError):
-        f(x, np.array([4.0, 5.0, 6.0, -7.0]), 1.0)                      # 2 against 3
+        assert f.last_tier == "compiled"
+        with pytest.raises(ValueError, match="could not be broadcast"):
+            f(x, np.array([4.0, 5.0, 6.0, -7.0]), 1.0)                  # 2 against 3
 
 
 def loop_over_flatnonzero(x):

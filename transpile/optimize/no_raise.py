@@ -16,7 +16,8 @@ subscripts (slices, `...`, None, constant integers inside the axis, a boolean ma
 array's own shape) and writes through them of a scalar or of a value of the selected shape,
 the final write into an argument, and loops and branches made of these (a `range` with a
 constant step). Anything else (an index read at run time, an assert, a library call, a
-max of a possibly empty array) counts as able to raise.
+max of a possibly empty array, anything reading or binding a value of run-time length, whose
+operands may not fit) counts as able to raise.
 """
 import numpy as np
 
@@ -76,6 +77,10 @@ def may_raise(st, avals):
     prim = st.prim
     if prim.check or not prim.pure and prim is not write_back:
         return True
+    unsized = getattr(avals, "unsized", {})
+    if unsized and (st.out in unsized or any(isinstance(a, Var) and a.name in unsized
+                                             for a in ir.iter_atoms(st.args.values()))):
+        return True     # lengths read at run time: operands that do not fit raise
     if prim is assign or prim is copy_row or prim.meta or prim.query:
         return False
     if prim is write_back:

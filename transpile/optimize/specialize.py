@@ -76,7 +76,7 @@ _ASSIGN = by_name("assign")
 # to an ir.ShapeConst, whose items (x.shape[0]) and len(x) are SizeConsts as well
 _COUNTS = (by_name("size"), by_name("attr_size"), by_name("reduced_count"))
 _SHAPES = (by_name("shape"), by_name("attr_shape"))
-_GETITEM, _LEN = by_name("getitem"), by_name("len")
+_GETITEM, _LEN, _RESHAPE = by_name("getitem"), by_name("len"), by_name("reshape")
 
 
 class Specializer:
@@ -157,6 +157,12 @@ class Specializer:
                     items.append(slice(*[None if x is None or self.standins_for_unsized and
                                          isinstance(x, Var) else self.value(x)
                                          for x in (it.lower, it.upper, it.step)]))
+                elif isinstance(it, Var) and self.avals.get(it.name) is not None and \
+                        not self.avals[it.name].shape and \
+                        self.avals[it.name].dtype.kind in "iu":
+                    # an integer known at run time (a loop index): 0, inside any axis the
+                    # result could come from (1 is past the end of an axis of length 1)
+                    items.append(0)
                 elif isinstance(it, (Var, Const)):
                     items.append(self.value(it, True))
                 else:
@@ -229,14 +235,20 @@ class Specializer:
         if prim is _GETITEM and isinstance(args.get("x"), Var) and \
                 args["x"].name in self.avals.unsized_shapes:
             return self._run_time_size(eqn)
+        if prim is _RESHAPE and isinstance(args.get("shape"), Var) and \
+                args["shape"].name in self.avals.unsized_shapes:
+            return self._reshaped_to_run_time_shape(eqn)
         if self._reads_unsized(eqn):
             if prim.shape_from is not None:     # the shape of an argument of known shape
                 return self._shaped_from(eqn)
             if prim in _SHAPES:      # x.shape of a value of run-time length: read at run time
                 self.avals.unsized_shapes[eqn.out] = self.unsized[args["x"].name].ndim
                 return None
+            if self._unbroadcast_to_unsized(eqn):
+                return None
             return self._full_reduction(eqn) or self._gather_from_unsized(eqn) or \
-                self._unbroadcast_unsized(eqn) or self._unsized_result(eqn)
+                self._unbroadcast_unsized(eqn) or self._reshaped_to_known(eqn) or \
+                self._unsized_result(eqn)
         if sized_by_run_time_int(self, eqn):
             # np.zeros(n), np.arange(-r, r + 1), x.reshape(n, -1): the int's value sets the
             # lengths, never the rank or dtype: those are kept, the lengths read at run time
@@ -290,6 +302,34 @@ class Specializer:
             av = AVal((), np.dtype(np.int64), True)
             self.avals[eqn.out] = av
             return av
+        return None
+
+    def _reshaped_to_known(self, eqn):
+        """np.reshape(u, (4,)) of a value of run-time length to a shape written out (no -1):
+        that shape (its size is checked when the code runs)."""
+        x, shape = eqn.args.get("x"), eqn.args.get("shape")
+        if eqn.prim is not _RESHAPE or not isinstance(x, Var) or x.name not in self.unsized \
+                or not isinstance(shape, Const):
+            return None
+        dims = shape.value if isinstance(shape.value, tuple) else (shape.value,)
+        if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
+                   for d in dims):
+            return None
+        av = AVal(tuple(int(d) for d in dims), self.unsized[x.name].dtype)
+        self.avals[eqn.out] = av
+        return av
+
+    def _reshaped_to_run_time_shape(self, eqn):
+        """np.reshape(v, np.shape(u)), u of run-time length (the cotangent of np.outer's
+        operand): u's rank, v's dtype; the sizes are checked when the code runs."""
+        x = eqn.args.get("x")
+        xa = (self.avals.get(x.name) or self.unsized.get(x.name)) if isinstance(x, Var) \
+            else None
+        if xa is None:
+            return None
+        rank = self.avals.unsized_shapes[eqn.args["shape"].name]
+        self.unsized[eqn.out] = AVal((1,) * rank, xa.dtype)
+        self.avals.pop(eqn.out, None)
         return None
 
     def _reads_unsized(self, eqn):
@@ -350,8 +390,9 @@ class Specializer:
 
     def _elementwise_of_unsized(self, eqn):
         """An elementwise row of values of run-time length whose stand-ins do not broadcast
-        (sums[:n] / counts): the result has their rank and the dtype the row gives on
-        one-element arrays (the lengths are checked when the code runs)."""
+        (sums[:n] / counts, A[:i, :i] + v): the result has the largest of their ranks and the
+        dtype the row gives on one-element arrays (the lengths are checked when the code
+        runs)."""
         if not eqn.prim.elementwise:
             return None
         ranks, vals = set(), {}
@@ -368,14 +409,14 @@ class Specializer:
                     av.dtype.type(0).item()
             else:
                 vals[k] = a.value
-        if len(ranks) != 1:
+        if not ranks:
             return None
         try:
             with np.errstate(all="ignore"):
                 r = _call(eqn.prim, vals)
         except Exception:
             return None
-        rank = ranks.pop()
+        rank = max(ranks)      # (operands of fewer axes broadcast against it)
         self.unsized[eqn.out] = AVal((1,) * rank, np.asarray(r).dtype)
         self.avals.pop(eqn.out, None)
         return None
@@ -407,19 +448,33 @@ class Specializer:
 
     def _unbroadcast_unsized(self, eqn):
         """rt.unbroadcast(ct, x), ct of run-time length (the cotangent of v in x[mask] = v)
-        and x of known shape: x's shape in ct's dtype, for ct of x's rank (its length checked
-        when the code runs), of one more axis (rows a mask picked: summed over them) or x a
-        scalar (every element summed)."""
+        and x of known shape: x's shape in ct's dtype (ct summed over its leading axes and
+        where x has length 1; the lengths checked when the code runs)."""
         ct, x = eqn.args.get("ct"), eqn.args.get("x")
         if eqn.prim is not _UNBROADCAST or not isinstance(ct, Var) or \
                 ct.name not in self.unsized:
             return None
         xa, ca = self.aval(x), self.unsized[ct.name]
-        if xa is None or xa.ndim not in (0, ca.ndim, ca.ndim - 1):
+        if xa is None or xa.ndim > ca.ndim:
             return None
         av = AVal(tuple(xa.shape), ca.dtype)
         self.avals[eqn.out] = av
         return av
+
+    def _unbroadcast_to_unsized(self, eqn):
+        """rt.unbroadcast(ct, x), x of run-time length (the cotangent of an operand of
+        np.concatenate's result): x's rank in ct's dtype, kept in `unsized` (True); the sums
+        are decided when the code runs."""
+        ct, x = eqn.args.get("ct"), eqn.args.get("x")
+        if eqn.prim is not _UNBROADCAST or not isinstance(ct, Var) or \
+                not isinstance(x, Var) or x.name not in self.unsized:
+            return False
+        ca = self.unsized.get(ct.name) or self.avals.get(ct.name)
+        if ca is None or self.unsized[x.name].ndim > ca.ndim:
+            return False
+        self.unsized[eqn.out] = AVal(self.unsized[x.name].shape, ca.dtype)
+        self.avals.pop(eqn.out, None)
+        return True
 
     def _gather_from_unsized(self, eqn):
         """v[idx] of a vector v of run-time length, idx an integer array of known shape: an

@@ -161,6 +161,13 @@ def rw_cast_like(sp, eqn, out):
     if ta.dtype == xa.dtype and not ta.weak:
         sp.alias(eqn, t)
         return True
+    if np.issubdtype(ta.dtype, np.complexfloating) and \
+            not np.issubdtype(xa.dtype, np.complexfloating):
+        # NumPy's cast of complex to real keeps the real part (Numba's refuses): said so
+        t = sp.emit(out, by_name("real"), {"x": t}, eqn.loc, base=eqn.out)
+        if sp.aval(t).dtype == xa.dtype:
+            sp.alias(eqn, t)
+            return True
     sp.emit(out, by_name("astype"), {"x": t, "dtype": Const(xa.dtype.type)}, eqn.loc,
             name=eqn.out)
     return True
@@ -237,10 +244,18 @@ def rw_astype(sp, eqn, out):
     return False
 
 
+def _rank(sp, a):
+    """The number of axes of an atom, a value of run-time length (sp.unsized) included, or
+    None."""
+    av = sp.aval(a)
+    if av is None and hasattr(a, "name") and a.name in sp.unsized:
+        return sp.unsized[a.name].ndim
+    return None if av is None else av.ndim
+
+
 def rw_transpose_back(sp, eqn, out):
-    xa = sp.aval(eqn.args["x"])
     axes = eqn.args.get("axes", Const(None))
-    if xa is None or not isinstance(axes, Const):
+    if _rank(sp, eqn.args["x"]) is None or not isinstance(axes, Const):
         return False
     args = {"x": eqn.args["x"]}
     if axes.value is not None:
@@ -250,40 +265,81 @@ def rw_transpose_back(sp, eqn, out):
 
 
 def rw_mT(sp, eqn, out):
-    xa = sp.aval(eqn.args["x"])
-    if xa is None or xa.ndim < 2:
+    n = _rank(sp, eqn.args["x"])
+    if n is None or n < 2:
         return False
-    axes = tuple(range(xa.ndim - 2)) + (xa.ndim - 1, xa.ndim - 2)
+    axes = tuple(range(n - 2)) + (n - 1, n - 2)
     sp.emit(out, by_name("transpose"), {"x": eqn.args["x"], "axes": Const(axes)}, eqn.loc,
             name=eqn.out)
     return True
 
 
 def _T(sp, out, x, loc):
-    xa = sp.aval(x)
-    if xa.ndim < 2:
+    n = _rank(sp, x)
+    if n < 2:
         return x
-    return sp.emit(out, by_name("transpose"), {"x": x}, loc, base="tr")
+    if n == 2:
+        return sp.emit(out, by_name("transpose"), {"x": x}, loc, base="tr")
+    axes = tuple(range(n - 2)) + (n - 1, n - 2)       # each matrix of a stack transposed
+    return sp.emit(out, by_name("transpose"), {"x": x, "axes": Const(axes)}, loc, base="tr")
 
 
 def _matmul_vjp(sp, eqn, out, side):
+    """The cotangent of x (side "left") or y in x @ y (np.dot of vectors and matrices): a
+    product with the other operand transposed, by the operands' ranks (known for values of
+    run-time length too); of stacks of matrices, summed back over the batch axes the operand
+    was broadcast along."""
     ct, x, y = eqn.args["ct"], eqn.args["x"], eqn.args["y"]
-    xa, ya = sp.aval(x), sp.aval(y)
-    if xa is None or ya is None or xa.ndim > 2 or ya.ndim > 2 or xa.ndim == 0 or ya.ndim == 0:
+    nx, ny = _rank(sp, x), _rank(sp, y)
+    if nx is None or ny is None:
         return False
     mm, mul, outer = by_name("matmul"), by_name("multiply"), by_name("outer")
     loc, name = eqn.loc, eqn.out
-    if xa.ndim == 1 and ya.ndim == 1:
+    if nx == 0 or ny == 0:        # np.dot of a scalar: a product, summed back to the operand
+        p = sp.emit(out, mul, {"x": ct, "y": y if side == "left" else x}, loc, base=name)
+        back = Eqn(name, by_name("unbroadcast"), {"ct": p, "x": x if side == "left" else y},
+                   loc)
+        if not rw_unbroadcast(sp, back, out):
+            sp.emit(out, back.prim, back.args, loc, name=name)
+        return True
+    if nx > 2 or ny > 2:
+        if eqn.prim in (by_name("dot_vjp_left"), by_name("dot_vjp_right")) and ny > 2:
+            return False      # (np.dot of two stacks: every matrix with every other)
+        get = by_name("getitem")
+
+        def at(v, *items):
+            return sp.emit(out, get, {"x": v, "index": IndexArg((Ellipsis,) + items)}, loc,
+                           base=name)
+        last, col = SliceArg(None, None, None), None
+        if ny == 1 and side == "left":        # x (..., m, k) @ y (k,): ct (..., m)
+            p = sp.emit(out, mul, {"x": at(ct, col), "y": y}, loc, base=name)
+        elif ny == 1:
+            p = at(sp.emit(out, mm, {"x": _T(sp, out, x, loc), "y": at(ct, col)}, loc,
+                           base=name), Const(0))
+        elif nx == 1 and side == "left":      # x (k,) @ y (..., k, n): ct (..., n)
+            p = at(sp.emit(out, mm, {"x": y, "y": at(ct, col)}, loc, base=name), Const(0))
+        elif nx == 1:
+            p = sp.emit(out, mul, {"x": at(x, col), "y": at(ct, col, last)}, loc, base=name)
+        elif side == "left":
+            p = sp.emit(out, mm, {"x": ct, "y": _T(sp, out, y, loc)}, loc, base=name)
+        else:
+            p = sp.emit(out, mm, {"x": _T(sp, out, x, loc), "y": ct}, loc, base=name)
+        back = Eqn(name, by_name("unbroadcast"), {"ct": p, "x": x if side == "left" else y},
+                   loc)
+        if not rw_unbroadcast(sp, back, out):
+            sp.emit(out, back.prim, back.args, loc, name=name)
+        return True
+    if nx == 1 and ny == 1:
         sp.emit(out, mul, {"x": ct, "y": y if side == "left" else x}, loc, name=name)
     elif side == "left":
-        if ya.ndim == 1:      # x (m,k) y (k,): ct (m,)
+        if ny == 1:      # x (m,k) y (k,): ct (m,)
             sp.emit(out, outer, {"x": ct, "y": y}, loc, name=name)
-        elif xa.ndim == 1:    # x (k,) y (k,n): ct (n,)
+        elif nx == 1:    # x (k,) y (k,n): ct (n,)
             sp.emit(out, mm, {"x": y, "y": ct}, loc, name=name)
         else:
             sp.emit(out, mm, {"x": ct, "y": _T(sp, out, y, loc)}, loc, name=name)
     else:
-        if xa.ndim == 1:      # x (k,) y (k,n): ct (n,)
+        if nx == 1:      # x (k,) y (k,n): ct (n,)
             sp.emit(out, outer, {"x": x, "y": ct}, loc, name=name)
         else:                 # x (m,k): x.T @ ct
             sp.emit(out, mm, {"x": _T(sp, out, x, loc), "y": ct}, loc, name=name)
@@ -307,13 +363,13 @@ def rw_dot_vjp_right(sp, eqn, out):
 
 
 def rw_dot(sp, eqn, out):
-    xa, ya = sp.aval(eqn.args["x"]), sp.aval(eqn.args["y"])
-    if xa is None or ya is None:
+    nx, ny = _rank(sp, eqn.args["x"]), _rank(sp, eqn.args["y"])
+    if nx is None or ny is None:
         return False
-    if xa.ndim == 0 or ya.ndim == 0:
+    if nx == 0 or ny == 0:
         sp.emit(out, by_name("multiply"), dict(eqn.args), eqn.loc, name=eqn.out)
         return True
-    if xa.ndim <= 2 and ya.ndim <= 2:
+    if nx <= 2 and ny <= 2:
         sp.emit(out, by_name("matmul"), dict(eqn.args), eqn.loc, name=eqn.out)
         return True
     return False
@@ -431,10 +487,10 @@ def rw_concat_vjp(sp, eqn, out):
 
 def _axis_index(sp, x, k, axis):
     """The index (:, ..., :, k) of position k along `axis` of x, or None."""
-    xa = sp.aval(x)
-    if xa is None or not xa.shape or not isinstance(k, Const) or not isinstance(axis, Const):
+    n = _rank(sp, x)
+    if not n or not isinstance(k, Const) or not isinstance(axis, Const):
         return None
-    ax = int(axis.value) % len(xa.shape)
+    ax = int(axis.value) % n
     return IndexArg(tuple([SliceArg(None, None, None)] * ax + [Const(int(k.value))]))
 
 

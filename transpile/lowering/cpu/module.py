@@ -41,6 +41,7 @@ from transpile.lowering.cpu.control import check_conflicts, lower_stmt, pushed_t
 from transpile.lowering.cpu.kernels import (kernel, describe, weak_int_checks,
                                             _promoted as promoted)
 from transpile.lowering.cpu.unsized import lower_unsized, reads_unsized
+from transpile.lowering.cpu.unsized_shapes import batched_product
 from transpile.lowering.cpu.segments import has_collectives, segmented_main, compile_parts
 from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.core.codegen import deferred_writes_last
@@ -217,6 +218,9 @@ class Lowerer:
             elif isinstance(st, Eqn) and st.prim.check:
                 self.comment(st.loc, indent, out)      # assert / raise
                 numba_checks.lower_check(self, st, indent, out)
+            elif isinstance(st, Eqn) and (stacked := batched_product(self, st)) is not None:
+                self.comment(st.loc, indent, out)     # a stack of matrix products
+                out += [indent + line for line in stacked]
             elif isinstance(st, Eqn):
                 self.comment(st.loc, indent, out)
                 form = self.row_form(st)

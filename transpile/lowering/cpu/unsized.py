@@ -11,11 +11,10 @@ written here: the lowered code asks Numba for the value and reads its length at 
   raveled mask selects from the raveled array, NumPy's order), after a check of the shapes;
 * `x[...]` with slices of run-time bounds or an index array of run-time length, and
   `v[0]`, `idx[:, 0]` of such values: the index as written;
-* `len(x)`, `x.size`; `np.dot` of two vectors (a scalar);
-* elementwise functions of vectors of run-time length: one loop over the length, with the
-  row's scalar form (the fused loops' form); the operands' lengths are checked first, and
-  a mismatch (NumPy would broadcast a length of 1, or raise) makes the call run the NumPy
-  version (api/jit.py, as a window past an end does).
+* `len(x)`, `x.size`;
+* products, flips, transposes, elementwise rows that broadcast, reductions along an axis,
+  joins and the derivative helpers of these: lowering/cpu/unsized_shapes.py (the lengths
+  read and checked when the code runs; operands that do not fit raise NumPy's error type).
 
 Fusion never takes these values (they have no AVal), so no loop is ever sized by a stand-in.
 Anything else reading them is `Unlowerable` (that statement runs in NumPy).
@@ -24,10 +23,10 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
-from transpile.lowering.cpu.text import (Unlowerable, atom_const_text, dtype_ctor, shape_text,
-                                         size_text)
-from transpile.optimize.fusion import scalar_template
+from transpile.lowering.cpu.text import Unlowerable, dtype_ctor, shape_text, size_text
 from transpile.optimize.specialize_windows import MARK
+from transpile.lowering.cpu.unsized_shapes import (elementwise, lower_array_op, newaxis_getitem,
+                                                   newaxis_getitem_vjp)
 from transpile.primitives.internal import control as C
 from transpile.primitives.internal.adjoint_helpers import (dot_vjp_left, dot_vjp_right,
                                                           getitem_vjp, reduced_count,
@@ -38,7 +37,6 @@ from transpile.primitives.numpy.nondiff import (arange, argwhere, attr_shape, at
                                                 empty, empty_like, flatnonzero, full, len_,
                                                 ones, ones_like, shape, size, unique, zeros,
                                                 zeros_like)
-from transpile.primitives.numpy.products import dot, matmul
 from transpile.primitives.numpy.reductions import mean, sum_
 from transpile.primitives.numpy.structure import astype, copy, getitem
 
@@ -133,13 +131,6 @@ def lower_unsized(lw, st):
         return [f"{st.out} = {x.name}.astype({dtype_ctor(dt)})"]
     if prim is getitem and isinstance(x, Var):
         return _getitem(lw, st)
-    if prim in (dot, matmul):
-        xs, ys = rank_dtype(lw, x), rank_dtype(lw, a["y"])
-        if xs is None or ys is None or xs[0] != 1 or ys[0] != 1 or dt is None:
-            return None
-        cast = [f"{v.name}.astype({dtype_ctor(dt)})" if r[1] != dt else v.name
-                for v, r in ((x, xs), (a["y"], ys))]
-        return [f"{st.out} = {dtype_ctor(dt)}(np.dot({cast[0]}, {cast[1]}))"]
     if prim is sum_grad and _no_axis(a) and isinstance(x, Var) and dt is not None:
         # of a sum of every element: the cotangent everywhere
         ct = a["ct"]
@@ -147,7 +138,9 @@ def lower_unsized(lw, st):
             return None
         return [f"{st.out} = np.full({x.name}.shape, {fmt(ct)}, {dtype_ctor(dt)})"]
     if prim is sum_grad and isinstance(x, Var) and x.name in lw.unsized and dt is not None:
-        return _sum_grad_along(lw, st)
+        return _sum_grad_along(lw, st) or lower_array_op(lw, st)
+    if prim is getitem_vjp and isinstance(a["index"], IndexArg) and None in a["index"].items:
+        return newaxis_getitem_vjp(lw, st, lw.index)
     if prim is getitem_vjp and _mask_of(lw, a["index"]) is not None:
         return _mask_scatter(lw, st)
     if prim is getitem_vjp and isinstance(x, Var) and x.name in lw.unsized and dt is not None \
@@ -156,7 +149,7 @@ def lower_unsized(lw, st):
         return [f"{st.out} = np.zeros({x.name}.shape, {dtype_ctor(dt)})",
                 f"{st.out}[{lw.index(a['index'], st)}] = {fmt(a['ct'])}"]
     if prim is unbroadcast:
-        return _unbroadcast(lw, st)
+        return lower_array_op(lw, st) or _unbroadcast(lw, st)
     if prim is C.written_part:
         return _written_part(lw, st)
     if prim in (dot_vjp_left, dot_vjp_right):
@@ -165,12 +158,14 @@ def lower_unsized(lw, st):
         ranks = [rank_dtype(lw, v) for v in (a["ct"], x, a["y"])]
         if None in ranks or [r[0] for r in ranks] != [0, 1, 1]:
             return None
-        return _elementwise(lw, Eqn(st.out, multiply, {"x": a["ct"], "y": other}, st.loc))
+        return elementwise(lw, Eqn(st.out, multiply, {"x": a["ct"], "y": other}, st.loc))
     if prim.elementwise and st.out in lw.unsized:
-        return _elementwise(lw, st)
+        return elementwise(lw, st)
     if prim in (sum_, mean) and isinstance(x, Var) and x.name in lw.unsized:
-        return _sum_along(lw, st)
-    return None
+        lines = _sum_along(lw, st)
+        if lines is not None:
+            return lines
+    return lower_array_op(lw, st)
 
 
 def _bincount(lw, st, dt):
@@ -329,6 +324,8 @@ def _getitem(lw, st):
     mask = _mask_of(lw, index)
     if mask is None and (_gather_all_axes(lw, x, index) or _gather_vector(lw, x, index)):
         return _gather(lw, st)     # (a loop: Numba's x[idx] is 4x slower than NumPy's)
+    if mask is None and isinstance(index, IndexArg) and None in index.items:
+        return newaxis_getitem(lw, st, lw.index)
     if mask is None:
         return [f"{st.out} = {x.name}[{lw.index(index, st)}]"]
     xs, ms = rank_dtype(lw, x), rank_dtype(lw, mask)
@@ -481,45 +478,3 @@ def _written_part(lw, st):
             f"else {idx.name}[{k}]",
             f"    {st.out}[{k}] = 0 if {seen}[{at}] else {x.name}[{at}]",
             f"    {seen}[{at}] = True"]
-
-
-def _elementwise(lw, st):
-    """An elementwise row over vectors of run-time length: one loop, the row's scalar form."""
-    tmpl = scalar_template(st)
-    dt = _out_dtype(lw, st)
-    if tmpl is None or dt is None:
-        return None
-    vectors, vals, ranks = [], {}, set()
-    cdt = dt if np.issubdtype(dt, np.inexact) else None
-    i = f"{st.out}_i"
-    for k, v in st.args.items():
-        if isinstance(v, Const):
-            vals[k] = atom_const_text(v, cdt if k != "condition" else None)
-            continue
-        r = rank_dtype(lw, v) if isinstance(v, Var) else None
-        if r is None:
-            return None
-        if r[0] >= 1:
-            vectors.append(v.name)
-            ranks.add(r[0])
-            vals[k] = f"{v.name}[{i}]"
-        else:
-            vals[k] = v.name
-    if not vectors or len(ranks) != 1:
-        return None               # (operands of different ranks: refused)
-    text = tmpl.replace("T(", f"{dtype_ctor(dt)}(").format(**vals)
-    if np.issubdtype(dt, np.number):
-        text = f"{dtype_ctor(dt)}({text})"
-    rank = ranks.pop()
-    # a vector: its length; more axes (rows a mask picked): every position of its shape
-    n = f"{vectors[0]}.shape[0]" if rank == 1 else f"{vectors[0]}.shape"
-    lines = []
-    for v in dict.fromkeys(vectors[1:]):
-        if v != vectors[0]:
-            lines += [f"if {v}.shape{'[0]' if rank == 1 else ''} != {n}:     # NumPy broadcasts "
-                      "a length of 1, or raises",
-                      f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})"]
-    loop = f"for {i} in range({n}):" if rank == 1 else f"for {i} in np.ndindex({n}):"
-    return lines + [f"{st.out} = np.empty({n}, {dtype_ctor(dt)})",
-                    loop,
-                    f"    {st.out}[{i}] = {text}"]
