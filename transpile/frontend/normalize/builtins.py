@@ -19,7 +19,7 @@ from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value
 
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
-            "isinstance", "any", "all", "divmod", "pow", "round")
+            "isinstance", "any", "all", "divmod", "pow")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
 
@@ -176,19 +176,6 @@ def _divmod(norm, args, kwargs, node, base):
     q = norm.apply(by_name("floor_divide"), list(args), {}, node, base)
     r = norm.apply(by_name("mod"), list(args), {}, node, base)
     return Struct("tuple", [q, r])
-
-
-def _round(norm, args, kwargs, node, base):
-    """round(x, n): np.round(x, n) (what round gives a NumPy number: its __round__ is
-    np.round); round(x): the nearest int, ties to even (int of np.round(x))."""
-    _no_kwargs(norm, kwargs, node, "round", ("ndigits",))
-    if not 1 <= len(args) + len(kwargs) <= 2 or not args:
-        raise norm.error(node, "round takes a number and an optional ndigits")
-    ndigits = args[1] if len(args) > 1 else kwargs.get("ndigits")
-    if ndigits is not None and not (isinstance(ndigits, Const) and ndigits.value is None):
-        return norm.apply(by_name("round"), [args[0]], {"decimals": ndigits}, node, base)
-    r = norm.apply(by_name("round"), [args[0]], {}, node, base)
-    return norm.apply(by_name("int"), [r], {}, node, base)
 
 
 def _pow(norm, args, kwargs, node, base):
