@@ -3,10 +3,13 @@ vs specialized on the value (static_argnums, the old behaviour), vs plain NumPy.
 
     python bench/bench_dynamic_ints.py [calls]
 """
+import os
 import sys
 import time
 
 import numpy as np
+
+os.environ.setdefault("TRANSPILE_TIERS", "0")   # steady-state times: calls wait for the compiler
 
 import transpile as tp
 

@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+os.environ.setdefault("TRANSPILE_TIERS", "0")   # steady-state times: calls wait for the compiler
+
 os.environ.setdefault("TRANSPILE_CACHE_DIR", "/tmp/tp-bench-loops")
 
 import transpile as tp  # noqa: E402

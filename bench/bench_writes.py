@@ -8,11 +8,14 @@ Run: python bench/bench_writes.py        Two tables:
   3. peak traced memory (tracemalloc) of eager grad of sum_logistic on 10^7 float64, against
      NumPy evaluating the function itself (and autograd's grad when installed).
 """
+import os
 import time
 import tracemalloc
 import warnings
 
 import numpy as np
+
+os.environ.setdefault("TRANSPILE_TIERS", "0")   # steady-state times: calls wait for the compiler
 
 from transpile import grad, jit
 from transpile.api.autodiff import Plain
