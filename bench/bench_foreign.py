@@ -1,6 +1,8 @@
 """The foreign-style corpus side by side: jit vs plain NumPy vs numba.njit of the same code.
 
-    python bench/bench_foreign.py [scale] [name ...]   # scale 1 (default): ~2-3 minutes
+    python bench/bench_foreign.py [scale] [name ...]   # scale 1 (default): ~15 minutes
+    python bench/bench_foreign.py --shard 0/4 --json rows0.json   # every 4th kernel
+    python bench/bench_foreign.py --merge rows0.json rows1.json ...   # the summary of shards
 
 Every kernel of tests/foreign_kernels.py runs at its `bench_size` (times `scale` where the size
 is a length): plain NumPy (the function itself), `transpile.jit` after a warm-up call, and
@@ -16,6 +18,7 @@ The last lines: how many kernels jit compiled without fallback and got right, ho
 compiles and gets right, and geometric means of the ratios (over kernels where both sides ran
 and jit's result was right; the fallback rows are excluded from the jit/np mean and counted).
 """
+import json
 import math
 import os
 import sys
@@ -134,10 +137,49 @@ def bench(k, scale):
     return row
 
 
+def summary(rows):
+    total = len(rows)
+    ok = [r for r in rows if r["status"] == "ok"]
+    nb_ok = [r for r in rows if r["nb_status"] == "ok"]
+    print(f"\njit compiled without fallback and right: {len(ok)}/{total}; "
+          f"fell back: {sum(r['status'] == 'FALLBACK' for r in rows)}; "
+          f"wrong: {sum(r['status'] == 'WRONG' for r in rows)}; "
+          f"error: {sum(r['status'].startswith('ERROR') for r in rows)}")
+    print(f"numba.njit of the same code compiles and is right: {len(nb_ok)}/{total}")
+    print("not compiled or not right: "
+          + str([(r["name"], r["status"]) for r in rows if r["status"] != "ok"]))
+    slower = [r["name"] for r in ok if r["jit_np"] > 1.0]
+    print(f"compiled kernels slower than NumPy: {len(slower)} {slower}")
+    print(f"geomean jit/numpy  (compiled, right, {len(ok)}): "
+          f"{_geomean([r['jit_np'] for r in ok]):.3f}")
+    both = [r for r in ok if r["jit_nb"] is not None]
+    print(f"geomean jit/njit   (both compiled and right, {len(both)}): "
+          f"{_geomean([r['jit_nb'] for r in both]):.3f}")
+    print(f"geomean njit/numpy (njit compiled and right, {len(nb_ok)}): "
+          f"{_geomean([r['nb_np'] for r in nb_ok]):.3f}")
+
+
 def main():
-    scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
-    names = sys.argv[2:]
+    """Options: --shard I/N runs every N-th kernel from the I-th (0-based); --json PATH writes
+    the rows; --merge PATH... prints the summary of rows written by several shards."""
+    argv = sys.argv[1:]
+    if argv[:1] == ["--merge"]:
+        rows = [r for path in argv[1:] for r in json.load(open(path))]
+        summary(rows)
+        return
+    shard = json_path = None
+    while argv[:1] and argv[0] in ("--shard", "--json"):
+        if argv[0] == "--shard":
+            i, n = argv[1].split("/")
+            shard = (int(i), int(n))
+        else:
+            json_path = argv[1]
+        argv = argv[2:]
+    scale = float(argv[0]) if argv else 1.0
+    names = argv[1:]
     kernels = [fk.BY_NAME[n] for n in names] if names else fk.KERNELS
+    if shard is not None:
+        kernels = kernels[shard[0]::shard[1]]
     t_start = time.perf_counter()
     print(f"{'kernel':26} {'n':>7} {'numpy':>11} {'jit':>11} {'njit':>11} {'jit/np':>7} "
           f"{'jit/nb':>7} {'nb/np':>7}  jit status / njit status")
@@ -152,23 +194,10 @@ def main():
         print(f"{r['name']:26} {r['n']:7d} {_fmt_t(r['np']):>11} {_fmt_t(r['jit']):>11} "
               f"{_fmt_t(r['nb']):>11} {_fmt_r(r['jit_np']):>7} {_fmt_r(r['jit_nb']):>7} "
               f"{_fmt_r(r['nb_np']):>7}  {r['status']} / {r['nb_status']}", flush=True)
-    total = len(rows)
-    ok = [r for r in rows if r["status"] == "ok"]
-    nb_ok = [r for r in rows if r["nb_status"] == "ok"]
-    print(f"\njit compiled without fallback and right: {len(ok)}/{total}; "
-          f"fell back: {sum(r['status'] == 'FALLBACK' for r in rows)}; "
-          f"wrong: {sum(r['status'] == 'WRONG' for r in rows)}; "
-          f"error: {sum(r['status'].startswith('ERROR') for r in rows)}")
-    print(f"numba.njit of the same code compiles and is right: {len(nb_ok)}/{total}")
-    slower = [r["name"] for r in ok if r["jit_np"] > 1.0]
-    print(f"compiled kernels slower than NumPy: {len(slower)} {slower}")
-    print(f"geomean jit/numpy  (compiled, right, {len(ok)}): "
-          f"{_geomean([r['jit_np'] for r in ok]):.3f}")
-    both = [r for r in ok if r["jit_nb"] is not None]
-    print(f"geomean jit/njit   (both compiled and right, {len(both)}): "
-          f"{_geomean([r['jit_nb'] for r in both]):.3f}")
-    print(f"geomean njit/numpy (njit compiled and right, {len(nb_ok)}): "
-          f"{_geomean([r['nb_np'] for r in nb_ok]):.3f}")
+    if json_path:
+        with open(json_path, "w") as out:
+            json.dump(rows, out)
+    summary(rows)
     print(f"({time.perf_counter() - t_start:.0f} s)")
 
 
