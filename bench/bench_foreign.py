@@ -61,6 +61,11 @@ def _close(got, want):
     if isinstance(want, (tuple, list)):
         return isinstance(got, (tuple, list)) and len(got) == len(want) and all(
             _close(g, w) for g, w in zip(got, want))
+    if isinstance(want, dict):
+        return isinstance(got, dict) and got.keys() == want.keys() and all(
+            _close(got[key], want[key]) for key in want)
+    if isinstance(want, (str, bytes)):
+        return got == want
     if isinstance(want, np.random.Generator):
         return got.bit_generator.state == want.bit_generator.state
     g, w = np.asarray(got), np.asarray(want)
@@ -122,6 +127,7 @@ def bench(k, scale):
             row["jit"] = _best(jitted, k, n)
         except Exception as e:          # noqa: BLE001 - a benchmark reports every failure
             row["status"] = f"ERROR {type(e).__name__}"
+            print(f"{k.name}: {type(e).__name__}: {str(e)[:300]}", file=sys.stderr)
     if numba is not None:
         try:
             nb = numba.njit(k.fn)

@@ -22,6 +22,7 @@ gets a cache hit), records the signed manifest (diskcache.record), and writes on
 to stdout: {"ok": true, "compiled": n, "loaded": n} or {"ok": false, "numba": bool,
 "error": message}. Nothing from transpile/ is imported here.
 """
+import contextlib
 import json
 import os
 import pickle
@@ -33,6 +34,24 @@ import numpy as np
 
 BOOT = ("import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
         "from transpile_runtime.compile_worker import main; main()")
+
+
+# Numba's SSA reconstruction recurses once per basic block on some paths: a long generated
+# function (the exchange network of sorted(..., key=...) on 30 items) passes Python's default
+# limit of 1000 frames while Numba compiles it
+DEEP_RECURSION = 20000
+
+
+@contextlib.contextmanager
+def deep_recursion():
+    """Raise Python's recursion limit to DEEP_RECURSION while Numba compiles (restored after)."""
+    limit = sys.getrecursionlimit()
+    if limit < DEEP_RECURSION:
+        sys.setrecursionlimit(DEEP_RECURSION)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def module_name(path):
@@ -141,7 +160,8 @@ def _reply(obj):
 
 
 def _is_numba_error(e):
-    return type(e).__module__.startswith("numba")
+    # (a RecursionError while compiling: Numba cannot compile the code, as for its own errors)
+    return type(e).__module__.startswith("numba") or isinstance(e, RecursionError)
 
 
 def compile_request(req):
@@ -158,7 +178,8 @@ def compile_request(req):
         for sig in sigs:
             if isinstance(sig, tuple) and sig and sig[0] == "described":
                 sig = numba_types(sig[1])
-            fn.compile(tuple(sig))
+            with deep_recursion():
+                fn.compile(tuple(sig))
         diskcache.record(path)
     stats = fn.stats
     return {"ok": True, "compiled": sum(stats.cache_misses.values()),

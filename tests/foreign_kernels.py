@@ -4314,7 +4314,7 @@ KERNELS = [
     _k(peaks_to_arrays, 20, 1000000, grad=True),
     _k(polyline_lengths, 8, 100000, grad=True),
     _k(row_norms_comprehension, 6, 100000, grad=True),
-    _k(ranks_and_suffix, 9, 30),      # sorted(key=...): an exchange network, up to 32 items
+    _k(ranks_and_suffix, 9, 16),      # sorted(key=...): an exchange network, up to 16 items
     _k(reversed_zip_pairs, 9, 1000000, grad=True),
     _k(mlp_params_dict, 6, 100000, grad=True, wrt=1),
     _k(summary_tuple, 9, 1000000),

@@ -308,3 +308,31 @@ def test_short_circuit_random_draw(fn, backend):
     got = jit(fn, backend=backend, wait=True)(x, 3)
     assert int(got[0]) == want[0]
     assert float(got[1]) == want[1]
+
+
+def ranks_by_key(x):
+    order = sorted(range(len(x)), key=lambda i: x[i])
+    ranks = np.empty(len(x), dtype=np.int64)
+    for r, i in enumerate(order):
+        ranks[i] = r
+    return ranks
+
+
+def test_sorted_with_key_compiles_up_to_its_limit_and_refuses_past_it():
+    # 30 keys made Numba's SSA pass recurse past Python's limit of 1000 frames (a RecursionError
+    # out of the user's call) and took minutes to compile: the exchange network now stops at
+    # SORT_KEY_LIMIT items, with an error that names the line and says what to write instead
+    import warnings
+
+    from transpile.errors import TranspileError, TranspileWarning
+    from transpile.frontend.normalize.builtins import SORT_KEY_LIMIT
+    rng = np.random.default_rng(3)
+    x = np.round(rng.standard_normal(SORT_KEY_LIMIT), 1)      # ties kept in order, as Python
+    f = jit(ranks_by_key)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = f(x)
+    assert f.last_tier == "compiled"
+    np.testing.assert_array_equal(got, ranks_by_key(x))
+    with pytest.raises(TranspileError, match=r"(?s)test_jit_regressions.py:\d+.*sorted.*np.argsort"):
+        f(rng.standard_normal(SORT_KEY_LIMIT + 1))

@@ -18,7 +18,7 @@ import numpy as np
 
 from transpile.core import codegen
 from transpile.version import __version__
-from transpile_runtime import diskcache
+from transpile_runtime import compile_worker, diskcache
 from transpile.lowering.cpu import module as numba_cpu
 from transpile.lowering import backends
 from transpile.compile.gpu_programs import gpu_program, kernel_source
@@ -142,7 +142,9 @@ def _is_numba_error(e):
         from numba.core import errors   # (lazy: import transpile does not load Numba)
     except ImportError:
         return False
-    return isinstance(e, (errors.NumbaError, errors.LoweringError)) or \
+    # (a RecursionError while compiling, past compile_worker.DEEP_RECURSION frames: Numba
+    # cannot compile the code, as for its own errors)
+    return isinstance(e, (errors.NumbaError, errors.LoweringError, RecursionError)) or \
         type(e).__module__.startswith("numba")
 
 
@@ -165,7 +167,8 @@ def _call_guarding_cache(fn, args, path):
     call again (the compiled code is already in the dispatcher)."""
     for attempt in range(3):
         try:
-            return fn(*args)
+            with compile_worker.deep_recursion():
+                return fn(*args)
         except OSError as e:
             if attempt == 2 or not path or not _cache_vanished(e, path):
                 raise

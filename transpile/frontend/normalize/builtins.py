@@ -186,7 +186,8 @@ def _pow(norm, args, kwargs, node, base):
     return norm.apply(by_name("power"), list(args), {}, node, base)
 
 
-SORT_KEY_LIMIT = 32     # sorted(..., key=f) is a network of n * (n - 1) / 2 exchanges
+SORT_KEY_LIMIT = 16     # sorted(..., key=f) is a network of n * (n - 1) / 2 exchanges (Numba takes
+                        # ~1 s to compile 16 items, minutes for 30)
 
 
 def _sorted(norm, args, kwargs, node, base):

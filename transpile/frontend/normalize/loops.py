@@ -324,7 +324,14 @@ def _check_tentative_types(norm, carried, node):
             d = carried.tentative.get(j.name)
             if d is None or norm.mem.dtypes.get(j.name) != d:
                 continue
-            if leaf != j and runlists.dtype_ndim(norm, leaf) != d:
+            if leaf == j:
+                continue
+            # (reading the body's result may read j's own assumed type: that is not a list
+            # relying on it, so what this check reads is not recorded as used)
+            used = set(norm.mem.dtypes_used)
+            post = runlists.dtype_ndim(norm, leaf)
+            norm.mem.dtypes_used = used
+            if post != d:
                 del norm.mem.dtypes[j.name]
                 if j.name in norm.mem.dtypes_used:
                     raise norm.error(node, f"{n!r} changes type in this loop, and a list whose "
