@@ -87,7 +87,7 @@ def test_readme_starts_with_the_two_commands():
     assert body[1] == ('python3 -m venv .venv && . .venv/bin/activate && pip install -e '
                        '".[examples]" && python examples/quickstart.py')
     assert body[2] == ('python3 -m venv .venv && . .venv/bin/activate && pip install -e '
-                       '".[test]" && python -m pytest -q')
+                       '".[test]" && python -m pytest -q -n auto')
     assert body[3] == "```"
 
 
