@@ -7,6 +7,8 @@ lowers.
     drop_dead_values   (again after the next two: dead copies hide single reads from them)
     scatter_adds       `a = a + rt.getitem_vjp(...)` becomes a scatter-add into a (ad/)
     reads_before_writes, drop_dead_tapes
+    copies_on_entry    an argument a loop writes into is copied once before the loop
+                       (unless it may be written in place: optimize/no_raise.py)
     in_place_writes    which subscript writes may reuse their array (optimize/inplace.py);
                        the arguments' own buffers too where nothing can raise after their
                        first write (optimize/no_raise.py)
@@ -17,7 +19,7 @@ from transpile.ad.accumulate import reads_before_writes, scatter_adds
 from transpile.ad.tape_split import drop_dead_tapes, split_tapes
 from transpile.optimize.dead_code import drop_dead_values
 from transpile.optimize.fusion import fuse, store_into_destinations
-from transpile.optimize.inplace import in_place_writes, sources
+from transpile.optimize.inplace import copies_on_entry, in_place_writes, sources
 from transpile.optimize.no_raise import owned_arguments
 from transpile.optimize.specialize import specialize
 
@@ -32,6 +34,8 @@ def optimized_body(core, avals, params):
     body = drop_dead_values(body, outs)
     scalars = {n for n, a in av.items() if a is not None and not a.shape}
     owned = owned_arguments(body, av, params)
+    # an argument a loop writes into: copied once before the loop, not on every iteration
+    body = copies_on_entry(body, params, owned)
     in_place = in_place_writes(body, params, outs, scalars=scalars, owned=owned)
     src = sources(body, params, scalars, owned)[0]
     body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place, av)

@@ -394,12 +394,13 @@ def accumulations_at(body, params, outs):
     return fuse(body)
 
 
-def copies_on_entry(body, params):
+def copies_on_entry(body, params, owned=()):
     """A loop that writes into a carried array (`for ...: y_1 = rt.setitem(y, i, v); y = y_1`)
     whose value on entry is not the function's own (an argument, a tangent passed in, a
     value saved on a tape) would copy it on every iteration: copy it once before the loop
-    instead (`y = np.copy(x)` for `y = x`), so the writes inside can be done in place."""
-    src, escaped = sources(body, params)
+    instead (`y = np.copy(x)` for `y = x`), so the writes inside can be done in place.
+    `owned`: arguments that may be written in place (optimize/no_raise.py): not copied."""
+    src, escaped = sources(body, params, owned=owned)
 
     def written(stmts):
         return {st.args["x"].name for st in _stmts(stmts) if isinstance(st, Eqn)

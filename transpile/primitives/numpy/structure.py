@@ -50,7 +50,7 @@ array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x
 copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x": "g"},
                array_result=True, fresh=True, shape_safe=True)
 astype = defprim("astype", None, "rt.astype", "x, dtype", batch=BR.elementwise, linear=("x",),
-                 vjp={"x": "rt.cast_like(g, x)"}, shape_safe=True,
+                 vjp={"x": "rt.cast_like(g, x)"}, shape_safe=True, fresh=True,
                  lower="{x}", cuda_c=SF.c_text("{x}"), numba_cuda=SF.py_text("{x}"),
                  operands=("x",))
 tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
