@@ -7,6 +7,7 @@ lowers.
     drop_dead_values   (again after the next two: dead copies hide single reads from them)
     scatter_adds       `a = a + rt.getitem_vjp(...)` becomes a scatter-add into a (ad/)
     reads_before_writes, drop_dead_tapes
+    leave_loops_early  a range loop whose iterations after a `break` do nothing leaves there
     copies_on_entry    an argument a loop writes into is copied once before the loop
                        (unless it may be written in place: optimize/no_raise.py)
     in_place_writes    which subscript writes may reuse their array (optimize/inplace.py);
@@ -18,6 +19,7 @@ lowers.
 from transpile.ad.accumulate import reads_before_writes, scatter_adds
 from transpile.ad.tape_split import drop_dead_tapes, split_tapes
 from transpile.optimize.dead_code import drop_dead_values
+from transpile.optimize.early_exit import leave_loops_early
 from transpile.optimize.fusion import fuse, store_into_destinations
 from transpile.optimize.inplace import copies_on_entry, in_place_writes, sources
 from transpile.optimize.no_raise import owned_arguments
@@ -32,6 +34,7 @@ def optimized_body(core, avals, params):
     body = drop_dead_values(body, outs)
     body = drop_dead_tapes(reads_before_writes(scatter_adds(body, outs, av)), outs)
     body = drop_dead_values(body, outs)
+    body = leave_loops_early(body, av)
     scalars = {n for n, a in av.items() if a is not None and not a.shape}
     owned = owned_arguments(body, av, params)
     # an argument a loop writes into: copied once before the loop, not on every iteration
