@@ -88,7 +88,10 @@ def cast_like(t, x):
     dtype = np.result_type(x)
     if np.result_type(t) == dtype:
         return t
-    return np.asarray(t).astype(dtype)
+    t = np.asarray(t)
+    if t.dtype.kind == "c" and dtype.kind != "c":
+        t = t.real          # a real value's cotangent: the real part (NumPy would warn)
+    return t.astype(dtype)
 
 
 def grad_like(g, x):
