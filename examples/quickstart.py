@@ -68,6 +68,9 @@ def main(fast=False):
     x = random.normal(key, (n,))
     selu_jit = jit(selu)
     np.testing.assert_allclose(selu_jit(x), selu(x), rtol=1e-12, atol=1e-12)
+    # that first call ran the generated NumPy code while Numba compiled in the background;
+    # wait for the compiled code before timing it
+    selu_jit.wait()
     if not fast:
         t_np, t_jit = timeit(selu, x), timeit(selu_jit, x)
         print(f"selu on {n:,} floats: NumPy {t_np * 1e3:.2f} ms, jit {t_jit * 1e3:.2f} ms "
