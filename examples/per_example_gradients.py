@@ -63,6 +63,7 @@ def main(fast=False):
     print("tanh net: vmap(grad) per-example gradients equal a loop of grad calls:",
           {k: v.shape for k, v in Gnet.items()})
     if not fast:
+        per_example_net.wait()            # the compiled tier (the call above may have run NumPy)
         t0 = time.perf_counter()
         per_example_net(params, X, Y)
         t1 = time.perf_counter()
