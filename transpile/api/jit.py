@@ -373,8 +373,8 @@ class Jit(Transform):
             out = c.run(leaves)
             if out is not FREE_CHANGED:
                 self.last_tier = c.tier
-                if not kwargs and len(args) == len(self._params):
-                    self._install_fast(c, args, key, trees)
+                if not kwargs and (len(args) == len(self._params) or self._defaults_only(args)):
+                    self._install_fast(c, values, key, trees, given=len(args))
                 return out
         if self._tiered():
             out = self._call_tiered(key, trees, leaves)
@@ -395,19 +395,31 @@ class Jit(Transform):
         self.last_tier = c.tier
         return out
 
-    def _install_fast(self, c, args, key, trees):
+    def _defaults_only(self, args):
+        """Do the parameters after the positional `args` all take their defaults (a call that
+        leaves out trailing arguments with defaults, no *args/**kwargs)?"""
+        return not self._star and len(args) < len(self._params) and all(
+            p.kind is p.POSITIONAL_OR_KEYWORD and p.default is not inspect.Parameter.empty
+            for p in self._params[len(args):])
+
+    def _install_fast(self, c, args, key, trees, given=None):
         """Make calls with arguments like these take the fast path to `c`: the generated entry
         (compile/dispatch.py; flat arguments and pytrees of them) and, for flat arguments, the
-        dictionary keyed on their types."""
-        entry = self._entries.get(key)
+        dictionary keyed on their types. `args`: every parameter's value; `given`: how many
+        of them the call passed (the rest are their defaults, constants of the entry)."""
+        given = len(args) if given is None else given
+        entry = self._entries.get((key, given))
         if entry is None or entry.compiled is not c:
-            entry = generated_entry(c, args, trees, self.dynamic_ints, self._dict_call)
+            entry = generated_entry(c, args, trees, self.dynamic_ints, self._dict_call,
+                                    given=given)
             if entry is None:
                 return
             if len(self._entries) > 64:
                 self._entries.clear()
-            self._entries[key] = entry
+            self._entries[(key, given)] = entry
         self._entry = entry
+        if given < len(args):
+            return       # (the dictionary keys on the arguments passed: all of them only)
         try:
             fkey = tuple(_leaf_key(a, self.dynamic_ints) for a in args)
             if self.static:

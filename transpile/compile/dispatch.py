@@ -42,10 +42,13 @@ class _Unsupported(Exception):
     pass
 
 
-def generated_entry(c, args, trees, dynamic_ints, fallback):
+def generated_entry(c, args, trees, dynamic_ints, fallback, given=None):
     """The entry for `c` (a Compiled that runs compiled code) and positional `args` whose
     pytree structures are `trees` (Jit.flatten_args); None where it does not apply (the NumPy
-    tier, free variables, arguments of other kinds)."""
+    tier, free variables, arguments of other kinds). `given`: how many of `args` a call
+    passes; the others are the parameters' defaults, held by the entry and checked as any
+    argument (a default object changed in place to another type or shape takes the full
+    path)."""
     if c.eager or c.delegate is not None or not c.checked or c.statics or c.free:
         return None
     ns = {"ND": np.ndarray, "MISSING": object(), "fn": c.fn, "fallback": fallback,
@@ -123,9 +126,12 @@ def generated_entry(c, args, trees, dynamic_ints, fallback):
     single_array = getattr(c.core.out_tree, "kind", None) == "leaf" and av is not None and \
         bool(av.shape)
     ret = "out[0]" if single_array else "finish(out)"
-    unpack = f"{', '.join(names)}, = args" if n else "pass"
+    given = n if given is None else given
+    unpack = f"{', '.join(names[:given])}, = args" if given else "pass"
+    for i in range(given, n):
+        unpack += f"\n        {names[i]} = {new('DEFAULT', args[i])}"
     cond = " \\\n                and ".join(conds) or "True"
-    body = (f"    if len(args) == {n}:\n"
+    body = (f"    if len(args) == {given}:\n"
             f"        {unpack}\n"
             f"        if {cond}:\n"
             f"            try:\n"
