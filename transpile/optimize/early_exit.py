@@ -17,8 +17,13 @@ batched flags are arrays) qualify.
 """
 from transpile.core import ir
 from transpile.core.ir import Eqn, Var
+from transpile.primitives import by_name
+from transpile.primitives.internal.control import assign, tape_new, tape_pop
+from transpile.primitives.numpy.nondiff import logical_not
+from transpile.primitives.numpy.structure import getitem
 
-_SKIP_ROWS = ("assign", "getitem", "logical_not", "logical_or")
+logical_or = by_name("logical_or")
+_SKIP_ROWS = (assign, getitem, logical_not, logical_or)
 
 
 def leave_loops_early(body, avals):
@@ -48,7 +53,7 @@ def _has_tape(stmts):
     for st in stmts:
         if isinstance(st, ir.Push):
             return True
-        if isinstance(st, Eqn) and st.prim.name.startswith("tape"):
+        if isinstance(st, Eqn) and st.prim in (tape_new, tape_pop):
             return True
         for f in ("body", "orelse", "cond_body"):
             if _has_tape(getattr(st, f, None) or []):
@@ -83,11 +88,11 @@ def _guard(stmts, defs):
         if not isinstance(st, ir.If) or not isinstance(st.cond, Var):
             continue
         neg = defs.get(st.cond.name)
-        if neg is None or neg.prim.name != "logical_not" or not isinstance(neg.args["x"], Var):
+        if neg is None or neg.prim is not logical_not or not isinstance(neg.args["x"], Var):
             continue
         inner = neg.args["x"].name
         either = defs.get(inner)
-        if either is not None and either.prim.name == "logical_or":
+        if either is not None and either.prim is logical_or:
             x = either.args.get("x")
             return (k, x.name) if isinstance(x, Var) else None
         return k, inner
@@ -110,10 +115,10 @@ def _leaving_flag(stmts, loop_var, avals, read_outside):
     for st in stmts[:k] + stmts[k].orelse + stmts[k + 1:]:
         if isinstance(st, ir.Comment):
             continue
-        if not isinstance(st, Eqn) or st.prim.name not in _SKIP_ROWS:
+        if not isinstance(st, Eqn) or st.prim not in _SKIP_ROWS:
             return None
         x = st.args.get("x")
-        if st.prim.name == "assign" and isinstance(x, Var):
+        if st.prim is assign and isinstance(x, Var):
             value[st.out] = value.get(x.name, x.name)
         else:
             value[st.out] = None        # a read, a test or a constant: a new value
