@@ -300,7 +300,8 @@ def batch_getitem_vjp(ct, x, index, ct_batched, x_batched):
     index = index if isinstance(index, tuple) else (index,)
     out = np.zeros((n,) + tuple(xshape), dtype=np.result_type(ct))
     if _basic(index):
-        out[(slice(None),) + index] += ct
+        at = (slice(None),) + index
+        out[at] += batch_align(ct, out[at].ndim, True)
     else:
         for b in range(n):
             np.add.at(out[b], index, ct[b])

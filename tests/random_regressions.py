@@ -87,9 +87,40 @@ def early_return_after_loop(x):         # reverse over reverse: an adjoint of a 
     return np.sum(t2 * t2)
 
 
+def slice_grown_in_a_loop(x):           # vmap(grad): a batched zero cotangent of shape (batch,)
+    wt1 = x[:1]                         # added into a batched slice of x (a broadcast error)
+    for i in range(4):
+        if wt1.shape[0] < 2:
+            wt1 = x[:wt1.shape[0] + 1]
+    t1 = x * np.sum(wt1) + len(wt1)
+    if np.sum(x) > 0.0:
+        t5 = t1 * -0.75 + -0.75
+    else:
+        t5 = x - t1
+    return np.sum(t5)
+
+
+def list_of_data_length_then_branch(x):  # jit(vmap(grad)) crashed while compiling (a zero
+    lt2 = []                             # adjoint joined with a value of run-time length)
+    for i in range(4):
+        if x[i] > 0.0:
+            lt2.append(x[i] * 2.0)
+    t2 = x * (np.sum(np.array(lt2)) + len(lt2))
+    lt3 = []
+    for u, v in zip(t2, x):
+        lt3.append(u * np.cos(v))
+    t3 = np.array(lt3) + t2
+    if np.sum(t2) > 0.0:
+        t5 = t3 * -0.75 + -0.75
+    else:
+        t5 = x - t2
+    return np.sum(t5)
+
+
 PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
             argument_write_then_break, recurrence_after_copy, unreached_adjoint,
-            argument_written_twice, scalar_alias_then_augassign, early_return_after_loop]
+            argument_written_twice, scalar_alias_then_augassign, early_return_after_loop,
+            slice_grown_in_a_loop]
 # second order (reverse over reverse, forward over reverse) on the ones that write no argument
 SECOND_ORDER = [early_return_then_loop, early_return_then_while, unreached_adjoint,
                 early_return_after_loop]

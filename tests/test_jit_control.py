@@ -321,20 +321,35 @@ def test_division_by_zero_gives_inf_like_numpy():
 def grows(x):
     y = x[:1]
     for i in range(3):
-        y = np.concatenate((y, x[:1]))
+        y = np.concatenate((y, x[:1] * i))
+    return np.sum(y * y), y
+
+
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
+def test_array_whose_length_changes_per_iteration_compiles():
+    x = np.arange(1.0, 4.0)
+    got, want = jit(grows)(x), grows(x)
+    assert got[0] == want[0]
+    np.testing.assert_array_equal(got[1], want[1])
+
+
+def gains_an_axis(x):
+    y = x[:1]
+    for i in range(3):
+        y = np.outer(y, x[:1]).sum(axis=0) if i == 5 else np.outer(y, x[:1])
     return np.sum(y)
 
 
-GROWS_LINE = grows.__code__.co_firstlineno + 3
+GAINS_LINE = gains_an_axis.__code__.co_firstlineno + 3
 
 
-def test_array_whose_shape_changes_per_iteration_falls_back_naming_line_and_variable():
+def test_array_whose_rank_changes_per_iteration_falls_back_naming_line_and_variable():
     x = np.arange(3.0)
     with pytest.warns(TranspileWarning) as rec:
-        got = jit(grows)(x)
-    assert got == grows(x)
+        got = jit(gains_an_axis)(x)
+    assert got == gains_an_axis(x)
     msg = str(rec[0].message)
-    assert f"{os.path.basename(__file__)}:{GROWS_LINE}" in msg, msg
+    assert f"{os.path.basename(__file__)}:{GAINS_LINE}" in msg, msg
     assert "'y'" in msg and "rt." not in msg
 
 

@@ -6,7 +6,7 @@ import pytest
 
 import random_regressions as R
 from fd import numerical_grad
-from transpile import grad, hessian, jacrev, jit, vmap
+from transpile import TranspileWarning, grad, hessian, jacrev, jit, vmap
 
 NAMES = [f.__name__ for f in R.PROGRAMS]
 XS = np.array([[0.9, 0.09, -0.74, -0.92], [1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0],
@@ -82,3 +82,37 @@ def test_grad_of_inlined_grad_with_an_early_return_before_a_loop():
         want = numerical_grad(_first_partial_of_grad, [x.copy()])
         np.testing.assert_allclose(grad(_first_partial_of_grad)(x.copy()), want, rtol=1e-4,
                                    atol=1e-5)
+
+
+def test_jit_of_vmap_of_grad_of_a_slice_grown_in_a_loop():
+    f = R.slice_grown_in_a_loop
+    want = np.array([_fd(f, r) for r in XS])
+    # known fallback (docs/user_guide.md): the adjoint of an array of run-time length, reset to
+    # 0 in a loop, is a scalar on one path and an array on the other
+    with pytest.warns(TranspileWarning, match="'dwt1'"):
+        got = jit(vmap(grad(f)))(XS.copy())
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
+def test_jit_and_jit_of_vmap_of_a_slice_grown_in_a_loop():
+    f = R.slice_grown_in_a_loop
+    for x in XS:
+        np.testing.assert_allclose(jit(f)(x.copy()), f(x.copy()), rtol=1e-12, atol=1e-12)
+    want = np.array([f(r.copy()) for r in XS])
+    np.testing.assert_allclose(jit(vmap(f))(XS.copy()), want, rtol=1e-12, atol=1e-12)
+
+
+def test_vmap_of_grad_of_a_list_of_data_length():
+    """Examples with the same count of appends agree with a loop; with different counts vmap
+    refuses with its own error (as in JAX), never a crash."""
+    f = R.list_of_data_length_then_branch
+    same = np.array([[0.3, 0.5, -0.8, 1.1], [0.2, 0.1, -0.3, 0.4]])     # 3 positives each
+    want = np.array([_fd(f, r) for r in same])
+    np.testing.assert_allclose(vmap(grad(f))(same.copy()), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jit(vmap(grad(f)))(same.copy()), want, rtol=1e-5, atol=1e-6)
+    mixed = np.array([[0.3, 0.5, -0.8, 1.1], [-0.2, 0.6, -0.3, 0.9]])
+    with pytest.raises(ValueError, match="different shapes"):
+        vmap(grad(f))(mixed.copy())
+    want = np.array([_fd(f, r) for r in mixed])     # jit's batched code keeps a list per example
+    np.testing.assert_allclose(jit(vmap(grad(f)))(mixed.copy()), want, rtol=1e-5, atol=1e-6)

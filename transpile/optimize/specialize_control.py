@@ -160,6 +160,11 @@ def bind_joined(sp, eqn, av):
         j = _widen_zeros(sp, atom.name, old)
     if j is None and eqn.out in sp.zero_first:
         j = _widen_zeros(sp, sp.zero_first[eqn.out], av)
+    if j is None and _lengths_differ(old, av):
+        # an array whose lengths differ between bindings (a buffer grown in a loop, a
+        # slice of another length on one path): one of run-time length from here on
+        join_unsized(sp, eqn, old, av)
+        return
     if j is None:
         if eqn.out not in sp.avals.conflicts:     # blame the line that made the new value
             loc = getattr(sp, "def_locs", {}).get(atom.name) if isinstance(atom, ir.Var) \
@@ -169,6 +174,12 @@ def bind_joined(sp, eqn, av):
     if not is_zero(atom) and not av.shape:
         sp.zero_names[eqn.out] = False      # a scalar that may not be 0: never widened
     sp.avals[eqn.out] = j
+
+
+def _lengths_differ(a, b):
+    """Two arrays of one rank and dtype (neither a weak Python scalar), other lengths."""
+    return a is not None and b is not None and a.ndim >= 1 and a.ndim == b.ndim and \
+        a.dtype == b.dtype and not a.weak and not b.weak and a.shape != b.shape
 
 
 def join_unsized(sp, eqn, old, new):
@@ -197,7 +208,7 @@ def _widen_zeros(sp, name, target):
     reader the join) joins an array: the zeros take the array's shape and dtype (the joined
     AVal), or None."""
     eqn = sp.zero_bcasts.get(name)
-    if eqn is None or sp.reads.get(name, 0) != 1 or not target.shape or \
+    if eqn is None or target is None or sp.reads.get(name, 0) != 1 or not target.shape or \
             not np.issubdtype(target.dtype, np.inexact):
         return None
     eqn.args = dict(eqn.args, x=Const(target.dtype.type(0)), shape=Const(tuple(target.shape)))
