@@ -478,3 +478,51 @@ def test_jit_grad_of_newaxis_reads_compiles_and_matches_finite_differences():
     for f, args in ((pairwise_loss, (X,)), (newaxis_loss, (x, A))):
         got = compiled(grad(f), *args)
         np.testing.assert_allclose(got, numerical_grad(f, list(args)), rtol=1e-6, atol=1e-8)
+
+
+# ---- optional arguments: `if w is None:` ---------------------------------------------------------
+
+def weighted_sum(x, w=None, b=None):
+    if w is None:
+        w = np.ones_like(x)
+    y = x * w
+    if b is not None:
+        y = y + b
+    return np.sum(y * y)
+
+
+def none_on_one_path(x):
+    w = None
+    if np.sum(x) > 0:
+        w = x * 2
+    if w is None:
+        return x
+    return w
+
+
+def argument_rebound_to_none(x, w=None):
+    if np.sum(x) > 0:
+        w = None
+    if w is None:
+        return x
+    return x * w
+
+
+@pytest.mark.parametrize("extra", [(), (None,), (2.0,), (None, 1.5), ("w", "b")])
+def test_optional_arguments_given_or_left_out_compile(extra):
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    args = tuple(x * 0.5 + 1.0 if e in ("w", "b") else e for e in extra)
+    same(compiled(weighted_sum, x, *args), weighted_sum(x, *args))
+    f = lambda z: weighted_sum(z, *args)      # noqa: E731
+    want = numerical_grad(f, [x.copy()])
+    np.testing.assert_allclose(grad(weighted_sum)(x, *args), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(weighted_sum))(x, *args), want, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("f, extra", [(none_on_one_path, ()), (argument_rebound_to_none, (2.0,))])
+def test_is_none_of_a_variable_that_may_be_none_is_an_error_naming_the_line(f, extra):
+    """Never decided from the type of the argument at entry (that gave `None` back)."""
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    with pytest.raises(Exception, match=r"test_jit_foreign_constructs\.py:\d+: `is None`"):
+        jit(f)(x, *extra)
+    same(compiled(argument_rebound_to_none, x), argument_rebound_to_none(x))   # None: known

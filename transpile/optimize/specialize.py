@@ -89,6 +89,7 @@ class Specializer:
         self.avals = AvalMap()   # name -> AVal (and .conflicts: names with no single type)
         self.unsized = self.avals.unsized   # name -> AVal (rank, dtype) of a value whose
         # length depends on the data (the lowering reads its length at run time)
+        self.none_bound = set()  # multiply bound names bound to the constant None somewhere
         self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
         self.multi = set()       # names bound more than once (branch joins, loop-carried)
         self.always_zero = {}    # ... every time to the constant 0: name -> that Const

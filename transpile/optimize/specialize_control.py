@@ -35,10 +35,15 @@ _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 class Conflict:
     """A name whose values cannot share one Numba type."""
 
-    def __init__(self, name, loc, first, second):
+    def __init__(self, name, loc, first, second, none=False):
         self.name, self.loc, self.first, self.second = name, loc, first, second
+        self.none = none            # one of its values is None
 
     def describe(self):
+        if self.none:
+            return (f"the variable {_stem(self.name)!r} is None on one path and a value on "
+                    "another (start it as a value with a separate flag, e.g. "
+                    "`found = False`)")
         if self.first is None or self.second is None:
             return (f"the shape of the variable {_stem(self.name)!r} depends on values known "
                     "only at run time (a slice with computed bounds, x[i:i + 3]?)")
@@ -148,6 +153,7 @@ def bind_joined(sp, eqn, av):
     """Record the abstract value of a name bound more than once (joined with earlier ones)."""
     old = sp.avals.get(eqn.out)
     atom = eqn.args.get("x") if eqn.prim is C.assign else None
+    _note_none(sp, eqn)
     if old is None:
         sp.avals[eqn.out] = av
         if is_zero(atom):
@@ -169,11 +175,19 @@ def bind_joined(sp, eqn, av):
         if eqn.out not in sp.avals.conflicts:     # blame the line that made the new value
             loc = getattr(sp, "def_locs", {}).get(atom.name) if isinstance(atom, ir.Var) \
                 else None
-            sp.avals.conflicts[eqn.out] = Conflict(eqn.out, loc or eqn.loc, old, av)
+            sp.avals.conflicts[eqn.out] = Conflict(eqn.out, loc or eqn.loc, old, av,
+                                                   eqn.out in sp.none_bound)
         return
     if not is_zero(atom) and not av.shape:
         sp.zero_names[eqn.out] = False      # a scalar that may not be 0: never widened
     sp.avals[eqn.out] = j
+
+
+def _note_none(sp, eqn):
+    """Remember a name bound to the constant None (named as such if its values conflict)."""
+    x = eqn.args.get("x") if eqn.prim is C.assign else None
+    if isinstance(x, Const) and x.value is None:
+        sp.none_bound.add(eqn.out)
 
 
 def _lengths_differ(a, b):
@@ -186,6 +200,7 @@ def join_unsized(sp, eqn, old, new):
     """A name bound more than once, one of its values of run-time length: of run-time length
     (kept in sp.unsized, never in sp.avals: no binding's length is taken for the others')
     when every binding so far has the same rank (at least 1) and dtype; else a conflict."""
+    _note_none(sp, eqn)
     sp.avals.pop(eqn.out, None)
     sp.unsized.pop(eqn.out, None)
     if old is None and new is not None:
@@ -194,13 +209,15 @@ def join_unsized(sp, eqn, old, new):
     rebinds_itself = eqn.prim is C.assign and isinstance(eqn.args.get("x"), ir.Var) and \
         eqn.args["x"].name == eqn.out           # (x_2 = x_2)
     if old is None or new is None and not rebinds_itself:
-        sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new))
+        sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new,
+                                                        eqn.out in sp.none_bound))
         return
     new = new or old
     if old.ndim == new.ndim and old.ndim and old.dtype == new.dtype and not new.weak:
         sp.unsized[eqn.out] = old
         return
-    sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new))
+    sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new,
+                                                    eqn.out in sp.none_bound))
 
 
 def _widen_zeros(sp, name, target):

@@ -197,6 +197,19 @@ def _known_objects(left, right):
 
 
 def static_compare(norm, op, left, right, node):
+    if isinstance(op, (gast.Is, gast.IsNot)) and _none_and_argument(norm, left, right):
+        # `w is None` of an argument given as an array or a number, not rebound since (the
+        # optional argument pattern): never None, as Numba decides it from the type
+        return Const(isinstance(op, gast.IsNot))
+
+    if isinstance(op, (gast.Is, gast.IsNot)) and (_is_none(left) or _is_none(right)):
+        other = right if _is_none(left) else left
+        if isinstance(other, ir.Var):
+            raise norm.error(node, "`is None` of a variable that is None on one path and a "
+                             "value on another (compiled code gives each variable one type)",
+                             hint="keep a flag next to the value (found = False ... found = "
+                             "True), or start the variable as a value")
+
     def py(v):
         if isinstance(v, Const):
             return v.value
@@ -210,6 +223,18 @@ def static_compare(norm, op, left, right, node):
     result = {gast.Is: operator.is_, gast.IsNot: operator.is_not,
               gast.In: lambda x, y: x in y, gast.NotIn: lambda x, y: x not in y}[type(op)](a, b)
     return Const(bool(result))
+
+
+def _is_none(v):
+    return isinstance(v, Const) and v.value is None or isinstance(v, Static) and v.obj is None
+
+
+def _none_and_argument(norm, left, right):
+    """One side None, the other an argument of the function as the caller gave it (the very
+    value bound at entry: a name rebound since, possibly to None, is another value)."""
+    def argument(v):
+        return any(v is a for a in norm.arguments)
+    return _is_none(left) and argument(right) or _is_none(right) and argument(left)
 
 
 def expr_BoolOp(norm, node, base):

@@ -73,6 +73,9 @@ class Normalizer:
         self.deps = []          # [(where, value)] read when generating; checked at call time
         self.source_lines = {}
         self.inline_stack = []
+        # the outermost function's array and number arguments as given (never None: a None
+        # argument is a constant): `w is None` of one of them is decided when generating
+        self.arguments = []
         self.mem = MemoryModel(self)
         if self.b.on_note is None:
             self.b.on_note = self.mem.note
@@ -382,6 +385,8 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         leaves = _leaf_names(pname, tree, namer, pname)
         params += leaves
         frame.env[pname] = unflatten_value(tree, [Var(n) for n in leaves])
+        if isinstance(frame.env[pname], Var):
+            norm.arguments.append(frame.env[pname])
         frame.core_names[pname] = pname
         for leaf in leaves:     # the caller's buffers: see transpile/frontend/normalize/aliasing.py
             frame.env[param_entry(leaf)] = Var(leaf)
