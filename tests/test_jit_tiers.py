@@ -460,7 +460,35 @@ def test_fast_path_for_calls_that_leave_out_defaulted_arguments():
     assert j(x, 1.0) == f(x, 1.0)                   # more arguments: their own entry
     assert j(x, 1.0, 5) == f(x, 1.0, 5)
     assert j(x, 1.0, 5, "max") == f(x, 1.0, 5, "max")
-    assert j(x, mode="max") == f(x, mode="max")     # keywords: the full path
+    assert j(x, mode="max") == f(x, mode="max")     # keywords: by position, defaults between
     assert j(x) == f(x)
     assert j(np.arange(5.0)) == f(np.arange(5.0))   # another shape through the defaults' entry
     assert j(x.astype(np.float32)) == f(x.astype(np.float32))
+
+
+def test_keyword_calls_take_the_fast_path_by_position():
+    # f(x, w, lr=0.5) took the full path on every call (binding the signature: tens of us);
+    # keywords now map to positions, skipped parameters to their defaults
+    def step(x, w, lr=0.1, decay=0.0):
+        return x - lr * (w + decay * x)
+    j = jit(step, wait=True)
+    x, w = np.arange(4.0), np.full(4, 2.0)
+    calls = [((x, w), {"lr": 0.5}), ((x,), {"w": w, "decay": 0.25}), ((), {"w": w, "x": x}),
+             ((x, w), {"decay": 0.5})]
+    full_path = j._call
+    for args, kw in calls:
+        j._call = full_path
+        for _ in range(2):
+            np.testing.assert_array_equal(j(*args, **kw), step(*args, **kw))
+        assert j._entry.compiled.tier == "compiled"
+
+        def refused(*a):
+            raise AssertionError("took the full path")
+        j._call = refused
+        np.testing.assert_array_equal(j(*args, **kw), step(*args, **kw))
+    j._call = full_path
+    for args, kw, msg in [((x, w), {"x": x}, "multiple values"),
+                          ((x, w), {"rate": 1.0}, "unexpected keyword"),
+                          ((x,), {"lr": 1.0}, "missing a required argument")]:
+        with pytest.raises(TypeError, match=msg):
+            j(*args, **kw)

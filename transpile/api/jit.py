@@ -275,6 +275,10 @@ class Jit(Transform):
         self.wait_mode = wait           # None: the TRANSPILE_TIERS default; True: calls wait
         #                                 for the compiler; False: tiered (see tiers_enabled)
         self._entry = self._entry_default   # a generated entry for the latest signature
+        # parameter name -> position, for calls with keywords (None: *args or keyword-only)
+        self._keyword_index = None if self._star or any(
+            p.kind is not p.POSITIONAL_OR_KEYWORD for p in self._params) else \
+            {p.name: i for i, p in enumerate(self._params)}
         self._entries = {}              # signature -> its generated entry
         self._fast = {}                 # fast key (types of flat args) -> runner (see __call__)
         self._pending = {}              # signature -> Pending (NumPy tier while compiling)
@@ -321,7 +325,33 @@ class Jit(Transform):
     def __call__(self, *args, **kwargs):
         if not kwargs:
             return self._entry(*args)      # the generated fast path (compile/dispatch.py)
+        full = self._as_positional(args, kwargs)
+        if full is not None:               # f(x, lr=0.1): the same fast path, by position
+            return self._entry(*full)
         return self._call(args, kwargs)
+
+    def _as_positional(self, args, kwargs):
+        """A call with keywords as the positional call it means (skipped parameters take their
+        defaults), or None where that is not plain (*args, keyword-only parameters, an unknown
+        or repeated name: the full path binds it and raises Python's error)."""
+        index = self._keyword_index
+        if index is None:
+            return None
+        top = len(args) - 1
+        for name in kwargs:
+            i = index.get(name, -1)
+            if i < len(args):
+                return None
+            top = max(top, i)
+        full = list(args)
+        for p in self._params[len(args):top + 1]:
+            if p.name in kwargs:
+                full.append(kwargs[p.name])
+            elif p.default is not inspect.Parameter.empty:
+                full.append(p.default)
+            else:
+                return None
+        return full
 
     def _entry_default(self, *args):
         return self._dict_call(args)
