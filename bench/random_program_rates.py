@@ -2,6 +2,7 @@
 
     python bench/random_program_rates.py [count] [kinds]
         (kinds: a,b,c, "mutation", "foreign" or "python": the Python-language constructs)
+    RATES_DUMP=errors.txt python bench/random_program_rates.py ...   (each error's program)
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
 calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad), grad(vmap), jit(vmap) and
@@ -77,6 +78,9 @@ def run_one(src, x, results, errors):
             except Exception as e:   # noqa: BLE001 - we tally every failure kind
                 results[name]["error"] += 1
                 errors[name][f"{type(e).__name__}: {str(e).splitlines()[0][:110]}"] += 1
+                if os.environ.get("RATES_DUMP"):       # the program and the whole error
+                    with open(os.environ["RATES_DUMP"], "a") as dump:
+                        dump.write(f"==== {name}: {type(e).__name__}: {e}\n{src}\n")
                 continue
         fell_back = any(issubclass(m.category, TranspileWarning) for m in w)
         tol = 1e-4 if "grad" in name or name == "jvp" else 1e-8

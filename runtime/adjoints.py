@@ -71,10 +71,19 @@ def dot_vjp_right(ct, x, y):
 
 
 def getitem_vjp(ct, x, index):
-    """Cotangent of x in x[index]: zeros of x's shape with ct added at index (repeats add up)."""
+    """Cotangent of x in x[index]: zeros of x's shape with ct added at index (repeats add up).
+    A floating index is the placeholder of an example of a batch whose path never read x
+    (vmap runs both sides of a batched branch, then selects): nothing is added."""
     out = np.zeros(np.shape(x), dtype=np.result_type(ct))
-    np.add.at(out, index, ct)
+    if not _placeholder_index(index):
+        np.add.at(out, index, ct)
     return out
+
+
+def _placeholder_index(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return any(isinstance(i, (float, np.floating)) or
+               isinstance(i, np.ndarray) and i.dtype.kind == "f" for i in items)
 
 
 def concat_vjp(ct, arrays, k, axis=0):

@@ -117,10 +117,19 @@ def list_of_data_length_then_branch(x):  # jit(vmap(grad)) crashed while compili
     return np.sum(t5)
 
 
+def last_appended_or_default(x):        # vmap(grad): both sides of the batched `if lt` ran the
+    lt1 = []                            # read's adjoint with a placeholder index (IndexError)
+    for i in range(4):
+        if x[i] > 0.5:
+            lt1.append(x[i] * 2.0)
+    t1 = x * (lt1[-1] if lt1 else 0.5)
+    return np.sum(t1)
+
+
 PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
             argument_write_then_break, recurrence_after_copy, unreached_adjoint,
             argument_written_twice, scalar_alias_then_augassign, early_return_after_loop,
-            slice_grown_in_a_loop]
+            slice_grown_in_a_loop, last_appended_or_default]
 # second order (reverse over reverse, forward over reverse) on the ones that write no argument
 SECOND_ORDER = [early_return_then_loop, early_return_then_while, unreached_adjoint,
                 early_return_after_loop]

@@ -26,13 +26,24 @@ def test_jit_matches_numpy_and_writes_the_argument_alike(name):
         np.testing.assert_allclose(b, a, rtol=1e-12)
 
 
+# known jit(grad) fallback (docs/user_guide.md): the adjoint of an array whose length changes
+# in a loop, reset to 0 each iteration, is a scalar on one path and an array on another
+_JIT_GRAD_FALLS_BACK = {"slice_grown_in_a_loop": "'dwt1'"}
+
+
 @pytest.mark.parametrize("name", NAMES)
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
 def test_grad_and_jit_grad_match_finite_differences(name):
     f = getattr(R, name)
     for x in XS:
         want = _fd(f, x)
         np.testing.assert_allclose(grad(f)(x.copy()), want, rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(jit(grad(f))(x.copy()), want, rtol=1e-5, atol=1e-6)
+        if name in _JIT_GRAD_FALLS_BACK:
+            with pytest.warns(TranspileWarning, match=_JIT_GRAD_FALLS_BACK[name]):
+                got = jit(grad(f))(x.copy())
+        else:
+            got = jit(grad(f))(x.copy())
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", NAMES)
