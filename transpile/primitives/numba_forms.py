@@ -11,7 +11,6 @@ import numpy as np
 
 from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile_runtime import array_adjoints as AA, stats_adjoints as SA
-from transpile_runtime.backends.messages import WINDOW
 
 
 def _const(eqn, name, default=None):
@@ -265,23 +264,24 @@ def joined(kind):
 
 
 def sort(lw, eqn):
-    """np.sort: Numba sorts along the last axis (axis=None: the flattened array)."""
+    """np.sort along the last axis (axis=None: the flattened array): Numba's sort of small
+    arrays, NumPy's of large ones (runtime/backends/numba_sort.py: sort_lines)."""
     x = eqn.args["x"]
     xs = lw.av(x)
     axis = _const(eqn, "axis", -1)
     if axis is None:
-        return f"np.sort({lw.fmt(x)}.ravel())"
+        return f"sort_lines({lw.fmt(x)}.ravel())"
     k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
     if k is None:
         return None
     if k == xs.ndim - 1:
-        return f"np.sort({lw.fmt(x)})"
+        return f"sort_lines({lw.fmt(x)})"
     if xs.shape[k] <= SHORT_SORT and xs.size and xs.dtype.kind in "biuf":
         return _short_sort(lw, eqn, x, k)
     # another axis: moved last (a transposed view), sorted, moved back, made contiguous
     perm = [i for i in range(xs.ndim) if i != k] + [k]
     back = [perm.index(i) for i in range(xs.ndim)]
-    return (f"np.ascontiguousarray(np.transpose(np.sort(np.transpose({lw.fmt(x)}, "
+    return (f"np.ascontiguousarray(np.transpose(sort_lines(np.transpose({lw.fmt(x)}, "
             f"{tuple(perm)})), {tuple(back)}))")
 
 
@@ -336,10 +336,11 @@ def _network(n):
 
 
 def argsort(lw, eqn):
-    """np.argsort along any axis (None: of the flattened array): Numba's argsort of each line
-    along the axis. Equal values (or NaNs) in a line are ordered by NumPy's own algorithm
-    (introsort, SIMD sorts), which Numba's does not reproduce: a line with them raises the
-    WINDOW IndexError, and that call runs the NumPy version (same indices as NumPy, always)."""
+    """np.argsort along any axis (None: of the flattened array). Small arrays: Numba's argsort
+    of each line along the axis, kept where the line's values are distinct; equal values (or
+    NaNs), which NumPy orders by its own algorithm (introsort, SIMD sorts), and large arrays
+    are NumPy's own argsort called from the compiled code (the same indices as NumPy,
+    always)."""
     x, out = eqn.args["x"], eqn.out
     xs = lw.av(x)
     axis = _const(eqn, "axis", -1)
@@ -358,21 +359,22 @@ def argsort(lw, eqn):
     at = list(names)
     at.insert(k, ":")
     at = ", ".join(at)
-    loc = eqn.loc
-    where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
-    why = (f"{WINDOW} {where} | equal values in np.argsort's input (NumPy orders them by its "
-           "own algorithm)")
-    src_name = f"{out}_x"
+    src_name, by_numpy = f"{out}_x", f"{out}_by_numpy"
     lines = [f"{src_name} = {src}",
+             f"{by_numpy} = {src_name}.size >= NUMPY_SORT_MIN",
              f"{out} = np.empty({_shape(shape)}, {_dt(lw.avals[out].dtype)})"]
-    inner = [f"{out}_line = {src_name}[{at}]",
-             f"{out}_p = np.argsort({out}_line)",
-             f"if not distinct_sorted({out}_line, {out}_p):",
-             f"    raise IndexError({why!r})",
-             f"{out}[{at}] = {out}_p"]
+    inner = [f"if not {by_numpy}:",
+             f"    {out}_line = {src_name}[{at}]",
+             f"    {out}_p = np.argsort({out}_line)",
+             f"    if distinct_sorted({out}_line, {out}_p):",
+             f"        {out}[{at}] = {out}_p",
+             "    else:",
+             f"        {by_numpy} = True"]
     for d, (i, m) in enumerate(zip(names, rest)):
         lines.append("    " * d + f"for {i} in range({int(m)}):")
-    return lines + ["    " * len(rest) + line for line in inner]
+    lines += ["    " * len(rest) + line for line in inner]
+    return lines + [f"if {by_numpy}:",
+                    f"    {out} = numpy_argsort({src_name}, {k}, False)"]
 
 
 def whole(fn):
@@ -1136,11 +1138,12 @@ def _vector_axis(eqn, av):
 
 
 def sort_perm(lw, eqn):
-    """rt.sort_perm of a vector: the stable argsort (Numba's mergesort)."""
+    """rt.sort_perm of a vector: the stable argsort (Numba's mergesort; NumPy's of large
+    vectors)."""
     x = eqn.args["x"]
     if not _vector_axis(eqn, lw.av(x)):
         return None
-    return f"np.argsort({lw.fmt(x)}, kind='mergesort')"
+    return f"argsort_stable({lw.fmt(x)})"
 
 
 def take_along(lw, eqn):

@@ -635,7 +635,8 @@ from transpile_runtime.backends.numba_int import (
     np_rint_keep_int, np_round_down, np_round_up, np_sign, py_divide, py_floor_divide, py_mod,
     py_power)
 from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
-from transpile_runtime.backends.numba_sort import sort2, sort2_int
+from transpile_runtime.backends.numba_sort import (
+    NUMPY_SORT_MIN, argsort_stable, numpy_argsort, sort2, sort2_int, sort_lines)
 from transpile_runtime.backends.numba_index import (
     c_ordered, distinct_sorted, same_value, same_values)
 from transpile_runtime import prng
