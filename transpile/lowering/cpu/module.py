@@ -362,6 +362,8 @@ class Lowerer:
             if fn == "full":
                 return f"np.full({shape_text(out_av.shape)}, {self.fmt(a['fill_value'])}, " \
                        f"{dtype_ctor(out_av.dtype)})"
+            if fn == "zeros":     # large: NumPy's lazily zeroed pages (numba_memory.py)
+                return f"zeros_lazy({shape_text(out_av.shape)}, {dtype_ctor(out_av.dtype)})"
             return f"np.{fn}({shape_text(out_av.shape)}, {dtype_ctor(out_av.dtype)})"
         if prim in (arange, linspace, eye, identity_matrix):
             keys = {arange: ("start", "stop", "step"), linspace: ("start", "stop", "num"),
@@ -634,7 +636,8 @@ from transpile_runtime.backends.numba_int import (
     np_floor_divide, np_fmod, np_left_shift, np_mod, np_power, np_reciprocal, np_right_shift,
     np_rint_keep_int, np_round_down, np_round_up, np_sign, py_divide, py_floor_divide, py_mod,
     py_power)
-from transpile_runtime.backends.numba_memory import ALIASED, fresh_copy, large_pages, overlaps
+from transpile_runtime.backends.numba_memory import (
+    ALIASED, fresh_copy, large_pages, overlaps, zeros_lazy)
 from transpile_runtime.backends.numba_sort import (
     NUMPY_SORT_MIN, argsort_stable, numpy_argsort, sort2, sort2_int, sort_lines)
 from transpile_runtime.backends.numba_index import (
