@@ -494,3 +494,24 @@ def test_an_element_read_keeps_its_value_after_a_write():
     x = rng(26).normal(size=3)
     same(compiled(jit(element_and_row), x), element_and_row(x))
     check_grad(lambda x: np.sum(element_and_row(x) ** 2) + np.sum(swap_with_temp(x) * x), x)
+
+
+def triangles(A, B):
+    return (np.triu(A, 1), np.tril(A, -1), np.triu(A), np.tril(A, 2), np.triu(A, -3),
+            np.tril(A, 9), np.triu(B, 1), np.tril(B))
+
+
+@pytest.mark.parametrize("shape", [(5, 7), (7, 5), (1, 1), (0, 3), (6, 6)])
+def test_triu_and_tril_compile_to_one_pass_with_numpys_values(shape):
+    """np.triu / np.tril of a matrix are runtime/backends/numba_arrays.py's triangle (Numba's
+    own took 16 ms on 1000 x 1200, NumPy 0.9 ms): values and dtypes as NumPy's."""
+    r = np.random.default_rng(sum(shape))
+    A, B = r.standard_normal(shape), r.random(shape) > 0.5
+    j = jit(triangles, wait=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = j(A, B)
+    for g, w in zip(got, triangles(A, B)):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    assert "triangle(" in j.source

@@ -537,6 +537,8 @@ def with_k(fn):
         av = lw.av(x)
         if av is None or av.ndim not in ((1, 2) if fn in ("diag", "diagflat") else (2,)):
             return None
+        if fn in ("triu", "tril"):     # runtime/backends/numba_arrays.py (Numba's: 20x slower)
+            return f"triangle({lw.fmt(x)}, {int(k)}, {fn == 'triu'})"
         return f"np.{fn}({lw.fmt(x)}, {int(k)})"
     return form
 

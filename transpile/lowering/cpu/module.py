@@ -636,6 +636,7 @@ from transpile_runtime.backends.numba_int import (
     np_floor_divide, np_fmod, np_left_shift, np_mod, np_power, np_reciprocal, np_right_shift,
     np_rint_keep_int, np_round_down, np_round_up, np_sign, py_divide, py_floor_divide, py_mod,
     py_power)
+from transpile_runtime.backends.numba_arrays import triangle
 from transpile_runtime.backends.numba_memory import (
     ALIASED, fresh_copy, large_pages, overlaps, zeros_lazy)
 from transpile_runtime.backends.numba_sort import (
