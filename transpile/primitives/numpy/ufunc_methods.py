@@ -205,8 +205,9 @@ def _extend_parts(lw, eqn, x_text, pre, app, dtype):
     slab[k] = 1
     parts = []
     for v, given in ((pre, "prepend"), (None, None), (app, "append")):
-        if given is None:
-            parts.append(f"{x_text}.astype({NF._dt(dtype)})")
+        if given is None:          # (no copy where x has the result's dtype already)
+            parts.append(x_text if xs.dtype == np.dtype(dtype) else
+                         f"{x_text}.astype({NF._dt(dtype)})")
             continue
         if v is None:
             continue
@@ -216,7 +217,8 @@ def _extend_parts(lw, eqn, x_text, pre, app, dtype):
         if not shape:
             parts.append(f"np.full({NF._shape(tuple(slab))}, {v}, {NF._dt(dtype)})")
         elif len(shape) == xs.ndim:
-            parts.append(f"np.asarray({v}).astype({NF._dt(dtype)})")
+            parts.append(v if av is not None and av.dtype == np.dtype(dtype) else
+                         f"np.asarray({v}).astype({NF._dt(dtype)})")
         else:
             return None, None
     return parts, k
