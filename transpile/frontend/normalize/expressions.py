@@ -205,10 +205,13 @@ def static_compare(norm, op, left, right, node):
     if isinstance(op, (gast.Is, gast.IsNot)) and (_is_none(left) or _is_none(right)):
         other = right if _is_none(left) else left
         if isinstance(other, ir.Var):
-            raise norm.error(node, "`is None` of a variable that is None on one path and a "
-                             "value on another (compiled code gives each variable one type)",
+            raise norm.error(node, "`is None` of a variable that may be None on one path and "
+                             "a value on another, or a value computed in the function: compiled "
+                             "code decides `is None` when it is generated, from the arguments "
+                             "as passed (an argument given as an array, or left as None)",
                              hint="keep a flag next to the value (found = False ... found = "
-                             "True), or start the variable as a value")
+                             "True), start the variable as a value, or pass the optional "
+                             "argument from the caller's arguments")
 
     def py(v):
         if isinstance(v, Const):
