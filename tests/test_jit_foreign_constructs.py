@@ -526,3 +526,23 @@ def test_is_none_of_a_variable_that_may_be_none_is_an_error_naming_the_line(f, e
     with pytest.raises(Exception, match=r"test_jit_foreign_constructs\.py:\d+: `is None`"):
         jit(f)(x, *extra)
     same(compiled(argument_rebound_to_none, x), argument_rebound_to_none(x))   # None: known
+
+
+# ---- a string or None where an array is expected --------------------------------------------------
+
+def zscore(x):
+    return (x - x.mean()) / x.std()
+
+
+@pytest.mark.parametrize("bad", ["oops", None])
+def test_a_string_or_none_for_an_array_is_pythons_attribute_error_at_the_line(bad):
+    """jit(zscore)("oops") warned that np.mean fell back to NumPy, then failed inside NumPy;
+    Python raises AttributeError at the line: so does jit now, with no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        with pytest.raises(AttributeError, match=r"test_jit_foreign_constructs\.py:\d+: "
+                           r"'(str|NoneType)' object has no attribute 'mean'"):
+            jit(zscore)(bad)
+    if bad is not None:
+        with pytest.raises(TypeError, match="requires float inputs"):
+            grad(zscore)(bad)

@@ -55,3 +55,8 @@ class ShapeMismatch(TranspileError, ValueError):
 class IndexOutOfBounds(ShapeMismatch, IndexError):
     """jit found, while specializing, a constant index past the end of an axis of known
     length: the call would fail there, so it fails now (an IndexError, at the user's line)."""
+
+
+class NoAttribute(TranspileError, AttributeError):
+    """An attribute that the value does not have (`x.mean()` of a string passed where an array
+    was expected): Python's AttributeError, at the user's line."""

@@ -66,7 +66,9 @@ def leaf_ranges(in_trees):
 def check_float(values, argnums, what):
     for a in argnums:
         for leaf in tree_flatten(values[a])[0]:
-            dtype = np.result_type(leaf)
+            # (np.result_type reads a string as a dtype name: np.asarray's dtype instead)
+            dtype = np.asarray(leaf).dtype if isinstance(leaf, (str, bytes)) or leaf is None \
+                else np.result_type(leaf)
             if isinstance(leaf, (bool, int)) or not np.issubdtype(dtype, np.inexact):
                 raise TypeError(
                     f"{what} requires float inputs for the differentiated arguments, but argument "

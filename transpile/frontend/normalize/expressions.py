@@ -12,7 +12,7 @@ import numpy as np
 from transpile.frontend.normalize import array_literals, runlists
 from transpile.frontend.normalize.aliasing import Stale, stale_error
 from transpile.core import ir
-from transpile.errors import ShapesNeeded, TranspileError
+from transpile.errors import NoAttribute, ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.bindings import emit_copy, sub_body
 from transpile.frontend.normalize.branches import dynamic_ifexp
@@ -91,6 +91,11 @@ def expr_Attribute(norm, node, base):
                              cls=TranspileError) from None
         return norm.classify(obj, None, attr) if not isinstance(obj, (np.ndarray,)) \
             else norm.classify(obj, None, attr)
+    if isinstance(value, Const) and isinstance(value.value, (str, bytes, type(None))) and \
+            not hasattr(value.value, attr):
+        # a string or None where the code expects an array (`x.mean()` of jit(f)("oops"))
+        raise norm.error(node, f"{type(value.value).__name__!r} object has no attribute "
+                         f"{attr!r}", cls=NoAttribute)
     if isinstance(value, (Var, Const)):
         if attr in _ATTRIBUTES:
             return norm.b.emit(by_name(_ATTRIBUTES[attr]), {"x": value}, base=base)
