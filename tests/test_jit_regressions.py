@@ -370,3 +370,46 @@ def test_large_zeros_in_compiled_code_are_numpys_lazy_zeros(n):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
     assert "zeros_lazy((" in j.source
+
+
+# a list comprehension over range(len(x)) was written out item by item: 1,000 items gave 4,000
+# lines and 200 s of compiling, 100,000 never finished; past COMP_UNROLL items it is a loop
+def window_means(x):
+    n = x.shape[0]
+    return np.array([np.mean(x[max(0, i - 1):i + 2]) for i in range(n)])
+
+
+def positives(x):
+    return np.array([x[i] for i in range(x.shape[0]) if x[i] > 0])
+
+
+def sum_of_squares_list(x):
+    return sum([x[i] ** 2 for i in range(x.shape[0])])
+
+
+def pair_products(x):
+    return np.sum(np.array([x[i] * x[i + 1] for i in range(0, x.shape[0] - 1, 2)]))
+
+
+# (still written out item by item: a list of arrays, [x[i] * np.ones(3) for i in range(n)],
+# which is not a buffer of run-time length; docs/user_guide.md)
+@pytest.mark.parametrize("f", [window_means, positives, sum_of_squares_list, pair_products])
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
+def test_long_list_comprehensions_compile_as_loops(f):
+    x = np.random.default_rng(9).standard_normal(3000)
+    j = jit(f, wait=True)
+    np.testing.assert_allclose(j(x.copy()), f(x.copy()), rtol=1e-12, atol=1e-12)
+    assert len(j.source.splitlines()) < 300          # a loop, not 3,000 copies of the item
+    y = x[:500] * 2.0                                # another length: the same compiled code
+    np.testing.assert_allclose(j(y.copy()), f(y.copy()), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [window_means, sum_of_squares_list, pair_products])
+def test_long_list_comprehensions_differentiate(f):
+    x = np.random.default_rng(10).standard_normal(130)
+    loss = lambda z: np.sum(f(z))          # noqa: E731
+    want = numerical_grad(loss, [x.copy()])
+    np.testing.assert_allclose(grad(loss)(x.copy()), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(jit(grad(loss))(x.copy()), want, rtol=1e-6, atol=1e-7)
+    xs = np.stack([x, 0.5 * x])
+    np.testing.assert_allclose(vmap(f)(xs), np.stack([f(r) for r in xs]), rtol=1e-12)

@@ -461,10 +461,67 @@ def expr_DictComp(norm, node, base):
 
 
 def expr_ListComp(norm, node, base, pair=False):
+    if not pair and isinstance(node, gast.ListComp) and _long_range(norm, node):
+        return _looped_comp(norm, node)
     try:
         return _list_comp(norm, node, base, pair)
     except _DataFilter:
         return _filtered_comp(norm, node, base)
+
+
+COMP_UNROLL = 64    # a list comprehension over a longer range() is a loop, not written out
+
+
+def _long_range(norm, node):
+    """[elt for i in range(...)] with one clause over more than COMP_UNROLL numbers known when
+    the code is generated (range(n) of n = len(x) under jit): written out item by item, code
+    and compile time grew with n (1,000 items: 4,000 lines, 200 s of compiling)."""
+    if len(node.generators) != 1 or node.generators[0].is_async:
+        return False
+    it = node.generators[0].iter
+    if not (isinstance(it, gast.Call) and it.args and not it.keywords):
+        return False
+    try:
+        func = norm.expr(it.func, "f")
+    except TranspileError:
+        return False
+    if not (isinstance(func, Static) and func.obj is range):
+        return False
+    bounds = [norm.expr(a, "n") for a in it.args]
+    if not all(isinstance(b, Const) and isinstance(b.value, (int, np.integer)) and
+               not isinstance(b.value, bool) for b in bounds) or len(bounds) > 3:
+        return False
+    return len(range(*[int(b.value) for b in bounds])) > COMP_UNROLL
+
+
+def _looped_comp(norm, node):
+    """[elt for t in range(...) if cond] as the loop `for t in range(...): if cond:
+    _comp.append(elt)` (a list of run-time length in compiled code: runlists.py)."""
+    g = node.generators[0]
+    frame = norm.frame
+    saved_env = dict(frame.env)
+    hidden = norm.namer.fresh("_comp")
+    frame.env[hidden] = Struct("list", [])
+    body = [gast.Expr(value=gast.Call(
+        func=gast.Attribute(value=gast.Name(id=hidden, ctx=gast.Load(), annotation=None,
+                                            type_comment=None), attr="append", ctx=gast.Load()),
+        args=[node.elt], keywords=[]))]
+    if g.ifs:
+        test = g.ifs[0] if len(g.ifs) == 1 else gast.BoolOp(op=gast.And(), values=list(g.ifs))
+        body = [gast.If(test=test, body=body, orelse=[])]
+    loop = gast.For(target=g.target, iter=g.iter, body=body, orelse=[], type_comment=None)
+    for sub in gast.walk(loop):
+        if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
+            gast.copy_location(sub, node)
+    try:
+        norm.stmt(loop)
+        result = frame.env[hidden]
+    finally:
+        kept = {k: v for k, v in frame.env.items() if k not in saved_env and k != hidden
+                and not _target_name(g.target, k)}
+        frame.env = saved_env
+        frame.env.update(kept)      # the list's run-time variables
+    return result
 
 
 class _DataFilter(Exception):
