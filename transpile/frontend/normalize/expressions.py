@@ -498,30 +498,16 @@ def _looped_comp(norm, node):
     """[elt for t in range(...) if cond] as the loop `for t in range(...): if cond:
     _comp.append(elt)` (a list of run-time length in compiled code: runlists.py)."""
     g = node.generators[0]
-    frame = norm.frame
-    saved_env = dict(frame.env)
+    frame, saved_env = norm.frame, dict(norm.frame.env)
     hidden = norm.namer.fresh("_comp")
     frame.env[hidden] = Struct("list", [])
-    body = [gast.Expr(value=gast.Call(
-        func=gast.Attribute(value=gast.Name(id=hidden, ctx=gast.Load(), annotation=None,
-                                            type_comment=None), attr="append", ctx=gast.Load()),
-        args=[node.elt], keywords=[]))]
-    if g.ifs:
-        test = g.ifs[0] if len(g.ifs) == 1 else gast.BoolOp(op=gast.And(), values=list(g.ifs))
-        body = [gast.If(test=test, body=body, orelse=[])]
-    loop = gast.For(target=g.target, iter=g.iter, body=body, orelse=[], type_comment=None)
-    for sub in gast.walk(loop):
-        if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
-            gast.copy_location(sub, node)
+    loop = _located(gast.For(target=g.target, iter=g.iter, body=_appends(node, g, hidden),
+                             orelse=[], type_comment=None), node)
     try:
         norm.stmt(loop)
-        result = frame.env[hidden]
+        return frame.env[hidden]
     finally:
-        kept = {k: v for k, v in frame.env.items() if k not in saved_env and k != hidden
-                and not _target_name(g.target, k)}
-        frame.env = saved_env
-        frame.env.update(kept)      # the list's run-time variables
-    return result
+        _leave_comp(frame, saved_env, hidden, g)
 
 
 class _DataFilter(Exception):
@@ -535,30 +521,46 @@ def _filtered_comp(norm, node, base):
         raise norm.error(node, "a filter on array data in a comprehension is supported with one "
                          "`for` clause only", hint="use a for loop appending to a list")
     g = node.generators[0]
-    frame = norm.frame
-    saved_env = dict(frame.env)
+    frame, saved_env = norm.frame, dict(norm.frame.env)
     hidden = norm.namer.fresh("_comp")
     frame.env[hidden] = Struct("list", [])
-    test = g.ifs[0] if len(g.ifs) == 1 else gast.BoolOp(op=gast.And(), values=list(g.ifs))
-    append = gast.Expr(value=gast.Call(
-        func=gast.Attribute(value=gast.Name(id=hidden, ctx=gast.Load(), annotation=None,
-                                            type_comment=None), attr="append", ctx=gast.Load()),
-        args=[node.elt], keywords=[]))
-    stmt = gast.If(test=test, body=[append], orelse=[])
-    for sub in gast.walk(stmt):
-        if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
-            gast.copy_location(sub, node)
+    stmts = [_located(st, node) for st in _appends(node, g, hidden)]
     try:
         for item in static_items(norm, g.iter, node):
             norm.assign(g.target, item, node)
-            norm.stmt(stmt)
-        result = frame.env[hidden]
+            for st in stmts:
+                norm.stmt(st)
+        return frame.env[hidden]
     finally:
-        kept = {k: v for k, v in frame.env.items() if k not in saved_env and k != hidden
-                and not _target_name(g.target, k)}
-        frame.env = saved_env
-        frame.env.update(kept)      # the RunList's two variables (and names bound in the if)
-    return result
+        _leave_comp(frame, saved_env, hidden, g)
+
+
+def _appends(node, g, hidden):
+    """`hidden.append(elt)`, under `if cond:` when the clause has filters."""
+    body = [gast.Expr(value=gast.Call(
+        func=gast.Attribute(value=gast.Name(id=hidden, ctx=gast.Load(), annotation=None,
+                                            type_comment=None), attr="append", ctx=gast.Load()),
+        args=[node.elt], keywords=[]))]
+    if not g.ifs:
+        return body
+    test = g.ifs[0] if len(g.ifs) == 1 else gast.BoolOp(op=gast.And(), values=list(g.ifs))
+    return [gast.If(test=test, body=body, orelse=[])]
+
+
+def _located(stmt, node):
+    for sub in gast.walk(stmt):
+        if "lineno" in sub._attributes and not hasattr(sub, "lineno"):
+            gast.copy_location(sub, node)
+    return stmt
+
+
+def _leave_comp(frame, saved_env, hidden, g):
+    """The names the comprehension's target bound go; the list's run-time variables (and
+    names bound under its ifs) stay."""
+    kept = {k: v for k, v in frame.env.items() if k not in saved_env and k != hidden
+            and not _target_name(g.target, k)}
+    frame.env = saved_env
+    frame.env.update(kept)
 
 
 def _target_name(target, name):
