@@ -519,13 +519,118 @@ def test_optional_arguments_given_or_left_out_compile(extra):
     np.testing.assert_allclose(jit(grad(weighted_sum))(x, *args), want, rtol=1e-6, atol=1e-8)
 
 
-@pytest.mark.parametrize("f, extra", [(none_on_one_path, ()), (argument_rebound_to_none, (2.0,))])
-def test_is_none_of_a_variable_that_may_be_none_is_an_error_naming_the_line(f, extra):
+def test_is_none_of_an_argument_rebound_in_the_function_is_an_error_naming_the_line():
     """Never decided from the type of the argument at entry (that gave `None` back)."""
     x = np.array([0.5, -1.0, 2.0, 0.25])
     with pytest.raises(Exception, match=r"test_jit_foreign_constructs\.py:\d+: `is None`"):
-        jit(f)(x, *extra)
+        jit(argument_rebound_to_none)(x, 2.0)
     same(compiled(argument_rebound_to_none, x), argument_rebound_to_none(x))   # None: known
+
+
+# ---- locals that are None on some paths (frontend/optional_locals.py) -----------------------------
+
+def nearest_sq_dist(points, q):
+    best = None
+    for i in range(points.shape[0]):
+        d = np.sum((points[i] - q) ** 2)
+        if best is None or d < best:
+            best = d
+    return best
+
+
+def nearest_index(points, q):
+    best = None
+    best_i = -1
+    for i in range(points.shape[0]):
+        d = np.sum((points[i] - q) ** 2)
+        if best is not None and d >= best:
+            continue
+        best, best_i = d, i
+    return best_i
+
+
+def energy_of_steps(x):
+    prev = None               # the previous row, an array once set
+    total = 0.0
+    for i in range(x.shape[0]):
+        row = x[i] * 2.0
+        if prev is not None:
+            total = total + np.sum((row - prev) ** 2)
+        prev = row
+    return total
+
+
+def first_negative(x):
+    found = None
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            found = i
+            break
+    if found is None:
+        return -1
+    return found
+
+
+def any_large(x):
+    hit = None                # a flag that is None or True
+    for i in range(x.shape[0]):
+        if x[i] > 1.0:
+            hit = True
+    if hit is None:
+        return 0.0
+    return np.sum(x * x)
+
+
+def running_max_times_two(x):
+    m = None
+    for v in x:
+        m = v if m is None else max(m, v)
+    return m * 2.0
+
+
+def sum_of_scaled(x):
+    acc = None
+    for a in (x, x * 2.0, x * 3.0):
+        acc = a if acc is None else acc + a
+    return np.sum(acc * acc)
+
+
+def last_positive(x):
+    last = None
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            last = x[i]
+    return last
+
+
+_OPTIONAL_LOCALS = [nearest_sq_dist, nearest_index, energy_of_steps, first_negative, any_large,
+                    running_max_times_two, sum_of_scaled, last_positive, none_on_one_path]
+
+
+@pytest.mark.parametrize("f", _OPTIONAL_LOCALS)
+def test_a_local_that_is_none_on_some_paths_compiles(f):
+    rng = np.random.default_rng(3)
+    points = rng.standard_normal((12, 3))
+    for args in ([points, points[4] + 0.01] if f.__code__.co_argcount == 2 else [points[:, 0]],
+                 [points, points[0]] if f.__code__.co_argcount == 2 else [points[:, 1] + 3.0]):
+        same(compiled(f, *args), f(*args))
+    if f in (nearest_sq_dist, energy_of_steps, any_large, running_max_times_two, sum_of_scaled):
+        x = points if f.__code__.co_argcount == 2 else points[:, 0] * 1.5
+        args = [x, points[4] + 0.01] if f.__code__.co_argcount == 2 else [x]
+        want = numerical_grad(lambda a: f(a, *args[1:]), [args[0].copy()])
+        np.testing.assert_allclose(grad(f)(*args), want, rtol=1e-6, atol=1e-8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", TranspileWarning)
+            np.testing.assert_allclose(jit(grad(f))(*args), want, rtol=1e-6, atol=1e-8)
+
+
+def test_a_local_still_none_where_it_is_read_is_a_type_error_naming_the_variable():
+    """Python would give None back; compiled code never gives out its placeholder."""
+    x = -np.abs(np.array([0.5, 1.0, 2.0]))
+    assert last_positive(x) is None
+    for run in (lambda: compiled(last_positive, x), lambda: jit(last_positive, backend="numpy")(x)):
+        with pytest.raises(TypeError, match="'last' is None here"):
+            run()
 
 
 # ---- a string or None where an array is expected --------------------------------------------------

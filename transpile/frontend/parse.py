@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import gast
 
 from transpile.errors import TranspileError
+from transpile.frontend.optional_locals import rewrite_optional_locals
 from transpile.frontend.source_check import check_unchanged
 
 DECORATOR_NAMES = {"grad", "value_and_grad", "jit", "vmap", "pmap", "jvp", "vjp", "jacfwd",
@@ -87,6 +88,7 @@ def parse_function(fn):
         check_unchanged(fn, lines=checked_lines, node=node,
                         first_line=first if checked_lines is not None else None)
         node.decorator_list = []
+        rewrite_optional_locals(node, {n.id for n in gast.walk(node) if isinstance(n, gast.Name)})
         offset = start - 1
     all_lines = linecache.getlines(filename) or lines
     text = {i + 1: l.rstrip("\n") for i, l in enumerate(all_lines)}

@@ -115,7 +115,12 @@ def loop_carried(st, avals):
 def specialize_loop(sp, st):
     """Specialize a ForRange/While, re-running its body until the carried values are stable.
     Returns the new statement."""
-    for _ in range(6):
+    # what a pass with the carried values not yet joined said of tapes and conflicts is
+    # discarded with it (a placeholder 0 pushed in the first pass is an array in the next)
+    facts = (dict(sp.avals.tapes), dict(sp.avals.list_tapes), dict(sp.avals.conflicts))
+    for attempt in range(6):
+        if attempt:
+            _restore_facts(sp, facts)
         carried = loop_carried(st, sp.avals)
         before = {n: sp.avals[n] for n in carried}
         snap = (dict(sp.avals), dict(sp.subst), sp.counter, set(sp.taken), dict(sp.zero_names))
@@ -147,6 +152,12 @@ def specialize_loop(sp, st):
         sp.avals.update(changed)
         sp.subst, sp.counter, sp.taken, sp.zero_names = subst, counter, taken, zeros
     return new
+
+
+def _restore_facts(sp, facts):
+    for have, saved in zip((sp.avals.tapes, sp.avals.list_tapes, sp.avals.conflicts), facts):
+        have.clear()
+        have.update(saved)
 
 
 def bind_joined(sp, eqn, av):

@@ -470,13 +470,23 @@ def assign(norm, target, value, node):
         else:
             raise norm.error(node, "cannot unpack this value")
         # `a, b, c = b * k, c, a` binds in parallel: while `a` is bound, the parts still to
-        # be bound read the old `a`, so its name may not be given to the new value
+        # be bound read the old `a`, so its name may not be given to the new value. A part
+        # that is a view (`A[0], A[1] = A[1], A[0]`) sees the writes of the targets before it,
+        # as in NumPy: the parts wait under hidden names, which the writes rebind
         held = getattr(norm, "pending_reads", frozenset())
+        env = norm.frame.env
+        keys = [f".pending.{id(node)}.{k}" for k in range(n)]
+        env.update(zip(keys, parts))
         try:
-            for k, (elt, part) in enumerate(zip(target.elts, parts)):
-                norm.pending_reads = held | _vars_in(parts[k + 1:])
+            for k, elt in enumerate(target.elts):
+                part = env.pop(keys[k])
+                if isinstance(part, Stale):
+                    raise stale_error(norm, node, part)
+                norm.pending_reads = held | _vars_in([env[key] for key in keys[k + 1:]])
                 assign(norm, elt, part, node)
         finally:
+            for key in keys:
+                env.pop(key, None)
             norm.pending_reads = held
     elif isinstance(target, gast.Subscript):
         assign_subscript(norm, target, value, node)
