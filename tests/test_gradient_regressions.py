@@ -270,3 +270,40 @@ def test_complex_output_needs_holomorphic():
         grad(holo)(1.0 + 1.0j)
     with pytest.raises(TypeError, match="complex inputs"):
         grad(holo, holomorphic=True)(1.0)
+
+
+# ---- np.prod where x has zeros: the product of the other elements (was NaN, 0 / 0) -----------
+
+def prod_all(x):
+    return np.prod(x)
+
+
+def prod_rows_squared(x):
+    return np.sum(np.prod(x, axis=1) ** 2)
+
+
+def prod_cols_kept(x):
+    return np.sum(np.prod(x, axis=0, keepdims=True) * x)
+
+
+@pytest.mark.parametrize("f, x", [
+    (prod_all, np.array([2.0, 0.0, 3.0])),                 # one zero
+    (prod_all, np.array([0.0, 0.0, 3.0])),                 # two zeros: all 0
+    (prod_all, np.array([2.0, 0.5, 3.0], np.float32)),     # none (float32 kept)
+    (prod_rows_squared, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
+    (prod_cols_kept, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
+])
+def test_prod_gradient_where_x_has_zeros(f, x):
+    want = np.asarray(jax.grad(_jax_version(f))(jnp.asarray(x, jnp.float64)))
+    for got in (grad(f)(x), jit(grad(f))(x)):
+        assert got.dtype == x.dtype
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    tangent = jvp(f, (x,), (np.ones_like(x),))[1]
+    np.testing.assert_allclose(tangent, np.sum(want), rtol=1e-5, atol=1e-6)
+
+
+def _jax_version(f):
+    return {prod_all: lambda a: jnp.prod(a),
+            prod_rows_squared: lambda a: jnp.sum(jnp.prod(a, axis=1) ** 2),
+            prod_cols_kept: lambda a: jnp.sum(jnp.prod(a, axis=0, keepdims=True) * a)}[f]

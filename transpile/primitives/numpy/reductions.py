@@ -14,9 +14,17 @@ sum_ = defprim("sum", np.sum, "np.sum", SIG, batch=R, linear=("x",),
 mean = defprim("mean", np.mean, "np.mean", SIG, batch=R, linear=("x",),
                vjp={"x": "rt.sum_grad(g, x, axis, keepdims) / rt.reduced_count(x, axis)"},
                reduction=True, reduce="mean")
+# d prod / d x_i: the product of the other elements, exact where x has zeros (ans / x is 0 / 0
+# there): with no zero in the reduced slice ans / x_i, with one the product of the nonzero
+# elements at the zero and 0 elsewhere, with two or more 0
+_ZEROS = "np.sum(x == 0, axis=axis, keepdims=True)"
+_NONZERO = "np.where(x == 0, 1, x)"
+_OTHERS = (f"np.where({_ZEROS} == 0, np.prod({_NONZERO}, axis=axis, keepdims=True) / {_NONZERO}, "
+           f"np.where(({_ZEROS} == 1) & (x == 0), np.prod({_NONZERO}, axis=axis, keepdims=True), "
+           "0))")
 prod = defprim("prod", np.prod, "np.prod", SIG, batch=R,
-               vjp={"x": "rt.sum_grad(g * ans, x, axis, keepdims) / x"},
-               jvp={"x": "np.sum(x_dot * rt.sum_grad(ans, x, axis, keepdims) / x, axis=axis, keepdims=keepdims)"},
+               vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * {_OTHERS}"},
+               jvp={"x": f"np.sum(x_dot * {_OTHERS}, axis=axis, keepdims=keepdims)"},
                reduction=True, reduce="prod")
 _EXT_VJP = {"x": "rt.sum_grad(g, x, axis, keepdims) * rt.extremum_mask(x, ans, axis, keepdims)"}
 _EXT_JVP = {"x": "np.sum(x_dot * rt.extremum_mask(x, ans, axis, keepdims), axis=axis, keepdims=keepdims)"}
