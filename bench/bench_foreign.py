@@ -51,6 +51,7 @@ SIZES = {
     "gauss_seidel": 300, "math_scalars": 200000, "chained_assignment": 200000,
     "ndindex_fill": 30000, "gather_scatter": 200000, "int_then_float_acc": 200000,
     "raise_on_bad": 200000, "nbody_energy_leapfrog": 100,
+    "polyline_lengths": 200,     # a list of tuples is written out: at most 256 items
 }
 BUDGET = 0.15          # seconds of timed runs per kernel and variant (at least one run)
 

@@ -651,3 +651,49 @@ def test_a_string_or_none_for_an_array_is_pythons_attribute_error_at_the_line(ba
     if bad is not None:
         with pytest.raises(TypeError, match="requires float inputs"):
             grad(zscore)(bad)
+
+
+# ---- NumPy's out= keyword: the result written into the array named --------------------------------
+
+def add_into_first(x, y):
+    z = np.add(x, y, out=x)          # z is x
+    return z * 2
+
+
+def clip_in_place(x):
+    np.clip(x, -0.5, 0.5, out=x)
+    return np.sum(x)
+
+
+def sqrt_into_buffer(x):
+    t = np.empty_like(x)
+    np.sqrt(np.abs(x) + 1.0, out=t)
+    np.multiply(t, x, out=t)
+    return np.sum(t * t)
+
+
+def running_total_in_place(x):
+    np.cumsum(x, out=x)
+    return x
+
+
+@pytest.mark.parametrize("f, nargs", [(add_into_first, 2), (clip_in_place, 1),
+                                      (sqrt_into_buffer, 1), (running_total_in_place, 1)])
+def test_out_keyword_writes_the_result_into_the_array(f, nargs):
+    rng = np.random.default_rng(5)
+    args = [rng.standard_normal(6) for _ in range(nargs)]
+    want_args = [a.copy() for a in args]
+    want = f(*want_args)
+    got_args = [a.copy() for a in args]
+    same(compiled(f, *got_args), want)
+    for g, w in zip(got_args, want_args):       # the caller's arrays written as NumPy does
+        same(g, w)
+
+
+def test_out_keyword_differentiates():
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    want = numerical_grad(sqrt_into_buffer, [x.copy()])
+    np.testing.assert_allclose(grad(sqrt_into_buffer)(x), want, rtol=1e-6, atol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        np.testing.assert_allclose(jit(grad(sqrt_into_buffer))(x), want, rtol=1e-6, atol=1e-8)

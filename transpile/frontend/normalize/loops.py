@@ -735,6 +735,7 @@ def array_loop(norm, node, stmts, value):
 
 
 UNROLL_LIMIT = 8     # a loop appending to a list is unrolled up to this many items
+WRITE_OUT_LIMIT = 256   # beyond, only a loop appending numbers (a list of run-time length)
 
 
 def unroll_appends(norm, node, stmts, items):
@@ -773,6 +774,15 @@ def unroll_appends(norm, node, stmts, items):
                 except TranspileError:
                     numbers[0] = False
     numbers[0] = False if read_ahead_failed(norm, ahead) else numbers[0]
+    if not numbers[0] and len(items) > WRITE_OUT_LIMIT:
+        # written out item by item, compiling takes seconds per hundred items (and the
+        # NumPy version is generated the same way): an error now, not a wait without end
+        raise norm.error(node, f"a loop that appends tuples or arrays to a list is written out "
+                         f"item by item when the code is generated; this one has {len(items)} "
+                         f"iterations (more than {WRITE_OUT_LIMIT})",
+                         hint="append numbers (one list per field: xs.append(x); "
+                              "ys.append(y)), or write rows into an array made before the "
+                              "loop (out = np.empty((n, 2)); out[i] = ...)")
     return not numbers[0]
 
 

@@ -6,6 +6,7 @@ and `if` (a condition known now picks a branch; one on array data becomes an `If
 import ast
 import importlib
 import sys
+import itertools
 import types
 
 import gast
@@ -43,6 +44,10 @@ def stmt_Expr(norm, node):
         return  # docstring
     if isinstance(node.value, gast.Call) and writing_call(norm, node.value):
         norm.expr(node.value, "t")      # a function of the user's that writes into arrays
+        return
+    from transpile.frontend.normalize.calls import numpy_out_call
+    if numpy_out_call(norm, node.value) is not None:    # np.add(x, y, out=x): a write
+        norm.expr(node.value, "t")
         return
     if effect_statement(norm, node):      # print(...), breakpoint()
         return
@@ -448,6 +453,9 @@ def stmt_If(norm, node):
     dynamic_if(norm, node, cond)
 
 
+_PENDING = itertools.count()
+
+
 def assign(norm, target, value, node):
     if isinstance(target, gast.Name):
         norm.bind_name(target.id, value)
@@ -475,7 +483,7 @@ def assign(norm, target, value, node):
         # as in NumPy: the parts wait under hidden names, which the writes rebind
         held = getattr(norm, "pending_reads", frozenset())
         env = norm.frame.env
-        keys = [f".pending.{id(node)}.{k}" for k in range(n)]
+        keys = [f".pending.{next(_PENDING)}" for _ in range(n)]   # (nested targets nest)
         env.update(zip(keys, parts))
         try:
             for k, elt in enumerate(target.elts):
