@@ -160,13 +160,24 @@ def take_along(x, idx, axis=-1):
 
 
 def put_along(ct, like, idx, axis=-1):
-    """Transpose of take_along: scatter ct back to where the elements came from."""
+    """Transpose of take_along: ct added back where each element came from (an index taken
+    twice gets both cotangents)."""
     out = np.zeros(np.shape(like), dtype=np.result_type(ct))
     if axis is None:
         flat = np.ravel(out).copy()
         np.add.at(flat, idx, ct)
         return np.reshape(flat, np.shape(like))
-    np.put_along_axis(out, idx, ct, axis=axis)
+    ct = np.asarray(ct)
+    nd = out.ndim
+    axis = axis % nd
+    where = []
+    for d in range(nd):       # the position along each other axis (0 where x broadcast)
+        if d == axis:
+            where.append(np.broadcast_to(idx, ct.shape))
+            continue
+        n = ct.shape[d] if out.shape[d] == ct.shape[d] else 1
+        where.append(np.arange(n).reshape([-1 if e == d else 1 for e in range(nd)]))
+    np.add.at(out, tuple(where), ct)
     return out
 
 

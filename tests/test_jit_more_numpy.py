@@ -515,3 +515,60 @@ def test_triu_and_tril_compile_to_one_pass_with_numpys_values(shape):
         assert g.dtype == w.dtype and g.shape == w.shape
         np.testing.assert_array_equal(g, w)
     assert "triangle(" in j.source
+
+
+# ---- keywords other people pass: argsort kind=, argmax keepdims=, np.take_along_axis ----------
+
+def stable_ranks(x):
+    order = np.argsort(x, kind="stable")
+    r = np.empty_like(order)
+    r[order] = np.arange(x.shape[0])
+    return r
+
+
+def column_orders(X):
+    return np.argsort(X, axis=0, kind="mergesort")
+
+
+def weighted_sorted(x):
+    return np.sum(np.sort(x, kind="stable") * np.arange(x.shape[0]))
+
+
+def best_of_each_row(X):
+    i = np.argmax(X, axis=1, keepdims=True)
+    return np.take_along_axis(X, i, axis=1)
+
+
+def picks_squared(X, idx):
+    return np.sum(np.take_along_axis(X, idx, axis=1) ** 2)
+
+
+def picks_down_columns(X, idx):
+    return np.sum(np.take_along_axis(X, idx, axis=0) * np.arange(1.0, 4.0))
+
+
+_TIES = np.array([3.0, 1.0, 3.0, 1.0, 2.0, 2.0, 3.0, 1.0])
+
+
+@pytest.mark.parametrize("f, args", [
+    (stable_ranks, (_TIES,)),
+    (stable_ranks, (np.round(np.random.default_rng(1).random(1000) * 5),)),   # NumPy's sort
+    (column_orders, (np.round(np.random.default_rng(0).random((300, 3)) * 3),)),
+    (weighted_sorted, (_TIES,)),
+    (best_of_each_row, (np.random.default_rng(2).random((5, 4)),)),
+])
+def test_sort_keywords_and_keepdims_compile(f, args):
+    same(compiled(jit(f), *args), f(*args), exact=True)
+
+
+@pytest.mark.parametrize("f, idx", [
+    (picks_squared, np.array([[0, 0, 2], [1, 1, 1], [2, 0, -1], [0, 2, 2]])),   # repeats
+    (picks_squared, np.array([[0], [2], [2], [1]])),
+    (picks_down_columns, np.array([[0, 3, 3], [3, 3, 0]])),
+])
+def test_take_along_axis_compiles_and_adds_the_cotangents_of_repeated_indices(f, idx):
+    X = np.random.default_rng(3).random((4, 3))
+    same(compiled(jit(f), X, idx), f(X, idx))
+    want = numerical_grad(lambda a: f(a, idx), [X.copy()])
+    np.testing.assert_allclose(grad(f)(X, idx), want, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(compiled(jit(grad(f)), X, idx), want, rtol=1e-6, atol=1e-8)

@@ -344,8 +344,11 @@ def argsort(lw, eqn):
     x, out = eqn.args["x"], eqn.out
     xs = lw.av(x)
     axis = _const(eqn, "axis", -1)
-    if xs is None or not xs.shape or axis is _NOT_CONST:
+    kind = _const(eqn, "kind")
+    if xs is None or not xs.shape or axis is _NOT_CONST or \
+            kind not in (None, "quicksort", "stable", "mergesort"):
         return None
+    stable = kind in ("stable", "mergesort")      # equal values keep their order
     src = lw.fmt(x)
     if axis is None:
         src, shape, k = f"np.ascontiguousarray({src}).ravel()", (int(np.prod(xs.shape)),), 0
@@ -364,17 +367,20 @@ def argsort(lw, eqn):
              f"{by_numpy} = {src_name}.size >= NUMPY_SORT_MIN",
              f"{out} = np.empty({_shape(shape)}, {_dt(lw.avals[out].dtype)})"]
     inner = [f"if not {by_numpy}:",
-             f"    {out}_line = {src_name}[{at}]",
-             f"    {out}_p = np.argsort({out}_line)",
-             f"    if distinct_sorted({out}_line, {out}_p):",
-             f"        {out}[{at}] = {out}_p",
-             "    else:",
-             f"        {by_numpy} = True"]
+             f"    {out}_line = {src_name}[{at}]"]
+    if stable:       # Numba's mergesort is stable: the indices NumPy's stable sort gives
+        inner += [f"    {out}[{at}] = np.argsort({out}_line, kind='mergesort')"]
+    else:
+        inner += [f"    {out}_p = np.argsort({out}_line)",
+                  f"    if distinct_sorted({out}_line, {out}_p):",
+                  f"        {out}[{at}] = {out}_p",
+                  "    else:",
+                  f"        {by_numpy} = True"]
     for d, (i, m) in enumerate(zip(names, rest)):
         lines.append("    " * d + f"for {i} in range({int(m)}):")
     lines += ["    " * len(rest) + line for line in inner]
     return lines + [f"if {by_numpy}:",
-                    f"    {out} = numpy_argsort({src_name}, {k}, False)"]
+                    f"    {out} = numpy_argsort({src_name}, {k}, {stable})"]
 
 
 def whole(fn):
@@ -1149,25 +1155,65 @@ def sort_perm(lw, eqn):
 
 
 def take_along(lw, eqn):
-    """rt.take_along of a vector: x[idx]."""
-    x, idx = eqn.args["x"], eqn.args["idx"]
-    if not _vector_axis(eqn, lw.av(x)) or lw.av(idx) is None or lw.av(idx).ndim != 1:
+    """rt.take_along / np.take_along_axis: x[idx] of a vector; along an axis of an array, a
+    loop over the result's positions reading x at idx's position along that axis."""
+    x, idx, out = eqn.args["x"], eqn.args["idx"], eqn.out
+    xs, ids = lw.av(x), lw.av(idx)
+    if ids is None or xs is None:
         return None
-    return f"{lw.fmt(x)}[{lw.fmt(idx)}]"
+    if _vector_axis(eqn, xs) and ids.ndim == 1:
+        return f"{lw.fmt(x)}[{lw.fmt(idx)}]"
+    axis = _const(eqn, "axis", -1)
+    os_ = lw.avals[out]
+    if axis is None or axis is _NOT_CONST or not xs.ndim or ids.ndim != xs.ndim or \
+            os_ is None or os_.ndim != xs.ndim:
+        return None
+    k = axis % xs.ndim
+    at_out, at_x, at_idx, loops = _along_loops(out, xs.shape, ids.shape, os_.shape, k)
+    lines = [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"] + loops
+    pad = "    " * len(loops)
+    return lines + [f"{pad}{out}_j = {lw.fmt(idx)}[{at_idx}]",
+                    f"{pad}if {out}_j < 0:",
+                    f"{pad}    {out}_j += {int(xs.shape[k])}",
+                    f"{pad}{out}[{at_out}] = {lw.fmt(x)}[{at_x.format(j=out + '_j')}]"]
+
+
+def _along_loops(out, xs, ids, os_, k):
+    """Loops over the positions of a take_along result of shape os_ (x of shape xs, idx of
+    shape ids, along axis k; an axis of length 1 broadcast reads position 0)."""
+    names = [f"{out}_i{d}" for d in range(len(os_))]
+    loops = ["    " * d + f"for {names[d]} in range({int(os_[d])}):" for d in range(len(os_))]
+    at_out = ", ".join(names)
+    at_idx = ", ".join(names[d] if ids[d] == os_[d] else "0" for d in range(len(os_)))
+    at_x = ", ".join("{j}" if d == k else names[d] if xs[d] == os_[d] else "0"
+                     for d in range(len(os_)))
+    return at_out, at_x, at_idx, loops
 
 
 def put_along(lw, eqn):
-    """rt.put_along of a vector: ct written back where each element came from (added up
-    over repeated indices for axis=None, NumPy's add.at; the last write along an axis)."""
+    """rt.put_along: ct added back where each element came from (add.at over repeated
+    indices, of a vector and along an axis of an array)."""
     ct, like, idx, out = eqn.args["ct"], eqn.args["like"], eqn.args["idx"], eqn.out
-    ls, os_ = lw.av(like), lw.avals[out]
-    if not _vector_axis(eqn, ls) or lw.av(idx) is None or lw.av(idx).ndim != 1 or \
-            lw.av(ct) is None or lw.av(ct).shape != lw.av(idx).shape:
+    ls, os_, cs, ids = lw.av(like), lw.avals[out], lw.av(ct), lw.av(idx)
+    if ls is None or ids is None or cs is None:
         return None
-    k, op = f"{out}_k", "+=" if _const(eqn, "axis", -1) is None else "="
-    return [f"{out} = np.zeros({_shape(ls.shape)}, {_dt(os_.dtype)})",
-            f"for {k} in range({lw.fmt(idx)}.shape[0]):",
-            f"    {out}[{lw.fmt(idx)}[{k}]] {op} {lw.fmt(ct)}[{k}]"]
+    if _vector_axis(eqn, ls) and ids.ndim == 1 and cs.shape == ids.shape:
+        k = f"{out}_k"
+        return [f"{out} = np.zeros({_shape(ls.shape)}, {_dt(os_.dtype)})",
+                f"for {k} in range({lw.fmt(idx)}.shape[0]):",
+                f"    {out}[{lw.fmt(idx)}[{k}]] += {lw.fmt(ct)}[{k}]"]
+    axis = _const(eqn, "axis", -1)
+    if axis is None or axis is _NOT_CONST or not ls.ndim or ids.ndim != ls.ndim or \
+            cs.ndim != ls.ndim:
+        return None
+    k = axis % ls.ndim
+    at_ct, at_x, at_idx, loops = _along_loops(out, ls.shape, ids.shape, cs.shape, k)
+    pad = "    " * len(loops)
+    return [f"{out} = np.zeros({_shape(ls.shape)}, {_dt(os_.dtype)})"] + loops + \
+        [f"{pad}{out}_j = {lw.fmt(idx)}[{at_idx}]",
+         f"{pad}if {out}_j < 0:",
+         f"{pad}    {out}_j += {int(ls.shape[k])}",
+         f"{pad}{out}[{at_x.format(j=out + '_j')}] += {lw.fmt(ct)}[{at_ct}]"]
 
 # ---- adjoint helpers of linalg and np.average (issue 22: jit(grad) without a NumPy part) -------
 

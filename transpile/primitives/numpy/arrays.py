@@ -231,13 +231,14 @@ tensordot_vjp = defprim("tensordot_vjp", AA.tensordot_vjp, "rt.tensordot_vjp",
                         jvp={"x": _tdv_jvp("x"), "y": _tdv_jvp("y")})
 
 # ---- sorting: a data-dependent permutation (differentiable almost everywhere) -----------------
-sort = defprim("sort", np.sort, "np.sort", "x, axis=-1", batch=axis_rule(["axis"]),
+sort = defprim("sort", np.sort, "np.sort", "x, axis=-1, kind=None", batch=axis_rule(["axis"]),
                vjp={"x": "rt.put_along(g, x, rt.sort_perm(x, axis), axis)"},
                jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"}, numba=NF.sort,
                array_result=True)
 defprim("sort_perm", AA.sort_perm, "rt.sort_perm", "x, axis=-1", nondiff=True,
         batch=axis_rule(["axis"]), numba=NF.sort_perm)
-take_along = defprim("take_along", AA.take_along, "rt.take_along", "x, idx, axis=-1",
+take_along = defprim("take_along", [AA.take_along, np.take_along_axis], "rt.take_along",
+                     "x, idx, axis=-1",
                      linear=("x",), batch=per_example,
                      vjp={"x": "rt.put_along(g, x, idx, axis)"}, numba=NF.take_along)
 put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, axis=-1",

@@ -133,7 +133,7 @@ bincount = defprim("bincount", np.bincount, "np.bincount", "x, weights=None, min
 searchsorted = _nd("searchsorted", np.searchsorted, "np.searchsorted",
                    "a, v, side='left', sorter=None", batch=per_example, int_result=True,
                    numba=NF.searchsorted)
-argsort = _nd("argsort", np.argsort, "np.argsort", "x, axis=-1", batch=BR.reduction,
+argsort = _nd("argsort", np.argsort, "np.argsort", "x, axis=-1, kind=None", batch=BR.reduction,
               numba=NF.argsort)
 attr_shape = _nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query,
                  meta=True, no_buffer=True, query=True, shape_safe=True)

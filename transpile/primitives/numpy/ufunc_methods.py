@@ -300,6 +300,16 @@ def rewrite(obj, args, kwargs, apply):
             return None
         close = apply("isclose", [bound.pop("a"), bound.pop("b")], bound)
         return apply("bool", [apply("all", [close], {})], {})
+    if obj in (np.argmax, np.argmin) and "keepdims" in kwargs:
+        # keepdims=True along an axis: the reduced axis kept with length 1
+        bound = dict(zip(["x", "axis", "out"], args))
+        bound.update(kwargs)
+        keep, axis = bound.pop("keepdims"), bound.get("axis", Const(None))
+        if not isinstance(keep, Const) or not isinstance(axis, Const) or "out" in bound or \
+                keep.value and axis.value is None:
+            return None
+        picked = apply(obj.__name__, [bound["x"]], {"axis": axis})
+        return apply("expand_dims", [picked], {"axis": axis}) if keep.value else picked
     if obj is np.diff and ("prepend" in kwargs or "append" in kwargs):
         names = ["x", "n", "axis"]
         bound = dict(zip(names, args))
