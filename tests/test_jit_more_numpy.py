@@ -572,3 +572,22 @@ def test_take_along_axis_compiles_and_adds_the_cotangents_of_repeated_indices(f,
     want = numerical_grad(lambda a: f(a, idx), [X.copy()])
     np.testing.assert_allclose(grad(f)(X, idx), want, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(compiled(jit(grad(f)), X, idx), want, rtol=1e-6, atol=1e-8)
+
+
+def rows_with_a_nonpositive(X):
+    return np.any(X <= 0, axis=1)
+
+
+def masks_along_axes(X):
+    return (X > 0.5).all(axis=-1), (X > 0.5).any(axis=0), np.count_nonzero(X > 0.5, axis=1), \
+        np.all(X > 0.0, axis=0)
+
+
+@pytest.mark.parametrize("f, X", [
+    (rows_with_a_nonpositive, np.random.default_rng(0).random((5, 4)) - 0.1),
+    (masks_along_axes, np.where(np.arange(20).reshape(5, 4) % 7 == 3, np.nan,
+                                np.random.default_rng(1).random((5, 4)))),   # NaN is true
+    (rows_with_a_nonpositive, np.random.default_rng(2).random((3, 4, 5)) - 0.1),
+])
+def test_any_all_count_nonzero_along_an_axis_compile(f, X):
+    same(compiled(jit(f), X), f(X), exact=True)

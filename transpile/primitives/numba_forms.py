@@ -384,11 +384,23 @@ def argsort(lw, eqn):
 
 
 def whole(fn):
-    """np.any / np.all / np.count_nonzero over all elements."""
+    """np.any / np.all / np.count_nonzero over all elements, or along one axis (a count of
+    the nonzero or zero elements along it, Numba's np.sum with an axis)."""
     def form(lw, eqn):
-        if _const(eqn, "axis") is not None:
+        axis, x = _const(eqn, "axis"), eqn.args["x"]
+        if axis is None:
+            return f"np.{fn}({lw.fmt(x)})"
+        xs = lw.av(x)
+        k = _axis(axis, xs.ndim) if xs is not None and xs.ndim and \
+            axis is not _NOT_CONST else None
+        if k is None:
             return None
-        return f"np.{fn}({lw.fmt(eqn.args['x'])})"
+        if xs.ndim == 1:      # Numba's sum along the only axis gives a scalar: so does NumPy
+            return f"np.{fn}({lw.fmt(x)})"
+        test = "==" if fn == "all" else "!="
+        count = f"np.sum({lw.fmt(x)} {test} 0, axis={k})"
+        return {"any": f"{count} > 0", "all": f"{count} == 0",
+                "count_nonzero": f"{count}.astype(np.int64)"}[fn]
     return form
 
 
