@@ -697,3 +697,49 @@ def test_out_keyword_differentiates():
     with warnings.catch_warnings():
         warnings.simplefilter("error", TranspileWarning)
         np.testing.assert_allclose(jit(grad(sqrt_into_buffer))(x), want, rtol=1e-6, atol=1e-8)
+
+
+# ---- rows swapped by a list of indices known at run time: A[[k, p]] = A[[p, k]] ---------------
+
+def solve_with_partial_pivoting(A, b):
+    A = A.copy()
+    b = b.copy()
+    n = A.shape[0]
+    for k in range(n - 1):
+        p = k + np.argmax(np.abs(A[k:, k]))
+        A[[k, p]] = A[[p, k]]
+        b[[k, p]] = b[[p, k]]
+        for i in range(k + 1, n):
+            f = A[i, k] / A[k, k]
+            A[i, k:] -= f * A[k, k:]
+            b[i] -= f * b[k]
+    x = np.zeros(n)
+    for i in range(n - 1, -1, -1):
+        x[i] = (b[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
+    return x
+
+
+def largest_first_row(A):
+    p = np.argmax(A[:, 0])
+    A[[0, p]] = A[[p, 0]]          # the caller's array: rows swapped in place
+    return np.sum(A[0] * np.arange(1.0, A.shape[1] + 1))
+
+
+def test_rows_swapped_by_a_run_time_index_list_compile_and_differentiate():
+    A = np.random.default_rng(4).random((5, 5))
+    b = np.arange(5.0)
+    same(compiled(solve_with_partial_pivoting, A, b), solve_with_partial_pivoting(A, b))
+    np.testing.assert_allclose(compiled(solve_with_partial_pivoting, A, b),
+                               np.linalg.solve(A, b), rtol=1e-10)
+    got_A, want_A = A.copy(), A.copy()
+    same(compiled(largest_first_row, got_A), largest_first_row(want_A))
+    same(got_A, want_A)
+
+    def loss(a):
+        return np.sum(solve_with_partial_pivoting(a, b) ** 2)
+    want = numerical_grad(loss, [A.copy()])
+    np.testing.assert_allclose(grad(loss)(A), want, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(compiled(grad(loss), A), want, rtol=1e-5, atol=1e-7)
+    want = numerical_grad(lambda a: largest_first_row(a.copy()), [A.copy()])
+    np.testing.assert_allclose(compiled(grad(largest_first_row), A.copy()), want, rtol=1e-6,
+                               atol=1e-8)

@@ -391,12 +391,25 @@ def pair_products(x):
     return np.sum(np.array([x[i] * x[i + 1] for i in range(0, x.shape[0] - 1, 2)]))
 
 
+def row_norms(X):                  # over an array's rows, then over the list it made
+    norms = [np.sqrt(np.sum(row * row)) for row in X]
+    big = [i for i, nrm in enumerate(norms) if nrm > 1.0]
+    return np.array(norms) * len(big)
+
+
+def zipped_products(X):
+    return np.array([np.sum(a * b) for a, b in zip(X, X[::-1])])
+
+
 # (still written out item by item: a list of arrays, [x[i] * np.ones(3) for i in range(n)],
 # which is not a buffer of run-time length; docs/user_guide.md)
-@pytest.mark.parametrize("f", [window_means, positives, sum_of_squares_list, pair_products])
+@pytest.mark.parametrize("f", [window_means, positives, sum_of_squares_list, pair_products,
+                               row_norms, zipped_products])
 @pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
 def test_long_list_comprehensions_compile_as_loops(f):
     x = np.random.default_rng(9).standard_normal(3000)
+    if f in (row_norms, zipped_products):
+        x = x.reshape(1000, 3)
     j = jit(f, wait=True)
     np.testing.assert_allclose(j(x.copy()), f(x.copy()), rtol=1e-12, atol=1e-12)
     assert len(j.source.splitlines()) < 300          # a loop, not 3,000 copies of the item
@@ -404,9 +417,12 @@ def test_long_list_comprehensions_compile_as_loops(f):
     np.testing.assert_allclose(j(y.copy()), f(y.copy()), rtol=1e-12, atol=1e-12)
 
 
-@pytest.mark.parametrize("f", [window_means, sum_of_squares_list, pair_products])
+@pytest.mark.parametrize("f", [window_means, sum_of_squares_list, pair_products, row_norms,
+                               zipped_products])
 def test_long_list_comprehensions_differentiate(f):
     x = np.random.default_rng(10).standard_normal(130)
+    if f in (row_norms, zipped_products):
+        x = np.random.default_rng(10).standard_normal((70, 2))
     loss = lambda z: np.sum(f(z))          # noqa: E731
     want = numerical_grad(loss, [x.copy()])
     np.testing.assert_allclose(grad(loss)(x.copy()), want, rtol=1e-6, atol=1e-7)

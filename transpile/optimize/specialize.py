@@ -166,6 +166,13 @@ class Specializer:
                     items.append(0)
                 elif isinstance(it, (Var, Const)):
                     items.append(self.value(it, True))
+                elif isinstance(it, TupleArg):
+                    # x[[k, p]]: a list of integers, some known at run time (0 stands in)
+                    vals = [0 if isinstance(x, Var) and self.avals.get(x.name) is not None and
+                            not self.avals[x.name].shape and
+                            self.avals[x.name].dtype.kind in "iu" else self.value(x, True)
+                            for x in it.items]
+                    items.append(vals if it.kind == "list" else tuple(vals))
                 else:
                     items.append(it)
             return tuple(items)
@@ -675,6 +682,22 @@ class Specializer:
                   name=eqn.out)
         return True
 
+    def _list_indices(self, index, st, out):
+        """x[[k, p]] with p known at run time (a row swap): the list becomes an integer array
+        (np.asarray([k, p])) before the subscript, which then indexes with an array."""
+        items = list(index.items)
+        for n, it in enumerate(items):
+            if not (isinstance(it, TupleArg) and it.kind == "list" and it.items and
+                    any(isinstance(x, Var) for x in it.items)):
+                continue
+            avs = [self.aval(x) for x in it.items]
+            if any(a is None or a.shape or a.dtype.kind not in "iu" for a in avs) or \
+                    any(isinstance(x, Const) and isinstance(x.value, bool) for x in it.items):
+                continue
+            items[n] = self.emit(out, by_name("array"),
+                                 {"x": it, "dtype": Const(np.int64)}, st.loc, base="at")
+        return IndexArg(tuple(items)) if items != list(index.items) else index
+
     def eqn(self, st, out):
         self._eqn(st, out)
         kept = self.subst.get(st.out)
@@ -690,6 +713,8 @@ class Specializer:
 
     def _eqn(self, st, out):
         args = {k: map_atoms(v, self.atom) for k, v in st.args.items()}
+        if isinstance(args.get("index"), IndexArg):
+            args["index"] = self._list_indices(args["index"], st, out)
         eqn = resolve_if_array(self, Eqn(st.out, st.prim, args, st.loc), out)
         args = eqn.args
         if eqn.out in self.always_zero:      # every binding is the constant 0 (an adjoint reset)

@@ -21,11 +21,30 @@ SPECIALIZE = contextvars.ContextVar("transpile_specialize", default=None)
 # naming
 
 
+class _Taken(set):
+    """The names in use, with the lowest number each base may still have free (a loop read
+    ahead over 100,000 rows named its items in quadratic time, trying item_2, item_3, ...)."""
+
+    def __init__(self, names=()):
+        super().__init__(names)
+        self.low = {}
+
+    def discard(self, name):
+        super().discard(name)
+        base, _, num = name.rpartition("_")
+        if base and num.isdigit() and base in self.low:
+            self.low[base] = min(self.low[base], int(num))
+
+    def remove(self, name):
+        super().remove(name)
+        self.discard(name)
+
+
 class Namer:
     """Collision-safe names derived from the user's."""
 
     def __init__(self, reserved=()):
-        self.taken = set(reserved)
+        self.taken = _Taken(reserved)
 
     def reserve(self, names):
         self.taken |= set(names)
@@ -39,11 +58,19 @@ class Namer:
 
     def numbered(self, base, start=1):
         base = identifier(base)
+        taken, low = self.taken, getattr(self.taken, "low", None)
         i = start
-        while f"{base}_{i}" in self.taken:
+        if i < 2 and f"{base}_{i}" in taken:
+            i = 2
+        known = 2 if low is None else low.get(base, 2)   # base_2 .. base_{known-1}: taken
+        if i >= 2 and i <= known:
+            i = known
+        while f"{base}_{i}" in taken:
             i += 1
+        if low is not None and start <= known:
+            low[base] = max(known, i + 1)
         name = f"{base}_{i}"
-        self.taken.add(name)
+        taken.add(name)
         return name
 
 

@@ -479,12 +479,16 @@ def _long_range(norm, node):
     if len(node.generators) != 1 or node.generators[0].is_async:
         return False
     it = node.generators[0].iter
+    if isinstance(it, gast.Name):      # [f(row) for row in X]: X's rows, when there are many
+        return _rows_known(norm, norm.frame.env.get(it.id)) > COMP_UNROLL
     if not (isinstance(it, gast.Call) and it.args and not it.keywords):
-        return False
+        return _rows_of(norm, it) > COMP_UNROLL
     try:
         func = norm.expr(it.func, "f")
     except TranspileError:
         return False
+    if isinstance(func, Static) and func.obj in (zip, enumerate):
+        return min(_rows_of(norm, a) for a in it.args) > COMP_UNROLL
     if not (isinstance(func, Static) and func.obj is range):
         return False
     bounds = [norm.expr(a, "n") for a in it.args]
@@ -492,6 +496,31 @@ def _long_range(norm, node):
                not isinstance(b.value, bool) for b in bounds) or len(bounds) > 3:
         return False
     return len(range(*[int(b.value) for b in bounds])) > COMP_UNROLL
+
+
+def _rows_of(norm, node):
+    """_rows_known of an expression (its equations, read again by the loop, are dead code)."""
+    if isinstance(node, gast.Name):
+        return _rows_known(norm, norm.frame.env.get(node.id))
+    if isinstance(node, (gast.Subscript, gast.Attribute, gast.Call)):
+        try:
+            return _rows_known(norm, norm.expr(node, "seq"))
+        except TranspileError:
+            return 0
+    return 0
+
+
+def _rows_known(norm, value):
+    """The length of an array's first axis where it is known when the code is generated
+    (under jit), else 0 (a list of run-time length: more than COMP_UNROLL, never written
+    out)."""
+    if isinstance(value, RunList):
+        return COMP_UNROLL + 1
+    avals = getattr(norm.b, "avals", None)
+    if not isinstance(value, Var) or not avals:
+        return 0
+    av = avals.get(value.name)
+    return int(av.shape[0]) if av is not None and av.shape else 0
 
 
 def _looped_comp(norm, node):

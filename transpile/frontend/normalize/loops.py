@@ -533,6 +533,13 @@ def stmt_For(norm, node):
                 return index_loop(norm, node, stmts, inner + [start], "enumerate_zip")
         if obj in (zip, enumerate):
             parts = [norm.expr(a, "seq") for a in (it.args if obj is zip else [seq_node])]
+            for k, p in enumerate(parts):
+                if isinstance(p, RunList):      # a list of run-time length: its items' array
+                    if runlists.changed_in(norm, node.body, p):
+                        raise norm.error(node, f"the list {p.user!r} is changed inside the "
+                                         "loop that runs over it", cls=TranspileError,
+                                         hint="loop over a copy: for v in list(...)")
+                    parts[k] = runlists.view(norm, p, node)
             if all(isinstance(p, (Struct, Static)) for p in parts):
                 seqs = [iteration_items(p) if isinstance(p, Struct) else
                         [norm.classify(v, None) for v in p.obj] for p in parts]
@@ -728,10 +735,40 @@ def array_loop(norm, node, stmts, value):
     """`for v in x` over an array: a loop over its rows, unrolled when the body appends to a
     list (its length must then be known when the code is generated)."""
     if appends_to_list(norm, node.body):
-        items = items_of(norm, value, node, "a loop that appends to a list")
+        n = _rows_known(norm, value)
+        items = _Rows(norm, value, n) if n is not None and n > UNROLL_LIMIT else \
+            items_of(norm, value, node, "a loop that appends to a list")
         if unroll_appends(norm, node, stmts, items):
             return unroll(norm, node, stmts, items)
     return index_loop(norm, node, stmts, [value], None)
+
+
+def _rows_known(norm, value):
+    """The number of rows of an array known when the code is generated, or None."""
+    avals = getattr(norm.b, "avals", None)
+    if not isinstance(value, Var) or not avals:
+        return None
+    av = avals.get(value.name)
+    return int(av.shape[0]) if av is not None and av.shape else None
+
+
+class _Rows:
+    """The rows of an array, each read when it is asked for: a loop over 100,000 rows decides
+    from its first whether it is written out (reading them all first took seconds)."""
+
+    def __init__(self, norm, value, n):
+        self.norm, self.value, self.n = norm, value, n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, k):
+        return self.norm.b.emit(by_name("getitem"), {"x": self.value,
+                                                     "index": IndexArg((Const(k),))},
+                                base="item")
+
+    def __iter__(self):
+        return (self[k] for k in range(self.n))
 
 
 UNROLL_LIMIT = 8     # a loop appending to a list is unrolled up to this many items

@@ -46,7 +46,7 @@ stack = defprim("stack", np.stack, "np.stack", "arrays, axis=0", batch=S, linear
                 sized_by=("axis",))
 array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x, dtype=None",
                 batch=S, linear=("x",), vjp={"x": "rt.cast_like(g, x)"},
-                array_result=True, view="same")
+                array_result=True, view="same", sized_by=())   # (np.array([k, p]): 2 items)
 copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x": "g"},
                array_result=True, fresh=True, shape_safe=True)
 astype = defprim("astype", None, "rt.astype", "x, dtype", batch=BR.elementwise, linear=("x",),
