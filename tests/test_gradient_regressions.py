@@ -303,7 +303,34 @@ def test_prod_gradient_where_x_has_zeros(f, x):
     np.testing.assert_allclose(tangent, np.sum(want), rtol=1e-5, atol=1e-6)
 
 
+def cumprod_weighted(x):
+    return np.sum(np.cumprod(x) * np.arange(1.0, x.size + 1))
+
+
+def cumprod_rows_squared(x):
+    return np.sum(np.cumprod(x, axis=1) ** 2)
+
+
+@pytest.mark.parametrize("f, x", [
+    (cumprod_weighted, np.array([2.0, 0.0, 3.0, 0.5])),            # one zero
+    (cumprod_weighted, np.array([2.0, 0.0, 3.0, 0.0, 4.0])),       # two
+    (cumprod_weighted, np.array([[2.0, 0.0], [3.0, 0.5]])),        # axis=None of a matrix
+    (cumprod_weighted, np.array([2.0, 0.5, 3.0], np.float32)),
+    (cumprod_rows_squared, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
+])
+def test_cumprod_gradient_where_x_has_zeros(f, x):
+    want = np.asarray(jax.grad(_jax_version(f))(jnp.asarray(x, jnp.float64)))
+    for got in (grad(f)(x), jit(grad(f))(x)):
+        assert got.dtype == x.dtype
+        assert np.all(np.isfinite(got))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    tangent = jvp(f, (x,), (np.ones_like(x),))[1]
+    np.testing.assert_allclose(tangent, np.sum(want), rtol=1e-5, atol=1e-6)
+
+
 def _jax_version(f):
-    return {prod_all: lambda a: jnp.prod(a),
+    return {cumprod_weighted: lambda a: jnp.sum(jnp.cumprod(a) * jnp.arange(1.0, a.size + 1)),
+            cumprod_rows_squared: lambda a: jnp.sum(jnp.cumprod(a, axis=1) ** 2),
+            prod_all: lambda a: jnp.prod(a),
             prod_rows_squared: lambda a: jnp.sum(jnp.prod(a, axis=1) ** 2),
             prod_cols_kept: lambda a: jnp.sum(jnp.prod(a, axis=0, keepdims=True) * a)}[f]

@@ -245,10 +245,21 @@ put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, a
                     shape_args=("like",), linear=("ct",), batch=per_example,
                     vjp={"ct": "rt.take_along(g, idx, axis)"}, numba=NF.put_along)
 
-# ---- cumulative product: d y_j / d x_i = y_j / x_i (j >= i) ------------------------------------
+# ---- cumulative product: d y_j / d x_i = prod_{l <= j, l != i} x_l (j >= i) ---------------------
+# y_j / x_i is 0 / 0 where x_i = 0, so with Q the cumulative product of x with its zeros read as
+# 1 and c the count of zeros so far: before the first zero (c = 0) the terms are Q_j / x_i; at
+# the first zero (c = 1) Q_j; past the second, 0
+_NZ = "np.where(x == 0, 1, x)"
+_CZ = "np.cumsum(x == 0, axis=axis)"
+_Q = f"np.cumprod({_NZ}, axis=axis)"
+_CUMPROD_VJP = (f"np.where(x == 0, np.where(np.reshape({_CZ}, np.shape(x)) == 1, "
+                f"rt.cumsum_vjp(g * {_Q} * ({_CZ} == 1), x, axis), 0), "
+                f"rt.cumsum_vjp(g * {_Q} * ({_CZ} == 0), x, axis) / {_NZ})")
+_CUMPROD_JVP = (f"np.where({_CZ} == 0, {_Q} * np.cumsum(x_dot / {_NZ}, axis=axis), "
+                f"np.where({_CZ} == 1, {_Q} * np.cumsum(x_dot * (x == 0), axis=axis), 0))")
 cumprod = defprim("cumprod", np.cumprod, "np.cumprod", "x, axis=None, dtype=None, out=None",
-                  batch=per_example, vjp={"x": "rt.cumsum_vjp(g * ans, x, axis) / x"},
-                  jvp={"x": "ans * np.cumsum(x_dot / x, axis=axis)"}, numba=NF.cumprod)
+                  batch=per_example, vjp={"x": _CUMPROD_VJP}, jvp={"x": _CUMPROD_JVP},
+                  numba=NF.cumprod)
 
 for _name, _prim in [("cumprod", cumprod), ("repeat", repeat),
                      ("conj", conj), ("conjugate", conj)]:
