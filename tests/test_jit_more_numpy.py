@@ -591,3 +591,27 @@ def masks_along_axes(X):
 ])
 def test_any_all_count_nonzero_along_an_axis_compile(f, X):
     same(compiled(jit(f), X), f(X), exact=True)
+
+
+def most_common(a):
+    vals, counts = np.unique(a, return_counts=True)
+    return vals[np.argmax(counts)]
+
+
+def relabel(a):
+    u, inv = np.unique(a, return_inverse=True)
+    return inv, len(u)
+
+
+@pytest.mark.parametrize("f", [most_common, relabel])
+@pytest.mark.parametrize("a", [np.array([[3, 1, 3], [2, 3, 1]]), np.array([3, 1, 3, 2, 3, 1]),
+                               np.array([1.0, np.nan, np.nan, 2.0, 1.0])])
+def test_unique_with_counts_or_inverse_compiles(f, a):
+    """np.unique(a, return_counts=True) / return_inverse=True (an error before): the positions
+    are np.searchsorted in the unique values, the counts their np.bincount."""
+    got, want = compiled(jit(f), a), f(a)
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)

@@ -1058,11 +1058,13 @@ def norm(lw, eqn):
 
 
 def searchsorted(lw, eqn):
-    """np.searchsorted of a sorted vector: Numba's own."""
-    a, v, os_ = eqn.args["a"], eqn.args["v"], lw.avals[eqn.out]
+    """np.searchsorted of a sorted vector (also of run-time length: np.unique's): Numba's
+    own."""
+    a, v, os_ = eqn.args["a"], eqn.args["v"], lw.avals.get(eqn.out)
     side = _const(eqn, "side", "left")
+    a_av = lw.av(a) or (lw.unsized.get(a.name) if isinstance(a, Var) else None)
     if side not in ("left", "right") or _const(eqn, "sorter") is not None or \
-            lw.av(a) is None or lw.av(a).ndim != 1:
+            a_av is None or a_av.ndim != 1 or os_ is None:
         return None
     text = f"np.searchsorted({lw.fmt(a)}, {lw.fmt(v)}, side={side!r})"
     return text if os_.shape else f"np.int64({text})"

@@ -288,6 +288,9 @@ def call(norm, func, args, kwargs, node, base):
         return Static(obj(*values, **kw))
     if (obj is np.nonzero or obj is np.where and len(args) == 1) and not kwargs:
         return nonzero_parts(norm, args, node, base)
+    if obj is np.unique and len(args) == 1 and kwargs and \
+            set(kwargs) <= {"return_inverse", "return_counts"}:
+        return unique_parts(norm, args[0], kwargs, node, base)
     written = rewrite_call(obj, args, kwargs, lambda row, a, kw: norm.apply(
         by_name(row) if isinstance(row, str) else row, a, kw, node, base))
     if written is not None:     # np.add.outer, np.add.reduce, np.diff(prepend=), np.allclose
@@ -324,6 +327,25 @@ def call(norm, func, args, kwargs, node, base):
                          "needed where one is taken), or compute it outside the transformed "
                          "function")
     raise norm.error(node, f"{obj!r} is not callable", cls=TranspileError)
+
+
+def unique_parts(norm, x, kwargs, node, base):
+    """np.unique(x, return_inverse=..., return_counts=...): the sorted unique values u, each
+    element's position in u (np.searchsorted; x's shape, as NumPy 2 gives it) and how often
+    each occurs (np.bincount of the positions)."""
+    flags = {k: norm.static_value(v, node, f"np.unique's {k}") for k, v in kwargs.items()}
+    u = norm.apply(by_name("unique"), [x], {}, node, base)
+    if not any(flags.values()):
+        return u
+    flat = norm.apply(by_name("ravel"), [x], {}, node, base)
+    at = norm.apply(by_name("searchsorted"), [u, flat], {}, node, base)
+    parts = [u]
+    if flags.get("return_inverse"):
+        shape = norm.apply(by_name("attr_shape"), [x], {}, node, base)
+        parts.append(norm.apply(by_name("reshape"), [at, shape], {}, node, base))
+    if flags.get("return_counts"):
+        parts.append(norm.apply(by_name("bincount"), [at], {}, node, base))
+    return Struct("tuple", parts)
 
 
 def nonzero_parts(norm, args, node, base):

@@ -102,10 +102,12 @@ def lower_unsized(lw, st):
         return form if isinstance(form, list) else [f"{st.out} = {form}"]
     if prim in _DATA_SHAPED and set(a) == {"x"} and isinstance(x, Var):
         xs = rank_dtype(lw, x)
-        if xs is None or (prim is unique and xs[0] != 1):
+        if xs is None or (prim is unique and xs[0] == 0):
             return None
         if prim in (argwhere, flatnonzero) and xs[0] == 1:
             return _positions(lw, st, x, 2 if prim is argwhere else 1)
+        if prim is unique and xs[0] != 1:        # the unique elements of the flattened array
+            return [f"{st.out} = np.unique(np.ascontiguousarray({x.name}).ravel())"]
         return [f"{st.out} = {prim.path}({x.name})"]
     if prim in (shape, attr_shape) and st.out in getattr(lw.avals, "unsized_shapes", {}):
         return [f"{st.out} = {x.name}.shape"]

@@ -132,7 +132,8 @@ bincount = defprim("bincount", np.bincount, "np.bincount", "x, weights=None, min
 # positions where v would be inserted into the sorted vector a (integers: no derivative)
 searchsorted = _nd("searchsorted", np.searchsorted, "np.searchsorted",
                    "a, v, side='left', sorter=None", batch=per_example, int_result=True,
-                   numba=NF.searchsorted)
+                   numba=NF.searchsorted, shape_from="v",   # (a may be of run-time length)
+                   numba_unsized=True)
 argsort = _nd("argsort", np.argsort, "np.argsort", "x, axis=-1, kind=None", batch=BR.reduction,
               numba=NF.argsort)
 attr_shape = _nd("attr_shape", None, "rt.attr_shape", "x", op="attr:shape", batch=BR.query,
