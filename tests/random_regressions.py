@@ -126,10 +126,32 @@ def last_appended_or_default(x):        # vmap(grad): both sides of the batched 
     return np.sum(t1)
 
 
+def best_starting_as_none(x):          # `best = None ... if best is None or ...` was refused
+    best = None                         # (now a value and a flag: frontend/optional_locals.py)
+    prev = None
+    total = 0.0
+    for i in range(4):
+        d = (x[i] - 0.25) ** 2 + 0.1 * i     # (no ties: a min is not differentiable there)
+        if best is None or d < best:
+            best = d
+        if prev is not None:
+            total = total + prev * x[i]
+        prev = x[i] * 0.5
+    return best + total
+
+
+def swapped_by_views(x):                # tuple assignment of views: NumPy copies row 1 into
+    A = np.outer(x, x[:2])              # row 0, then the new row 0 into row 1 (jit swapped)
+    A[0], A[1] = A[1], A[0]
+    np.multiply(A, 1.5, out=A)          # out= was refused as a statement with no effect
+    return np.sum(A * np.arange(8.0).reshape(4, 2))
+
+
 PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
             argument_write_then_break, recurrence_after_copy, unreached_adjoint,
             argument_written_twice, scalar_alias_then_augassign, early_return_after_loop,
-            slice_grown_in_a_loop, last_appended_or_default]
+            slice_grown_in_a_loop, last_appended_or_default, best_starting_as_none,
+            swapped_by_views]
 # second order (reverse over reverse, forward over reverse) on the ones that write no argument
 SECOND_ORDER = [early_return_then_loop, early_return_then_while, unreached_adjoint,
                 early_return_after_loop]
