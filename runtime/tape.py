@@ -130,6 +130,10 @@ def write_in_place(x, index, v):
     if type(x) is np.ndarray and x.flags.writeable:
         x[index] = v
         return x
+    if not isinstance(x, np.ndarray) and np.ndim(x) == 0 and np.ndim(v) == 0 and v == 0 and \
+            x == 0:
+        return x    # an adjoint still holding its scalar 0.0 (nothing reached it): zeroing a
+        # part of it (reverse mode of `v *= 3` through a view) leaves it 0.0
     return setitem(x, index, v)
 
 

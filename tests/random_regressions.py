@@ -147,11 +147,28 @@ def swapped_by_views(x):                # tuple assignment of views: NumPy copie
     return np.sum(A * np.arange(8.0).reshape(4, 2))
 
 
+def view_scaled_after_early_return(x):   # vmap(grad) (a loop over the batch: the adjoint of
+    if np.sum(x) > 0.3:                  # t4 is an array on one path, 0.0 on the other) zeroed
+        t1 = x + x                       # part of the scalar 0.0 of `vt4 *= 3` (IndexError)
+    else:
+        t1 = x * -0.75 + -0.75
+    t2 = x * t1
+    if np.sum(t1) > 0.3:
+        return np.sum(np.sin(t1) * t1)
+    t4 = t1 * 1.0
+    vt4 = t4[:2]
+    vt4 *= 3.0
+    t5 = t2 * 1.0
+    if np.sum(t1) > 0.3:
+        t5 = np.sqrt(t4 * t4 + 1.0)
+    return np.sum(t5)
+
+
 PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
             argument_write_then_break, recurrence_after_copy, unreached_adjoint,
             argument_written_twice, scalar_alias_then_augassign, early_return_after_loop,
             slice_grown_in_a_loop, last_appended_or_default, best_starting_as_none,
-            swapped_by_views]
+            swapped_by_views, view_scaled_after_early_return]
 # second order (reverse over reverse, forward over reverse) on the ones that write no argument
 SECOND_ORDER = [early_return_then_loop, early_return_then_while, unreached_adjoint,
                 early_return_after_loop]
