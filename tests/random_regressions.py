@@ -127,7 +127,8 @@ def last_appended_or_default(x):        # vmap(grad): both sides of the batched 
 
 
 def best_starting_as_none(x):          # `best = None ... if best is None or ...` was refused
-    best = None                         # (now a value and a flag: frontend/optional_locals.py)
+    best = None                         # (now a value and a flag: frontend/optional_locals.py);
+                                        # vmap(grad) crashed on the loop's `if` on a carried flag
     prev = None
     total = 0.0
     for i in range(4):

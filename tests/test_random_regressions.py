@@ -46,12 +46,6 @@ def test_grad_and_jit_grad_match_finite_differences(name):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
-# known crash (in the issue notes): vmap(grad(f)) of a loop whose `if` tests a flag the loop
-# carries (`prev is not None`, or `started`): the reverse pass reads the flag from the tape as a
-# batched value and runs both sides, while the forward pass ran one
-_VMAP_GRAD_CRASHES = {"best_starting_as_none": "pop from empty list"}
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_vmap_and_vmap_of_grad_match_a_loop(name):
     f = getattr(R, name)
@@ -59,10 +53,6 @@ def test_vmap_and_vmap_of_grad_match_a_loop(name):
         want = np.array([f(r.copy()) for r in rows])
         np.testing.assert_allclose(vmap(f)(rows.copy()), want, rtol=1e-12, atol=1e-12)
         want = np.array([_fd(f, r) for r in rows])
-        if name in _VMAP_GRAD_CRASHES:
-            with pytest.raises(IndexError, match=_VMAP_GRAD_CRASHES[name]):
-                vmap(grad(f))(rows.copy())
-            continue
         np.testing.assert_allclose(vmap(grad(f))(rows.copy()), want, rtol=1e-5, atol=1e-6)
 
 

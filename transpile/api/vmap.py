@@ -16,6 +16,7 @@ from transpile.errors import TranspileError
 from transpile.core.ir import Const, Eqn, Var
 from transpile.frontend.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
+from transpile.ad.tape_split import split_tapes
 from transpile.batching.vectorize import BatchSweep, RestartSweep, WholeFunctionLoop, reads
 from transpile.batching.branches import RaggedBranches
 from transpile.ad.reverse import make_core
@@ -245,6 +246,10 @@ class Vmap(Transform):
                             {p.name: p.default for p in missing})
         else:
             inner = core_of(fun, in_trees)
+        # one tape per pushed name: a tape is batched when a value pushed on it is, so a flag
+        # pushed unbatched (the `if` of the forward pass ran one side) pops unbatched, and the
+        # backward `if` runs that one side too
+        inner = split_tapes(inner)
         n_user = len(inner.params) - len(inner.free)
         if n_user != len(axes):
             raise TranspileError(f"vmap: internal mismatch of argument leaves for {_fname(fun)}")
