@@ -19,6 +19,7 @@ from transpile.core.ir import Const, IndexArg, Var
 from transpile.frontend.normalize.branches import dynamic_if
 from transpile.frontend.normalize.builtins import effect_statement, items_of
 from transpile.frontend.normalize.expressions import subscript_index
+from transpile.frontend.normalize.out_keyword import numpy_out_call
 from transpile.frontend.normalize.random import draw_statement
 from transpile.frontend.normalize.values import LocalFunction, RunList, Static, Struct
 from transpile.primitives import by_name, lookup
@@ -45,7 +46,6 @@ def stmt_Expr(norm, node):
     if isinstance(node.value, gast.Call) and writing_call(norm, node.value):
         norm.expr(node.value, "t")      # a function of the user's that writes into arrays
         return
-    from transpile.frontend.normalize.calls import numpy_out_call
     if numpy_out_call(norm, node.value) is not None:    # np.add(x, y, out=x): a write
         norm.expr(node.value, "t")
         return

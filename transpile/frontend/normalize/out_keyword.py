@@ -1,0 +1,48 @@
+"""NumPy's `out=` keyword: `np.add(x, y, out=x)`, `np.clip(x, lo, hi, out=x)`,
+`x.sum(axis=0, out=t)` write the call's result into the array named (as a statement or inside
+an expression). The normalizer reads them as `t[...] = f(...)` followed by `t`."""
+import copy
+
+import gast
+import numpy as np
+
+from transpile.errors import TranspileError
+from transpile.frontend.normalize.values import BoundMethod, Static
+
+
+def numpy_out_call(norm, node):
+    """The `out=` keyword of a NumPy call (`np.add(x, y, out=x)`, `np.clip(x, lo, hi,
+    out=x)`, `x.sum(axis=0, out=t)`), or None: the call's result is written into it."""
+    if not isinstance(node, gast.Call):
+        return None
+    kw = next((k for k in node.keywords if k.arg == "out"), None)
+    if kw is None or isinstance(kw.value, gast.Constant) and kw.value.value is None:
+        return None
+    try:
+        func = norm.expr(node.func, "f")
+    except TranspileError:
+        return None
+    if isinstance(func, BoundMethod):
+        return kw
+    obj = func.obj if isinstance(func, Static) else None
+    if isinstance(obj, np.ufunc) or (getattr(obj, "__module__", None) or "").startswith("numpy"):
+        return kw
+    return None
+
+
+def call_into_out(norm, node, kw, base):
+    """`f(..., out=t)`: `t[...] = f(...)` (t keeps its dtype, every alias of t sees the
+    write), and the value of the call is t."""
+    target = kw.value
+    if isinstance(target, gast.Tuple) and len(target.elts) == 1:
+        target = target.elts[0]
+    call_ = gast.copy_location(gast.Call(func=node.func, args=node.args,
+                                         keywords=[k for k in node.keywords if k is not kw]),
+                               node)
+    dest = gast.copy_location(gast.Subscript(value=copy.deepcopy(target),
+                                             slice=gast.Constant(value=Ellipsis, kind=None),
+                                             ctx=gast.Store()), node)
+    write = gast.copy_location(gast.Assign(targets=[dest], value=call_, type_comment=None), node)
+    gast.fix_missing_locations(write)
+    norm.run_body([write])
+    return norm.expr(copy.deepcopy(target), base)
