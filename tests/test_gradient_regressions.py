@@ -272,7 +272,7 @@ def test_complex_output_needs_holomorphic():
         grad(holo, holomorphic=True)(1.0)
 
 
-# ---- np.prod where x has zeros: the product of the other elements (was NaN, 0 / 0) -----------
+# ---- np.prod and np.cumprod where x has zeros: products of the other elements (was NaN, 0 / 0)
 
 def prod_all(x):
     return np.prod(x)
@@ -286,23 +286,6 @@ def prod_cols_kept(x):
     return np.sum(np.prod(x, axis=0, keepdims=True) * x)
 
 
-@pytest.mark.parametrize("f, x", [
-    (prod_all, np.array([2.0, 0.0, 3.0])),                 # one zero
-    (prod_all, np.array([0.0, 0.0, 3.0])),                 # two zeros: all 0
-    (prod_all, np.array([2.0, 0.5, 3.0], np.float32)),     # none (float32 kept)
-    (prod_rows_squared, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
-    (prod_cols_kept, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
-])
-def test_prod_gradient_where_x_has_zeros(f, x):
-    want = np.asarray(jax.grad(_jax_version(f))(jnp.asarray(x, jnp.float64)))
-    for got in (grad(f)(x), jit(grad(f))(x)):
-        assert got.dtype == x.dtype
-        assert np.all(np.isfinite(got))
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    tangent = jvp(f, (x,), (np.ones_like(x),))[1]
-    np.testing.assert_allclose(tangent, np.sum(want), rtol=1e-5, atol=1e-6)
-
-
 def cumprod_weighted(x):
     return np.sum(np.cumprod(x) * np.arange(1.0, x.size + 1))
 
@@ -312,13 +295,18 @@ def cumprod_rows_squared(x):
 
 
 @pytest.mark.parametrize("f, x", [
+    (prod_all, np.array([2.0, 0.0, 3.0])),                 # one zero
+    (prod_all, np.array([0.0, 0.0, 3.0])),                 # two zeros: all 0
+    (prod_all, np.array([2.0, 0.5, 3.0], np.float32)),     # none (float32 kept)
+    (prod_rows_squared, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
+    (prod_cols_kept, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
     (cumprod_weighted, np.array([2.0, 0.0, 3.0, 0.5])),            # one zero
     (cumprod_weighted, np.array([2.0, 0.0, 3.0, 0.0, 4.0])),       # two
     (cumprod_weighted, np.array([[2.0, 0.0], [3.0, 0.5]])),        # axis=None of a matrix
     (cumprod_weighted, np.array([2.0, 0.5, 3.0], np.float32)),
     (cumprod_rows_squared, np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 1.0]])),
 ])
-def test_cumprod_gradient_where_x_has_zeros(f, x):
+def test_prod_and_cumprod_gradients_where_x_has_zeros(f, x):
     want = np.asarray(jax.grad(_jax_version(f))(jnp.asarray(x, jnp.float64)))
     for got in (grad(f)(x), jit(grad(f))(x)):
         assert got.dtype == x.dtype

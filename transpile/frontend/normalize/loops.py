@@ -754,7 +754,7 @@ def _rows_known(norm, value):
 
 class _Rows:
     """The rows of an array, each read when it is asked for: a loop over 100,000 rows decides
-    from its first whether it is written out (reading them all first took seconds)."""
+    whether it is written out by reading its first row only (reading them all took seconds)."""
 
     def __init__(self, norm, value, n):
         self.norm, self.value, self.n = norm, value, n
