@@ -35,6 +35,16 @@ def _is_seq(v):
     return isinstance(v, Struct) and v.kind in ("tuple", "list")
 
 
+def rows_known(norm, value):
+    """The length of an array's first axis where it is known when the code is generated
+    (under jit, from the arguments' shapes), or None."""
+    avals = getattr(norm.b, "avals", None)
+    if not isinstance(value, Var) or not avals:
+        return None
+    av = avals.get(value.name)
+    return int(av.shape[0]) if av is not None and av.shape else None
+
+
 def items_of(norm, value, node, what):
     """The elements of a list/tuple, or of an array whose length is known now; None when an
     array's length is known only at run time."""

@@ -25,7 +25,8 @@ from transpile.frontend.normalize.values import (DICT_METHODS, PLACEHOLDER_MARK,
                                                 DictMethod, Placeholder, RunList, Static,
                                                 Struct)
 from transpile.primitives import METHODS, by_name
-from transpile.frontend.normalize.builtins import _plus, _zip_keywords, enumerate_call, items_of
+from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call, items_of,
+                                                  rows_known)
 from transpile.primitives.numpy.nondiff import logical_not
 from transpile.primitives.numpy.structure import getitem
 
@@ -511,16 +512,11 @@ def _rows_of(norm, node):
 
 
 def _rows_known(norm, value):
-    """The length of an array's first axis where it is known when the code is generated
-    (under jit), else 0 (a list of run-time length: more than COMP_UNROLL, never written
-    out)."""
+    """rows_known, 0 where unknown, and more than COMP_UNROLL for a list of run-time length
+    (never written out)."""
     if isinstance(value, RunList):
         return COMP_UNROLL + 1
-    avals = getattr(norm.b, "avals", None)
-    if not isinstance(value, Var) or not avals:
-        return 0
-    av = avals.get(value.name)
-    return int(av.shape[0]) if av is not None and av.shape else 0
+    return rows_known(norm, value) or 0
 
 
 def _looped_comp(norm, node):

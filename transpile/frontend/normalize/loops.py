@@ -31,7 +31,7 @@ from transpile.frontend.normalize import runlists
 from transpile.frontend.normalize.values import (Placeholder, Raised, RunList, Static, Struct,
                                                 iteration_items)
 from transpile.primitives import by_name
-from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call,
+from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call, rows_known,
                                                    items_of)
 
 
@@ -735,21 +735,12 @@ def array_loop(norm, node, stmts, value):
     """`for v in x` over an array: a loop over its rows, unrolled when the body appends to a
     list (its length must then be known when the code is generated)."""
     if appends_to_list(norm, node.body):
-        n = _rows_known(norm, value)
+        n = rows_known(norm, value)
         items = _Rows(norm, value, n) if n is not None and n > UNROLL_LIMIT else \
             items_of(norm, value, node, "a loop that appends to a list")
         if unroll_appends(norm, node, stmts, items):
             return unroll(norm, node, stmts, items)
     return index_loop(norm, node, stmts, [value], None)
-
-
-def _rows_known(norm, value):
-    """The number of rows of an array known when the code is generated, or None."""
-    avals = getattr(norm.b, "avals", None)
-    if not isinstance(value, Var) or not avals:
-        return None
-    av = avals.get(value.name)
-    return int(av.shape[0]) if av is not None and av.shape else None
 
 
 class _Rows:
