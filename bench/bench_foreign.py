@@ -168,14 +168,21 @@ def summary(rows):
 
 def main():
     """Options: --shard I/N runs every N-th kernel from the I-th (0-based); --json PATH writes
-    the rows; --merge PATH... prints the summary of rows written by several shards."""
+    the rows (after every kernel, so a shard stopped by a time limit keeps what it finished);
+    --reverse runs the kernels last to first; --merge PATH... prints the summary of rows written
+    by several shards."""
     argv = sys.argv[1:]
     if argv[:1] == ["--merge"]:
         rows = [r for path in argv[1:] for r in json.load(open(path))]
         summary(rows)
         return
     shard = json_path = None
-    while argv[:1] and argv[0] in ("--shard", "--json"):
+    reverse = False
+    while argv[:1] and argv[0] in ("--shard", "--json", "--reverse"):
+        if argv[0] == "--reverse":
+            reverse = True
+            argv = argv[1:]
+            continue
         if argv[0] == "--shard":
             i, n = argv[1].split("/")
             shard = (int(i), int(n))
@@ -185,6 +192,8 @@ def main():
     scale = float(argv[0]) if argv else 1.0
     names = argv[1:]
     kernels = [fk.BY_NAME[n] for n in names] if names else fk.KERNELS
+    if reverse:
+        kernels = kernels[::-1]
     if shard is not None:
         kernels = kernels[shard[0]::shard[1]]
     t_start = time.perf_counter()
@@ -201,9 +210,9 @@ def main():
         print(f"{r['name']:26} {r['n']:7d} {_fmt_t(r['np']):>11} {_fmt_t(r['jit']):>11} "
               f"{_fmt_t(r['nb']):>11} {_fmt_r(r['jit_np']):>7} {_fmt_r(r['jit_nb']):>7} "
               f"{_fmt_r(r['nb_np']):>7}  {r['status']} / {r['nb_status']}", flush=True)
-    if json_path:
-        with open(json_path, "w") as out:
-            json.dump(rows, out)
+        if json_path:
+            with open(json_path, "w") as out:
+                json.dump(rows, out)
     summary(rows)
     print(f"({time.perf_counter() - t_start:.0f} s)")
 
