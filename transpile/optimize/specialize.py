@@ -379,6 +379,8 @@ class Specializer:
             with np.errstate(all="ignore"):
                 r = _call(eqn.prim, vals)
         except Exception:
+            if self._row_of_unsized(eqn):
+                return None
             return self._element_of_unsized(eqn) or self._elementwise_of_unsized(eqn) or \
                 self._product_of_unsized(eqn)
         finally:
@@ -498,6 +500,25 @@ class Specializer:
         av = AVal(iav.shape, self.unsized[x.name].dtype)
         self.avals[eqn.out] = av
         return av
+
+    def _row_of_unsized(self, eqn):
+        """u[i] (or u[i, j]) of an array u of run-time length with fewer integer indices than
+        axes, each known only at run time (a loop index): a row of run-time length, u's
+        trailing axes (the stand-in may have no rows to read). True where recorded."""
+        x, index = eqn.args.get("x"), eqn.args.get("index")
+        if eqn.prim is not _GETITEM or not isinstance(x, Var) or x.name not in self.unsized \
+                or not isinstance(index, IndexArg):
+            return False
+        xu = self.unsized[x.name]
+        if not 0 < len(index.items) < xu.ndim:
+            return False
+        for it in index.items:
+            av = self.aval(it) if isinstance(it, (Var, Const)) else None
+            if av is None or av.shape or av.dtype.kind not in "iu":
+                return False
+        self.unsized[eqn.out] = AVal(xu.shape[len(index.items):], xu.dtype)
+        self.avals.pop(eqn.out, None)
+        return True
 
     def _element_of_unsized(self, eqn):
         """u[i] of a vector u of run-time length, i an integer known only at run time (a loop

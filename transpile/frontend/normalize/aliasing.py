@@ -89,6 +89,7 @@ class MemoryModel:
         self.outside = set()    # roots that are globals/closure arrays/static arrays
         self.carried_from = {}  # a loop's join variable -> the name it held on entry
         self.events = None      # while reading a loop body ahead: the entries each write rebinds
+        self.pins = {}          # core name -> (kind, why, hint): writes refused (pin)
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -268,6 +269,18 @@ class MemoryModel:
 
     # -- writes --------------------------------------------------------------------------------
 
+    def pin(self, name, kind, why, hint):
+        """Refuse later writes into the memory of `name`: kind "shared", any write into its
+        buffer (through the name, an alias, a view of it or its base); kind "through", a write
+        into it or into a view made from it. `why` completes "writing into 'x', which is ..."."""
+        self.pins[name] = (kind, why, hint)
+
+    def _check_pins(self, target, chain, root, node, user):
+        through = {target.name} | {c for c, _, _ in chain}
+        for name, (kind, why, hint) in self.pins.items():
+            if name in through or (kind == "shared" and self.root(name) == root):
+                raise self.error(node, f"writing into {user!r}, which is {why}", hint=hint)
+
     def error(self, node, message, hint=None, cls=TranspileError):
         return self.norm.error(node, message, cls=cls, hint=hint)
 
@@ -292,6 +305,8 @@ class MemoryModel:
                              "it to a view or an alias on one path only)",
                              hint="make the copy explicit (np.copy(...)) on every path, or write "
                                   "into the base array")
+        if self.pins:
+            self._check_pins(target, chain, root, node, user)
         if root in self.outside:
             raise self.error(node, f"writing into {user!r}, an array that comes from outside "
                              "the function (a global, closure or static value): mutating "
@@ -582,6 +597,7 @@ def read_ahead(norm, run):
     snap = [(f, dict(f.env), dict(f.core_names), f.returned) for f in frames]
     saved_body, saved_loc = norm.b.body, norm.b.loc
     saved_events, saved_rel, saved_maybe = mem.events, dict(mem.rel), dict(mem.maybe)
+    saved_pins = dict(mem.pins)
     norm.b.body = []
     mem.events = []
     plan = LoopPlan()
@@ -604,6 +620,8 @@ def read_ahead(norm, run):
         mem.rel.update(saved_rel)
         mem.maybe.clear()
         mem.maybe.update(saved_maybe)
+        mem.pins.clear()
+        mem.pins.update(saved_pins)
     for (f, pre, _, _), (_, post) in zip(snap, posts):
         for name, value in pre.items():
             after = post.get(name)

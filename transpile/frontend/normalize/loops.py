@@ -539,7 +539,7 @@ def stmt_For(norm, node):
                         raise norm.error(node, f"the list {p.user!r} is changed inside the "
                                          "loop that runs over it", cls=TranspileError,
                                          hint="loop over a copy: for v in list(...)")
-                    parts[k] = runlists.view(norm, p, node)
+                    parts[k] = runlists.loop_view(norm, p, node)
             if all(isinstance(p, (Struct, Static)) for p in parts):
                 seqs = [iteration_items(p) if isinstance(p, Struct) else
                         [norm.classify(v, None) for v in p.obj] for p in parts]
@@ -572,7 +572,7 @@ def stmt_For(norm, node):
                 raise norm.error(node, f"the list {value.user!r} is changed inside the loop "
                                  "that runs over it", cls=TranspileError,
                                  hint="loop over a copy: for v in list(...)")
-            return array_loop(norm, node, stmts, runlists.view(norm, value, node))
+            return array_loop(norm, node, stmts, runlists.loop_view(norm, value, node))
         if isinstance(value, Static) and isinstance(value.obj, (tuple, list)):
             return unroll(norm, node, stmts, [norm.classify(v, None) for v in value.obj])
         if isinstance(value, Static) and isinstance(value.obj, dict):
@@ -763,7 +763,7 @@ class _Rows:
 
 
 UNROLL_LIMIT = 8     # a loop appending to a list is unrolled up to this many items
-WRITE_OUT_LIMIT = 256   # beyond, only a loop appending numbers (a list of run-time length)
+WRITE_OUT_LIMIT = 256   # beyond, a loop appending numbers or arrays (a list of run-time length)
 
 
 def unroll_appends(norm, node, stmts, items):
@@ -784,6 +784,7 @@ def unroll_appends(norm, node, stmts, items):
     lists = {n: env[n] for n in store_names(node.body)
              if isinstance(env.get(n), Struct) and env[n].kind == "list"}
     numbers = [True]
+    arrays = [False]
 
     def ahead():
         norm.assign(node.target, items[0], node)
@@ -797,11 +798,19 @@ def unroll_appends(norm, node, stmts, items):
                 continue
             for v in post.items[len(entry.items):]:
                 try:
-                    if runlists.item_dtype(norm, v, node, n) is None:
-                        numbers[0] = False
+                    kind = runlists.item_kind(norm, v, node, n)
                 except TranspileError:
+                    kind = None
+                if kind is None:
                     numbers[0] = False
+                elif kind[1]:
+                    arrays[0] = True
     numbers[0] = False if read_ahead_failed(norm, ahead) else numbers[0]
+    if numbers[0] and arrays[0]:
+        # arrays of one kind: written out up to WRITE_OUT_LIMIT items (the aliasing of each
+        # item followed exactly), beyond that a RunList of rows (writes into appended arrays
+        # refused)
+        return len(items) <= WRITE_OUT_LIMIT
     if not numbers[0] and len(items) > WRITE_OUT_LIMIT:
         # written out item by item, compiling takes seconds per hundred items (and the
         # NumPy version is generated the same way): an error now, not a wait without end

@@ -15,7 +15,14 @@ NumPy argument (np.array(out), np.sum(out), sum(out): a copy of the items) are w
 over the two variables, so every transform sees plain array code. The items must be numbers of
 a type known when the code is generated (from the shapes known under jit, or integers, booleans
 and floats the normalizer can tell apart); an item of another kind, a value that does not fit
-the list's dtype, or a list of arrays or tuples is refused with the line.
+the list's dtype, or a list of tuples is refused with the line.
+
+A list of arrays (`traj.append(y)`, the states of a simulation) is a RunList too when its items
+have one dtype and number of axes: the buffer has one more axis in front, and every append
+checks at run time that the item has the buffer's row shape (np.array of arrays of different
+shapes fails in NumPy as well). Python's list holds the appended object itself, so a write
+into it afterwards would show in the list: such a write is refused (aliasing.MemoryModel.pin),
+as is a write into an item read back from the list; items read back are copies.
 """
 import gast
 import numpy as np
@@ -53,6 +60,20 @@ def item_dtype(norm, value, node, user):
                      "is generated", cls=ShapesNeeded,
                      hint="call the function under jit (argument shapes known), or write into "
                           "an array: y = np.zeros(n); y[k] = v; k += 1")
+
+
+def item_kind(norm, value, node, user):
+    """(dtype, number of axes) of a list item np.array would stack: a number (0 axes) or an
+    array of numbers; None where it is neither."""
+    if isinstance(value, Const):
+        d = item_dtype(norm, value, node, user)
+        return (d, 0) if d is not None else None
+    if not isinstance(value, Var):
+        return None
+    d = dtype_ndim(norm, value)
+    if d is not None:
+        return (d[0], d[1]) if d[0].kind in _NUMBER_KINDS else None
+    return (item_dtype(norm, value, node, user), 0)     # (raises: the type must be known)
 
 
 def dtype_ndim(norm, atom, depth=0):
@@ -151,21 +172,31 @@ def same_dtype(norm, atoms):
     return found[0]
 
 
-def list_dtype(norm, values, node, user):
-    """np.array's dtype for a list holding these values (RunLists and numbers)."""
-    dtypes = []
+def list_kind(norm, values, node, user):
+    """(np.array's dtype, axes of each item) for a list holding these values (RunLists,
+    numbers, arrays)."""
+    dtypes, ndims = [], set()
     for v in values:
         if isinstance(v, RunList):
             dtypes.append(v.dtype)
+            ndims.add(v.ndim)
             continue
-        d = item_dtype(norm, v, node, user)
-        if d is None:
+        k = item_kind(norm, v, node, user)
+        if k is None:
             raise norm.error(node, f"the list {user!r} grows by a number of items known only "
-                             "when the code runs: only lists of numbers are supported then",
-                             cls=TranspileError,
-                             hint="a list of arrays or tuples must grow the same way on every "
-                                  "path (or preallocate an array and write rows into it)")
-        dtypes.append(d)
+                             "when the code runs: only lists of numbers or of arrays are "
+                             "supported then", cls=TranspileError,
+                             hint="a list of tuples must grow the same way on every path (or "
+                                  "keep one list per field: xs.append(x); ys.append(y))")
+        dtypes.append(k[0])
+        ndims.add(k[1])
+    if len(ndims) > 1:
+        raise norm.error(node, f"the list {user!r} grows by a number of items known only when "
+                         "the code runs and holds items with different numbers of axes "
+                         f"({', '.join(str(n) for n in sorted(ndims))}): np.array of it would "
+                         "fail", cls=TranspileError,
+                         hint="append items of one shape")
+    ndim = ndims.pop() if ndims else 0
     kinds = sorted({str(d) for d in dtypes})
     if len(kinds) > 1:
         # np.array of the list would have a type that depends on which items it holds
@@ -173,7 +204,7 @@ def list_dtype(norm, values, node, user):
                          f"the code runs and holds items of several types ({', '.join(kinds)}): "
                          "the type of np.array of it would depend on the data",
                          cls=TranspileError, hint="give its items one type (float(v), 0.0)")
-    return dtypes[0] if dtypes else np.dtype(np.float64)
+    return (dtypes[0] if dtypes else np.dtype(np.float64)), ndim
 
 
 def items_of_lists(values):
@@ -189,20 +220,33 @@ def items_of_lists(values):
 SLACK = 8      # items a buffer made where paths meet has room for beyond the longest path
 
 
-def new_runlist(norm, user, dtype, frame=None):
+def new_runlist(norm, user, dtype, frame=None, ndim=0):
     return RunList(user, norm.namer.fresh(f"{user.lstrip('.')}_items"),
                    norm.namer.fresh(f"{user.lstrip('.')}_count"), np.dtype(dtype),
-                   frame if frame is not None else norm.frame)
+                   frame if frame is not None else norm.frame, ndim)
 
 
-def absorb(norm, h, value, node, env, capacity=0):
+def row_shape(norm, values):
+    """The shape of the arrays among `values` where known when the code is generated (the
+    shapes known under jit), else None."""
+    avals = norm.b.avals
+    for v in values:
+        av = avals.get(v.name) if isinstance(v, Var) and avals is not None else None
+        if av is not None and av.ndim and all(isinstance(d, (int, np.integer))
+                                              for d in av.shape):
+            return tuple(int(d) for d in av.shape)
+    return None
+
+
+def absorb(norm, h, value, node, env, capacity=0, row=None):
     """Make `env` (a path's names) hold `value` (a list) as the RunList `h`, emitting the code
     where the builder is now (the end of that path). A list of known items gets a buffer of
-    `capacity` items at least (paths that meet give their buffers one shape)."""
+    `capacity` items at least (paths that meet give their buffers one shape). An empty list of
+    arrays gets an empty buffer with rows of shape `row` (where known: else of no length)."""
     if value is h:
         return
     if isinstance(value, RunList):
-        if not np.can_cast(value.dtype, h.dtype, "safe"):
+        if not np.can_cast(value.dtype, h.dtype, "safe") or value.ndim != h.ndim:
             raise norm.error(node, f"the list {h.user!r} holds items of other types on the "
                              "paths that meet here", cls=TranspileError)
         items = value.frame.env[value.items]
@@ -217,7 +261,21 @@ def absorb(norm, h, value, node, env, capacity=0):
     for v in value.items:
         _check_fits(norm, h, v, node)
     pad = max(capacity - len(value.items), 0)
-    if value.items:
+    if h.ndim and not value.items:
+        # no item to take the row shape from: an empty buffer, grown by the first append
+        pad = 0
+        row = row if row is not None and len(row) == h.ndim else (0,) * h.ndim
+        buf = norm.b.emit(by_name("zeros"), {"shape": Const((0,) + row),
+                                             "dtype": Const(h.dtype.type)}, base=h.items)
+    elif h.ndim:
+        # rows of the first item's shape (np.array checks that the items share it); the
+        # padding rows are zeros of that shape
+        fill = norm.b.emit(by_name("zeros_like"), {"x": norm.to_arg(value.items[0], node)},
+                           base=h.items) if pad else None
+        padded = Struct("list", list(value.items) + [fill] * pad)
+        buf = norm.apply(by_name("array"), [padded], {"dtype": Const(h.dtype.type)}, node,
+                         h.items)
+    elif value.items:
         padded = Struct("list", list(value.items) + [Const(h.dtype.type(0))] * pad)
         buf = norm.apply(by_name("array"), [padded], {"dtype": Const(h.dtype.type)}, node,
                          h.items)
@@ -233,19 +291,31 @@ def absorb(norm, h, value, node, env, capacity=0):
 
 
 def _register(norm, h, env):
-    """The buffer's variable holds h.dtype items (one axis): known to the type inference."""
+    """The buffer's variable holds h.dtype items (one axis more than an item): known to the
+    type inference."""
     buf = env.get(h.items)
     if isinstance(buf, Var):
-        norm.mem.dtypes[buf.name] = (h.dtype, 1)
+        norm.mem.dtypes[buf.name] = (h.dtype, 1 + h.ndim)
 
 
 def _check_fits(norm, h, v, node):
-    d = item_dtype(norm, v, node, h.user)
-    if d is None or not np.can_cast(d, h.dtype, "safe"):
-        raise norm.error(node, f"appending {'a value that is not a number' if d is None else d}"
-                         f" to the list {h.user!r} of {h.dtype} items: np.array of it would have "
+    k = item_kind(norm, v, node, h.user)
+    if k is not None and k[1] != h.ndim:
+        raise norm.error(node, f"appending {_describe(k)} to the list {h.user!r} of "
+                         f"{_describe((h.dtype, h.ndim))} items: np.array of it would fail",
+                         cls=TranspileError, hint="append items of one shape")
+    if k is None or not np.can_cast(k[0], h.dtype, "safe"):
+        what = "a value that is not a number or an array" if k is None else _describe(k)
+        raise norm.error(node, f"appending {what} to the list {h.user!r} of "
+                         f"{_describe((h.dtype, h.ndim))} items: np.array of it would have "
                          "another type", cls=TranspileError,
-                         hint="append values of one type (float(v), int(v))")
+                         hint="append values of one type (float(v), int(v), x.astype(...))")
+
+
+def _describe(kind):
+    dtype, ndim = kind
+    return str(dtype) if ndim == 0 else f"a {ndim}-axis {dtype} array" if ndim > 1 else \
+        f"a {dtype} vector"
 
 
 def is_list(value):
@@ -263,20 +333,23 @@ def join_lists(norm, user, values, bodies, envs, node, frame):
     """Lists on the paths of an if that differ in length (or are RunLists): one RunList."""
     handles = [v for v in values if isinstance(v, RunList)]
     h = handles[0] if handles and all(x is handles[0] for x in handles) else None
-    if h is not None and not all(np.can_cast(d, h.dtype, "safe") for d in
-                                 [list_dtype(norm, items_of_lists([v]), node, user)
-                                  for v in values if v is not h]):
-        h = None
+    if h is not None:
+        kinds = [list_kind(norm, items_of_lists([v]), node, user)
+                 for v in values if v is not h and items_of_lists([v])]
+        if not all(np.can_cast(d, h.dtype, "safe") and n == h.ndim for d, n in kinds):
+            h = None
     if h is None:
-        dtype = list_dtype(norm, items_of_lists(values), node, user)
-        h = new_runlist(norm, user, dtype, frame)
+        dtype, ndim = list_kind(norm, items_of_lists(values), node, user)
+        h = new_runlist(norm, user, dtype, frame, ndim)
     # (room for a few more appends without a growth step: an unrolled loop's next items)
     capacity = max([len(v.items) for v in values if isinstance(v, Struct)] + [0]) + SLACK
+    row = row_shape(norm, items_of_lists(values)) if h.ndim else None
+    h.row = row if h.row is None else h.row
     for value, body, env in zip(values, bodies, envs):
         saved = norm.b.body
         norm.b.body = body
         try:
-            absorb(norm, h, value, node, env, capacity)
+            absorb(norm, h, value, node, env, capacity, row)
         finally:
             norm.b.body = saved
         env[user] = h
@@ -295,24 +368,36 @@ def before_loop(norm, user, entry, post, node, frame, trips=None, per_trip=None)
     (its two variables bound before the loop, where the builder is now). With the loop's trip
     count and the appends per iteration, the buffer is made long enough for all of them (the
     appends in this loop need no growth: `presized`)."""
-    dtype = list_dtype(norm, items_of_lists([entry, post]), node, user)
-    h = new_runlist(norm, user, dtype, frame)
+    dtype, ndim = list_kind(norm, items_of_lists([entry, post]), node, user)
+    h = new_runlist(norm, user, dtype, frame, ndim)
+    h.row = row_shape(norm, items_of_lists([entry, post])) if ndim else None
+    if ndim and not entry.items and h.row is None:
+        trips = None            # no row shape before the loop: the first append grows it
     if trips is None:
-        absorb(norm, h, entry, node, frame.env)
+        absorb(norm, h, entry, node, frame.env, row=h.row)
         h.bound = None          # the loop appends a number of items known only at run time
     else:
         for v in entry.items:
             _check_fits(norm, h, v, node)
         cap = norm.b.emit(by_name("multiply"), {"x": trips, "y": Const(per_trip)}, base="cap")
         cap = norm.b.emit(by_name("add"), {"x": cap, "y": Const(len(entry.items))}, base="cap")
-        buf = norm.b.emit(by_name("zeros"), {"shape": norm.to_arg(Struct("tuple", [cap]), node),
-                                             "dtype": Const(h.dtype.type)}, base=h.items)
-        frame.env[h.items] = buf
+        if ndim and not entry.items:        # rows of the items' shape known under jit
+            frame.env[h.items] = norm.b.emit(by_name("zeros"), {
+                "shape": norm.to_arg(Struct("tuple", [cap] + [Const(n) for n in h.row]), node),
+                "dtype": Const(h.dtype.type)}, base=h.items)
+        elif ndim:
+            # rows of the first item's shape (each item stored is checked against it)
+            capname = norm.namer.fresh("_runlist_cap")
+            _run_in(norm, frame, node, f"{h.items} = np.zeros(({capname},) + {_NEW}.shape, "
+                                       f"dtype={_dt(h)})\n", entry.items[0], [(capname, cap)])
+        else:
+            frame.env[h.items] = norm.b.emit(by_name("zeros"), {
+                "shape": norm.to_arg(Struct("tuple", [cap]), node),
+                "dtype": Const(h.dtype.type)}, base=h.items)
         frame.env[h.count] = Const(0)
         _register(norm, h, frame.env)
         for v in entry.items:
-            _run_in(norm, frame, node, f"{h.items}[{h.count}] = {_NEW}\n{h.count} = {h.count} + 1\n",
-                    v)
+            _run_in(norm, frame, node, _store(h, _NEW), v)
         h.presized = True
         h.capacity, h.bound = None, None
     frame.env[user] = h
@@ -322,11 +407,26 @@ def before_loop(norm, user, entry, post, node, frame, trips=None, per_trip=None)
 _NEW = "_runlist_new_item"
 
 
-def _run_in(norm, frame, node, text, value):
+def _run_in(norm, frame, node, text, value, more=()):
     if frame is not norm.frame:
         raise norm.error(node, "a list of run-time length in an inlined function's loop",
                          cls=TranspileError)
-    _run(norm, node, text, [(_NEW, value)])
+    _run(norm, node, text, [(_NEW, value)] + list(more))
+
+
+def _row_check(h, v, guard=""):
+    """Code raising NumPy's ValueError where the array `v` has not the buffer's row shape."""
+    if not h.ndim:
+        return ""
+    test = " or ".join(f"{v}.shape[{a}] != {h.items}.shape[{a + 1}]" for a in range(h.ndim))
+    message = (f"the list {h.user!r} holds arrays of one shape in compiled code: an item of "
+               "another shape was appended (np.array of such a list fails in NumPy too)")
+    return f"if {guard}({test}):\n    raise ValueError({message!r})\n"
+
+
+def _store(h, v):
+    """Code storing the item `v` at the end of the buffer (room known to be there)."""
+    return _row_check(h, v) + f"{h.items}[{h.count}] = {v}\n{h.count} = {h.count} + 1\n"
 
 
 def changed_in(norm, stmts, h):
@@ -380,20 +480,52 @@ def append(norm, h, value, node):
                       h.bound < h.capacity):
         # (the loop made the buffer long enough, or it has room for every item appended so
         # far: no growth step, whose adjoint the compiled grad could not lower)
-        _run(norm, node, f"{b}[{c}] = {v}\n{c} = {c} + 1\n", [(v, value)])
+        _run(norm, node, _store(h, v), [(v, value)])
         if h.bound is not None:
             h.bound += 1
+        _pin_item(norm, h, value, node)
         return
     h.capacity = None           # grown at run time
     if h.bound is not None:
         h.bound += 1
-    _run(norm, node, f"if {c} == {b}.shape[0]:\n"
-                     f"    {g} = np.zeros(2 * {c} + 1, dtype={_dt(h)})\n"
-                     f"    {g}[:{c}] = {b}\n"
-                     f"    {b} = {g}\n"
-                     f"{b}[{c}] = {v}\n"
-                     f"{c} = {c} + 1\n", [(v, value)])
+    if h.ndim:
+        # rows of the item's shape; a buffer with rows already must have that shape
+        grow = (_row_check(h, v, guard=f"{b}.shape[0] > 0 and ") +
+                f"if {c} == {b}.shape[0]:\n"
+                f"    {g} = np.zeros((2 * {c} + 1,) + {v}.shape, dtype={_dt(h)})\n"
+                f"    if {c} > 0:\n"
+                f"        {g}[:{c}] = {b}[:{c}]\n"
+                f"    {b} = {g}\n")
+    else:
+        grow = (f"if {c} == {b}.shape[0]:\n"
+                f"    {g} = np.zeros(2 * {c} + 1, dtype={_dt(h)})\n"
+                f"    {g}[:{c}] = {b}\n"
+                f"    {b} = {g}\n")
+    _run(norm, node, grow + f"{b}[{c}] = {v}\n{c} = {c} + 1\n", [(v, value)])
     norm.frame.env.pop(g, None)
+    _pin_item(norm, h, value, node)
+
+
+def _pin_item(norm, h, value, node):
+    """An array appended: Python's list holds that object, so a later write into its memory
+    would show in the list (the buffer holds a copy): refused (aliasing.MemoryModel.pin)."""
+    if h.ndim and isinstance(value, Var):
+        loc = norm.frame.loc(node)
+        line = f" at line {loc[1]}" if loc and loc[1] else ""
+        norm.mem.pin(value.name, "shared", f"an array appended{line} to the list {h.user!r} "
+                     "(its length known only when the code runs): Python's list holds that "
+                     "array itself and would see this write; the compiled list holds a copy",
+                     "append a copy (lst.append(x.copy())) or write before appending")
+
+
+def _pin_read(norm, h, item, node):
+    """An item read back (a copy of a buffer row): writing into it is refused, as it would
+    change the list in Python."""
+    if h.ndim and isinstance(item, Var):
+        norm.mem.pin(item.name, "through", f"an item of the list {h.user!r} (its length known "
+                     "only when the code runs): Python would change the list's item; the "
+                     "compiled list handed out a copy", "write into np.array(lst) instead, or "
+                     "keep the items in a preallocated array")
 
 
 def _index(norm, h, index, node, message):
@@ -412,14 +544,18 @@ def getitem(norm, h, index, node):
                          "is indexed by an integer only", cls=TranspileError)
     k = _index(norm, h, index, node, "list index out of range")
     r = norm.namer.fresh(f"{h.user}_item")
-    _run(norm, node, f"{r} = {h.items}[{k}]\n")
+    read = f"np.copy({h.items}[{k}])" if h.ndim else f"{h.items}[{k}]"
+    _run(norm, node, f"{r} = {read}\n")
     out = norm.frame.env.pop(r)
     norm.frame.env.pop(k, None)
+    _pin_read(norm, h, out, node)
     return _typed(norm, h, out)
 
 
 def _typed(norm, h, item):
     """An item read from the list: an integer where the list holds integers."""
+    if h.ndim:
+        return item
     if isinstance(item, Var) and h.dtype.kind in "iu":
         norm.mem.int_vars.add(item.name)
     avals = norm.b.avals
@@ -432,21 +568,24 @@ def pop(norm, h, index, node):
     _here(norm, h, node)
     r = norm.namer.fresh(f"{h.user}_popped")
     b, c = h.items, h.count
+    read = "np.copy({})" if h.ndim else "{}"        # (a row: a copy of it)
     if index is None:
         _run(norm, node, f"if {c} == 0:\n"
                          f"    raise IndexError('pop from empty list')\n"
                          f"{c} = {c} - 1\n"
-                         f"{r} = {b}[{c}]\n")
+                         f"{r} = {read.format(f'{b}[{c}]')}\n")
     else:
         k = _index(norm, h, index, node, "pop index out of range")
         j = norm.namer.fresh(f"{h.user}_shift")
-        _run(norm, node, f"{r} = {b}[{k}]\n"
+        _run(norm, node, f"{r} = {read.format(f'{b}[{k}]')}\n"
                          f"for {j} in range({k}, {c} - 1):\n"
                          f"    {b}[{j}] = {b}[{j} + 1]\n"
                          f"{c} = {c} - 1\n")
         norm.frame.env.pop(k, None)
         norm.frame.env.pop(j, None)
-    return _typed(norm, h, norm.frame.env.pop(r))
+    out = norm.frame.env.pop(r)
+    _pin_read(norm, h, out, node)
+    return _typed(norm, h, out)
 
 
 def in_place(norm, h, name, node):
@@ -461,6 +600,9 @@ def in_place(norm, h, name, node):
         _run(norm, node, f"{t} = np.copy({b}[:{c}][::-1])\n{b}[:{c}] = {t}\n")
         norm.frame.env.pop(t, None)
         return
+    if h.ndim:
+        raise norm.error(node, f"sorting the list {h.user!r} of arrays: Python compares arrays "
+                         "item by item and fails on their truth value", cls=TranspileError)
     # list.sort: a stable insertion sort of items[:count] (Python's order for numbers; a NaN
     # has no place in it, where Python's result depends on its algorithm: refused)
     i, j, key = (norm.namer.fresh(f"{h.user}_{p}") for p in ("i", "j", "key"))
@@ -488,6 +630,61 @@ def view(norm, h, node):
     return norm.b.emit(by_name("getitem"), {"x": norm.to_arg(h.frame.env[h.items], node),
                                             "index": IndexArg((SliceArg(None, norm.to_arg(
                                                 count(h), node), None),))}, base=h.user)
+
+
+def loop_view(norm, h, node):
+    """items[:count] for a loop over the list: rows of a list of arrays are the list's items,
+    which a write in the loop would change in Python (refused: the buffer holds copies)."""
+    v = view(norm, h, node)
+    if h.ndim and isinstance(v, Var):
+        norm.mem.pin(v.name, "through", f"an item of the list {h.user!r} (its length known "
+                     "only when the code runs), in a loop over the list: Python would change "
+                     "the list's item", "loop over np.array(lst) and write into that")
+    return v
+
+
+def joined(norm, name, h, axis, node):
+    """np.stack/vstack/hstack/column_stack/concatenate of a list of arrays (`axis` a Const),
+    as code over the stacked items (a new array; NumPy's error for an empty list)."""
+    d = h.ndim
+    a = axis.value if isinstance(axis, Const) else None
+    if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+        raise norm.error(node, f"np.{name} of the list {h.user!r} (its length known only when "
+                         "the code runs) needs an integer axis known when the code is generated",
+                         cls=TranspileError)
+    if name == "vstack":
+        name, a = ("stack", 0) if d == 1 else ("concatenate", 0)
+    elif name == "hstack":
+        name, a = ("concatenate", 0 if d == 1 else 1)
+    elif name == "column_stack":
+        name, a = ("stack", 1) if d == 1 else ("concatenate", 1)
+    n_out = d + 1 if name == "stack" else d
+    if not -n_out <= a < n_out:
+        raise norm.error(node, f"axis {a} is out of bounds for np.{name} of the list "
+                         f"{h.user!r} ({d}-axis items)", cls=TranspileError)
+    a %= n_out
+    A, r = norm.namer.fresh(f"{h.user}_stacked"), norm.namer.fresh(f"{h.user}_joined")
+    verb = "stack" if name == "stack" else "concatenate"
+    text = (f"if {h.count} == 0:\n    raise ValueError('need at least one array to {verb}')\n")
+    # (the item axis moved to `a`: a transpose, written out for the number of axes)
+    moved = f"np.transpose({A}, {tuple(list(range(1, a + 1)) + [0] + list(range(a + 1, d + 1)))})"
+    if name == "stack":
+        text += f"{r} = {A}\n" if a == 0 else f"{r} = {moved}.copy()\n"
+    elif d == 1:
+        text += f"{r} = np.ravel({A})\n"
+    else:
+        src = A if a == 0 else f"{r}_moved"
+        if a:
+            text += f"{src} = {moved}.copy()\n"
+        dims = [f"{src}.shape[{k}]" for k in range(d + 1)]
+        if h.row is not None:       # the item shape known: the other lengths written out
+            moved_shape = list(h.row[:a]) + [None] + list(h.row[a:])
+            dims = [str(n) for n in moved_shape]
+        dims[a:a + 2] = ["-1"]
+        text += f"{r} = {src}.reshape(({', '.join(dims)},))\n"
+    _run(norm, node, text, [(A, as_array(norm, h, node))])
+    norm.frame.env.pop(f"{r}_moved", None)
+    return norm.frame.env.pop(r)
 
 
 def as_array(norm, h, node):

@@ -43,14 +43,17 @@ PLACEHOLDER_MARK = Placeholder()
 
 
 class RunList:
-    """A list of numbers whose length is known only when the code runs: its items are
-    items[:count] of two variables of the function, named by `items` and `count` in `frame`'s
-    environment (transpile/frontend/normalize/runlists.py). The object itself never changes:
-    every name holding the list holds it, and sees what is appended through any of them."""
+    """A list of numbers (or of arrays of one shape: `ndim` axes each) whose length is known
+    only when the code runs: its items are items[:count] of two variables of the function,
+    named by `items` and `count` in `frame`'s environment (transpile/frontend/normalize/
+    runlists.py). The object itself never changes: every name holding the list holds it, and
+    sees what is appended through any of them."""
 
-    def __init__(self, user, items, count, dtype, frame):
+    def __init__(self, user, items, count, dtype, frame, ndim=0):
         self.user, self.items, self.count, self.dtype, self.frame = \
             user, items, count, dtype, frame
+        self.ndim = ndim        # axes of each item (0: numbers)
+        self.row = None         # the items' shape where known when the code is generated
         self.presized = False   # appends need no growth (inside the loop that sized it)
         self.capacity = None    # the buffer's length where known when the code is generated
         self.bound = None       # an upper bound of the count known then (None: not known)

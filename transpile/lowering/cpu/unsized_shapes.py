@@ -190,6 +190,13 @@ def _reshape(lw, st):
             return None
         return [f"{st.out} = np.ascontiguousarray({x.name})"
                 f".reshape({_tuple_text([str(int(d)) for d in dims])})"]
+    if isinstance(s, TupleArg) and st.out in lw.unsized:    # (-1, u.shape[2]): run-time ints
+        for it in s.items:
+            r = _info(lw, it) if isinstance(it, (Var, Const)) else None
+            if r is None or r[0] != 0 or r[1].kind not in "iu":
+                return None
+        return [f"{st.out} = np.ascontiguousarray({x.name})"
+                f".reshape({_tuple_text([lw.fmt(it) for it in s.items])})"]
     if not isinstance(s, Var) or s.name not in getattr(lw.avals, "unsized_shapes", {}):
         return None
     return [f"{st.out} = np.ascontiguousarray({x.name}).reshape({s.name})"]
