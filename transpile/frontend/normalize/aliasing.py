@@ -108,6 +108,8 @@ class MemoryModel:
             self.rel[new] = self.rel.pop(old)
         if old in self.maybe:
             self.maybe[new] = self.maybe.pop(old)
+        if old in self.pins:
+            self.pins[new] = self.pins.pop(old)
 
     def mark_fresh(self, atom):
         """np.array(y), y.flatten(), y.copy(): the result owns a new buffer."""
