@@ -957,7 +957,7 @@ def einsum(lw, eqn):
     if not arrow:           # implicit output: the letters seen once, in alphabetical order
         seen = "".join(ins)
         outs = "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
-    avs = [lw.av(v) for v in ops.items]
+    avs = [_scalar_const_av(v) if isinstance(v, Const) else lw.av(v) for v in ops.items]
     if len(ins) != len(avs) or any(av is None or av.ndim != len(sub)
                                    for av, sub in zip(avs, ins)):
         return None
@@ -991,6 +991,43 @@ def einsum(lw, eqn):
         lines.append("    " * len(outs) + f"{out}[{', '.join(name[c] for c in outs)}] = {acc}")
     else:
         lines.append(f"{out} = {acc}")
+    return lines
+
+
+def _scalar_const_av(c):
+    """A number written into the code (the cotangent 1.0 of a scalar result) as an einsum
+    operand: a stand-in with no axes, or None."""
+    v = c.value
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+        return None
+    return np.asarray(v)
+
+
+def einsum_scatter(lw, eqn):
+    """rt.einsum_scatter (the cotangent of an einsum operand with a repeated index): zeros of
+    x's shape, then one loop per distinct letter writing t on the diagonal."""
+    t, x, out = eqn.args["t"], eqn.args["x"], eqn.out
+    spec, xs, os_ = _const(eqn, "spec"), lw.av(x), lw.avals[out]
+    if not isinstance(spec, str) or xs is None:
+        return None
+    src, _, dst = spec.partition("->")
+    ts = _scalar_const_av(t) if isinstance(t, Const) else lw.av(t)
+    if ts is None or len(dst) != xs.ndim or ts.ndim != len(src):
+        return None
+    size = {}
+    for c, n in zip(dst, xs.shape):
+        if size.setdefault(c, int(n)) != int(n):
+            return None
+    if any(c not in size or int(n) != size[c] for c, n in zip(src, ts.shape)):
+        return None
+    name = {c: f"{out}_{c}" for c in size}
+    lines = [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})"]
+    depth = 0
+    for c in dict.fromkeys(dst):
+        lines.append("    " * depth + f"for {name[c]} in range({size[c]}):")
+        depth += 1
+    value = f"{lw.fmt(t)}[{', '.join(name[c] for c in src)}]" if src else lw.fmt(t)
+    lines.append("    " * depth + f"{out}[{', '.join(name[c] for c in dst)}] = {value}")
     return lines
 
 
