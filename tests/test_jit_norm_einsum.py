@@ -53,6 +53,160 @@ def check_grad(loss, jloss, *args, rtol=1e-6):
     np.testing.assert_allclose(compiled(grad(loss), *args), theirs, rtol=1e-10, atol=1e-12)
 
 
+# ---- np.linalg.norm: values ------------------------------------------------------------------
+
+VECTOR_ORDS = [None, 1, 2, 3, 2.5, 0.5, 0, -1, -2, -0.5, np.inf, -np.inf]
+MATRIX_ORDS = [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero:RuntimeWarning")   # NumPy's, for ord < 0
+@pytest.mark.parametrize("order", VECTOR_ORDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_vector_norm_of_every_order_compiles(order, dtype):
+    v = rng(1).normal(size=7) * 3
+    v[2] = 0.0                       # ord 0 counts the nonzeros
+    if dtype == np.int64:
+        v = np.round(v)
+    v = v.astype(dtype)
+
+    def f(v):
+        return np.linalg.norm(v, order)
+    want = f(v)
+    got = compiled(f, v)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    same(got, want, 1e-5 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("order", MATRIX_ORDS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_matrix_norm_of_every_order_compiles(order, dtype):
+    a = rng(2).normal(size=(5, 3)).astype(dtype)
+
+    def f(a):
+        return np.linalg.norm(a, order)
+
+    def swapped(a):                  # rows and columns exchanged: the transpose's norm
+        return np.linalg.norm(a, order, axis=(1, 0))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    same(compiled(f, a), f(a), tol)
+    same(compiled(swapped, a), swapped(a), tol)
+
+
+@pytest.mark.parametrize("order", [None, 1, 3, 0, -1, np.inf, -np.inf])
+@pytest.mark.parametrize("axis, keepdims", [(0, False), (1, False), (-1, True), (1, True)])
+def test_vector_norms_along_an_axis(order, axis, keepdims):
+    x = rng(3).normal(size=(4, 6))
+
+    def f(x):
+        return np.linalg.norm(x, order, axis=axis, keepdims=keepdims)
+    same(compiled(f, x), f(x))
+
+
+@pytest.mark.parametrize("order", [None, "fro", 1, -1, np.inf, -np.inf])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_matrix_norms_over_an_axis_pair_of_a_stack(order, keepdims):
+    x = rng(4).normal(size=(3, 4, 5))
+
+    def f(x):
+        return np.linalg.norm(x, order, axis=(2, 0), keepdims=keepdims)
+    same(compiled(f, x), f(x))
+
+
+def test_norm_of_every_element_of_a_3d_array():
+    x = rng(5).normal(size=(2, 3, 4))
+
+    def f(x):
+        return np.linalg.norm(x)
+    same(compiled(f, x), f(x))
+
+
+# ---- np.linalg.norm: gradients ---------------------------------------------------------------
+
+GRAD_VECTOR_ORDS = [1, 2, 3, 2.5, 0.5, -1, -0.5, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("order", GRAD_VECTOR_ORDS)
+def test_vector_norm_gradient_of_every_order(order):
+    v = rng(6).normal(size=6)
+
+    def loss(v):
+        return np.sin(np.linalg.norm(v, order)) * np.linalg.norm(v, order)
+
+    def jloss(v):
+        return jnp.sin(jnp.linalg.norm(v, order)) * jnp.linalg.norm(v, order)
+    check_grad(loss, jloss, v)
+
+
+def test_gradient_of_the_zero_norm_is_zero_compiled():
+    v = rng(7).normal(size=5)
+
+    def loss(v):
+        return np.linalg.norm(v, 0) * np.sum(v)
+    want = np.full(5, np.count_nonzero(v), dtype=float)
+    np.testing.assert_allclose(compiled(grad(loss), v), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("order", ["nuc", 1, -1, 2, -2, np.inf, -np.inf])
+def test_matrix_norm_gradient_of_every_order(order):
+    a = rng(8).normal(size=(4, 3))
+
+    def loss(a):
+        return np.linalg.norm(a, order) ** 2
+
+    def jloss(a):
+        return jnp.linalg.norm(a, order) ** 2
+    check_grad(loss, jloss, a, rtol=1e-5)
+
+
+@pytest.mark.parametrize("order", [1, 3, np.inf])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm_gradient_along_an_axis(order, keepdims):
+    x = rng(9).normal(size=(3, 5))
+    w = np.arange(3.0).reshape((3, 1) if keepdims else (3,))
+
+    def loss(x):
+        return np.sum(w * np.linalg.norm(x, order, axis=1, keepdims=keepdims))
+
+    def jloss(x):
+        return jnp.sum(w * jnp.linalg.norm(x, order, axis=1, keepdims=keepdims))
+    check_grad(loss, jloss, x)
+
+
+@pytest.mark.parametrize("order", [1, -1, np.inf, -np.inf])
+def test_matrix_norm_gradient_over_an_axis_pair(order):
+    x = rng(10).normal(size=(3, 4, 2))
+
+    def loss(x):
+        return np.sum(np.cos(np.linalg.norm(x, order, axis=(0, 2))))
+
+    def jloss(x):
+        return jnp.sum(jnp.cos(jnp.linalg.norm(x, order, axis=(0, 2))))
+    check_grad(loss, jloss, x)
+
+
+@pytest.mark.parametrize("order", [1, 3, np.inf, -np.inf])
+def test_norm_tangent_compiles(order):
+    """jacfwd: the tangent rule (rt.norm_jvp) compiled."""
+    v = rng(11).normal(size=5)
+
+    def f(v):
+        return np.linalg.norm(v * v, order)
+    want = np.asarray(jax.jacfwd(lambda v: jnp.linalg.norm(v * v, order))(v))
+    np.testing.assert_allclose(compiled(jacfwd(f), v), want, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("order", [1, 3, np.inf])
+def test_norm_gradient_keeps_float32(order):
+    v = rng(12).normal(size=6).astype(np.float32)
+
+    def loss(v):
+        return np.linalg.norm(v, order)
+    got = compiled(grad(loss), v)
+    assert got.dtype == np.float32
+    want = np.asarray(jax.grad(lambda v: jnp.linalg.norm(v, order))(v.astype(np.float64)))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 # ---- np.einsum -------------------------------------------------------------------------------
 
 EINSUM_CASES = [
