@@ -345,3 +345,23 @@ def gradient_vjp(ct, f, varargs, axis=None, edge_order=1):
     J = np.gradient(np.eye(n), *spacing, axis=0, edge_order=edge_order)
     ct = np.moveaxis(np.asarray(ct), ax, -1)
     return np.moveaxis(ct @ J, -1, ax).astype(np.result_type(ct, np.float64), copy=False)
+
+
+def einsum_scatter(t, x, spec):
+    """Cotangent of an np.einsum operand whose subscripts repeat an index ('ii', 'iij'): spec
+    'src->dst' names t's axes (src) and x's (dst); zeros of x's shape with t written on the
+    diagonal the repeated letters span, copied along the letters t lacks (summed inside the
+    operand alone)."""
+    src, dst = spec.split("->")
+    shape = np.shape(x)
+    size = dict(zip(dst, shape))
+    uniq = "".join(dict.fromkeys(dst))
+    t = np.asarray(t)
+    # t's axes in uniq's order, a length-1 axis for each letter t lacks, then broadcast
+    order = [src.index(c) for c in uniq if c in src]
+    t = np.transpose(t, order) if order else t
+    t = np.reshape(t, tuple(size[c] if c in src else 1 for c in uniq))
+    out = np.zeros(shape, dtype=np.result_type(t))
+    view = np.einsum(f"{dst}->{uniq}", out)     # a writable view of that diagonal
+    view[...] = t
+    return out

@@ -957,7 +957,7 @@ def einsum(lw, eqn):
     if not arrow:           # implicit output: the letters seen once, in alphabetical order
         seen = "".join(ins)
         outs = "".join(sorted(c for c in set(seen) if seen.count(c) == 1))
-    avs = [lw.av(v) for v in ops.items]
+    avs = [_scalar_const_av(v) if isinstance(v, Const) else lw.av(v) for v in ops.items]
     if len(ins) != len(avs) or any(av is None or av.ndim != len(sub)
                                    for av, sub in zip(avs, ins)):
         return None
@@ -991,6 +991,43 @@ def einsum(lw, eqn):
         lines.append("    " * len(outs) + f"{out}[{', '.join(name[c] for c in outs)}] = {acc}")
     else:
         lines.append(f"{out} = {acc}")
+    return lines
+
+
+def _scalar_const_av(c):
+    """A number written into the code (the cotangent 1.0 of a scalar result) as an einsum
+    operand: a stand-in with no axes, or None."""
+    v = c.value
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)):
+        return None
+    return np.asarray(v)
+
+
+def einsum_scatter(lw, eqn):
+    """rt.einsum_scatter (the cotangent of an einsum operand with a repeated index): zeros of
+    x's shape, then one loop per distinct letter writing t on the diagonal."""
+    t, x, out = eqn.args["t"], eqn.args["x"], eqn.out
+    spec, xs, os_ = _const(eqn, "spec"), lw.av(x), lw.avals[out]
+    if not isinstance(spec, str) or xs is None:
+        return None
+    src, _, dst = spec.partition("->")
+    ts = _scalar_const_av(t) if isinstance(t, Const) else lw.av(t)
+    if ts is None or len(dst) != xs.ndim or ts.ndim != len(src):
+        return None
+    size = {}
+    for c, n in zip(dst, xs.shape):
+        if size.setdefault(c, int(n)) != int(n):
+            return None
+    if any(c not in size or int(n) != size[c] for c, n in zip(src, ts.shape)):
+        return None
+    name = {c: f"{out}_{c}" for c in size}
+    lines = [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})"]
+    depth = 0
+    for c in dict.fromkeys(dst):
+        lines.append("    " * depth + f"for {name[c]} in range({size[c]}):")
+        depth += 1
+    value = f"{lw.fmt(t)}[{', '.join(name[c] for c in src)}]" if src else lw.fmt(t)
+    lines.append("    " * depth + f"{out}[{', '.join(name[c] for c in dst)}] = {value}")
     return lines
 
 
@@ -1040,21 +1077,263 @@ def cross(lw, eqn):
 
 
 def norm(lw, eqn):
-    """np.linalg.norm of a vector or matrix as a whole (no axis), ord None/1/2/inf/-inf/'fro'
-    (Numba's own, on a contiguous float array)."""
+    """np.linalg.norm: of a whole vector or matrix with ord None/1/2/inf/-inf/'fro' (and
+    -1/-2 of a matrix), Numba's own on a contiguous float array; every other real case
+    (a vector p-norm for any p, ord 0, a matrix 'nuc', an axis, keepdims) written out as loops
+    (_norm_lines), in the result dtype."""
     x, os_ = eqn.args["x"], lw.avals[eqn.out]
     xs, order = lw.av(x), _const(eqn, "ord")
-    if _const(eqn, "axis") is not None or _const(eqn, "keepdims", False) or xs is None or \
-            xs.ndim not in (1, 2) or 0 in xs.shape or os_.shape or xs.dtype.kind not in "fiu":
+    if xs is None or 0 in xs.shape or xs.dtype.kind not in "fiu":
         return None
-    if order is not None and not (order in (1, 2, -1, -2, np.inf, -np.inf) or
-                                  (order == "fro" and xs.ndim == 2)):
+    if _const(eqn, "axis") is None and not _const(eqn, "keepdims", False) and \
+            xs.ndim in (1, 2) and not os_.shape and \
+            (order is None or order in (1, 2, -1, -2, np.inf, -np.inf) and
+             not (xs.ndim == 1 and order in (-1, -2)) or (order == "fro" and xs.ndim == 2)):
+        dt = xs.dtype if xs.dtype.kind == "f" else np.dtype(np.float64)
+        src = f"np.ascontiguousarray({_cast_to(lw, x, dt)})"
+        ords = "" if order in (None, "fro") else ", " + (
+            "np.inf" if order == np.inf else "-np.inf" if order == -np.inf else repr(order))
+        return f"{_dt(os_.dtype)}(np.linalg.norm({src}{ords}))"
+    spec = _norm_spec(lw, eqn, xs)
+    return None if spec is None else _norm_lines(lw, eqn, x, xs, spec)
+
+
+def _norm_spec(lw, eqn, xs):
+    """(kind, axes, keepdims, p) of a real np.linalg.norm, or None where it has no loop form.
+    axes in NumPy's order (a matrix norm: the row axis, then the column axis); kind: 'sq'
+    (the 2-norm, Frobenius), 'abs' (1), 'count' (0), 'max'/'min' (inf/-inf), 'pow' (any
+    other p), 'col'/'row' (matrix 1/-1, inf/-inf: the largest or smallest column/row sum of
+    |x|, p its sign), 'svd' (matrix 2, -2, 'nuc': only of a 2-D x)."""
+    order, axis, keep = _const(eqn, "ord"), _const(eqn, "axis"), _const(eqn, "keepdims", False)
+    if keep not in (True, False) or axis is _NOT_CONST or order is _NOT_CONST or \
+            xs.dtype.kind not in "fiu":
         return None
-    dt = xs.dtype if xs.dtype.kind == "f" else np.dtype(np.float64)
-    src = f"np.ascontiguousarray({_cast_to(lw, x, dt)})"
-    ords = "" if order in (None, "fro") else ", " + (
-        "np.inf" if order == np.inf else "-np.inf" if order == -np.inf else repr(order))
-    return f"{_dt(os_.dtype)}(np.linalg.norm({src}{ords}))"
+    if axis is None:
+        if order is None:
+            return "sq", tuple(range(xs.ndim)), bool(keep), 2
+        if xs.ndim not in (1, 2):
+            return None
+        axes = tuple(range(xs.ndim))
+    else:
+        items = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        axes = tuple(_axis(a, xs.ndim) for a in items)
+        if len(axes) not in (1, 2) or None in axes or len(set(axes)) != len(axes):
+            return None
+    if isinstance(order, (bool, np.bool_)):
+        return None
+    if len(axes) == 1:
+        if order is None or (not isinstance(order, str) and order == 2):
+            return "sq", axes, bool(keep), 2
+        if isinstance(order, str) or not isinstance(order, (int, float, np.number)) or \
+                order != order:
+            return None
+        kind = {np.inf: "max", -np.inf: "min", 0: "count", 1: "abs"}.get(float(order), "pow")
+        return kind, axes, bool(keep), float(order)
+    if order in (None, "fro"):
+        return "sq", axes, bool(keep), 2
+    if isinstance(order, str):
+        return ("svd", axes, bool(keep), "nuc") if order == "nuc" and xs.ndim == 2 else None
+    if order in (1, -1):
+        return "col", axes, bool(keep), float(order)
+    if order in (np.inf, -np.inf):
+        return "row", axes, bool(keep), float(order)
+    if order in (2, -2) and xs.ndim == 2:
+        return "svd", axes, bool(keep), int(order)
+    return None
+
+
+def _norm_at(names, axes, keep):
+    """The index of the norm's result at a lane (keepdims: 0 at the reduced axes)."""
+    return ", ".join(_reduced_at(names, axes, keep))
+
+
+def _pick(v, best, larger, first):
+    """Statements keeping the larger (smaller) of v and best; a NaN, once seen, stays (as
+    np.max / np.min)."""
+    cmp = ">" if larger else "<"
+    return [f"if {first} or ({best} == {best} and ({v} != {v} or {v} {cmp} {best})):",
+            f"    {best} = {v}"]
+
+
+def _lane_lines(lw, x, xs, kind, axes, p, out, dt, names):
+    """Lines leaving the norm of the lane at the kept indices of `names` in `{out}_r`."""
+    r, v, acc = f"{out}_r", f"{out}_v", f"{out}_acc"
+    T = _dt(dt)
+
+    def at(free):
+        return ", ".join(free.get(d, names[d]) for d in range(xs.ndim))
+
+    def loop(d, body, depth=0):
+        return ["    " * depth + f"for {names[d]} in range({int(xs.shape[d])}):"] + \
+            ["    " * (depth + 1) + line for line in body]
+    if kind == "svd":
+        m = _cast_to(lw, x, np.dtype(np.float64)) + (".T" if axes == (1, 0) else "")
+        vals = f"svd_values_lapack(np.ascontiguousarray({m}))"
+        pick = {"nuc": f"np.sum({vals})", 2: f"{vals}[0]", -2: f"{vals}[-1]"}[p]
+        return [f"{r} = {T}({pick})"]
+    if kind in ("col", "row"):
+        outer, inner = (axes[1], axes[0]) if kind == "col" else (axes[0], axes[1])
+        first = f"{names[outer]} == 0"
+        body = [f"{acc} = {T}(0)"] + loop(inner, [f"{acc} += abs({T}({lw.fmt(x)}[{at({})}]))"]) \
+            + _pick(acc, r, p > 0, first)
+        return [f"{r} = {T}(0)"] + loop(outer, body)
+    d = axes[0] if len(axes) == 1 else None
+    read = f"{v} = {T}({lw.fmt(x)}[{at({})}])"
+    if kind in ("max", "min"):
+        return [f"{r} = {T}(0)"] + loop(d, [read, f"{v} = abs({v})"] +
+                                        _pick(v, r, kind == "max", f"{names[d]} == 0"))
+    step = {"sq": f"{acc} += {v} * {v}", "abs": f"{acc} += abs({v})",
+            "count": f"{acc} += {T}(1) if {v} != 0 else {T}(0)",
+            "pow": f"{acc} += abs({v}) ** {T}({p!r})"}[kind]
+    lines = [read, step]
+    for k in reversed(axes):
+        lines = loop(k, lines)
+    end = f"{r} = np.sqrt({acc})" if kind == "sq" else \
+        f"{r} = {acc} ** {T}({1.0 / p!r})" if kind == "pow" else f"{r} = {acc}"
+    return [f"{acc} = {T}(0)"] + lines + [end]
+
+
+def _norm_lines(lw, eqn, x, xs, spec):
+    kind, axes, keep, p = spec
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    names = [f"{out}_i{d}" for d in range(xs.ndim)]
+    kept = [d for d in range(xs.ndim) if d not in axes]
+    lane = _lane_lines(lw, x, xs, kind, axes, p, out, os_.dtype, names)
+    if not os_.shape:
+        return lane + [f"{out} = {out}_r"]
+    lines = [f"{out} = np.empty({_shape(os_.shape)}, {_dt(os_.dtype)})"]
+    for depth, d in enumerate(kept):
+        lines.append("    " * depth + f"for {names[d]} in range({int(xs.shape[d])}):")
+    body = lane + [f"{out}[{_norm_at(names, axes, keep)}] = {out}_r"]
+    return lines + ["    " * len(kept) + line for line in body]
+
+
+def _factor_lines(lw, eqn, x, xs, nrm, F, dt):
+    """Lines filling F (x's shape, dtype dt) with d norm / d x of a real np.linalg.norm, as
+    rt.norm_vjp's factor (transpile_runtime/linalg_adjoints.py): x / norm (2, 'fro'), sign(x)
+    (1), 0 (0), sign(x) |x / norm|^(p-1), sign(x) spread evenly over the entries where |x|
+    reaches the norm (inf, -inf) or over the columns (rows) whose sum does (matrix 1, -1;
+    inf, -inf), u v^T of the singular vectors (matrix 2, -2; 'nuc': U V^T); or None."""
+    spec = _norm_spec(lw, eqn, xs)
+    ns = _scalar_const_av(nrm) if isinstance(nrm, Const) else lw.av(nrm)
+    if spec is None or ns is None or xs.dtype.kind not in "fiu" or 0 in xs.shape:
+        return None
+    kind, axes, keep, p = spec
+    if kind == "sq" and len(axes) > 2:
+        return None
+    names = [f"{F}_i{d}" for d in range(xs.ndim)]
+    kept = [d for d in range(xs.ndim) if d not in axes]
+    T = _dt(dt)
+    a = f"{F}_a"
+    at = ", ".join(names)
+    xv = f"{T}({lw.fmt(x)}[{at}])"
+
+    def loops(ds, body, depth=0):
+        lines = []
+        for k, d in enumerate(ds):
+            lines.append("    " * (depth + k) + f"for {names[d]} in range({int(xs.shape[d])}):")
+        return lines + ["    " * (depth + len(ds)) + line for line in body]
+    lines = [f"{F} = np.empty({_shape(xs.shape)}, {T})"]
+    if kind == "svd":
+        m = _cast_to(lw, x, np.dtype(np.float64)) + (".T" if axes == (1, 0) else "")
+        u, s_, vh = f"{F}_u", f"{F}_s", f"{F}_vh"
+        lines.append(f"{u}, {s_}, {vh} = np.linalg.svd(np.ascontiguousarray({m}), False)")
+        if p == "nuc":
+            f = f"np.dot({u}, {vh})"
+        else:
+            k = "0" if p == 2 else f"{s_}.shape[0] - 1"
+            f = f"np.outer({u}[:, {k}], {vh}[{k}, :])"
+        f = f if axes == (0, 1) else f"{f}.T"
+        return lines + [f"{F}[:, :] = {f}"]
+    if len(ns.shape):
+        a_text = f"{lw.fmt(nrm)}[{_norm_at(names, axes, keep)}]"
+    else:
+        a_text = lw.fmt(nrm)
+    body = [f"{a} = {T}({a_text})"]
+    if kind in ("sq", "abs", "count", "pow"):
+        val = {"sq": f"{xv} / {a}", "abs": f"np.sign({xv})", "count": f"{T}(0)",
+               "pow": f"np.sign({xv}) * (abs({xv}) / {a}) ** {T}({p - 1!r})"}[kind]
+        body += loops(axes, [f"{F}[{at}] = {val}"])
+    elif kind in ("max", "min"):
+        c = f"{F}_c"
+        body += [f"{c} = 0"] + loops(axes, [f"if abs({xv}) == {a}:", f"    {c} += 1"])
+        body += loops(axes, [f"{F}[{at}] = np.sign({xv}) / {c} if abs({xv}) == {a} "
+                             f"else {T}(0)"])
+    else:            # 'col' / 'row': the column (row) sums of |x|, the largest (smallest) kept
+        outer, inner = (axes[1], axes[0]) if kind == "col" else (axes[0], axes[1])
+        sums, best, c, acc = f"{F}_sums", f"{F}_best", f"{F}_c", f"{F}_acc"
+        io = names[outer]
+        body += [f"{sums} = np.empty({int(xs.shape[outer])}, {T})", f"{best} = {T}(0)"]
+        body += loops([outer], [f"{acc} = {T}(0)"] + loops([inner], [f"{acc} += abs({xv})"]) +
+                      [f"{sums}[{io}] = {acc}"] + _pick(acc, best, p > 0, f"{io} == 0"))
+        body += [f"{c} = 0"] + loops([outer], [f"if {sums}[{io}] == {best}:", f"    {c} += 1"])
+        body += loops([outer, inner], [f"{F}[{at}] = np.sign({xv}) / {c} if "
+                                       f"{sums}[{io}] == {best} else {T}(0)"])
+    return lines + loops(kept, body)
+
+
+def _norm_rule_spec(lw, eqn, ct_name):
+    """(x, x's aval, the norm, the cotangent/tangent argument, its aval or None) of
+    rt.norm_vjp / rt.norm_jvp, or None."""
+    x, nrm, c = eqn.args["x"], eqn.args["nrm"], eqn.args[ct_name]
+    xs = lw.av(x)
+    cs = _scalar_const_av(c) if isinstance(c, Const) else lw.av(c)
+    if xs is None or cs is None or lw.avals[eqn.out].dtype.kind != "f":
+        return None
+    return x, xs, nrm, c, cs
+
+
+def norm_vjp(lw, eqn):
+    """rt.norm_vjp(ct, x, nrm, ord, axis, keepdims) of a real x: ct (at each lane) times the
+    factor d norm / d x (_factor_lines)."""
+    spec = _norm_rule_spec(lw, eqn, "ct")
+    if spec is None:
+        return None
+    x, xs, nrm, ct, cs = spec
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    F = f"{out}_F"
+    lines = _factor_lines(lw, eqn, x, xs, nrm, F, os_.dtype)
+    nspec = _norm_spec(lw, eqn, xs)
+    if lines is None or os_.shape != xs.shape:
+        return None
+    _, axes, keep, _ = nspec
+    if cs.shape == xs.shape:            # a cotangent already spread over x's shape
+        return lines + [f"{out} = {F} * {lw.fmt(ct)}"]
+    if not cs.shape:
+        scale = lw.fmt(ct) if isinstance(ct, Const) else f"{_dt(os_.dtype)}({lw.fmt(ct)})"
+        return lines + [f"{out} = {F} * {scale}"]
+    want = tuple(1 if d in axes else n for d, n in enumerate(xs.shape)) if keep else \
+        tuple(n for d, n in enumerate(xs.shape) if d not in axes)
+    if tuple(cs.shape) != want:
+        return None
+    return lines + [f"{out} = np.empty({_shape(xs.shape)}, {_dt(os_.dtype)})"] + _loops(
+        out, xs.shape, lambda i: [f"{out}[{', '.join(i)}] = {F}[{', '.join(i)}] * "
+                                  f"{lw.fmt(ct)}[{_norm_at(i, axes, keep)}]"])
+
+
+def norm_jvp(lw, eqn):
+    """rt.norm_jvp(t, x, nrm, ord, axis, keepdims) of a real x: the sum over each lane of t
+    times the factor d norm / d x (_factor_lines)."""
+    spec = _norm_rule_spec(lw, eqn, "t")
+    if spec is None:
+        return None
+    x, xs, nrm, t, ts = spec
+    out, os_ = eqn.out, lw.avals[eqn.out]
+    if ts.shape != xs.shape:
+        return None
+    F = f"{out}_F"
+    lines = _factor_lines(lw, eqn, x, xs, nrm, F, os_.dtype)
+    if lines is None:
+        return None
+    _, axes, keep, _ = _norm_spec(lw, eqn, xs)
+    T = _dt(os_.dtype)
+    if not os_.shape:
+        acc = f"{out}_acc"
+        return lines + [f"{acc} = {T}(0)"] + _loops(out, xs.shape, lambda i: [
+            f"{acc} += {F}[{', '.join(i)}] * {lw.fmt(t)}[{', '.join(i)}]"]) + [f"{out} = {acc}"]
+    return lines + [f"{out} = np.zeros({_shape(os_.shape)}, {T})"] + _loops(
+        out, xs.shape, lambda i: [f"{out}[{_norm_at(i, axes, keep)}] += "
+                                  f"{F}[{', '.join(i)}] * {lw.fmt(t)}[{', '.join(i)}]"])
 
 
 def searchsorted(lw, eqn):

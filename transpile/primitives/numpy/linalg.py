@@ -317,13 +317,13 @@ norm_vjp = defprim("norm_vjp", LA.norm_vjp, "rt.norm_vjp", "ct, x, nrm, ord, axi
                    vjp={"ct": f"rt.norm_jvp(g, {_ARGS})", "x": _second("g", "ct", 0, False),
                         "nrm": _second("g", "ct", 1, True)},
                    jvp={"x": _second("x_dot", "ct", 0, False),
-                        "nrm": _second("nrm_dot", "ct", 1, False)})
+                        "nrm": _second("nrm_dot", "ct", 1, False)}, numba=NF.norm_vjp)
 norm_jvp = defprim("norm_jvp", LA.norm_jvp, "rt.norm_jvp", "t, x, nrm, ord, axis, keepdims",
                    linear=("t",), batch=per_example,
                    vjp={"t": f"rt.norm_vjp(g, {_ARGS})", "x": _second("t", "g", 0, False),
                         "nrm": _second("t", "g", 1, True)},
                    jvp={"x": _second("t", "x_dot", 0, True),
-                        "nrm": _second("t", "nrm_dot", 1, True)})
+                        "nrm": _second("t", "nrm_dot", 1, True)}, numba=NF.norm_jvp)
 _THIRD = "rt.refuse_norm_third(g, ord)"
 defprim("norm_second", LA.norm_second, "rt.norm_second",
         "u, v, x, nrm, ord, axis, keepdims, which, reduce", batch=per_example,

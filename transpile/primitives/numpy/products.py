@@ -11,7 +11,7 @@ from transpile.primitives.batching.rules import NoRule, Rule, _const, elementwis
 from transpile.primitives.numpy.stats import is_none
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.registry import defmethod, defprim
-from transpile_runtime import stats_adjoints as SA
+from transpile_runtime import array_adjoints as AA, stats_adjoints as SA
 
 L = BR.linalg
 
@@ -49,13 +49,20 @@ def _einsum_vjp(eqn, k):
     mine = ins[k].replace("...", "")
     others = [ins[i] for i in range(len(ins)) if i != k]
     summed_only = [i for i, c in enumerate(mine) if c not in out + "".join(others)]
-    if len(set(mine)) != len(mine) or (summed_only and "..." in ins[k]):
+    repeated = len(set(mine)) != len(mine)
+    if (repeated or summed_only) and "..." in ins[k]:
         raise NotImplementedError(
-            f"grad of np.einsum({eqn.args['subscripts'].value!r}): operand {k} has a repeated "
-            "index; write it with np.diagonal/np.trace instead")
+            f"grad of np.einsum({eqn.args['subscripts'].value!r}): operand {k} has '...' and "
+            "a repeated index or an index summed inside it alone; write that part with "
+            "np.diagonal/np.sum instead")
+    names = ", ".join(f"operands_{i}" for i in range(len(ins)) if i != k)
+    if repeated:      # 'ii', 'iij': contract to its distinct letters, then onto the diagonal
+        kept = "".join(c for c in dict.fromkeys(mine) if c in out + "".join(others))
+        spec = ",".join([out] + others) + "->" + kept
+        text = f"np.einsum({spec!r}, g, {names})" if names else f"np.einsum({spec!r}, g)"
+        return f"rt.einsum_scatter({text}, operands_{k}, {kept + '->' + mine!r})"
     kept = "".join(c for c in ins[k] if c not in [mine[i] for i in summed_only])
     spec = ",".join([out] + others) + "->" + kept
-    names = ", ".join(f"operands_{i}" for i in range(len(ins)) if i != k)
     text = f"np.einsum({spec!r}, g, {names})" if names else f"np.einsum({spec!r}, g)"
     if summed_only:   # indices summed inside this operand alone: broadcast back over them
         text = f"rt.sum_grad({text}, operands_{k}, {tuple(summed_only)!r})"
@@ -113,6 +120,18 @@ def _einsum_sublists(args, kwargs):
 
 
 einsum.canonical_args = _einsum_sublists
+
+
+def _scatter_vjp(eqn, k):
+    """rt.einsum_scatter is linear in t: its transpose reads the diagonal back (and sums the
+    letters t lacks)."""
+    src, dst = eqn.args["spec"].value.split("->")
+    return f"np.einsum({dst + '->' + src!r}, g)"
+
+
+defprim("einsum_scatter", AA.einsum_scatter, "rt.einsum_scatter", "t, x, spec", linear=("t",),
+        shape_args=("x",), batch=per_example, vjp={"t": _scatter_vjp}, numba=NF.einsum_scatter,
+        array_result=True, fresh=True)
 defmethod("dot", dot)
 
 # ---- cross: <g, x × y> = <x, y × g> = <y, g × x> ------------------------------------------------
