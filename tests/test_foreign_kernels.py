@@ -27,9 +27,6 @@ XFAIL_JIT = {
     "heat_swap": (TranspileError, "TranspileError: foreign_kernels.py:104: 'un' is written into in this loop and ends the body holding the array 'u' held at its start, which another name (or the caller) also holds: the transforms cannot follow which buffer each name holds from one iteration to the next"),
     # a dict used as a counter with keys known only at run time (session python)
     "dict_counts": (TranspileError, "dict.get(key[, default]) needs a key known when the code is generated"),
-    # a list of points (arrays) whose length depends on the data (session python: lists of
-    # numbers only)
-    "convex_hull_chain": (TranspileError, "the list 'lower' grows by a number of items known only when the code runs: only lists of numbers are supported then"),
 }
 # (transform, kernel name) -> (exception type, the current error)
 XFAIL_GRAD = {

@@ -189,3 +189,89 @@ def sorted_rows(X):
 def test_sorting_a_list_of_arrays_is_refused():
     with pytest.raises(TranspileError, match="sorting the list 'out' of arrays"):
         jit(sorted_rows, wait=True)(np.ones((N, 2)))
+
+
+# -- operators and methods on a list of run-time length: Python's meaning ---------------------
+
+def kept(x, t):
+    a = []
+    for v in x:
+        if v > t:
+            a.append(v)
+    return a
+
+
+def joined_and_sliced(X):
+    a, b = [], []
+    for i in range(X.shape[0]):
+        if X[i, 0] > 0.5:
+            a.append(X[i] * 1.0)
+        else:
+            b.append(X[i] + 1.0)
+    c = a[:-1] + b[1:]
+    return np.array(c), np.array(a[::2]), np.array(b[-3:]), len(c)
+
+
+def concatenated_numbers(x):
+    a = kept(x, 0.0)
+    return np.array(a + a), np.array(a * 2), np.array(a + [7.0]), np.array([7.0] + a)
+
+
+def extended(x, n):
+    a, b = [], []
+    for i in range(n):
+        a.append(x[i])
+        a.extend([x[i] * 2, x[i] * 3])
+        if x[i] > 0.5:
+            b.append(x[i] + 1)
+    c = a                   # another name for the list: sees the extends below (a list of
+    #                         known structure held by two names is refused: the test below)
+    a.extend(b)
+    a += b
+    return np.array(c), len(a)
+
+
+def unrolled_then_extended(x):
+    a = [x[0], x[1]]
+    a.extend(kept(x, 0.5))
+    return np.array(a)
+
+
+def elementwise_with_array(x):
+    a = kept(x, 0.0)
+    return np.array(a) + 1.0
+
+
+@pytest.mark.parametrize("fn,args", [
+    (joined_and_sliced, (np.random.default_rng(5).random((N, 2)),)),
+    (joined_and_sliced, (np.random.default_rng(5).random((7, 2)),)),
+    (concatenated_numbers, (np.random.default_rng(6).standard_normal(N),)),
+    (concatenated_numbers, (np.random.default_rng(6).standard_normal(5),)),
+    (extended, (np.random.default_rng(7).random(N + 10), N)),
+    (unrolled_then_extended, (np.random.default_rng(8).random(N),)),
+], ids=["join_slice", "join_slice_short", "concat_numbers", "concat_short", "extend",
+        "struct_extended"])
+def test_list_operators_have_pythons_meaning(fn, args):
+    _same(jit(fn, wait=True)(*args), fn(*args))
+
+
+def added_to_numbers(x):
+    a = kept(x, 0.0)
+    return np.array(a - a)      # (Python: TypeError)
+
+
+def test_other_operators_on_a_list_are_refused():
+    with pytest.raises(TranspileError, match="this operator on the list 'a' is not supported"):
+        jit(added_to_numbers, wait=True)(np.random.default_rng(9).standard_normal(N))
+
+
+def aliased_known_list(x):
+    a = [x[0]]
+    b = a
+    a += [x[1]]             # Python: b sees the new item too
+    return np.array(b)
+
+
+def test_extending_a_list_another_name_holds_is_refused():
+    with pytest.raises(TranspileError, match="another name .* also holds"):
+        jit(aliased_known_list, wait=True)(np.ones(3))

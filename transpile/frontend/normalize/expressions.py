@@ -127,6 +127,8 @@ def expr_BinOp(norm, node, base):
         raise norm.error(node, f"unsupported operator {type(node.op).__name__}")
     left = norm.expr(node.left, base)
     right = norm.expr(node.right, base)
+    if isinstance(left, RunList) or isinstance(right, RunList):
+        return _runlist_binop(norm, node, op, left, right)
     if isinstance(left, Struct) or isinstance(right, Struct):
         left, right = _as_struct(left, right), _as_struct(right, left)
         if op == "add" and isinstance(left, Struct) and isinstance(right, Struct) and \
@@ -141,6 +143,32 @@ def expr_BinOp(norm, node, base):
                          hint="use np.array(...) or operate on the elements")
     return norm.b.emit(by_name(op), {"x": norm.to_arg(left, node), "y": norm.to_arg(right, node)},
                        base=base)
+
+
+def _runlist_binop(norm, node, op, left, right):
+    """An operator on a list of run-time length: Python's meaning (lst1 + lst2 joins them,
+    lst * k repeats it); with an array the list is an array (NumPy's elementwise meaning);
+    anything else is Python's TypeError, refused when the code is generated."""
+    def is_list(v):
+        return isinstance(v, RunList) or isinstance(v, Struct) and v.kind == "list"
+    if is_list(left) and is_list(right):
+        if op == "add":
+            return runlists.concatenated(norm, left, right, node)
+    elif op == "multiply" and isinstance(left, RunList) and isinstance(right, Const):
+        return runlists.repeated(norm, left, right, node)
+    elif op == "multiply" and isinstance(right, RunList) and isinstance(left, Const):
+        return runlists.repeated(norm, right, left, node)
+    else:
+        other = right if isinstance(left, RunList) else left
+        d = runlists.dtype_ndim(norm, other) if isinstance(other, (Var, Const)) else None
+        if d is not None and d[1] > 0:          # list op array: NumPy's elementwise op
+            return norm.b.emit(by_name(op), {"x": norm.to_arg(left, node),
+                                             "y": norm.to_arg(right, node)}, base="list_op")
+    user = (left if isinstance(left, RunList) else right).user
+    raise norm.error(node, f"this operator on the list {user!r} is not supported (Python "
+                     "joins lists with +, repeats one with * int, and refuses other "
+                     "operators)", cls=TranspileError,
+                     hint="use np.array(lst) for elementwise arithmetic")
 
 
 def _as_struct(value, other):
@@ -376,10 +404,14 @@ def expr_Dict(norm, node, base):
 def expr_Subscript(norm, node, base):
     value = norm.expr(node.value, base)
     if isinstance(value, RunList):
-        if isinstance(node.slice, (gast.Slice, gast.Tuple)):
-            raise norm.error(node, f"slicing the list {value.user!r}, whose length is known only "
-                             "when the code runs, is not supported",
-                             hint="np.array(lst)[a:b] slices its items", cls=TranspileError)
+        if isinstance(node.slice, gast.Slice):      # a new list of the items picked
+            bounds = [None if e is None else norm.atom(e, base)
+                      for e in (node.slice.lower, node.slice.upper, node.slice.step)]
+            return runlists.sliced(norm, value, bounds, node)
+        if isinstance(node.slice, gast.Tuple):
+            raise norm.error(node, f"indexing the list {value.user!r} with a tuple: Python "
+                             "refuses it", cls=TranspileError,
+                             hint="np.array(lst)[i, j] indexes its items")
         return runlists.getitem(norm, value, norm.atom(node.slice, base), node)
     if isinstance(value, Static) and array_literals.is_concatenator(value.obj):
         return array_literals.index_concat(norm, value.obj, node, base)

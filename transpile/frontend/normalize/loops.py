@@ -115,6 +115,12 @@ def _appends_per_iteration(node, name):
     """Appends to `name` in a loop body outside loops nested in it (None: one inside a nested
     loop, whose count is not known)."""
     count = 0
+    for n in gast.walk(gast.Module(body=node.body, type_ignores=[])):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
+                n.func.attr in ("extend", "insert") and isinstance(n.func.value, gast.Name) \
+                and n.func.value.id == name or isinstance(n, gast.AugAssign) and \
+                isinstance(n.target, gast.Name) and n.target.id == name:
+            return None         # items added in numbers not counted here: the buffer grows
 
     def walk(stmts):
         nonlocal count

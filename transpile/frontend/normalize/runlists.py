@@ -506,6 +506,36 @@ def append(norm, h, value, node):
     _pin_item(norm, h, value, node)
 
 
+def extend(norm, h, value, node):
+    """lst.extend(seq) / lst += seq: the items of a list or tuple of known structure appended
+    one by one; another list of run-time length (or an array of its items) joined in place."""
+    _here(norm, h, node)
+    if isinstance(value, Struct) and value.kind in ("list", "tuple"):
+        for v in value.items:
+            append(norm, h, v, node)
+        return
+    if isinstance(value, RunList):
+        if value.ndim != h.ndim or not np.can_cast(value.dtype, h.dtype, "safe"):
+            raise norm.error(node, f"extending the list {h.user!r} of "
+                             f"{_describe((h.dtype, h.ndim))} items with items of another "
+                             "kind", cls=TranspileError)
+        more, n_more = as_array(norm, value, node), count(value)
+    else:
+        d = dtype_ndim(norm, value) if isinstance(value, (Var, Const)) else None
+        if d is None or d[1] != h.ndim + 1 or not np.can_cast(d[0], h.dtype, "safe"):
+            raise norm.error(node, f"extending the list {h.user!r} (its length known only when "
+                             "the code runs) needs a list, or an array whose items are "
+                             f"{_describe((h.dtype, h.ndim))}", cls=TranspileError)
+        more = norm.to_arg(value, node)
+        n_more = norm.b.emit(by_name("len"), {"x": more}, base=f"{h.user}_more")
+    m, n = norm.namer.fresh(f"{h.user}_more"), norm.namer.fresh(f"{h.user}_nmore")
+    b, c = h.items, h.count
+    _run(norm, node, f"{b} = np.concatenate(({b}[:{c}], {m}.astype({_dt(h)})))\n"
+                     f"{c} = {c} + {n}\n", [(m, more), (n, n_more)])
+    _register(norm, h, norm.frame.env)
+    h.capacity, h.bound, h.presized = None, None, False     # (a buffer of another length)
+
+
 def _pin_item(norm, h, value, node):
     """An array appended: Python's list holds that object, so a later write into its memory
     would show in the list (the buffer holds a copy): refused (aliasing.MemoryModel.pin)."""
@@ -630,6 +660,72 @@ def view(norm, h, node):
     return norm.b.emit(by_name("getitem"), {"x": norm.to_arg(h.frame.env[h.items], node),
                                             "index": IndexArg((SliceArg(None, norm.to_arg(
                                                 count(h), node), None),))}, base=h.user)
+
+
+def _fresh_list(norm, h_or_user, dtype, ndim, text, values, node, row=None):
+    """A new RunList whose buffer and count the code `text` binds (`{b}` and `{c}` in it)."""
+    user = h_or_user
+    h = new_runlist(norm, user, dtype, norm.frame, ndim)
+    h.row = row
+    _run(norm, node, text.format(b=h.items, c=h.count), values)
+    _register(norm, h, norm.frame.env)
+    return h
+
+
+def sliced(norm, h, bounds, node):
+    """lst[a:b:s]: a new list of the items picked (a copy, as Python's slice)."""
+    names = [norm.namer.fresh(f"{h.user}_{p}") for p in ("lo", "hi", "step")]
+    values = [(n, v) for n, v in zip(names, bounds) if v is not None]
+    picked = ":".join(n if v is not None else "" for n, v in zip(names, bounds))
+    v = norm.namer.fresh(f"{h.user}_view")
+    return _fresh_list(norm, h.user, h.dtype, h.ndim,
+                       f"{{b}} = np.copy({v}[{picked}])\n{{c}} = {{b}}.shape[0]\n",
+                       [(v, view(norm, h, node))] + values, node, h.row)
+
+
+def _stacked(norm, value, node):
+    """(array of the items, their count) of a RunList or a Struct list with items."""
+    if isinstance(value, RunList):
+        return as_array(norm, value, node), count(value)
+    return norm.apply(by_name("array"), [value], {}, node, "items"), Const(len(value.items))
+
+
+def concatenated(norm, left, right, node):
+    """lst1 + lst2 of lists one of which has a run-time length: a new list of both's items."""
+    user = next(v.user for v in (left, right) if isinstance(v, RunList))
+    dtype, ndim = list_kind(norm, items_of_lists([left, right]), node, user)
+    parts = [v for v in (left, right) if isinstance(v, RunList) or v.items]
+    if len(parts) == 1:
+        return sliced(norm, parts[0], (None, None, None), node)     # (a copy of the one list)
+    for v in parts:
+        if isinstance(v, RunList) and v.ndim != ndim:
+            raise norm.error(node, f"joining lists of items with different numbers of axes "
+                             "(np.array of the result would fail)", cls=TranspileError)
+    (x, cx), (y, cy) = (_stacked(norm, v, node) for v in parts)
+    names = [norm.namer.fresh(f"{user}_{p}") for p in ("head", "tail", "nhead", "ntail")]
+    rows = [v.row for v in parts if isinstance(v, RunList) and v.row is not None]
+    return _fresh_list(norm, user, dtype, ndim,
+                       f"{{b}} = np.concatenate(({names[0]}, {names[1]}))\n"
+                       f"{{c}} = {names[2]} + {names[3]}\n",
+                       list(zip(names, (x, y, cx, cy))), node, rows[0] if rows else None)
+
+
+def repeated(norm, h, times, node):
+    """lst * k (k an int known when the code is generated, at most 8): the items k times."""
+    k = times.value if isinstance(times, Const) else None
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or not 0 <= k <= 8:
+        raise norm.error(node, f"repeating the list {h.user!r} (its length known only when "
+                         "the code runs) needs a small int known when the code is generated",
+                         cls=TranspileError, hint="build the list with a loop")
+    x = norm.namer.fresh(f"{h.user}_once")
+    if k == 0:
+        return _fresh_list(norm, h.user, h.dtype, h.ndim,
+                           f"{{b}} = np.copy({x}[:0])\n{{c}} = 0\n",
+                           [(x, as_array(norm, h, node))], node, h.row)
+    parts = ", ".join([x] * k)
+    return _fresh_list(norm, h.user, h.dtype, h.ndim,
+                       f"{{b}} = np.concatenate(({parts},))\n{{c}} = {{b}}.shape[0]\n",
+                       [(x, as_array(norm, h, node))], node, h.row)
 
 
 def loop_view(norm, h, node):

@@ -326,6 +326,10 @@ def list_method(norm, call):
                          hint="build the list under one name, e.g. rows = [[...] for ...] "
                          "from the finished parts")
     value = norm.expr(call.args[0], name)
+    if call.func.attr == "extend" and isinstance(value, RunList):
+        # a list of known structure extended by one of run-time length: a new such list
+        norm.bind_name(name, runlists.concatenated(norm, lst, value, call))
+        return True
     if call.func.attr == "append":
         new = lst.items + [value]
     else:
@@ -365,6 +369,10 @@ def struct_pop(norm, call):
     return item
 
 
+def _is_list(value):
+    return isinstance(value, RunList) or isinstance(value, Struct) and value.kind == "list"
+
+
 def runlist_method(norm, h, call):
     """A method of a list whose length is known only when the code runs (runlists.py)."""
     name = call.func.attr
@@ -376,12 +384,15 @@ def runlist_method(norm, h, call):
         return None
     if name == "pop" and len(args) <= 1:
         return runlists.pop(norm, h, args[0] if args else None, call)
+    if name == "extend" and len(args) == 1:
+        runlists.extend(norm, h, args[0], call)
+        return None
     if name in ("reverse", "sort", "clear") and not args:
         runlists.in_place(norm, h, name, call)
         return None
     raise norm.error(call, f"list.{name}(...) on the list {h.user!r}, whose length is known "
-                     "only when the code runs, is not supported (append, pop, len, indexing, "
-                     "iteration and np.array are)", cls=TranspileError)
+                     "only when the code runs, is not supported (append, extend, pop, len, indexing, "
+                     "slicing, iteration, + and np.array are)", cls=TranspileError)
 
 
 def _holds(value, lst, depth=0):
@@ -422,6 +433,15 @@ def stmt_AnnAssign(norm, node):
 
 
 def stmt_AugAssign(norm, node):
+    if isinstance(node.target, gast.Name) and isinstance(node.op, gast.Add) and \
+            _is_list(norm.frame.env.get(node.target.id)):
+        # `lst += seq` extends the list in place (every name holding it sees the items)
+        call = gast.Call(func=gast.Attribute(value=_as_load(node.target), attr="extend",
+                                             ctx=gast.Load()), args=[node.value], keywords=[])
+        gast.copy_location(call, node)
+        gast.fix_missing_locations(call)
+        list_method(norm, call)
+        return
     binop = gast.BinOp(left=_as_load(node.target), op=node.op, right=node.value)
     gast.copy_location(binop, node)
     if isinstance(node.target, gast.Name):
