@@ -377,6 +377,22 @@ def _stmt(draw, prog, kinds):
             prog.emit(f"{t} = {a} * (np.sum(np.array(l{t})) + len(l{t}))")
         else:
             prog.emit(f"{t} = {b} * (l{t}[-1] if l{t} else 0.5)")
+    elif kind == "append_rows":   # a list of arrays appended under an if on the data
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
+        prog.emit(f"r{t} = []")
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"if {a}[i] > {c}:", 2)
+        prog.emit(f"r{t}.append({b} * {a}[i])", 3)
+        form = draw(st.integers(0, 2))
+        if form == 0:
+            prog.emit(f"{t} = {a} * len(r{t}) + (np.vstack(r{t}).sum(axis=0) if r{t} else {b})")
+        elif form == 1:
+            prog.emit(f"{t} = {b} + (np.stack(r{t}[::2] + r{t}[-1:], axis=1).sum(axis=1) "
+                      f"if r{t} else {a})")
+        else:
+            prog.emit(f"{t} = {a} * (np.sum(np.concatenate(r{t})) if r{t} else 0.5) + "
+                      f"(r{t}[0] if r{t} else {b})")
     elif kind == "shape_loop":    # a loop variable whose length changes in the loop
         a, b = _pick(draw, prog), _pick(draw, prog)
         k = draw(st.integers(1, N - 1))
@@ -408,10 +424,11 @@ FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "in
 PYTHON_KINDS = ["or_draw", "enum_start", "iter_write", "break_var", "loop_return", "neg_pow",
                 "append_zip"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
-# values whose length depends on the data: lists appended under an if (not under vmap: each
-# example's list has its own length) and a loop variable whose length changes in the loop
-# (Numba has no lowering for some of these: jit runs them in NumPy with a warning)
-PYTHON_DATA_KINDS = ["append_if", "shape_loop"]
+# values whose length depends on the data: lists (of numbers or arrays) appended under an if
+# (not under vmap: each example's list has its own length) and a loop variable whose length
+# changes in the loop (Numba has no lowering for some of these: jit runs them in NumPy with a
+# warning)
+PYTHON_DATA_KINDS = ["append_if", "shape_loop", "append_rows"]
 PYTHON_ALL_KINDS = ["assign", "if", "for", "write"] + PYTHON_KINDS + PYTHON_DATA_KINDS
 FOREIGN_KINDS = ["assign", "if", "for", "write", "view"] + FOREIGN_NEW_KINDS
 # complex values between real input and output (jit(grad) of them once returned a complex

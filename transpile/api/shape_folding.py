@@ -34,5 +34,6 @@ def shape_folder(in_avals):
             return None
         builder.on_emit = on_emit
         builder.avals = sp.avals        # (a vmap called inside picks rules by these ranks)
+        builder.unsized = sp.unsized    # (rank and dtype of values of run-time length)
         builder.shape_folder = shape_folder     # (and folds its function's shapes if needed)
     return hook

@@ -112,6 +112,7 @@ class Builder:
     on_note = None   # optional hook: Eqn -> None, told of every equation (the alias model)
     fresh_results = False   # user code: an operation never returns its argument's buffer
     avals = None     # name -> AVal where shapes are known while normalizing (api/shape_folding.py)
+    unsized = None   # name -> AVal (rank and dtype; lengths known only at run time), likewise
 
     def __init__(self, namer):
         self.namer = namer

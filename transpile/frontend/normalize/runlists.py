@@ -29,7 +29,7 @@ import numpy as np
 
 from transpile.core.avals import AVal
 
-from transpile.core.ir import Const, IndexArg, SliceArg, Var
+from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.frontend.normalize.values import RunList, Struct
 from transpile.primitives import by_name
@@ -89,8 +89,10 @@ def dtype_ndim(norm, atom, depth=0):
         return None
     if not isinstance(atom, Var) or depth > 40:
         return None
-    avals = norm.b.avals
+    avals, unsized = norm.b.avals, norm.b.unsized
     av = avals.get(atom.name) if avals is not None else None
+    if av is None and unsized is not None:
+        av = unsized.get(atom.name)         # (a value of run-time length: its rank and dtype)
     if av is not None:
         return np.dtype(av.dtype), av.ndim
     known = norm.mem.dtypes.get(atom.name)
@@ -129,6 +131,36 @@ def dtype_ndim(norm, atom, depth=0):
                 nd -= 1
         return (x[0], nd) if nd >= 0 else None
     operands = [a for a in args.values() if isinstance(a, (Var, Const))]
+    if prim.name in ("transpose", "moveaxis", "swapaxes", "flip", "ascontiguousarray"):
+        return dtype_ndim(norm, args.get("x"), depth + 1)       # the same axes, reordered
+    if prim.name == "ravel":
+        x = dtype_ndim(norm, args.get("x"), depth + 1)
+        return (x[0], 1) if x is not None else None
+    if prim.name == "reshape":
+        x, shape = dtype_ndim(norm, args.get("x"), depth + 1), args.get("shape")
+        nd = len(shape.items) if isinstance(shape, TupleArg) else \
+            (len(shape.value) if isinstance(shape.value, tuple) else 1) \
+            if isinstance(shape, Const) else None
+        return (x[0], nd) if x is not None and nd is not None else None
+    if prim.name == "astype" and isinstance(args.get("dtype"), Const):
+        x = dtype_ndim(norm, args.get("x"), depth + 1)
+        try:
+            return (np.dtype(args["dtype"].value), x[1]) if x is not None else None
+        except TypeError:
+            return None
+    if prim.name in ("zeros", "ones", "empty", "full") and isinstance(args.get("dtype"), Const) \
+            and args["dtype"].value is not None:
+        shape = args.get("shape")
+        if isinstance(shape, TupleArg):
+            nd = len(shape.items)
+        elif isinstance(shape, Const):
+            nd = len(shape.value) if isinstance(shape.value, (tuple, list)) else 1
+        else:
+            nd = 1 if isinstance(shape, Var) and norm.mem.is_int(shape) else None
+        try:
+            return (np.dtype(args["dtype"].value), nd) if nd is not None else None
+        except TypeError:
+            return None
     if prim.elementwise and prim.impl is not None:
         vals, nd = [], 0
         for a in args.values():
@@ -148,12 +180,20 @@ def dtype_ndim(norm, atom, depth=0):
     if prim.reduction and prim.impl is not None:
         axis, keep = args.get("axis", Const(None)), args.get("keepdims", Const(False))
         x = dtype_ndim(norm, args.get("x"), depth + 1) if "x" in args else None
-        if x is None or not (isinstance(axis, Const) and axis.value is None) or \
-                not (isinstance(keep, Const) and not keep.value) or len(operands) != 1:
+        if x is None or not isinstance(axis, Const) or not isinstance(keep, Const) or \
+                set(args) - {"x", "axis", "keepdims"}:
+            return None
+        ax = axis.value
+        if ax is None:
+            nd = x[1] if keep.value else 0
+        elif isinstance(ax, (int, np.integer)) and not isinstance(ax, bool) and \
+                -x[1] <= ax < x[1]:
+            nd = x[1] if keep.value else x[1] - 1
+        else:
             return None
         try:
             with np.errstate(all="ignore"):
-                return np.asarray(prim.impl(np.ones((1,) * x[1], x[0]))).dtype, 0
+                return np.asarray(prim.impl(np.ones((1,) * x[1], x[0]))).dtype, nd
         except Exception:       # noqa: BLE001
             return None
     if prim.bool_result:
@@ -388,7 +428,8 @@ def before_loop(norm, user, entry, post, node, frame, trips=None, per_trip=None)
         elif ndim:
             # rows of the first item's shape (each item stored is checked against it)
             capname = norm.namer.fresh("_runlist_cap")
-            _run_in(norm, frame, node, f"{h.items} = np.zeros(({capname},) + {_NEW}.shape, "
+            dims = ", ".join(f"{_NEW}.shape[{a}]" for a in range(ndim))
+            _run_in(norm, frame, node, f"{h.items} = np.zeros(({capname}, {dims}), "
                                        f"dtype={_dt(h)})\n", entry.items[0], [(capname, cap)])
         else:
             frame.env[h.items] = norm.b.emit(by_name("zeros"), {
@@ -489,10 +530,13 @@ def append(norm, h, value, node):
     if h.bound is not None:
         h.bound += 1
     if h.ndim:
-        # rows of the item's shape; a buffer with rows already must have that shape
+        # rows of the item's shape (written out where known); a buffer with rows already must
+        # have that shape
+        shape = f"(2 * {c} + 1, {', '.join(str(n) for n in h.row)})" if h.row is not None \
+            else f"(2 * {c} + 1, {', '.join(f'{v}.shape[{a}]' for a in range(h.ndim))})"
         grow = (_row_check(h, v, guard=f"{b}.shape[0] > 0 and ") +
                 f"if {c} == {b}.shape[0]:\n"
-                f"    {g} = np.zeros((2 * {c} + 1,) + {v}.shape, dtype={_dt(h)})\n"
+                f"    {g} = np.zeros({shape}, dtype={_dt(h)})\n"
                 f"    if {c} > 0:\n"
                 f"        {g}[:{c}] = {b}[:{c}]\n"
                 f"    {b} = {g}\n")
