@@ -55,11 +55,6 @@ _STATEMENTS = {**statements.STATEMENTS, **loops.STATEMENTS, **calls.STATEMENTS}
 _EXPRESSIONS = {**expressions.EXPRESSIONS, **calls.EXPRESSIONS}
 
 
-
-# NumPy functions joining a sequence of arrays: a list of arrays of run-time length given to
-# one is joined over its stacked items (runlists.joined)
-_JOINS = ("stack", "vstack", "hstack", "column_stack", "concatenate")
-
 class Normalizer:
     """Reads functions and templates into one Builder.
 
@@ -252,9 +247,11 @@ class Normalizer:
             return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
         if prim is len_ and isinstance(bound["x"], RunList):
             return runlists.count(bound["x"])
-        if prim.name in _JOINS and isinstance(bound.get("arrays"), RunList) and \
-                bound["arrays"].ndim:
-            return runlists.joined(self, prim.name, bound["arrays"],
+        if isinstance(bound.get("arrays"), RunList) and bound["arrays"].ndim and \
+                runlists.join_name(prim) is not None:
+            # a list of arrays of run-time length given to np.stack & co: joined over its
+            # stacked items
+            return runlists.joined(self, runlists.join_name(prim), bound["arrays"],
                                    bound.get("axis", Const(0)), node)
         if prim is array and isinstance(bound.get("x"), RunList):
             out = runlists.as_array(self, bound["x"], node)     # np.array(out): a new array

@@ -36,8 +36,19 @@ from transpile.primitives import by_name
 from transpile.primitives.internal.control import assign as assign_prim
 from transpile.primitives.internal.control import cast_into as cast_into_prim
 from transpile.primitives.internal.control import setitem as setitem_prim
+from transpile.primitives.numpy.arrays import flip as flip_prim
+from transpile.primitives.numpy.nondiff import empty as empty_prim
+from transpile.primitives.numpy.nondiff import full as full_prim
+from transpile.primitives.numpy.nondiff import ones as ones_prim
+from transpile.primitives.numpy.nondiff import zeros as zeros_prim
+from transpile.primitives.numpy.structure import astype as astype_prim
 from transpile.primitives.numpy.structure import copy as copy_prim
 from transpile.primitives.numpy.structure import getitem as getitem_prim
+from transpile.primitives.numpy.structure import moveaxis as moveaxis_prim
+from transpile.primitives.numpy.structure import ravel as ravel_prim
+from transpile.primitives.numpy.structure import reshape as reshape_prim
+from transpile.primitives.numpy.structure import swapaxes as swapaxes_prim
+from transpile.primitives.numpy.structure import transpose as transpose_prim
 
 _NUMBER_KINDS = "biufc"
 
@@ -131,24 +142,25 @@ def dtype_ndim(norm, atom, depth=0):
                 nd -= 1
         return (x[0], nd) if nd >= 0 else None
     operands = [a for a in args.values() if isinstance(a, (Var, Const))]
-    if prim.name in ("transpose", "moveaxis", "swapaxes", "flip", "ascontiguousarray"):
+    if prim in (transpose_prim, moveaxis_prim, swapaxes_prim, flip_prim):
         return dtype_ndim(norm, args.get("x"), depth + 1)       # the same axes, reordered
-    if prim.name == "ravel":
+    if prim is ravel_prim:
         x = dtype_ndim(norm, args.get("x"), depth + 1)
         return (x[0], 1) if x is not None else None
-    if prim.name == "reshape":
+    if prim is reshape_prim:
         x, shape = dtype_ndim(norm, args.get("x"), depth + 1), args.get("shape")
         nd = len(shape.items) if isinstance(shape, TupleArg) else \
             (len(shape.value) if isinstance(shape.value, tuple) else 1) \
             if isinstance(shape, Const) else None
         return (x[0], nd) if x is not None and nd is not None else None
-    if prim.name == "astype" and isinstance(args.get("dtype"), Const):
+    if prim is astype_prim and isinstance(args.get("dtype"), Const):
         x = dtype_ndim(norm, args.get("x"), depth + 1)
         try:
             return (np.dtype(args["dtype"].value), x[1]) if x is not None else None
         except TypeError:
             return None
-    if prim.name in ("zeros", "ones", "empty", "full") and isinstance(args.get("dtype"), Const) \
+    if prim in (zeros_prim, ones_prim, empty_prim, full_prim) and \
+            isinstance(args.get("dtype"), Const) \
             and args["dtype"].value is not None:
         shape = args.get("shape")
         if isinstance(shape, TupleArg):
@@ -783,9 +795,18 @@ def loop_view(norm, h, node):
     return v
 
 
+JOINS = ("stack", "vstack", "hstack", "column_stack", "concatenate")
+
+
+def join_name(prim):
+    """Which of NumPy's functions joining a sequence of arrays `prim` is (None: another)."""
+    return next((n for n in JOINS if by_name(n) is prim), None)
+
+
 def joined(norm, name, h, axis, node):
-    """np.stack/vstack/hstack/column_stack/concatenate of a list of arrays (`axis` a Const),
-    as code over the stacked items (a new array; NumPy's error for an empty list)."""
+    """np.stack/vstack/hstack/column_stack/concatenate (`name`, from join_name) of a list of
+    arrays (`axis` a Const), as code over the stacked items (a new array; NumPy's error for an
+    empty list)."""
     d = h.ndim
     a = axis.value if isinstance(axis, Const) else None
     if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
