@@ -366,24 +366,14 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"l{t}.append(u * np.cos(v))", 2)
         prog.emit(f"{t} = np.array(l{t}) + {a}")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
-        a, b = _pick(draw, prog), _pick(draw, prog)
-        c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
-        prog.emit(f"l{t} = []")
-        prog.emit(f"for i in range({N}):")
-        prog.emit(f"if {a}[i] > {c}:", 2)
-        prog.emit(f"l{t}.append({b}[i] * 2.0)", 3)
+        a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
         if form == 0:
             prog.emit(f"{t} = {a} * (np.sum(np.array(l{t})) + len(l{t}))")
         else:
             prog.emit(f"{t} = {b} * (l{t}[-1] if l{t} else 0.5)")
     elif kind == "append_rows":   # a list of arrays appended under an if on the data
-        a, b = _pick(draw, prog), _pick(draw, prog)
-        c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
-        prog.emit(f"r{t} = []")
-        prog.emit(f"for i in range({N}):")
-        prog.emit(f"if {a}[i] > {c}:", 2)
-        prog.emit(f"r{t}.append({b} * {a}[i])", 3)
+        a, b = _appended_under_if(draw, prog, f"r{t}", "{b} * {a}[i]")
         form = draw(st.integers(0, 2))
         if form == 0:
             prog.emit(f"{t} = {a} * len(r{t}) + (np.vstack(r{t}).sum(axis=0) if r{t} else {b})")
@@ -436,6 +426,18 @@ FOREIGN_KINDS = ["assign", "if", "for", "write", "view"] + FOREIGN_NEW_KINDS
 COMPLEX_KINDS = ["assign", "if", "for", "write", "complex"]
 # np.fill_diagonal as a statement among branches, loops and writes
 FILL_KINDS = ["assign", "if", "for", "write", "view", "newaxis", "fill_diag"]
+
+
+def _appended_under_if(draw, prog, name, item):
+    """`name = []; for i in range(N): if a[i] > c: name.append(item)` with two values drawn
+    (`item` a format string over {a} and {b}); returns (a, b)."""
+    a, b = _pick(draw, prog), _pick(draw, prog)
+    c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
+    prog.emit(f"{name} = []")
+    prog.emit(f"for i in range({N}):")
+    prog.emit(f"if {a}[i] > {c}:", 2)
+    prog.emit(f"{name}.append({item.format(a=a, b=b)})", 3)
+    return a, b
 
 
 @st.composite
