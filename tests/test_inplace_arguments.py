@@ -85,6 +85,17 @@ def float_into_int(x, y):
     x[1:] = y[1:] * 2.5           # NumPy casts the float values into x's integers
 
 
+def cumulate_rows(x):
+    for i in range(1, x.shape[0]):  # a loop variable inside the axis: the write cannot raise
+        x[i] = x[i] + x[i - 1] * 0.5
+    return np.count_nonzero(x > 0.0), np.argmax(x), x.max()
+
+
+def put_then_count(x, idx, fill):
+    np.put(x, idx, fill)          # every index checked before the first write
+    return np.count_nonzero(x != fill) / x.size
+
+
 def _rng(k):
     return np.random.default_rng(k)
 
@@ -100,6 +111,9 @@ CASES = [
     (broadcast_row, lambda: (np.zeros((4, 5)), _rng(19).standard_normal(5))),
     (float_into_int, lambda: (np.zeros(7, np.int64), _rng(20).standard_normal(7) * 9)),
     (double_self, lambda: (_rng(14).standard_normal(6), _rng(15).standard_normal(8))),
+    (cumulate_rows, lambda: (_rng(21).standard_normal((5, 3)),)),
+    (put_then_count, lambda: (_rng(22).standard_normal((6, 3)), np.array([0, 4, -1, 4]), 0.0)),
+    (put_then_count, lambda: (_rng(23).standard_normal(30), np.arange(-30, 30, 7), 2.0)),
 ]
 
 
@@ -124,7 +138,9 @@ def test_argument_writes_in_place_equal_numpy(f, make):
             _same(g, w)
 
 
-@pytest.mark.parametrize("f, make", CASES[:3] + CASES[4:5], ids=["fill", "clamp", "clamp3", "diffuse"])
+@pytest.mark.parametrize("f, make", CASES[:3] + CASES[4:5] + CASES[-3:],
+                         ids=["fill", "clamp", "clamp3", "diffuse", "cumulate_rows", "put_counted",
+                              "put_loop"])
 def test_nothing_can_raise_so_arguments_are_not_copied(f, make):
     j = _jit(f)
     j(*make())
@@ -160,6 +176,68 @@ def test_a_statement_that_can_raise_after_a_write_keeps_the_copy(f, good, bad, e
     x, y = x0.copy(), x0.copy()
     assert j(x, good) == f(y, good)
     _same(x, y)                                    # the call that returns writes as NumPy
+
+
+def test_put_with_a_bad_index_raises_before_writing_in_place():
+    """np.put checks every index before its first write, so the argument is written in place
+    and a bad index (anywhere in the list) leaves it as it was."""
+    j = _jit(put_then_count)
+    x0 = _rng(24).standard_normal((4, 3))
+    for bad in (np.array([0, 5, 12]), np.array([1, 2, 3, -13]), np.arange(20)):
+        x = x0.copy()
+        with pytest.raises(IndexError):
+            j(x, bad, 0.0)
+        assert np.array_equal(x, x0)
+    assert ".copy()" not in j.jitted.source
+
+
+def driven_field(steps, u, source):
+    """An fdtd-style update: u's first row driven by source[t] on step t."""
+    for t in range(steps):
+        u[0, :] = source[t]
+        u[1:, :] += 0.5 * (u[:-1, :] - u[1:, :])
+
+
+def driven_ahead(steps, u, source):
+    for t in range(1, steps):
+        u[:, 0] = source[t - 1] + source[t + 1]
+        u[:, 1:] -= 0.25 * u[:, :-1]
+
+
+def stops_early(steps, u, source):
+    for t in range(steps):
+        if source[t] < 0.0:         # leaves before reading past the end
+            break
+        u += source[t]
+
+
+def test_loop_reads_checked_once_so_arguments_are_written_in_place():
+    """`source[t]` over range(steps): steps is checked against source's length once before
+    the loop, so nothing in the loop can raise and u is written in place; steps past the end
+    raises NumPy's IndexError at the user's line and leaves u as it was."""
+    r = _rng(30)
+    for f, good, bad in ((driven_field, 4, 5), (driven_ahead, 3, 4)):
+        j = _jit(f)
+        u0, source = r.standard_normal((5, 6)), r.standard_normal(4)
+        x, y = u0.copy(), u0.copy()
+        j(good, x, source)
+        f(good, y, source)
+        _same(x, y)
+        assert ".copy()" not in j.jitted.source, j.jitted.source
+        x = u0.copy()
+        with pytest.raises(IndexError, match="out of bounds") as info:
+            j(bad, x, source)
+        assert "test_inplace_arguments.py" in str(info.value)
+        assert np.array_equal(x, u0)
+
+
+def test_a_loop_that_may_leave_before_a_bad_read_is_not_checked_ahead():
+    j = _jit(stops_early)
+    source = np.array([0.5, 0.25, -1.0])
+    x, y = np.ones(3), np.ones(3)
+    j(10, x, source)                # NumPy stops at the negative item: no IndexError
+    stops_early(10, y, source)
+    _same(x, y)
 
 
 def raise_before_writes(x, i):

@@ -8,6 +8,8 @@ lowers.
     scatter_adds       `a = a + rt.getitem_vjp(...)` becomes a scatter-add into a (ad/)
     reads_before_writes, drop_dead_tapes
     leave_loops_early  a range loop whose iterations after a `break` do nothing leaves there
+    checks_before_loops  a loop reading x[i] over range(n) checks n once before it, where
+                       that lets the arguments be written in place (optimize/no_raise.py)
     copies_on_entry    an argument a loop writes into is copied once before the loop
                        (unless it may be written in place: optimize/no_raise.py)
     in_place_writes    which subscript writes may reuse their array (optimize/inplace.py);
@@ -22,7 +24,7 @@ from transpile.optimize.dead_code import drop_dead_values
 from transpile.optimize.early_exit import leave_loops_early
 from transpile.optimize.fusion import fuse, store_into_destinations
 from transpile.optimize.inplace import copies_on_entry, in_place_writes, sources
-from transpile.optimize.no_raise import owned_arguments
+from transpile.optimize.no_raise import checks_before_loops, owned_arguments
 from transpile.optimize.specialize import specialize
 
 
@@ -37,6 +39,10 @@ def optimized_body(core, avals, params):
     body = leave_loops_early(body, av)
     scalars = {n for n, a in av.items() if a is not None and not a.shape}
     owned = owned_arguments(body, av, params)
+    if not owned:       # reads at a loop's variable checked once before the loop, if that helps
+        checked, proved = checks_before_loops(body, av)
+        owned = owned_arguments(checked, av, params, proved) if proved else set()
+        body = checked if owned else body
     # an argument a loop writes into: copied once before the loop, not on every iteration
     body = copies_on_entry(body, params, owned)
     in_place = in_place_writes(body, params, outs, scalars=scalars, owned=owned)

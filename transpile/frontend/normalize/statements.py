@@ -231,37 +231,45 @@ def put_statement(norm, node):
         scalar[k] = _rank(norm, value, node) == 0
         counts[k] = value
         norm.bind_name(f"{p}_{k}", value)
-    # the multi-index of flat position `at` (C order), with lengths read from a's shape
+    # the multi-index of flat position `at` (C order), with lengths read from a's shape; each
+    # position taken modulo its axis length, so optimize/no_raise.py sees writes that cannot
+    # raise (the index was checked or wrapped before)
     items = []
     for d in range(nd.value):
         stride = " * ".join(f"{a}.shape[{e}]" for e in range(d + 1, nd.value))
         pos = f"({p}_at // ({stride}))" if stride else f"{p}_at"
-        items.append(f"{pos} % {a}.shape[{d}]" if d else pos)
-    if mode == "raise":
-        fix = [f"if {p}_at < 0:",
-               f"    {p}_at = {p}_at + {p}_size",
-               f"if {p}_at < 0 or {p}_at >= {p}_size:",
-               f"    raise IndexError('{what}: an index is out of bounds')"]
-    elif mode == "wrap":
-        fix = [f"{p}_at = {p}_at % {p}_size"]
-    else:
+        items.append(f"{pos} % {a}.shape[{d}]")
+    if mode == "clip":
         fix = [f"{p}_at = min(max({p}_at, 0), {p}_size - 1)"]
+    else:
+        fix = [f"{p}_at = {p}_at % {p}_size"]
+    # mode 'raise': every index checked before the first write (a call that raises leaves the
+    # array as it was; NumPy's own loop may have written the indices before the bad one)
+    check = [f"if {p}_at + {p}_size < 0 or {p}_at >= {p}_size:",
+             f"    raise IndexError('{what}: an index is out of bounds')"] \
+        if mode == "raise" else []
+
     def body(k):
         value = f"{p}_v" if scalar["v"] else f"{p}_value[{k} % {p}_value.shape[0]]"
         return fix + [f"{a}[{', '.join(items)}] = {value}"]
     lines = [f"{p}_size = {a}.size"]
     count = 1 if scalar["ind"] else _count(norm, counts["ind"], node)
     if scalar["ind"]:
-        lines += [f"{p}_at = {p}_ind"] + body(0)
+        lines += [f"{p}_at = {p}_ind"] + check + body(0)
     elif count is not None and count <= _PUT_UNROLL:
         # indices counted now: one write each (a loop of one trip over a computed index of a
         # matrix is refused by the loop specialization)
         lines.append(f"{p}_index = np.ravel(np.asarray({p}_ind))")
+        for k in range(count if check else 0):
+            lines += [f"{p}_at = {p}_index[{k}]"] + check
         for k in range(count):
             lines += [f"{p}_at = {p}_index[{k}]"] + body(k)
     else:
-        lines += [f"{p}_index = np.ravel(np.asarray({p}_ind))",
-                  f"for {p}_k in range({p}_index.shape[0]):",
+        lines.append(f"{p}_index = np.ravel(np.asarray({p}_ind))")
+        if check:
+            lines += [f"for {p}_k in range({p}_index.shape[0]):",
+                      f"    {p}_at = {p}_index[{p}_k]"] + ["    " + line for line in check]
+        lines += [f"for {p}_k in range({p}_index.shape[0]):",
                   f"    {p}_at = {p}_index[{p}_k]"] + ["    " + line for line in body(f"{p}_k")]
     if not scalar["v"]:             # (no values: NumPy writes nothing)
         lines = [f"{p}_value = np.ravel(np.asarray({p}_v))", f"if {p}_value.shape[0] > 0:"] + \

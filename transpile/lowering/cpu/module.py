@@ -323,6 +323,8 @@ class Lowerer:
             yt = self._cast(y, out_av.dtype)
             if not out_av.shape:
                 return f"{dt}(np.dot({xt}, {yt}))"
+            if out_av.dtype.kind in "fc":         # (large products: NumPy's threaded BLAS)
+                return f"blas_dot({xt}, {yt})"
             return f"np.dot({xt}, {yt})"
         if prim is outer:
             return f"np.outer({self._cast(x, out_av.dtype)}, {self._cast(a['y'], out_av.dtype)})"
@@ -650,6 +652,7 @@ from transpile_runtime.backends.numba_special import (
     norm_logcdf_scalar, norm_logpdf_scalar, norm_logsf_scalar, norm_sf_scalar, t_logpdf_scalar,
     trigamma_scalar)
 from transpile_runtime.backends.numba_linalg import eigh_lapack, svd_values_lapack
+from transpile_runtime.backends.numba_products import blas_dot
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """
@@ -775,7 +778,7 @@ def compile_module(text, path, name):
     fn = loaded(path, name)
     if fn is not None:
         return fn
-    if "np.dot(" in text:
+    if "np.dot(" in text or "blas_dot(" in text:
         limit_numba_blas_threads()
     # as a background compile's worker process executes it (the same module name: Numba
     # rebuilds a cached function's environment by importing its module by name)

@@ -215,9 +215,12 @@ def _product(lw, st):
     kx = f"{x.name}.shape[{xs[0] - 1}]"
     ky = f"{y.name}.shape[0]"
     if dt.kind in "fc":
-        text = f"np.dot({_cast(x.name, xs[1], dt)}, {_cast(y.name, ys[1], dt)})"
-        # (Numba's np.dot raises ValueError on operands that do not fit, as NumPy does)
-        return [f"{o} = {dtype_ctor(dt)}({text})" if xs[0] == ys[0] == 1 else f"{o} = {text}"]
+        operands = f"{_cast(x.name, xs[1], dt)}, {_cast(y.name, ys[1], dt)}"
+        # (Numba's np.dot raises ValueError on operands that do not fit, as NumPy does; a
+        # large product is NumPy's, on its threaded BLAS)
+        if xs[0] == ys[0] == 1:
+            return [f"{o} = {dtype_ctor(dt)}(np.dot({operands}))"]
+        return [f"{o} = blas_dot({operands})"]
     if dt.kind not in "iu":
         return None       # (booleans: NumPy's logical product)
     ctor = dtype_ctor(dt)

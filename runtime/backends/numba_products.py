@@ -1,0 +1,43 @@
+"""Matrix products in compiled code: large ones by NumPy's own BLAS, small ones by Numba's.
+
+Numba's np.dot calls SciPy's OpenBLAS, which transpile keeps on one thread
+(lowering/cpu/module.py: limit_numba_blas_threads), and copies a strided operand (a column
+slice, a row of a transposed matrix) before the call. NumPy passes strides to BLAS as they are
+and runs a large product on every core. So from NUMPY_DOT_MIN multiply-adds on, the compiled
+code hands the product to NumPy (an object-mode block: the GIL taken for about a microsecond,
+NumPy releases it for the BLAS call); a large product then costs what it costs in NumPy.
+"""
+import numpy as np
+from numba import njit, objmode, types
+from numba.extending import overload
+
+# multiply-adds from which the product is NumPy's (64 x 64 times 64 x 64: ~10 us on one core,
+# where the object-mode call's ~1 us no longer counts)
+NUMPY_DOT_MIN = 1 << 18
+
+
+def numpy_dot(x, y):
+    """np.dot(x, y) by NumPy itself, C-ordered (called from compiled code through its overload)."""
+    return np.ascontiguousarray(np.dot(x, y))
+
+
+@overload(numpy_dot)
+def _numpy_dot(x, y):
+    out_type = types.Array(x.dtype, x.ndim + y.ndim - 2, "C")
+
+    def impl(x, y):
+        with objmode(out=out_type):
+            out = np.ascontiguousarray(np.dot(x, y))
+        return out
+    return impl
+
+
+@njit(cache=True)
+def blas_dot(x, y):
+    """np.dot(x, y) of a matrix or vector with a matrix or vector (not two vectors), operands of
+    one float or complex dtype: NumPy's for NUMPY_DOT_MIN multiply-adds or more, else Numba's."""
+    inner = y.shape[0]
+    macs = x.size * (y.size // inner) if inner > 0 else 0
+    if macs >= NUMPY_DOT_MIN:
+        return numpy_dot(x, y)
+    return np.dot(x, y)
