@@ -16,13 +16,14 @@ lowers.
                        the arguments' own buffers too where nothing can raise after their
                        first write (optimize/no_raise.py)
     fuse               elementwise chains and reductions -> loops (optimize/fusion.py); a
-                       loop whose result is written in place into a slice writes it there
+                       loop whose result is written in place into a slice writes it there,
+                       and one computing an argument's final value writes into the argument
 """
 from transpile.ad.accumulate import reads_before_writes, scatter_adds
 from transpile.ad.tape_split import drop_dead_tapes, split_tapes
 from transpile.optimize.dead_code import drop_dead_values
 from transpile.optimize.early_exit import leave_loops_early
-from transpile.optimize.fusion import fuse, store_into_destinations
+from transpile.optimize.fusion import fuse, store_final_values, store_into_destinations
 from transpile.optimize.inplace import copies_on_entry, in_place_writes, sources
 from transpile.optimize.no_raise import checks_before_loops, owned_arguments
 from transpile.optimize.specialize import specialize
@@ -48,4 +49,5 @@ def optimized_body(core, avals, params):
     in_place = in_place_writes(body, params, outs, scalars=scalars, owned=owned)
     src = sources(body, params, scalars, owned)[0]
     body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place, av)
+    body = store_final_values(body, outs, src, av)
     return body, outs, av, in_place, owned

@@ -26,7 +26,8 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
-from transpile.primitives.internal.control import assign, setitem, write_in_place
+from transpile.core.liveness import live_after
+from transpile.primitives.internal.control import assign, setitem, write_back, write_in_place
 from transpile.primitives.numpy.arrays import roll
 from transpile.optimize.no_raise import selected_shape
 
@@ -316,6 +317,54 @@ def store_into_destinations(body, outs, src, in_place, avals):
             out.append(st)
         return out
     return rewrite(body)
+
+
+def store_final_values(body, outs, src, avals):
+    """`v = <fused loop>; ...; rt.write_back(p, v)` at the top level, p an argument written in
+    place (its own buffer) whose old value nothing reads after the loop (`p += vel * dt`):
+    the loop writes v straight into p (`v = p`, FusedGroup.stores) and the final copy goes.
+    The loop may read p itself, element by element at the index it writes (no other view of
+    p's buffer, no np.roll of it); v may be read afterwards, and returned (it is p's buffer,
+    as NumPy's `p += ...; return p` is)."""
+    finals = {}
+    for k, st in enumerate(body):
+        if isinstance(st, Eqn) and st.prim is write_back and isinstance(st.args["dest"], Var) \
+                and isinstance(st.args["value"], Var):
+            p = st.args["dest"].name
+            finals[st.args["value"].name] = None if p in finals.values() else (p, k)
+    if not finals:
+        return body
+
+    def dest_not_read(eqn):
+        return [a.name for k, a in eqn.args.items() if isinstance(a, Var)
+                and not (eqn.prim is write_back and k == "dest")]
+    live = live_after(body, outs, reads=lambda e: dest_not_read(e))
+    dropped = set()
+    for k, g in enumerate(body):
+        if not isinstance(g, FusedGroup):
+            continue
+        for v in g.outputs:
+            if finals.get(v) is None or v in g.stores:
+                continue
+            p, at = finals[v]
+            if at < k or not _final_fits(g, v, p, src, avals, live[id(g)]):
+                continue
+            g.stores[v] = (p, ir.IndexArg((Ellipsis,)))
+            dropped.add(at)
+    return [st for k, st in enumerate(body) if k not in dropped]
+
+
+def _final_fits(g, v, p, src, avals, live_after_loop):
+    pav, vav = avals.get(p), avals.get(v)
+    sp = src.get(p)
+    if pav is None or vav is None or sp != {p} or pav.dtype != vav.dtype or \
+            tuple(pav.shape) != tuple(vav.shape) or tuple(vav.shape) != tuple(g.shape):
+        return False
+    sharing = {n for n, s in src.items() if s & sp}
+    if any(n in sharing and n != p for n in g.inputs) or live_after_loop & sharing:
+        return False
+    return not any(e.prim is roll and isinstance(e.args.get("x"), Var) and
+                   e.args["x"].name in sharing for e in g.eqns)
 
 
 def _stores_into(g, st, reads, src, in_place, avals):
