@@ -8,6 +8,7 @@
 
 PYTEST_DONT_REWRITE: a function under test holds an `assert`, which pytest would rewrite.
 """
+import re
 import warnings
 
 import numpy as np
@@ -85,6 +86,26 @@ def float_into_int(x, y):
     x[1:] = y[1:] * 2.5           # NumPy casts the float values into x's integers
 
 
+def leapfrog(pos, vel, dt):
+    vel *= 0.99                   # each argument's final value written by the loop into it
+    pos += vel * dt
+
+
+def rank_one_update(A, u, v, x):
+    A += np.outer(u, v)           # A's new value read afterwards (it is A's own buffer now)
+    x += A @ u
+    return A.sum()
+
+
+def reverse_into_self(x):
+    x[...] = x[::-1] * 2.0        # a reversed view of x read while x is written: not into x
+
+
+def update_and_return(x, y):
+    x += y * 2.0
+    return x                      # NumPy returns the argument itself
+
+
 def cumulate_rows(x):
     for i in range(1, x.shape[0]):  # a loop variable inside the axis: the write cannot raise
         x[i] = x[i] + x[i - 1] * 0.5
@@ -111,6 +132,11 @@ CASES = [
     (broadcast_row, lambda: (np.zeros((4, 5)), _rng(19).standard_normal(5))),
     (float_into_int, lambda: (np.zeros(7, np.int64), _rng(20).standard_normal(7) * 9)),
     (double_self, lambda: (_rng(14).standard_normal(6), _rng(15).standard_normal(8))),
+    (leapfrog, lambda: (_rng(25).standard_normal((6, 3)), _rng(26).standard_normal((6, 3)), 0.1)),
+    (rank_one_update, lambda: (_rng(27).standard_normal((5, 5)), _rng(28).standard_normal(5),
+                               _rng(29).standard_normal(5), np.zeros(5))),
+    (reverse_into_self, lambda: (_rng(31).standard_normal(7),)),
+    (update_and_return, lambda: (_rng(32).standard_normal((3, 4)), _rng(33).standard_normal(4))),
     (cumulate_rows, lambda: (_rng(21).standard_normal((5, 3)),)),
     (put_then_count, lambda: (_rng(22).standard_normal((6, 3)), np.array([0, 4, -1, 4]), 0.0)),
     (put_then_count, lambda: (_rng(23).standard_normal(30), np.arange(-30, 30, 7), 2.0)),
@@ -176,6 +202,22 @@ def test_a_statement_that_can_raise_after_a_write_keeps_the_copy(f, good, bad, e
     x, y = x0.copy(), x0.copy()
     assert j(x, good) == f(y, good)
     _same(x, y)                                    # the call that returns writes as NumPy
+
+
+@pytest.mark.parametrize("f, make", [c for c in CASES if c[0] in (leapfrog, rank_one_update,
+                                                                  update_and_return)],
+                         ids=["leapfrog", "rank_one_update", "update_and_return"])
+def test_a_loop_computing_an_arguments_final_value_writes_into_it(f, make):
+    """`pos += vel * dt`: the fused loop writes into pos itself, with no fresh array and no
+    copy back at the end."""
+    j = _jit(f)
+    j(*make())
+    src = j.jitted.source
+    assert ".copy()" not in src and "[...] = " not in src, src
+    main = src.split("def ")[-1]
+    written = {leapfrog: ["pos", "vel"], rank_one_update: ["A", "x"], update_and_return: ["x"]}
+    for a in written[f]:        # the loop's output is the argument itself
+        assert re.search(rf"^\s*{a}_\d+ = {a}$", main, re.M), (a, src)
 
 
 def test_put_with_a_bad_index_raises_before_writing_in_place():

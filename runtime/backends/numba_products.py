@@ -12,8 +12,10 @@ from numba import njit, objmode, types
 from numba.extending import overload
 
 # multiply-adds from which the product is NumPy's (64 x 64 times 64 x 64: ~10 us on one core,
-# where the object-mode call's ~1 us no longer counts)
+# where the object-mode call's ~1 us no longer counts); with a strided operand (a column, a
+# slice of columns), which Numba copies before each call, from 128 x 128 on
 NUMPY_DOT_MIN = 1 << 18
+NUMPY_DOT_STRIDED_MIN = 1 << 14
 
 
 def numpy_dot(x, y):
@@ -35,9 +37,16 @@ def _numpy_dot(x, y):
 @njit(cache=True)
 def blas_dot(x, y):
     """np.dot(x, y) of a matrix or vector with a matrix or vector (not two vectors), operands of
-    one float or complex dtype: NumPy's for NUMPY_DOT_MIN multiply-adds or more, else Numba's."""
+    one float or complex dtype: NumPy's for NUMPY_DOT_MIN multiply-adds or more (or
+    NUMPY_DOT_STRIDED_MIN with an operand that is not contiguous), else Numba's."""
     inner = y.shape[0]
     macs = x.size * (y.size // inner) if inner > 0 else 0
-    if macs >= NUMPY_DOT_MIN:
+    if macs >= NUMPY_DOT_MIN or macs >= NUMPY_DOT_STRIDED_MIN and not (
+            _contiguous(x) and _contiguous(y)):
         return numpy_dot(x, y)
     return np.dot(x, y)
+
+
+@njit(inline="always", cache=True)
+def _contiguous(a):
+    return a.flags.c_contiguous or a.flags.f_contiguous
