@@ -10,6 +10,8 @@ imports it). Also here: recognizing Numba's errors and the line of lowered sourc
 (for the fallback warning), retrying when the cache folder vanished under Numba, and
 `initialize_runtime` (Numba's one-time setup, up front).
 """
+import functools
+import hashlib
 import re
 import numpy
 import os
@@ -18,6 +20,7 @@ import numpy as np
 
 from transpile.core import codegen
 from transpile.version import __version__
+import transpile_runtime
 from transpile_runtime import compile_worker, diskcache
 from transpile.lowering.cpu import module as numba_cpu
 from transpile.lowering import backends
@@ -30,7 +33,27 @@ def _versions():
         nb = numba.__version__
     except ImportError:
         nb = "none"
-    return f"transpile {__version__}, numba {nb}, numpy {numpy.__version__}"
+    return f"transpile {__version__}, numba {nb}, numpy {numpy.__version__}, " \
+        f"runtime {_runtime_fingerprint()}"
+
+
+@functools.lru_cache(maxsize=None)
+def _runtime_fingerprint():
+    """A hash of transpile_runtime's sources. Numba's disk cache checks a cached function
+    against its own file only, not against the helpers it calls: a generated module whose text
+    is unchanged would load machine code built with an older helper (blas_dot, sort_lines)
+    after the runtime changed without a new version number (a checkout, an editable install).
+    The hash is in each module's header, so such a change gives new file names."""
+    root = os.path.dirname(os.path.abspath(transpile_runtime.__file__))
+    h = hashlib.sha1()
+    for folder, dirs, files in sorted(os.walk(root)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            h.update(os.path.relpath(path, root).encode())
+            with open(path, "rb") as f:
+                h.update(f.read())
+    return h.hexdigest()[:12]
 
 
 def _numba_compile(plan):
