@@ -579,8 +579,9 @@ def _sum_grad(lw, st):
 def batched_product(lw, st):
     """np.matmul (`@`) of arrays of more than 2 axes (np.dot of one with a vector or a
     matrix, which is the same product), their shapes known: one np.dot of matrices per
-    position of the broadcast batch axes (an operand with length 1 there is read at 0), or
-    None (not such a product)."""
+    position of the broadcast batch axes (an operand with length 1 there is read at 0), a
+    stack times one matrix as one product of the stack's rows, or None (not such a
+    product)."""
     if st.prim not in (matmul, dot):
         return None
     x, y = st.args["x"], st.args["y"]
@@ -612,6 +613,14 @@ def batched_product(lw, st):
             return name
         lead = nb - len(bshape)       # (an axis of length 1 broadcasts: read at 0)
         return f"{name}[{', '.join('0' if n == 1 else loops[lead + d] for d, n in enumerate(bshape))}]"
+    if xs.ndim > 2 and ys.ndim == 2:
+        # a stack times one matrix: the stack's rows as one matrix, one product (BLAS's gemm,
+        # where a product per matrix of (1, K) rows is a gemv each: doitgen)
+        xt, yt = operand(x, xs, (), "x"), operand(y, ys, (), "y")
+        rows = " * ".join(size_text(n) for n in xs.shape[:-1] if n != 1) or "1"
+        lines.append(f"{o} = blas_dot(np.ascontiguousarray({xt}).reshape(({rows}, "
+                     f"{size_text(xs.shape[-1])})), {yt}).reshape({shape_text(os_.shape)})")
+        return lines
     xt, yt = operand(x, xs, xb, "x"), operand(y, ys, yb, "y")
     lines.append(f"{o} = np.empty({shape_text(os_.shape)}, {dtype_ctor(dt)})")
     pad = ""

@@ -1,0 +1,74 @@
+"""Matrix products under jit against NumPy: small ones by Numba's np.dot, large ones and strided
+ones by NumPy's own BLAS from the compiled code (runtime/backends/numba_products.py), a stack
+times one matrix as one product of the stack's rows. Fallback (TranspileWarning) is an error."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from transpile import jit
+from transpile.errors import TranspileWarning
+
+
+def _run(f, *args):
+    j = jit(f, wait=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = j(*args)
+    return got, j.source_for(*args)
+
+
+def _close(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    tol = 1e-5 if want.dtype in (np.float32, np.complex64) else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def products(a, b, v):
+    return a @ b, v @ b, a @ v[:a.shape[1]], np.dot(a, b) * 2.0
+
+
+def strided(d):
+    out = np.zeros((d.shape[1], d.shape[1]))
+    for i in range(d.shape[1]):
+        out[i, i:] = d[:, i] @ d[:, i:]          # a column times a slice of columns
+    return out
+
+
+def stack_times_matrix(s, m):
+    return np.reshape(s, (s.shape[0], 1, s.shape[1])) @ m, np.dot(s.reshape(2, -1, s.shape[1]), m)
+
+
+@pytest.mark.parametrize("n", [3, 40, 130])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128])
+def test_products_of_every_size_equal_numpy(n, dtype):
+    r = np.random.default_rng(n)
+    a = (r.standard_normal((n, n + 2)) + (1j * r.standard_normal((n, n + 2))
+                                          if dtype == np.complex128 else 0)).astype(dtype)
+    b = r.standard_normal((n + 2, n)).astype(dtype)
+    v = r.standard_normal(n + 2).astype(dtype)
+    got, src = _run(products, a, b, v)
+    for g, w in zip(got, products(a, b, v)):
+        _close(g, w)
+    assert "blas_dot(" in src
+
+
+@pytest.mark.parametrize("shape", [(12, 10), (203, 200)])
+def test_strided_operands_equal_numpy(shape):
+    d = np.random.default_rng(1).standard_normal(shape)
+    got, src = _run(strided, d)
+    _close(got, strided(d))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_a_stack_times_a_matrix_is_one_product(dtype):
+    r = np.random.default_rng(2)
+    s = (r.standard_normal((6, 5)) * 4).astype(dtype)
+    m = r.standard_normal((5, 7))
+    got, src = _run(stack_times_matrix, s, m)
+    for g, w in zip(got, stack_times_matrix(s, m)):
+        _close(g, w)
+    main = src.split("def stack_times_matrix__jit")[1]
+    assert not re.search(r"^\s*for ", main, re.M), src          # no loop per matrix
