@@ -632,7 +632,7 @@ HEADER = """\
 # Regenerated whenever the source changes; edits here are not kept.
 import numpy as np
 from numba import njit, objmode, prange
-from transpile_runtime.backends.numba_math import exp32, exp64
+from transpile_runtime.backends.numba_math import exp32, exp64, tanh32, tanh64
 from transpile_runtime.backends.numba_int import (
     as_inexact, float_max_of, float_min_of, ldexp_exponent, nan_to_num_scalar, negative_power_base,
     np_floor_divide, np_fmod, np_left_shift, np_mod, np_power, np_reciprocal, np_right_shift,

@@ -118,7 +118,8 @@ sinh = defprim("sinh", np.sinh, "np.sinh", "x", batch=E, deriv={"x": "np.cosh(x)
 cosh = defprim("cosh", np.cosh, "np.cosh", "x", batch=E, deriv={"x": "np.sinh(x)"},
                lower=SF.np_fn("cosh"), cuda_c=SF.c_fn("cosh"), numba_cuda=SF.py_fn("cosh"))
 tanh = defprim("tanh", np.tanh, "np.tanh", "x", batch=E, deriv={"x": "1 - ans * ans"},
-               lower=SF.np_fn("tanh"), cuda_c=SF.c_fn("tanh"), numba_cuda=SF.py_fn("tanh"))
+               lower=SF.np_fn("tanh"), cuda_c=SF.c_fn("tanh"), numba_cuda=SF.py_fn("tanh"),
+               lower_loop={"float32": "tanh32({x})", "float64": "tanh64({x})"})
 arcsinh = defprim("arcsinh", np.arcsinh, "np.arcsinh", "x", batch=E,
                   deriv={"x": "1 / np.sqrt(x * x + 1)"},
                   lower=SF.np_fn("arcsinh"), cuda_c=SF.c_fn("asinh"), numba_cuda=SF.py_fn("asinh"))
