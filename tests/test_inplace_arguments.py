@@ -273,12 +273,29 @@ def test_loop_reads_checked_once_so_arguments_are_written_in_place():
         assert np.array_equal(x, u0)
 
 
-def test_a_loop_that_may_leave_before_a_bad_read_is_not_checked_ahead():
-    j = _jit(stops_early)
+def read_then_stop(steps, u, source):
+    for t in range(steps):
+        v = source[t]               # read at the top, then the break
+        if v < 0.0:
+            break
+        u += v
+
+
+def returns_inside(steps, u, source):
+    for t in range(steps):
+        u += source[t]
+        if t == 2:
+            return u.sum()
+    return -1.0
+
+
+@pytest.mark.parametrize("f", [stops_early, read_then_stop, returns_inside])
+def test_a_loop_that_may_leave_before_a_bad_read_is_not_checked_ahead(f):
+    j = _jit(f)
     source = np.array([0.5, 0.25, -1.0])
     x, y = np.ones(3), np.ones(3)
-    j(10, x, source)                # NumPy stops at the negative item: no IndexError
-    stops_early(10, y, source)
+    got = j(10, x, source)          # NumPy leaves before reading past the end: no IndexError
+    assert got == f(10, y, source)
     _same(x, y)
 
 
@@ -465,3 +482,67 @@ def test_arguments_that_share_memory_run_the_function_itself():
         grad(loss)(c, c)
     with pytest.raises(TranspileError, match="share memory"):
         jit(grad(loss))(c, c)
+
+
+# ---- an argument's final value written into it: views and aliases of it read nearby ----------
+
+def standardize_columns(x):
+    x -= x.mean(axis=0)
+    x /= x.std(axis=0)
+
+
+def add_transpose(A):
+    A += A.T                      # NumPy reads A.T before writing (overlap detection)
+
+
+def keep_old_then_update(x, y):
+    v = x * 2
+    x += y
+    return v, x.sum()
+
+
+def alias_then_update(x):
+    t = x                         # t is x: it sees the update
+    x += 1.0
+    return t * 2
+
+
+def update_each_other(x, y):
+    x += y
+    y += x
+
+
+def reversed_in_a_loop(x, n):
+    for i in range(n):
+        x += x[::-1] * 0.5
+
+
+def scale_then_shift(x):
+    x *= 2.0
+    x[1:] = x[:-1]
+    return x
+
+
+ALIASING = [
+    (standardize_columns, lambda: (_rng(40).standard_normal((50, 3)),)),
+    (add_transpose, lambda: (_rng(41).standard_normal((6, 6)),)),
+    (keep_old_then_update, lambda: (_rng(42).standard_normal((4, 5)), _rng(43).standard_normal(5))),
+    (alias_then_update, lambda: (_rng(44).standard_normal(5),)),
+    (update_each_other, lambda: (_rng(45).standard_normal(7), _rng(46).standard_normal(7))),
+    (reversed_in_a_loop, lambda: (_rng(47).standard_normal(8), 3)),
+    (scale_then_shift, lambda: (_rng(48).standard_normal(8),)),
+]
+
+
+@pytest.mark.parametrize("f, make", ALIASING, ids=[c[0].__name__ for c in ALIASING])
+def test_final_values_with_views_and_aliases_equal_numpy(f, make):
+    want_args, got_args = make(), make()
+    want = f(*want_args)
+    got = _jit(f)(*got_args)
+    for g, w in zip(got_args, want_args):
+        if isinstance(w, np.ndarray):
+            _same(g, w)
+    if want is not None:
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            _same(g, w)
