@@ -1955,7 +1955,8 @@ def _lstsq_call(lw, eqn):
 
 
 def lstsq_part(pick):
-    """rt.lstsq_x / rt.lstsq_residuals / rt.lstsq_rank (pick 0 / 1 / 2). The residuals'
+    """rt.lstsq_x / rt.lstsq_residuals / rt.lstsq_rank (pick 0 / 1 / 2), from one call of
+    Numba's lstsq where they are adjacent equations (Lowerer.shared_result). The residuals'
     length is known only at run time (empty unless x has full column rank and more rows
     than columns): their form is lowered where values of run-time length are
     (lowering/cpu/unsized.py), and reads no result shape."""
@@ -1966,10 +1967,12 @@ def lstsq_part(pick):
         av = lw.avals.get(eqn.out) or lw.unsized.get(eqn.out)
         if av is None:
             return None
+        whole, lines = lw.shared_result(call, eqn.out)      # (one call for adjacent parts)
         if pick == 2:
-            return f"{_dt(av.dtype)}({call}[2])"
-        text = f"{call}[{pick}]"
-        return text if av.dtype == np.float64 else f"{text}.astype({_dt(av.dtype)})"
+            return lines + [f"{eqn.out} = {_dt(av.dtype)}({whole}[2])"]
+        text = f"{whole}[{pick}]"
+        return lines + [f"{eqn.out} = " + (text if av.dtype == np.float64 else
+                                           f"{text}.astype({_dt(av.dtype)})")]
     return form
 
 

@@ -150,8 +150,24 @@ class Lowerer:
         if all(line.lstrip().startswith("#") for line in out[start:]):
             out.append(f"{indent}pass")     # (a body of comments only is no block)
 
+    def shared_result(self, text, out):
+        """(name, lines): a name holding the value of the call `text`, and the lines binding it.
+        The statement right before this one in the same block made the same call (np.linalg.lstsq's
+        solution, residuals and rank are three equations of one call): its name, no lines."""
+        pos = getattr(self, "block_pos", None)
+        shared = self.__dict__.setdefault("shared_calls", {})
+        prev = shared.get(text)
+        if pos is not None and prev is not None and prev[0] == pos[0] and prev[1] == pos[1] - 1:
+            shared[text] = (pos[0], pos[1], prev[2])
+            return prev[2], []
+        name = f"{out}_all"
+        if pos is not None:
+            shared[text] = (pos[0], pos[1], name)
+        return name, [f"{name} = {text}"]
+
     def _block(self, stmts, indent, out):
-        for st in stmts:
+        for k, st in enumerate(stmts):
+            self.block_pos = (id(stmts), k)     # (shared_result: the statement before)
             if isinstance(st, Eqn) and reads_unsized(self, st):
                 lines = lower_unsized(self, st)     # a length read at run time
                 if lines is not None:
