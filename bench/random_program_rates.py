@@ -2,7 +2,8 @@
 
     python bench/random_program_rates.py [count] [kinds]
         (kinds: a,b,c, "mutation", "foreign" or "python": the Python-language constructs)
-    RATES_DUMP=errors.txt python bench/random_program_rates.py ...   (each error's program)
+    RATES_DUMP=errors.txt python bench/random_program_rates.py ...   (each error's or
+                                                                      fallback's program)
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
 calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad), grad(vmap), jit(vmap) and
@@ -92,6 +93,9 @@ def run_one(src, x, results, errors):
             msg = str([m.message for m in w if issubclass(m.category, TranspileWarning)][0])
             msg = re.sub(r"/\S*/tp_random_\d+\.py:\d+", "<program>:<line>", msg)
             errors[name]["fallback: " + msg[:110]] += 1
+            if os.environ.get("RATES_DUMP"):
+                with open(os.environ["RATES_DUMP"], "a") as dump:
+                    dump.write(f"==== {name}: fallback: {msg}\n{src}\n")
         else:
             results[name]["ok"] += 1
 
