@@ -13,8 +13,9 @@ What cannot raise (shapes and dtypes are known: a specialization serves one set 
 shapes): a row with an elementwise scalar form (the Numba loops use NumPy's error model:
 no ZeroDivisionError), sums, means and products, assignments, copies, shape queries, basic
 subscripts (slices, `...`, None, constant integers inside the axis, a boolean mask of the
-array's own shape, an integer known to lie inside the axis: a loop's variable over a `range` of
-constants, or `i % n` with the axis length n, as np.put's writes are) and writes through them of a scalar or of a value of the selected shape,
+array's own shape, an integer known to lie inside the axis: a loop's variable over a `range`
+of constants, or `i % n` with the axis length n, as np.put's writes are) and writes through
+them of a scalar or of a value of the selected shape,
 the final write into an argument, and loops and branches made of these (a `range` with a
 constant step). Anything else (an index read at run time, an assert, a library call, a
 max of a possibly empty array, anything reading or binding a value of run-time length, whose
@@ -40,6 +41,7 @@ _SAFE_REDUCE = ("sum", "mean", "prod")
 _COUNTS = (count_nonzero, any_, all_)
 greater = by_name("greater")
 _PRINTS = (debug_print, debug_printf, debug_breakpoint)   # (output before a later error)
+_JUMPS = (ir.Break, ir.Continue, ir.While)       # (a loop that may leave before a read)
 _EXTREMES = (argmax, argmin)
 
 
@@ -106,7 +108,7 @@ def _loop_check(loop, avals, bound, k):
     sav = avals.get(stop.name) if isinstance(stop, Var) else None
     if start is None or start < 0 or step != 1 or sav is None or sav.shape or \
             not np.issubdtype(sav.dtype, np.integer) or bound[loop.var] or \
-            any(isinstance(s, (ir.Break, ir.Continue, ir.While)) for s in _statements(loop.body)) or \
+            any(isinstance(s, _JUMPS) for s in _statements(loop.body)) or \
             any(e.prim in _PRINTS for e in ir.walk_eqns(loop.body)):
         return None
     offsets = {loop.var: 0}       # names of this iteration: the loop variable plus a constant
@@ -114,12 +116,11 @@ def _loop_check(loop, avals, bound, k):
     for st in loop.body:
         if not isinstance(st, Eqn):
             continue
-        x, y = st.args.get("x"), st.args.get("y")
-        if (st.prim is add or st.prim is subtract) and isinstance(x, Var) and \
-                x.name in offsets and _int_const(y) is not None and bound[st.out] == 1:
-            offsets[st.out] = offsets[x.name] + (_int_const(y) if st.prim is add else
-                                                 -_int_const(y))
+        shifted = _shifted(st, offsets, bound)
+        if shifted is not None:
+            offsets[st.out] = offsets[shifted[0]] + shifted[1]
             continue
+        x = st.args.get("x")
         index = st.args.get("index")
         if st.prim.view != "index" or st.prim.subscript_write or not isinstance(index, IndexArg):
             continue
@@ -181,11 +182,10 @@ def index_ranges(body, avals, proved=None):
         if bound[loop.var] == 1 and None not in (start, stop, step) and step > 0 and start >= 0:
             ranges[loop.var] = (start, max(start, stop))
     for st in ir.walk_eqns(body):       # (in order: a name's operands are bound before it)
-        x, y = st.args.get("x"), st.args.get("y")
-        if (st.prim is add or st.prim is subtract) and bound[st.out] == 1 and \
-                isinstance(x, Var) and x.name in ranges and _int_const(y) is not None:
-            c = _int_const(y) if st.prim is add else -_int_const(y)
-            ranges[st.out] = (ranges[x.name][0] + c, ranges[x.name][1] + c)   # i + 1, i - 1
+        shifted = _shifted(st, ranges, bound)
+        if shifted is not None:                                 # i + 1, i - 1
+            lo, hi = ranges[shifted[0]]
+            ranges[st.out] = (lo + shifted[1], hi + shifted[1])
         if st.prim is mod_row and bound[st.out] == 1:
             c = _int_const(st.args.get("y"))
             x = st.args.get("x")
@@ -194,6 +194,15 @@ def index_ranges(body, avals, proved=None):
                                              np.issubdtype(xav.dtype, np.integer)):
                 ranges[st.out] = (0, c)
     return ranges
+
+
+def _shifted(st, known, bound):
+    """(name, c) when st binds, once, a name of `known` plus or minus an integer constant c."""
+    x, c = st.args.get("x"), _int_const(st.args.get("y"))
+    if (st.prim is add or st.prim is subtract) and isinstance(x, Var) and x.name in known and \
+            c is not None and bound[st.out] == 1:
+        return x.name, (c if st.prim is add else -c)
+    return None
 
 
 def _int_const(a):
