@@ -165,11 +165,32 @@ def view_scaled_after_early_return(x):   # vmap(grad) (a loop over the batch: th
     return np.sum(t5)
 
 
+def rows_grown_in_a_loop(x):            # jit(grad): the adjoint of a block of rows of run-time
+    A = np.outer(x, np.cos(x))          # length, reset to 0 each iteration, was 0.0 on one path
+    w = A[:1, :]                        # and an array on the other (a fallback)
+    for i in range(4):
+        if w.shape[0] < 3:
+            w = A[:w.shape[0] + 1, :]
+    s = np.sum(w * w, axis=0)
+    return np.sum(s * x) + w.shape[0]
+
+
+def windows_grown_and_summed(x):        # two grown windows multiplied elementwise
+    a = x[:1]
+    b = np.sin(x)[:1]
+    for i in range(3):
+        if a.shape[0] < 3:
+            a = x[:a.shape[0] + 1]
+            b = np.sin(x)[:b.shape[0] + 1]
+    return np.sum(a * b) + np.sum(a) * 0.5
+
+
 PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
             argument_write_then_break, recurrence_after_copy, unreached_adjoint,
             argument_written_twice, scalar_alias_then_augassign, early_return_after_loop,
             slice_grown_in_a_loop, last_appended_or_default, best_starting_as_none,
-            swapped_by_views, view_scaled_after_early_return]
+            swapped_by_views, view_scaled_after_early_return, rows_grown_in_a_loop,
+            windows_grown_and_summed]
 # second order (reverse over reverse, forward over reverse) on the ones that write no argument
 SECOND_ORDER = [early_return_then_loop, early_return_then_while, unreached_adjoint,
                 early_return_after_loop]

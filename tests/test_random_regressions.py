@@ -6,7 +6,7 @@ import pytest
 
 import random_regressions as R
 from fd import numerical_grad
-from transpile import TranspileWarning, grad, hessian, jacrev, jit, vmap
+from transpile import grad, hessian, jacrev, jit, vmap
 
 NAMES = [f.__name__ for f in R.PROGRAMS]
 XS = np.array([[0.9, 0.09, -0.74, -0.92], [1.0, 1.0, 1.0, 1.0], [-1.0, -1.0, -1.0, -1.0],
@@ -26,9 +26,6 @@ def test_jit_matches_numpy_and_writes_the_argument_alike(name):
         np.testing.assert_allclose(b, a, rtol=1e-12)
 
 
-# known jit(grad) fallback (docs/user_guide.md): the adjoint of an array whose length changes
-# in a loop, reset to 0 each iteration, is a scalar on one path and an array on another
-_JIT_GRAD_FALLS_BACK = {"slice_grown_in_a_loop": "'dwt1'"}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -38,11 +35,7 @@ def test_grad_and_jit_grad_match_finite_differences(name):
     for x in XS:
         want = _fd(f, x)
         np.testing.assert_allclose(grad(f)(x.copy()), want, rtol=1e-5, atol=1e-6)
-        if name in _JIT_GRAD_FALLS_BACK:
-            with pytest.warns(TranspileWarning, match=_JIT_GRAD_FALLS_BACK[name]):
-                got = jit(grad(f))(x.copy())
-        else:
-            got = jit(grad(f))(x.copy())
+        got = jit(grad(f))(x.copy())
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
@@ -95,13 +88,13 @@ def test_grad_of_inlined_grad_with_an_early_return_before_a_loop():
                                    atol=1e-5)
 
 
+# the adjoint of an array of run-time length, reset to 0 in a loop, was a scalar on one path
+# and an array on the other (a fallback): it is a zero array that broadcasts to every length
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
 def test_jit_of_vmap_of_grad_of_a_slice_grown_in_a_loop():
     f = R.slice_grown_in_a_loop
     want = np.array([_fd(f, r) for r in XS])
-    # known fallback (docs/user_guide.md): the adjoint of an array of run-time length, reset to
-    # 0 in a loop, is a scalar on one path and an array on the other
-    with pytest.warns(TranspileWarning, match="'dwt1'"):
-        got = jit(vmap(grad(f)))(XS.copy())
+    got = jit(vmap(grad(f)))(XS.copy())
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 

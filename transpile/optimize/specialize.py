@@ -31,6 +31,7 @@ from transpile.optimize.specialize_control import (resolve_if_array, AvalMap, bi
                                                      dynamic_slice, pop_aval, rw_cast_into,
                                                      sized_by_run_time_int, collective_aval,
                                                      always_zero, rw_add_zero, join_unsized,
+                                                     zero_tolerant,
                                                      rw_float_part,
                                                      specialize_loop, specialize_push)
 from transpile.optimize.specialize_batch import REWRITES as BATCH_REWRITES, note_copy
@@ -93,6 +94,7 @@ class Specializer:
         self.zero_names = {}     # multiply bound names whose scalar values so far are all 0
         self.multi = set()       # names bound more than once (branch joins, loop-carried)
         self.always_zero = {}    # ... every time to the constant 0: name -> that Const
+        self.zero_tolerant = set()   # names whose 0 may be any broadcastable zero array
         self.zero_bcasts = {}    # name -> its Eqn broadcasting the constant 0 over the batch
         self.known_zeros = set()  # names bound once, to zeros
         self.zero_first = {}     # join name -> the zero_bcasts name it was first bound to
@@ -642,6 +644,7 @@ class Specializer:
         self.known_zeros = {st.out for st in ir.walk_eqns(body) if st.out not in self.multi
                             and st.prim in (zeros, zeros_like)}
         self.always_zero = always_zero(body, self.multi)
+        self.zero_tolerant = zero_tolerant(body, outs)
         self.def_locs = {st.out: st.loc for st in ir.walk_eqns(body)}
         self.runs_first = runs_first(body, self.multi)
         self.top_level = {st.out for st in body if isinstance(st, Eqn) and st.out not in self.multi}

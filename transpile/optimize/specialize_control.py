@@ -21,11 +21,13 @@ from collections import Counter
 import numpy as np
 
 from transpile.core import ir
-from transpile.core.ir import Const, Eqn
+from transpile.core.ir import Const, Eqn, Var
 from transpile.primitives.registry import by_name
 from transpile.core.rename import _stem
 from transpile.primitives.internal import control as C
 from transpile.primitives.internal.collectives import axis_index, pmax, pmean, pmin, psum
+from transpile.primitives.internal.adjoint_helpers import getitem_vjp
+from transpile.primitives.numpy.elementwise import add
 from transpile.primitives.numpy.structure import getitem
 from transpile.core.avals import AVal
 
@@ -64,6 +66,8 @@ class AvalMap(dict):
         self.unsized = {}
         self.unsized_shapes = {}  # x.shape of an unsized x -> its length (a run-time tuple)
         self.list_tapes = {}     # tape -> the unsized AVal of the values it holds (a list)
+        # unsized names whose constant 0 is np.zeros((1,) * ndim) (zero_tolerant)
+        self.zero_stand_ins = set()
 
 
 def multi_bound(body):
@@ -226,6 +230,16 @@ def join_unsized(sp, eqn, old, new):
     new = new or old
     if old.ndim == new.ndim and old.ndim and old.dtype == new.dtype and not new.weak:
         sp.unsized[eqn.out] = old
+        return
+    atom = eqn.args.get("x") if eqn.prim is C.assign else None
+    zero_new, zero_old = is_zero(atom) and not new.ndim, \
+        sp.zero_names.get(eqn.out, False) and not old.ndim
+    arr = old if zero_new else new if zero_old else None
+    if arr is not None and arr.ndim and np.issubdtype(arr.dtype, np.inexact) and \
+            eqn.out in sp.zero_tolerant:
+        # an adjoint's 0.0 meets its value of run-time length: a broadcastable zero array
+        sp.unsized[eqn.out] = arr
+        sp.avals.zero_stand_ins.add(eqn.out)
         return
     sp.avals.conflicts.setdefault(eqn.out, Conflict(eqn.out, eqn.loc, old, new,
                                                     eqn.out in sp.none_bound))
@@ -391,6 +405,58 @@ def collective_aval(sp, eqn):
         shape, dtype, weak = found
         return AVal(shape, dtype, weak)
     return None
+
+
+def zero_tolerant(body, outs):
+    """Names every reader of which takes a zero of any broadcastable shape for the zero of
+    the right shape: copies and sums (`d_2 = rt.added_to_zero(d)`, `d_3 = d_2 + g`) into such
+    names, and the value `ct` of `rt.add_at` and `rt.getitem_vjp` (written into a slice of an
+    array of another's shape: + 0 either way). An
+    adjoint reset to 0.0 in a loop whose primal had run-time lengths (a window that grows)
+    stays an array of one rank: such a name's 0 is the broadcastable `np.zeros((1,) * ndim)`.
+    A length, a shape, an output or any other reader makes the zero's own shape matter."""
+    readers = {}
+    blocked = {o.name for o in outs if isinstance(o, Var)}
+    stack = list(body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, Eqn):
+            for k, a in st.args.items():
+                for v in ir.iter_atoms([a]):
+                    if not isinstance(v, Var):
+                        continue
+                    if st.prim in (C.assign, C.added_to_zero, add):
+                        readers.setdefault(v.name, set()).add(st.out)
+                    elif st.prim in (C.add_at, getitem_vjp) and k == "ct":
+                        readers.setdefault(v.name, set()).add(None)   # x's shape decides
+                    else:
+                        blocked.add(v.name)
+            continue
+        blocked.update(n for n in _own_reads(st))
+        if isinstance(st, ir.If):
+            stack += st.body + st.orelse
+        elif isinstance(st, ir.ForRange):
+            stack += st.body
+        elif isinstance(st, ir.While):
+            stack += st.cond_body + st.body
+    ok = set(readers) - blocked
+    changed = True
+    while changed:          # greatest fixed point: every copy or sum lands in such a name
+        changed = False
+        for n in list(ok):
+            if any(r is not None and r not in ok for r in readers[n]):
+                ok.discard(n)
+                changed = True
+    return ok
+
+
+def _own_reads(st):
+    """Names a control statement or a push reads itself (not its nested statements)."""
+    if isinstance(st, ir.Push):
+        return ir.names_read(st)
+    atoms = {ir.If: lambda s: [s.cond], ir.While: lambda s: [s.cond],
+             ir.ForRange: lambda s: [s.start, s.stop, s.step]}.get(type(st), lambda s: [])(st)
+    return [a.name for a in atoms if isinstance(a, Var)]
 
 
 def always_zero(body, multi):

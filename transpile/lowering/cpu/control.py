@@ -97,7 +97,12 @@ def convert(lw, atom, to, st):
 
 
 def _assign(lw, st):
-    return [f"{st.out} = {convert(lw, st.args['x'], lw.avals.get(st.out), st)}"]
+    x = st.args["x"]
+    if st.out in getattr(lw.avals, "zero_stand_ins", ()) and isinstance(x, Const):
+        # an adjoint reset of run-time length: a zero that broadcasts to any of its lengths
+        u = lw.unsized[st.out]
+        return [f"{st.out} = np.zeros({shape_text((1,) * u.ndim)}, {dtype_ctor(u.dtype)})"]
+    return [f"{st.out} = {convert(lw, x, lw.avals.get(st.out), st)}"]
 
 
 def _value_for(lw, v, dest_av, st):
