@@ -185,6 +185,16 @@ def windows_grown_and_summed(x):        # two grown windows multiplied elementwi
     return np.sum(a * b) + np.sum(a) * 0.5
 
 
+def list_grown_under_an_if_then_joined(x):   # jit(grad): the cotangent of the list's buffer
+    t1 = np.log(1.0 + x * x)                # (run-time rows) was read by written_part and
+    rows = []                               # cast_like, which needed a known length
+    for i in range(3):
+        if t1[i] > 0.5:
+            rows.append(x * t1[i])
+    t2 = x + (np.stack(rows[::2] + rows[-1:], axis=1).sum(axis=1) if rows else t1)
+    return np.sum(t2 * t2)
+
+
 PROGRAMS = [early_return_then_loop, early_return_then_while, early_return_then_view_write,
             argument_write_then_break, recurrence_after_copy, unreached_adjoint,
             argument_written_twice, scalar_alias_then_augassign, early_return_after_loop,

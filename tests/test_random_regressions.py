@@ -120,3 +120,12 @@ def test_vmap_of_grad_of_a_list_of_data_length():
         vmap(grad(f))(mixed.copy())
     want = np.array([_fd(f, r) for r in mixed])     # jit's batched code keeps a list per example
     np.testing.assert_allclose(jit(vmap(grad(f)))(mixed.copy()), want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")     # compiled, no NumPy fallback
+def test_jit_grad_of_a_list_grown_under_an_if():
+    """Rows appended under an `if` on the data (0 to 3 of them), then sliced, joined and
+    stacked: jit(grad) against central differences."""
+    f = R.list_grown_under_an_if_then_joined
+    for x in np.concatenate([XS, [[0.1, 0.2, 0.3, 0.4], [1.5, -1.6, 1.7, 0.2]]]):
+        np.testing.assert_allclose(jit(grad(f))(x.copy()), _fd(f, x), rtol=1e-5, atol=1e-6)

@@ -577,9 +577,11 @@ def _basic_index(sp, index):
 
 def _resolve_written_part(sp, eqn, out):
     """rt.written_part(x, index) with a basic index: a copy of x[index] (x[index] itself when it
-    is one element). Integer-array indices keep the run-time helper (repeated elements)."""
+    is one element), x of run-time length too (the cotangent of a list grown under an `if`).
+    Integer-array indices keep the run-time helper (repeated elements)."""
     x, index = eqn.args["x"], eqn.args["index"]
-    if sp.aval(x) is None or not _basic_index(sp, index):
+    known = sp.aval(x) is not None or isinstance(x, Var) and x.name in sp.unsized
+    if not known or not _basic_index(sp, index):
         return eqn
     sel = sp.emit(out, by_name("getitem"), {"x": x, "index": index}, eqn.loc, base="sel")
     sa = sp.aval(sel)

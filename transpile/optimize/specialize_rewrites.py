@@ -153,9 +153,17 @@ def rw_reduced_count(sp, eqn, out):
     return True
 
 
+def _typed(sp, a):
+    """The AVal of an atom, or the rank-and-dtype stand-in of a value of run-time length."""
+    av = sp.aval(a)
+    if av is None and hasattr(a, "name"):
+        av = sp.unsized.get(a.name)
+    return av
+
+
 def rw_cast_like(sp, eqn, out):
     t, x = eqn.args["t"], eqn.args["x"]
-    ta, xa = sp.aval(t), sp.aval(x)
+    ta, xa = _typed(sp, t), _typed(sp, x)     # (only dtypes are read: lengths may be unknown)
     if ta is None or xa is None:
         return False
     if ta.dtype == xa.dtype and not ta.weak:
@@ -247,9 +255,7 @@ def rw_astype(sp, eqn, out):
 def _rank(sp, a):
     """The number of axes of an atom, a value of run-time length (sp.unsized) included, or
     None."""
-    av = sp.aval(a)
-    if av is None and hasattr(a, "name") and a.name in sp.unsized:
-        return sp.unsized[a.name].ndim
+    av = _typed(sp, a)
     return None if av is None else av.ndim
 
 
