@@ -12,7 +12,7 @@ import pytest
 
 from fd import numerical_grad
 from foreign_kernels import kmeans_step
-from transpile import grad, jit
+from transpile import grad, jit, show
 from transpile.errors import TranspileWarning
 
 
@@ -615,3 +615,34 @@ def test_unique_with_counts_or_inverse_compiles(f, a):
         g, w = np.asarray(g), np.asarray(w)
         assert g.shape == w.shape and g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
+
+
+def _count_cases():
+    r = np.random.default_rng(7)
+    x = r.random((40, 3))
+    x[0, 0] = 0.0
+    x[3, 1] = 0.0
+    xi = (x * 3).astype(np.int64)
+    return [
+        (lambda a, fill: np.count_nonzero(a != fill) / a.size, (x, 0.0)),
+        (lambda m: np.count_nonzero(m), (x > 0.5,)),
+        (lambda a: np.count_nonzero(a), (xi,)),
+        (lambda a: np.count_nonzero(a), (x.astype(np.float32),)),
+        (lambda a: np.count_nonzero(a), (x + 1j * (x > 0.7),)),
+        (lambda a: np.count_nonzero(a, axis=0), (xi,)),
+        (lambda a: np.count_nonzero(a[1:] - a[:-1]) + np.count_nonzero(a > 0.5), (x,)),
+        (lambda a: np.count_nonzero(a), (np.zeros((0, 3)),)),
+    ]
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_count_nonzero_is_a_sum_fused_into_its_loop(case):
+    """np.count_nonzero of a whole array is the sum of x != 0 (of a mask: the mask), folded
+    into the loop that computes it: NumPy's count (an int64, exact), no boolean array made."""
+    f, args = _count_cases()[case]
+    got, want = compiled(jit(f), *args), f(*args)
+    np.testing.assert_array_equal(got, want)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    if case == 0:
+        code = [ln for ln in show(jit(f), *args).splitlines() if not ln.strip().startswith("#")]
+        assert not [ln for ln in code if "np.count_nonzero" in ln or "np.empty" in ln]

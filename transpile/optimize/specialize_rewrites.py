@@ -470,6 +470,20 @@ def rw_reduce_no_axes(sp, eqn, out):
     return True
 
 
+def rw_count_nonzero(sp, eqn, out):
+    """np.count_nonzero(x) of a whole array: the sum of x (of x != 0 when x is not boolean),
+    which fusion folds into the loop computing x (no boolean array is written first)."""
+    x, axis = eqn.args["x"], eqn.args.get("axis", Const(None))
+    xa = sp.aval(x)
+    if xa is None or not xa.shape or not (isinstance(axis, Const) and axis.value is None):
+        return False
+    if xa.dtype != np.bool_:
+        x = sp.emit(out, by_name("not_equal"), {"x": x, "y": Const(xa.dtype.type(0))},
+                    eqn.loc, base=eqn.out)
+    sp.emit(out, by_name("sum"), {"x": x}, eqn.loc, name=eqn.out)
+    return True
+
+
 def rw_concat_vjp(sp, eqn, out):
     """The cotangent of arrays[k] in np.concatenate(arrays, axis): a static slice of ct."""
     a = eqn.args
@@ -531,7 +545,7 @@ REWRITES = {f.__name__[3:]: f for f in (
     rw_extremum_mask, rw_reduced_count, rw_cast_like, rw_grad_like, rw_match_complex,
     rw_abs_factor, rw_angle_jvp, rw_astype, rw_transpose_back, rw_mT, rw_matmul_vjp_left,
     rw_matmul_vjp_right, rw_dot_vjp_left, rw_dot_vjp_right, rw_dot, rw_check_norm_ord, rw_norm,
-    rw_var, rw_std)}
+    rw_var, rw_std, rw_count_nonzero)}
 REWRITES["angle_vjp"] = rw_angle_vjp
 for _name in ("sum", "mean", "prod", "max", "min"):
     REWRITES[_name] = rw_reduce_no_axes
