@@ -288,9 +288,12 @@ def operand_at(o, v, r, rank):
 def elementwise(lw, st):
     """An elementwise row over arrays of which one at least has a run-time length: the
     broadcast shape computed when the code runs, one loop per axis, the row's scalar form."""
-    tmpl = scalar_template(st)
     dt = _dt(lw, st)
-    if tmpl is None or dt is None:
+    if dt is None:
+        return None
+    # the row's loop form for this dtype where it has one (tanh64/exp64 vectorize)
+    tmpl = st.prim.lower_loop.get(np.dtype(dt).name) or scalar_template(st)
+    if tmpl is None:
         return None
     o = st.out
     operands, vals = [], {}
