@@ -78,3 +78,23 @@ def test_a_fused_tanh_loop_uses_the_vectorizable_form_and_equals_numpy(dtype):
     tol = 1e-5 if dtype == np.float32 else 1e-13
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
     assert ("tanh64(" if dtype == np.float64 else "tanh32(") in j.source_for(X, W, b)
+
+
+def masked_tanh_energy(X):
+    sel = X[X[:, 0] > 0.0]                      # rows of run-time count
+    return np.sum(np.tanh(sel[:, 1])) + np.sum(np.exp(-sel ** 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_elementwise_rows_of_run_time_length_use_the_vectorizable_form(dtype):
+    X = np.random.default_rng(5).standard_normal((4000, 3)).astype(dtype)
+    j = jit(masked_tanh_energy, wait=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = j(X)
+    want = masked_tanh_energy(X)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(got, want, rtol=tol)
+    src = j.source_for(X)
+    suffix = "64(" if dtype == np.float64 else "32("
+    assert "tanh" + suffix in src and "exp" + suffix in src
