@@ -23,7 +23,8 @@ from transpile.ad.accumulate import reads_before_writes, scatter_adds
 from transpile.ad.tape_split import drop_dead_tapes, split_tapes
 from transpile.optimize.dead_code import drop_dead_values
 from transpile.optimize.early_exit import leave_loops_early
-from transpile.optimize.fusion import fuse, store_final_values, store_into_destinations
+from transpile.optimize.fusion import (fuse, store_final_values, store_into_destinations,
+                                       store_into_dying_inputs)
 from transpile.optimize.inplace import copies_on_entry, in_place_writes, sources
 from transpile.optimize.no_raise import checks_before_loops, owned_arguments
 from transpile.optimize.specialize import specialize
@@ -50,4 +51,5 @@ def optimized_body(core, avals, params):
     src = sources(body, params, scalars, owned)[0]
     body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place, av)
     body = store_final_values(body, outs, src, av)
+    body = store_into_dying_inputs(body, outs, src, av, params)
     return body, outs, av, in_place, owned

@@ -12,6 +12,8 @@ def reads(st):
         return st.vars_read()
     if isinstance(st, ir.Push):
         return ir.names_read(st)
+    if hasattr(st, "vars_read"):        # a fused loop (optimize/fusion.py FusedGroup)
+        return st.vars_read()
     names = []
     for f in ("cond", "start", "stop", "step"):
         v = getattr(st, f, None)
@@ -85,6 +87,8 @@ def _block(stmts, live, record, reads=Eqn.vars_read):
             live = live | _reads(st)
         elif isinstance(st, (ir.Break, ir.Continue, ir.Comment)):
             pass
+        elif hasattr(st, "vars_read"):  # a fused loop: binds its outputs, reads its inputs
+            live = (live - set(st.bound_names())) | set(st.vars_read())
         else:
             live = live | _reads(st)
     return live

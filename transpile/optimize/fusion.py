@@ -30,6 +30,7 @@ from transpile.core.liveness import live_after
 from transpile.primitives.internal.control import assign, setitem, write_back, write_in_place
 from transpile.primitives.numpy.arrays import roll
 from transpile.optimize.no_raise import selected_shape
+from transpile.optimize.inplace import EXTERNAL
 
 
 def scalar_template(eqn):
@@ -53,6 +54,14 @@ class FusedGroup:
 
     def produced(self):
         return {e.out for e in self.eqns}
+
+    def vars_read(self):
+        """What the loop reads from outside: its inputs, and the arrays it stores into (the
+        rest of such an array keeps its value)."""
+        return list(dict.fromkeys(list(self.inputs) + [x for x, _ in self.stores.values()]))
+
+    def bound_names(self):
+        return list(self.outputs) + [r.out for r in self.reductions]
 
     def describe(self):
         ops = ", ".join(e.prim.name for e in self.eqns)
@@ -352,6 +361,63 @@ def store_final_values(body, outs, src, avals):
             g.stores[v] = (p, ir.IndexArg((Ellipsis,)))
             dropped.add(at)
     return [st for k, st in enumerate(body) if k not in dropped]
+
+
+def store_into_dying_inputs(body, outs, src, avals, params):
+    """`v = <fused loop reading a>` where a is a buffer the function made itself, of v's shape
+    and dtype, and neither a nor anything sharing its buffer is read after the loop (`out +=
+    part` in a loop, `h = np.maximum(h * s, 0)`): the loop writes v into a's buffer
+    (`v = a`, FusedGroup.stores) instead of a new array. Each element of a is read before the
+    element of v at the same index is written, and only there: a is read by elementwise rows
+    alone, at the loop's own index (no broadcast, no shifted read, no np.roll), and no other
+    input of the loop shares its buffer. An argument's buffer is never taken (the caller sees
+    it: an argument written in place holds its final value there)."""
+    live = live_after(body, outs)
+    outside = {EXTERNAL} | set(params)
+    src = {n: set(s) for n, s in src.items()}
+    for g in groups_in(body):       # a stored output is its destination's buffer
+        for v, (x, _) in g.stores.items():
+            _shares(src, v, x)
+    for g in groups_in(body):
+        for v in g.outputs:
+            vav = avals.get(v)
+            if v in g.stores or vav is None or tuple(vav.shape) != tuple(g.shape):
+                continue
+            a = _dying_input(g, v, vav, src, avals, live[id(g)], outside)
+            if a is not None:
+                g.stores[v] = (a, ir.IndexArg((Ellipsis,)))
+                _shares(src, v, a)
+    return body
+
+
+def _shares(src, v, x):
+    """v (a fused loop's output) now lives in x's buffer: v, and every name sharing a site
+    with v, has x's sites too (more sharing than there may be: never less)."""
+    extra = set(src.get(x, {EXTERNAL}))
+    mine = set(src.get(v, ())) | {v}
+    src.setdefault(v, set()).update(extra)
+    for s in src.values():
+        if s & mine:
+            s |= extra
+
+
+def _dying_input(g, v, vav, src, avals, live_after_loop, outside):
+    taken = {x for x, _ in g.stores.values()}
+    for a in g.inputs:
+        aav, sa = avals.get(a), src.get(a)
+        if a in taken or aav is None or aav.dtype != vav.dtype or \
+                tuple(aav.shape) != tuple(g.shape) or not sa or sa & outside:
+            continue
+        sharing = {n for n, s in src.items() if s & sa}
+        if (live_after_loop - {v}) & sharing or \
+                any(n in sharing and n != a for n in g.inputs) or \
+                any(x in sharing for x in taken):
+            continue
+        readers = [e for e in g.eqns + g.reductions if a in e.vars_read()]
+        if all(e.prim.elementwise for e in readers) and not any(e in g.reductions
+                                                                for e in readers):
+            return a
+    return None
 
 
 def _final_fits(g, v, p, src, avals, live_after_loop):
