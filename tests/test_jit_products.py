@@ -72,3 +72,40 @@ def test_a_stack_times_a_matrix_is_one_product(dtype):
         _close(g, w)
     main = src.split("def stack_times_matrix__jit")[1]
     assert not re.search(r"^\s*for ", main, re.M), src          # no loop per matrix
+
+
+def rank_two_update(A, u1, v1, u2, v2):
+    A += np.outer(u1, v1) + np.outer(u2, v2)       # the caller's A, as gemver writes it
+    return np.outer(u1, A[0]).sum(axis=0)
+
+
+OUTER_CASES = [
+    (np.arange(4.0), np.arange(3.0) - 1.0),
+    (np.arange(6).reshape(2, 3), np.linspace(0, 1, 4)),            # int, flattened
+    (np.arange(3, dtype=np.float32), np.arange(2, dtype=np.float32)),
+    (np.array([1 + 2j, 3j]), np.array([0.5, 2.0, -1.0])),
+    (np.array(2.5), np.arange(3.0)),                                  # 0-d: one row
+    (np.array([True, False]), np.array([3, 4])),
+    (np.zeros(0), np.arange(3.0)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(OUTER_CASES)))
+def test_outer_is_a_broadcast_product_with_numpys_values(case):
+    x, y = OUTER_CASES[case]
+    got, src = _run(lambda a, b: np.outer(a, b) * 1, x, y)
+    _close(got, np.outer(x, y) * 1)
+    assert "np.outer" not in "\n".join(ln for ln in src.splitlines()
+                                        if not ln.strip().startswith("#"))
+
+
+def test_a_rank_two_update_writes_no_outer_product():
+    r = np.random.default_rng(3)
+    args = [r.random((40, 40))] + [r.random(40) for _ in range(4)]
+    mine, theirs = [a.copy() for a in args], [a.copy() for a in args]
+    got, src = _run(rank_two_update, *mine)
+    want = rank_two_update(*theirs)
+    _close(got, want)
+    _close(mine[0], theirs[0])              # the caller's A updated alike
+    code = [ln for ln in src.splitlines() if not ln.strip().startswith("#")]
+    assert not [ln for ln in code if "np.outer" in ln or "np.empty((A__n0, A__n0)" in ln]

@@ -470,6 +470,24 @@ def rw_reduce_no_axes(sp, eqn, out):
     return True
 
 
+def rw_outer(sp, eqn, out):
+    """np.outer(x, y): x[:, None] * y[None, :] of the flattened arguments, which fusion folds
+    into the loop that reads the product (`A += np.outer(u, v)` writes no n-by-m array)."""
+    x, y = eqn.args["x"], eqn.args["y"]
+    xa, ya = sp.aval(x), sp.aval(y)
+    if xa is None or ya is None:
+        return False
+    every = SliceArg(None, None, None)
+    x = x if xa.ndim == 1 else sp.emit(out, by_name("ravel"), {"x": x}, eqn.loc, base=eqn.out)
+    y = y if ya.ndim == 1 else sp.emit(out, by_name("ravel"), {"x": y}, eqn.loc, base=eqn.out)
+    col = sp.emit(out, by_name("getitem"), {"x": x, "index": IndexArg((every, None))}, eqn.loc,
+                  base=eqn.out)
+    row = sp.emit(out, by_name("getitem"), {"x": y, "index": IndexArg((None, every))}, eqn.loc,
+                  base=eqn.out)
+    sp.emit(out, by_name("multiply"), {"x": col, "y": row}, eqn.loc, name=eqn.out)
+    return True
+
+
 def rw_count_nonzero(sp, eqn, out):
     """np.count_nonzero(x) of a whole array: the sum of x (of x != 0 when x is not boolean),
     which fusion folds into the loop computing x (no boolean array is written first)."""
@@ -545,7 +563,7 @@ REWRITES = {f.__name__[3:]: f for f in (
     rw_extremum_mask, rw_reduced_count, rw_cast_like, rw_grad_like, rw_match_complex,
     rw_abs_factor, rw_angle_jvp, rw_astype, rw_transpose_back, rw_mT, rw_matmul_vjp_left,
     rw_matmul_vjp_right, rw_dot_vjp_left, rw_dot_vjp_right, rw_dot, rw_check_norm_ord, rw_norm,
-    rw_var, rw_std, rw_count_nonzero)}
+    rw_var, rw_std, rw_count_nonzero, rw_outer)}
 REWRITES["angle_vjp"] = rw_angle_vjp
 for _name in ("sum", "mean", "prod", "max", "min"):
     REWRITES[_name] = rw_reduce_no_axes
