@@ -646,3 +646,43 @@ def test_count_nonzero_is_a_sum_fused_into_its_loop(case):
     if case == 0:
         code = [ln for ln in show(jit(f), *args).splitlines() if not ln.strip().startswith("#")]
         assert not [ln for ln in code if "np.count_nonzero" in ln or "np.empty" in ln]
+
+
+def centroid_update(X, C):
+    """A k-means step as people write it: counts from np.bincount (a length read at run
+    time), rows picked by `counts > 0`, divided by `counts[nz, None]`."""
+    d = ((X[:, None, :] - C[None, :, :]) ** 2).sum(axis=2)
+    lab = np.argmin(d, axis=1)
+    newC = np.zeros_like(C)
+    counts = np.bincount(lab, minlength=C.shape[0])
+    np.add.at(newC, lab, X)
+    nz = counts > 0
+    newC[nz] /= counts[nz, None]
+    newC[~nz] = C[~nz]
+    return newC, lab, counts[nz, None, None]
+
+
+@pytest.mark.parametrize("k", [3, 7])
+def test_rows_picked_by_a_mask_of_run_time_length(k):
+    r = np.random.default_rng(k)
+    X, C = r.standard_normal((60, 2)), r.standard_normal((k, 2)) * 3
+    C[0] = 50.0                                   # an empty cluster: ~nz picks it
+    got = compiled(jit(centroid_update), X, C)
+    want = centroid_update(X, C)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def mask_of_other_length(x, m):
+    keep = np.bincount(m) > 0             # its length: max(m) + 1, read at run time
+    x[keep] = 0.0
+    return x
+
+
+def test_a_mask_of_run_time_length_and_another_shape_raises_numpys_error():
+    x = np.arange(4.0)
+    np.testing.assert_array_equal(jit(mask_of_other_length)(x.copy(), np.array([0, 2, 3])),
+                                  mask_of_other_length(x.copy(), np.array([0, 2, 3])))
+    with pytest.raises(IndexError), pytest.warns(TranspileWarning, match="another shape"):
+        jit(mask_of_other_length)(x.copy(), np.array([0, 5]))

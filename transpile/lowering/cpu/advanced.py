@@ -29,7 +29,7 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
-from transpile.lowering.cpu.text import Unlowerable, dtype_ctor, shape_text, size_text
+from transpile.lowering.cpu.text import Unlowerable, dtype_ctor, shape_text, size_text, where_text
 from transpile.optimize.fusion import FusedGroup
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal.control import assign
@@ -424,10 +424,8 @@ def checked_write(lw, st, dest, p, value, value_av, operands):
     target = f"{dest}[{p.x_at()}]"
     same = f"same_value({target}, {at})" if p.no_slices() else \
         f"same_values({target}, {at})"
-    loc = st.loc
-    where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
-    why = (f"{MARK} {where} | an element written twice with different values through index "
-           "arrays NumPy takes in an order of their memory layout")
+    why = (f"{MARK} {where_text(st)} | an element written twice with different values "
+           "through index arrays NumPy takes in an order of their memory layout")
     body = [f"if not {same}:", f"    raise IndexError({why!r})"]
     lines.append(f"if not {ordered}:")
     lines += ["    " + line for line in p.loops(body)]

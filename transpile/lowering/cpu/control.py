@@ -26,8 +26,8 @@ import numpy as np
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var, construct_of
 from transpile.lowering.cpu import advanced
-from transpile.lowering.cpu.text import (Unlowerable, atom_const_text, const_text, dtype_ctor,
-                                         shape_text, size_text)
+from transpile.lowering.cpu.text import (MASK_SHAPE, Unlowerable, atom_const_text, const_text,
+                                         dtype_ctor, shape_text, size_text, where_text)
 from transpile.optimize.specialize_windows import MARK
 from transpile.primitives.internal import control as C
 from transpile.primitives.numpy.nondiff import bool_, float_, int_
@@ -135,6 +135,11 @@ def _mask(lw, index, xav):
         return None
     m = index.items[0]
     mav = lw.av(m) if isinstance(m, Var) else None
+    if mav is None and isinstance(m, Var) and m.name in lw.unsized:
+        # a mask of run-time length (`counts > 0` of np.bincount): its shape checked when
+        # the code runs
+        u = lw.unsized[m.name]
+        return m if u.dtype == np.bool_ and 1 <= u.ndim <= len(xav.shape) else None
     if mav is None or mav.dtype != np.bool_ or not mav.shape or \
             tuple(mav.shape) != tuple(xav.shape)[:mav.ndim]:
         return None
@@ -151,6 +156,15 @@ def _mask_write(lw, st, x, mask, v, xav):
     true values or 1, is checked first, as NumPy does); a mask of x's leading axes picks
     sub-arrays (rows), each written the value's next row (or the value itself)."""
     mav = lw.av(mask)
+    lines = []
+    if mav is None:                 # of run-time length: NumPy's error where shapes differ
+        mav = lw.unsized[mask.name]
+        dims = [f"{mask.name}.shape[{k}]" for k in range(mav.ndim)]
+        same = " or ".join(f"{d} != {x.name}.shape[{k}]" for k, d in enumerate(dims))
+        lines += [f"if {same}:     # NumPy's error, from NumPy",
+                  f"    raise IndexError({MARK + ' ' + where_text(st) + MASK_SHAPE!r})"]
+    else:
+        dims = [size_text(n) for n in mav.shape]
     rows = mav.ndim < len(xav.shape)
     vav = (lw.av(v) or lw.unsized.get(v.name)) if isinstance(v, Var) else None
     if isinstance(v, Var) and vav is None:
@@ -162,12 +176,11 @@ def _mask_write(lw, st, x, mask, v, xav):
         raise _unlowerable(st, "a boolean-mask write of a value of another rank")
     val = _value_for(lw, v, xav, st)
     dest = x.name if (st.prim is C.write_in_place or id(st) in lw.in_place) else st.out
-    lines = []
     o = st.out
     at = ", ".join(f"{o}_i{k}" for k in range(mav.ndim))
     if per_true:
         # as many values as true elements (or one for all): counted before anything is written
-        lines += [f"{o}_n = 0"] + _mask_loops(o, mav, [f"if {mask.name}[{at}]:",
+        lines += [f"{o}_n = 0"] + _mask_loops(o, dims, [f"if {mask.name}[{at}]:",
                                                        f"    {o}_n += 1"]) + [
                   f"if {v.name}.shape[0] != {o}_n and {v.name}.shape[0] != 1:",
                   f"    raise ValueError({_MASK_COUNT!r})",
@@ -184,7 +197,7 @@ def _mask_write(lw, st, x, mask, v, xav):
     body = [f"if {mask.name}[{at}]:", f"    {dest}[{at}] = {val}"]
     if per_true:
         body.append(f"    {o}_j += {o}_step")
-    lines += _mask_loops(o, mav, body)
+    lines += _mask_loops(o, dims, body)
     if dest == x.name:
         lines.append(f"{st.out} = {x.name}")
     return lines
@@ -196,20 +209,17 @@ def _unshared(st, dest, names):
     depends on how it buffers the copy, so the call runs NumPy (before anything is written)."""
     if not names:
         return []
-    loc = st.loc
-    where = f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
-    why = (f"{MARK} {where} | a value or index array written into the array it is a view of "
-           "(NumPy's result depends on how it buffers it)")
+    why = (f"{MARK} {where_text(st)} | a value or index array written into the array it "
+           "is a view of (NumPy's result depends on how it buffers it)")
     test = " or ".join(f"overlaps({dest}, {n})" for n in dict.fromkeys(names))
     return [f"if {test}:", f"    raise IndexError({why!r})"]
 
 
-def _mask_loops(o, mav, body):
-    """One loop per axis of the mask (np.ndindex's tuples cost 2-3x as much per element), in
-    C order, around `body`."""
-    lines = [f"{'    ' * k}for {o}_i{k} in range({size_text(n)}):"
-             for k, n in enumerate(mav.shape)]
-    return lines + ["    " * mav.ndim + line for line in body]
+def _mask_loops(o, dims, body):
+    """One loop per axis of the mask (`dims`: their lengths' text; np.ndindex's tuples cost
+    2-3x as much per element), in C order, around `body`."""
+    lines = [f"{'    ' * k}for {o}_i{k} in range({n}):" for k, n in enumerate(dims)]
+    return lines + ["    " * len(dims) + line for line in body]
 
 
 def _setitem(lw, st):

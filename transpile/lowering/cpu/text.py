@@ -40,6 +40,16 @@ class Unlowerable(Exception):
         super().__init__(f"{construct} at {self.where}{': ' + why if why else ''}")
 
 
+# the reason a boolean mask's shape check gives (the call then runs NumPy, which raises)
+MASK_SHAPE = " | a boolean mask of another shape than the array (NumPy raises)"
+
+
+def where_text(st):
+    """'file:line' of the user's statement `st` (for messages raised by compiled code)."""
+    loc = st.loc
+    return f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
+
+
 def dtype_ctor(dtype):
     dtype = np.dtype(dtype)
     if dtype == np.bool_:

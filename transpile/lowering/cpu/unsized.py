@@ -22,8 +22,10 @@ Anything else reading them is `Unlowerable` (that statement runs in NumPy).
 import numpy as np
 
 from transpile.core import ir
+from transpile.core.avals import AVal
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
-from transpile.lowering.cpu.text import Unlowerable, dtype_ctor, shape_text, size_text
+from transpile.lowering.cpu.text import (MASK_SHAPE, Unlowerable, dtype_ctor, shape_text,
+                                         size_text, where_text)
 from transpile.optimize.specialize_windows import MARK
 from transpile.lowering.cpu.unsized_shapes import (elementwise, lower_array_op, newaxis_getitem,
                                                    newaxis_getitem_vjp)
@@ -45,7 +47,6 @@ _DATA_SHAPED = (argwhere, flatnonzero, unique)
 
 
 # the reasons a call runs the NumPy version (compile/specialization.py warns with them)
-_MASK_SHAPE = " | a boolean mask of another shape than the array (NumPy raises)"
 _LENGTHS = " | operands of different run-time lengths (NumPy broadcasts a length of 1, or raises)"
 
 
@@ -67,11 +68,6 @@ def rank_dtype(lw, a):
     if isinstance(a, Const) and np.ndim(a.value) == 0 and not isinstance(a.value, str):
         return 0, np.result_type(a.value)
     return None
-
-
-def _where(st):
-    loc = st.loc
-    return f"{loc[0]}:{loc[1]}" if loc and loc[0] else "?"
 
 
 def _out_dtype(lw, st):
@@ -299,7 +295,7 @@ def _mask_scatter(lw, st):
     loop = f"for {at} in range({mask.name}.shape[0]):" if rows else \
         f"for {at} in np.ndindex({shape_text(av.shape)}):"
     return [f"if {check}:",
-            f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
+            f"    raise IndexError({MARK + ' ' + where_text(st) + MASK_SHAPE!r})",
             f"{st.out} = np.zeros({shape_text(av.shape)}, {dtype_ctor(av.dtype)})",
             f"{j} = 0",
             loop,
@@ -324,6 +320,10 @@ def _getitem(lw, st):
         index = IndexArg(index.items[0].items)      # x[idx], idx = np.nonzero(m)
         st = Eqn(st.out, st.prim, dict(st.args, index=index), st.loc)
     mask = _mask_of(lw, index)
+    if mask is None and isinstance(index, IndexArg) and len(index.items) > 1 and \
+            all(it is None for it in index.items[1:]) and \
+            _mask_of(lw, IndexArg(index.items[:1])) is not None:
+        return _mask_then_new_axes(lw, st)
     if mask is None and (_gather_all_axes(lw, x, index) or _gather_vector(lw, x, index)):
         return _gather(lw, st)     # (a loop: Numba's x[idx] is 4x slower than NumPy's)
     if mask is None and isinstance(index, IndexArg) and None in index.items:
@@ -334,16 +334,30 @@ def _getitem(lw, st):
     if xs is not None and ms[0] == 1 and xs[0] > 1:
         # rows picked by a vector mask (Numba's x[mask] takes one 1-D boolean index)
         return [f"if {mask.name}.shape[0] != {x.name}.shape[0]:     # NumPy's error, from NumPy",
-                f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})",
+                f"    raise IndexError({MARK + ' ' + where_text(st) + MASK_SHAPE!r})",
                 f"{st.out} = {x.name}[{mask.name}]"]
     if xs is None or xs[0] != ms[0]:
         raise Unlowerable(st, "a boolean mask of fewer axes than the array")
     # NumPy raises on a mask of another shape: the NumPy version then runs (and says so)
     check = [f"if {mask.name}.shape != {x.name}.shape:     # NumPy's error, from NumPy",
-             f"    raise IndexError({MARK + ' ' + _where(st) + _MASK_SHAPE!r})"]
+             f"    raise IndexError({MARK + ' ' + where_text(st) + MASK_SHAPE!r})"]
     if xs[0] == 1:
         return check + _selected(lw, st, x, mask)
     return check + [f"{st.out} = {x.name}.ravel()[{mask.name}.ravel()]"]
+
+
+def _mask_then_new_axes(lw, st):
+    """x[mask, None] (`counts[nz, None]`, to divide the rows picked by nz): x[mask], then
+    that many axes of length 1 after its first."""
+    index = st.args["index"]
+    sel = Eqn(f"{st.out}_sel", st.prim, dict(st.args, index=IndexArg(index.items[:1])), st.loc)
+    xs, ms = rank_dtype(lw, st.args["x"]), rank_dtype(lw, index.items[0])
+    rank = xs[0] - ms[0] + 1
+    lw.unsized[sel.out] = AVal((0,) * rank, xs[1])       # x's dtype, a length read at run time
+    dims = [f"{sel.out}.shape[0]"] + ["1"] * (len(index.items) - 1) + \
+        [f"{sel.out}.shape[{d}]" for d in range(1, rank)]
+    return _getitem(lw, sel) + [f"{st.out} = np.ascontiguousarray({sel.out}).reshape("
+                                f"({', '.join(dims)},))"]
 
 
 def _true(m, k, is_bool):
@@ -417,7 +431,7 @@ def _gather(lw, st):
     for v in dict.fromkeys(items[1:]):
         if v != items[0]:
             lines += [f"if {v}.shape[0] != {items[0]}.shape[0]:",
-                      f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})"]
+                      f"    raise IndexError({MARK + ' ' + where_text(st) + _LENGTHS!r})"]
     at = ", ".join(f"{v}[{k}]" for v in items)
     return lines + [f"{st.out} = np.empty({items[0]}.shape[0], {dtype_ctor(dt)})",
                     f"for {k} in range({items[0]}.shape[0]):",
@@ -444,7 +458,7 @@ def _unbroadcast(lw, st):
                             for k, n in enumerate(xav.shape))
         cast = ct.name if cs[1] == dt else f"{ct.name}.astype({dtype_ctor(dt)})"
         return [f"if {check}:",
-                f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})",
+                f"    raise IndexError({MARK + ' ' + where_text(st) + _LENGTHS!r})",
                 f"{st.out} = np.sum({cast}, axis=0)" if lead else f"{st.out} = {cast}.copy()"]
     if cs[0] != 1:
         return None
@@ -452,7 +466,7 @@ def _unbroadcast(lw, st):
         return None
     cast = ct.name if cs[1] == dt else f"{ct.name}.astype({dtype_ctor(dt)})"
     return [f"if {ct.name}.shape[0] != {x.name}.shape[0]:",
-            f"    raise IndexError({MARK + ' ' + _where(st) + _LENGTHS!r})",
+            f"    raise IndexError({MARK + ' ' + where_text(st) + _LENGTHS!r})",
             f"{st.out} = {cast}"]
 
 
