@@ -84,7 +84,7 @@ OUTER_CASES = [
     (np.arange(6).reshape(2, 3), np.linspace(0, 1, 4)),            # int, flattened
     (np.arange(3, dtype=np.float32), np.arange(2, dtype=np.float32)),
     (np.array([1 + 2j, 3j]), np.array([0.5, 2.0, -1.0])),
-    (np.array(2.5), np.arange(3.0)),                                  # 0-d: one row
+    (np.arange(2.0).reshape(1, 1, 2), np.arange(3.0)),                # 3-d, flattened
     (np.array([True, False]), np.array([3, 4])),
     (np.zeros(0), np.arange(3.0)),
 ]

@@ -475,8 +475,8 @@ def rw_outer(sp, eqn, out):
     into the loop that reads the product (`A += np.outer(u, v)` writes no n-by-m array)."""
     x, y = eqn.args["x"], eqn.args["y"]
     xa, ya = sp.aval(x), sp.aval(y)
-    if xa is None or ya is None:
-        return False
+    if xa is None or ya is None or not xa.ndim or not ya.ndim:
+        return False        # (a number: NumPy makes it a float64 array, not a weak scalar)
     every = SliceArg(None, None, None)
     x = x if xa.ndim == 1 else sp.emit(out, by_name("ravel"), {"x": x}, eqn.loc, base=eqn.out)
     y = y if ya.ndim == 1 else sp.emit(out, by_name("ravel"), {"x": y}, eqn.loc, base=eqn.out)
