@@ -411,10 +411,10 @@ def zero_tolerant(body, outs):
     """Names every reader of which takes a zero of any broadcastable shape for the zero of
     the right shape: copies and sums (`d_2 = rt.added_to_zero(d)`, `d_3 = d_2 + g`) into such
     names, and the value `ct` of `rt.add_at` and `rt.getitem_vjp` (written into a slice of an
-    array of another's shape: + 0 either way). An
-    adjoint reset to 0.0 in a loop whose primal had run-time lengths (a window that grows)
-    stays an array of one rank: such a name's 0 is the broadcastable `np.zeros((1,) * ndim)`.
-    A length, a shape, an output or any other reader makes the zero's own shape matter."""
+    array of another's shape: + 0 either way). An adjoint reset to 0.0 in a loop whose primal
+    had run-time lengths (a window that grows) stays an array of one rank: such a name's 0 is
+    the broadcastable `np.zeros((1,) * ndim)`. A length, a shape, an output or any other
+    reader makes the zero's own shape matter."""
     readers = {}
     blocked = {o.name for o in outs if isinstance(o, Var)}
     stack = list(body)
