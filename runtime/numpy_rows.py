@@ -122,6 +122,12 @@ def unravel_part(indices, shape, order="C", k=0):
     return np.unravel_index(indices, shape, order)[k]
 
 
+# ---- np.triu_indices / np.tril_indices: the row indices, then the column indices ------------
+
+def triangle_part(n, k=0, m=None, upper=True, which=0):
+    return (np.triu_indices if upper else np.tril_indices)(n, k, m)[which]
+
+
 # ---- builtins complex() and round() -----------------------------------------------------------
 
 def complex_of(real=0.0, imag=0.0):

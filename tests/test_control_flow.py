@@ -191,6 +191,53 @@ def test_while_true_with_break():
     check(while_break, 1.3)
 
 
+def innermost(o):
+    while isinstance(o, tuple):     # known at each step while generating code: unrolled
+        o = o[0]
+    return o
+
+
+def nested_first(x):
+    return np.sum(innermost(((x * 2.0, 1), 3)) ** 2) + innermost(x[0])
+
+
+def popped_total(x):
+    s = [x, 2.0 * x, np.sin(x)]
+    t = 0.0
+    while len(s) > 0:
+        t = t + np.sum(s.pop() * x)
+    return t
+
+
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")
+def test_while_on_the_structure_of_values():
+    """A while loop whose condition reads only the structure of values (isinstance, the
+    length of a list) is decided at each step while generating code; a condition on a
+    number known at entry (`i = 0; while i < 3`) still becomes a compiled loop."""
+    x = np.array([0.5, -1.0, 2.0])
+    for f in (nested_first, popped_total):
+        check(f, x)
+        assert jit(f, wait=True)(x) == pytest.approx(f(x), rel=1e-14)
+        np.testing.assert_allclose(jit(grad(f), wait=True)(x), grad(f)(x), rtol=1e-14)
+
+    def forever(x):
+        o = (x,)
+        while isinstance(o, tuple):
+            o = (o,)
+        return o
+    with pytest.raises(TranspileError, match="known when the code is generated and still "
+                                             "true after 64 steps"):
+        jit(forever, wait=True)(x)
+
+    def counted(x):
+        i = 0
+        while i < 3:
+            x = x * 2.0
+            i += 1
+        return np.sum(x)
+    assert "while " in show(jit(counted), x)
+
+
 def helper(a, b):
     return np.sin(a) * b
 

@@ -318,6 +318,37 @@ def test_unravel_and_ravel_multi_index():
                                                                        np.array([0, 0]))
 
 
+# ---- np.triu_indices, np.tril_indices -------------------------------------------------------------
+
+def lj_energy(pos, eps, sigma):
+    """Lennard-Jones energy over the pairs of the upper triangle."""
+    i, j = np.triu_indices(pos.shape[0], k=1)
+    d = pos[i] - pos[j]
+    r2 = np.sum(d * d, axis=1)
+    s6 = (sigma * sigma / r2) ** 3
+    return np.sum(4 * eps * (s6 * s6 - s6))
+
+
+def triangles(X, n):
+    r, c = np.tril_indices(n, -1, n + 1)
+    a = np.triu_indices(4)
+    u = np.triu_indices(n, 2, 3)
+    return X[r, c], a[0], a[1], u[0], u[1], np.tril_indices(3, k=1)[1]
+
+
+def test_triu_and_tril_indices():
+    X = RNG.normal(size=(6, 7))
+    for n in (6, 4, 1):
+        same(*compiled(triangles, X, n))
+    pos = RNG.random((7, 3)) * 3
+    got, want = compiled(lj_energy, pos, 1.0, 0.5)
+    np.testing.assert_allclose(got, want, rtol=1e-13)
+    check_grad(lj_energy, [pos, 1.0, 0.5], 0)
+    P = RNG.random((3, 7, 3)) * 3
+    np.testing.assert_allclose(vmap(lj_energy, in_axes=(0, None, None))(P, 1.0, 0.5),
+                               [lj_energy(p, 1.0, 0.5) for p in P], rtol=1e-13)
+
+
 # ---- np.isin ---------------------------------------------------------------------------------------
 
 def isins(a, b, F, t):

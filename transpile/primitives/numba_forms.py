@@ -341,14 +341,19 @@ def argsort(lw, eqn):
     NaNs), which NumPy orders by its own algorithm (introsort, SIMD sorts), and large arrays
     are NumPy's own argsort called from the compiled code (the same indices as NumPy,
     always)."""
+    kind = _const(eqn, "kind")
+    if kind not in (None, "quicksort", "stable", "mergesort"):
+        return None
+    return _argsort_lines(lw, eqn, kind in ("stable", "mergesort"))
+
+
+def _argsort_lines(lw, eqn, stable):
+    """argsort of eqn's x along its axis; stable: equal values keep their order."""
     x, out = eqn.args["x"], eqn.out
     xs = lw.av(x)
     axis = _const(eqn, "axis", -1)
-    kind = _const(eqn, "kind")
-    if xs is None or not xs.shape or axis is _NOT_CONST or \
-            kind not in (None, "quicksort", "stable", "mergesort"):
+    if xs is None or not xs.shape or axis is _NOT_CONST:
         return None
-    stable = kind in ("stable", "mergesort")      # equal values keep their order
     src = lw.fmt(x)
     if axis is None:
         src, shape, k = f"np.ascontiguousarray({src}).ravel()", (int(np.prod(xs.shape)),), 0
@@ -1439,11 +1444,11 @@ def _vector_axis(eqn, av):
 
 
 def sort_perm(lw, eqn):
-    """rt.sort_perm of a vector: the stable argsort (Numba's mergesort; NumPy's of large
-    vectors)."""
+    """rt.sort_perm: the stable argsort (of a vector: Numba's mergesort, NumPy's of large
+    vectors; along an axis of an array: each line's)."""
     x = eqn.args["x"]
     if not _vector_axis(eqn, lw.av(x)):
-        return None
+        return _argsort_lines(lw, eqn, True)     # along an axis of an array: line by line
     return f"argsort_stable({lw.fmt(x)})"
 
 

@@ -982,6 +982,9 @@ def stmt_While(norm, node):
         norm.frame.env[brk] = Const(False)
         test = gast.copy_location(gast.BoolOp(op=gast.And(), values=[
             test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
+    if _stays_known_as_a_loop(norm, stmts, test, node) and \
+            _unroll_while(norm, stmts, test, node):
+        return
     _unbound_runlists(norm, stmts)
     loc = norm.b.loc
     plan = None
@@ -1008,6 +1011,55 @@ def stmt_While(norm, node):
     body_stmts2, _ = sub_body(norm, body)
     norm.b.loc = loc
     norm.b.body.append(ir.While(cond_body, cond, body_stmts2, loc))
+
+
+WHILE_UNROLL_LIMIT = 64    # steps of a while loop whose condition is known at each step
+
+
+def _stays_known_as_a_loop(norm, stmts, test, node):
+    """Is the condition of this while loop known when the code is generated, even once the
+    names the body rebinds are loop variables? (`while isinstance(o, tuple): o = o[0]`, a test
+    on the structure of values.) Such a loop cannot be a compiled loop: it runs here, step by
+    step (_unroll_while). A condition that is known only at entry (`i = 0; while i < n`) is
+    not: it becomes a loop."""
+    if isinstance(node.test, gast.Constant):
+        return False            # while True: a loop ended by its breaks
+    _, cond = sub_body(norm, lambda: norm.condition(test, "cond"))
+    known, truth = norm.static_truth(cond)
+    if not (known and truth):
+        return False
+    seen = []
+
+    def probe():
+        carried_setup(norm, stmts, plan=None, node=node)
+        _, cond = sub_body(norm, lambda: norm.condition(test, "cond"))
+        seen.append(norm.static_truth(cond))
+    read_ahead(norm, probe)
+    return seen == [(True, True)]
+
+
+def _unroll_while(norm, stmts, test, node):
+    """Run the loop's steps while its condition is known: True where the loop ended here,
+    False where the condition came to depend on data (the rest is a compiled loop)."""
+    for _ in range(WHILE_UNROLL_LIMIT):
+        cond_body, cond = sub_body(norm, lambda: norm.condition(test, "cond"))
+        known, truth = norm.static_truth(cond)
+        if not known:
+            return False
+        norm.b.body += cond_body
+        if not truth:
+            return True
+        norm.run_body(stmts)
+        if isinstance(norm.frame.returned, Raised):
+            return True         # this step raises: nothing after it runs
+        if norm.frame.returned is not None:
+            raise norm.error(node, "return inside a loop is not supported",
+                             construct="return (inside a loop)",
+                             hint="store the value, break, and return after the loop")
+    raise norm.error(node, f"this while loop's condition is known when the code is generated "
+                           f"and still true after {WHILE_UNROLL_LIMIT} steps",
+                     construct="while (a condition on the structure of values)",
+                     hint="make the condition depend on array data, or use a for loop")
 
 
 def _target_base(target, i):

@@ -1,4 +1,5 @@
-"""np.unravel_index (one row per dimension) and np.ravel_multi_index, with NumPy's errors."""
+"""np.unravel_index (one row per dimension) and np.ravel_multi_index, with NumPy's errors;
+np.triu_indices / np.tril_indices (one row for the row indices, one for the columns)."""
 import numpy as np
 
 from transpile.core.ir import Const, TupleArg, Var
@@ -94,3 +95,29 @@ def _ravel_multi_form(lw, eqn):
 defprim("ravel_multi_index", np.ravel_multi_index, "np.ravel_multi_index",
         "multi_index, dims, mode='raise', order='C'", nondiff=True, batch=per_example,
         numba=_ravel_multi_form, sized_by=())
+
+
+# ---- np.triu_indices / np.tril_indices: (rows, columns) of a triangle of an n-by-m matrix -------
+
+def _triangle_form(lw, eqn):
+    """Numba's np.triu_indices / np.tril_indices, then the part asked for."""
+    fn = "np.triu_indices" if NF._const(eqn, "upper", True) else "np.tril_indices"
+    which = NF._const(eqn, "which", 0)
+    if which not in (0, 1):
+        return None
+    args = [lw.fmt(eqn.args["n"])]
+    if "k" in eqn.args or "m" in eqn.args:
+        args.append(lw.fmt(eqn.args["k"]) if "k" in eqn.args else "0")
+    if "m" in eqn.args and NF._const(eqn, "m", None) is not None:
+        args.append(lw.fmt(eqn.args["m"]))
+    return f"{fn}({', '.join(args)})[{which}]"
+
+
+for _name, _upper in (("triu_indices", True), ("tril_indices", False)):
+    defprim(_name, getattr(np, _name), f"np.{_name}", "n, k=0, m=None", nondiff=True,
+            batch=per_example).multi = (
+        lambda bound, const, _upper=_upper: [("triangle_part", {"upper": _upper, "which": w})
+                                             for w in (0, 1)])
+defprim("triangle_part", NR.triangle_part, "rt.triangle_part",
+        "n, k=0, m=None, upper=True, which=0", nondiff=True, batch=per_example,
+        numba=_triangle_form)
