@@ -365,6 +365,24 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"for u, v in zip({a}, {b}):")
         prog.emit(f"l{t}.append(u * np.cos(v))", 2)
         prog.emit(f"{t} = np.array(l{t}) + {a}")
+    elif kind == "comp_loop":     # a comprehension in a loop body that rebinds a carried value
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.emit(f"{t} = {a} * 1.0")
+        prog.emit("for k in range(2):")
+        form = draw(st.integers(0, 2))
+        if form == 0:
+            prog.emit(f"{t} = sum(np.roll({t}, i) * j for i in (-1, 1) for j in (0.5, 0.25))", 2)
+        elif form == 1:
+            prog.emit(f"{t} = sum([np.sin({t}) * i for i in range(3) if i != 1]) + {b}", 2)
+        else:
+            prog.emit(f"{t} = np.stack([{t} * c for c in (0.5, -1.0)]).sum(axis=0) "
+                      f"+ {b} * k", 2)
+    elif kind == "tuple_index":   # a tuple of an integer and a slice, used as a whole index
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        i = draw(st.integers(0, N - 1))
+        prog.emit(f"M{t} = {a}[:, None] * {b}[None, :]")
+        prog.emit(f"ix{t} = ({i}, slice(1, None))")
+        prog.emit(f"{t} = {a} + np.sum(M{t}[ix{t}]) + M{t}[({i}, {N - 1 - i})]")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
         a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
@@ -410,9 +428,10 @@ FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "in
 # the Python-language constructs bugs came from (session python): short-circuit operands that
 # draw or index, enumerate's start and reversed(), loops over arrays written inside them,
 # the loop variable after a break, returns from nested loops, negative literal powers, lists
-# appended in zip loops
+# appended in zip loops, comprehensions in loop bodies (a loop once lost the value rebound
+# after one), a tuple used as a whole index (once read as an integer-array index)
 PYTHON_KINDS = ["or_draw", "enum_start", "iter_write", "break_var", "loop_return", "neg_pow",
-                "append_zip"]
+                "append_zip", "comp_loop", "tuple_index"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
 # values whose length depends on the data: lists (of numbers or arrays) appended under an if
 # (not under vmap: each example's list has its own length) and a loop variable whose length

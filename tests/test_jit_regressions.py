@@ -429,3 +429,101 @@ def test_long_list_comprehensions_differentiate(f):
     np.testing.assert_allclose(jit(grad(loss))(x.copy()), want, rtol=1e-6, atol=1e-7)
     xs = np.stack([x, 0.5 * x])
     np.testing.assert_allclose(vmap(f)(xs), np.stack([f(r) for r in xs]), rtol=1e-12)
+
+
+# -- session 38: silent wrong numbers found on foreign-style code ---------------------------------
+# A comprehension in a loop body replaced the frame's name table with a copy, so the loop did not
+# see the names rebound after it: `x = n * 0.5` was lost and every iteration read the first x
+# (jit, backend="numpy" and vmap alike). A tuple used as a whole index, `x[t]` with t = (1, 2),
+# was read as the integer-array index x[[1, 2]].
+
+def comp_in_loop(x, steps):
+    for _ in range(steps):
+        n = sum(x * i for i in (1.0, 2.0))
+        x = n * 0.5
+    return x
+
+
+def filtered_comp_in_loop(grid, steps):
+    """Game of life on a torus: the 8 neighbours summed from a filtered comprehension."""
+    for _ in range(steps):
+        n = sum(np.roll(np.roll(grid, i, 0), j, 1) for i in (-1, 0, 1) for j in (-1, 0, 1)
+                if (i, j) != (0, 0))
+        grid = ((n == 3) | ((grid == 1) & (n == 2))).astype(np.int64)
+    return grid
+
+
+def list_comp_in_loop(x, steps):
+    for k in range(steps):
+        x = np.stack([np.sin(x) * c for c in (0.5, -1.0, 2.0) if c != -1.0]).sum(axis=0) + k
+    return x
+
+
+@pytest.mark.parametrize("steps", [1, 2, 3])
+def test_a_comprehension_in_a_loop_keeps_the_names_rebound_after_it(steps):
+    x = np.array([0.3, -0.2, 1.1])
+    for f in (comp_in_loop, list_comp_in_loop):
+        want = f(x, steps)
+        np.testing.assert_allclose(jit(f, wait=True)(x, steps), want, rtol=1e-14)
+        np.testing.assert_allclose(jit(f, backend="numpy")(x, steps), want, rtol=1e-14)
+        loss = lambda v, f=f: np.sum(f(v, steps) ** 2)
+        want_g = numerical_grad(loss, [x])
+        np.testing.assert_allclose(grad(loss)(x), want_g, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(jit(grad(loss), wait=True)(x), want_g, rtol=1e-6, atol=1e-8)
+        X = np.stack([x, 2 * x])
+        np.testing.assert_allclose(vmap(f, in_axes=(0, None))(X, steps),
+                                   np.stack([f(r, steps) for r in X]), rtol=1e-14)
+    g = (np.random.default_rng(1).random((8, 8)) > 0.6).astype(np.int64)
+    got = jit(filtered_comp_in_loop, wait=True)(g, steps)
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, filtered_comp_in_loop(g, steps))
+
+
+def tuple_indexes(x, i, k):
+    t = (1, 2)
+    u = (i, 0)
+    s = tuple(slice(None, -1) if d == k else slice(None) for d in range(x.ndim))
+    x[(0, slice(0, 2))] = -1.0
+    w = (slice(1, None), i)
+    return x[t], x[u], x[s], x[w], x[slice(i, None)], x[..., slice(1, 3)], x[(None, 1)]
+
+
+def test_a_tuple_used_as_a_whole_index_is_a_tuple_of_indices():
+    x = np.arange(12.0).reshape(3, 4)
+    for i, k in ((2, 0), (1, 1)):
+        want_x = x.copy()
+        want = tuple_indexes(want_x, i, k)
+        got_x = x.copy()
+        got = jit(tuple_indexes, wait=True)(got_x, i, k)
+        np.testing.assert_array_equal(got_x, want_x)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert np.shape(g) == np.shape(w)
+            np.testing.assert_array_equal(g, w)
+    loss = lambda v: np.sum(np.sin(tuple_indexes(v * 1.0, 1, 0)[2]))
+    np.testing.assert_allclose(jit(grad(loss), wait=True)(x), numerical_grad(loss, [x]),
+                               rtol=1e-6, atol=1e-8)
+
+
+def tuple_compares(x, i):
+    t = 0.0
+    if (i, 1) == (2, 1):
+        t += 1.0
+    if (x.shape[0], 2) != (3, 2):
+        t += 10.0
+    if (1, 2) < (1, 3):
+        t += 100.0
+    if (1, 2) == [1, 2]:            # a tuple is never equal to a list
+        t += 1000.0
+    if (x[0], 1) == (1.0, 1):
+        t += 1e4
+    if (1, 2) == (1, 2, 3):
+        t += 1e5
+    return t * x
+
+
+def test_tuples_compare_as_python_compares_them():
+    for i in (1, 2):
+        for x in (np.ones(3), np.zeros(4)):
+            np.testing.assert_array_equal(jit(tuple_compares, wait=True)(x, i),
+                                          tuple_compares(x, i))

@@ -2,6 +2,8 @@
 fixed when the code is generated) and which are dynamic, argnums and the leaf ranges they pick,
 the dtype checks of grad (float, or complex with holomorphic=True), tangents cast to their
 primal's dtype, and copies of array arguments (for functions that write into them)."""
+import types
+
 import numpy as np
 
 from transpile.frontend.callables import as_index
@@ -9,6 +11,9 @@ from transpile.compile.dynamic_ints import is_dynamic_int
 from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 
 STATIC_TYPES = (bool, int, str, type(None))
+# functions passed as arguments (`lambda v, f=f: ...`, `apply(fn, x)`): static, known to the
+# generated code as the function itself, as a static argument is in JAX
+FUNCTION_TYPES = (types.FunctionType, types.BuiltinFunctionType, np.ufunc)
 
 
 def spec_flatten(value, dynamic_ints=False):
@@ -26,7 +31,7 @@ def spec_flatten(value, dynamic_ints=False):
         if t.kind == "leaf":
             v = next(statics)
             if isinstance(v, STATIC_TYPES) and not isinstance(v, np.generic) and not (
-                    dynamic_ints and is_dynamic_int(v)):
+                    dynamic_ints and is_dynamic_int(v)) or isinstance(v, FUNCTION_TYPES):
                 return TreeDef("static", (), (v,))
             dyn.append(v)
             return LEAF

@@ -19,7 +19,7 @@ from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value
 
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
-            "isinstance", "any", "all", "divmod", "pow")
+            "isinstance", "any", "all", "divmod", "pow", "slice")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
 
@@ -344,6 +344,21 @@ def _reversed(norm, args, kwargs, node, base):
 
 # the Python types an array value may have at run time (a NumPy array, a NumPy or Python scalar)
 _DATA_TYPES = (np.ndarray, np.generic, float, int, bool, complex)
+
+
+def _slice(norm, args, kwargs, node, base):
+    """slice(stop) / slice(start, stop[, step]): a Python slice where its bounds are known now
+    (kept in tuples of indices: `y[tuple(slice(1, None) if i == k else slice(None) ...)]`),
+    else an index of that slice."""
+    _no_kwargs(norm, kwargs, node, "slice")
+    if not 1 <= len(args) <= 3:
+        raise norm.error(node, f"slice expected 1 to 3 arguments, got {len(args)}")
+    parts = [Const(None)] + list(args) if len(args) == 1 else list(args)
+    parts += [Const(None)] * (3 - len(parts))
+    if all(isinstance(p, (Const, Static)) for p in parts):
+        return Static(slice(*[p.value if isinstance(p, Const) else p.obj for p in parts]))
+    return IndexArg((SliceArg(*[None if isinstance(p, Const) and p.value is None else
+                                norm.to_arg(p, node) for p in parts]),))
 
 
 def _isinstance(norm, args, kwargs, node, base):

@@ -15,7 +15,7 @@ import copy
 import gast
 import numpy as np
 
-from transpile.frontend import library_calls, transform_registry
+from transpile.frontend import library_calls, numpy_sources, transform_registry
 from transpile.errors import NoRuleError, ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.builtins import call_builtin
@@ -278,6 +278,9 @@ def call(norm, func, args, kwargs, node, base):
         return inline_transformed(norm, obj, args, kwargs, node, base)
     if isinstance(obj, types.FunctionType):
         return inline_function(norm, obj, args, kwargs, node)
+    source = numpy_sources.source_of(obj)
+    if source is not None:       # np.trapezoid: read from Python source
+        return inline_function(norm, source, args, kwargs, node)
     if isinstance(obj, (types.BuiltinFunctionType, np.ufunc, types.MethodType, type)) \
             or callable(obj):
         name = getattr(obj, "__qualname__", getattr(obj, "__name__", repr(obj)))

@@ -202,6 +202,8 @@ def expr_Compare(norm, node, base):
         right = norm.expr(comp, base)
         if isinstance(op, (gast.Is, gast.IsNot, gast.In, gast.NotIn)):
             value = static_compare(norm, op, left, right, node)
+        elif _sequence(norm, left) is not None and _sequence(norm, right) is not None:
+            value = _compare_sequences(norm, op, left, right, node, base)
         elif _known_objects(left, right):       # treedefs, dtypes, strings: Python compares
             value = Const(bool(_PYCMP[type(op)](_obj(left), _obj(right))))
         else:
@@ -211,6 +213,53 @@ def expr_Compare(norm, node, base):
         result = value if result is None else norm.b.emit(
             by_name("logical_and"), {"x": result, "y": value}, base=base)
         left = right
+    return result
+
+
+def _sequence(norm, v):
+    """The items of a tuple or list known when the code is generated (None: not one)."""
+    if isinstance(v, Struct) and v.kind in ("tuple", "list"):
+        return list(v.items)
+    if isinstance(v, Static) and isinstance(v.obj, (tuple, list)):
+        return [norm.classify(o, None) for o in v.obj]
+    return None
+
+
+def _kind(v):
+    return v.kind if isinstance(v, Struct) else type(v.obj).__name__
+
+
+def _compare_sequences(norm, op, left, right, node, base):
+    """`(i, j) != (0, 0)`, `x.shape == (3, 4)`: Python's comparison of two tuples (or lists),
+    one truth value; equality item by item (False for a tuple against a list or another
+    length), an ordering lexicographic over items known when the code is generated."""
+    a, b = _sequence(norm, left), _sequence(norm, right)
+    eq = isinstance(op, (gast.Eq, gast.NotEq))
+    if eq and (_kind(left) != _kind(right) or len(a) != len(b)):
+        return Const(isinstance(op, gast.NotEq))
+    if not eq:
+        values = [norm.static_value(v, node, "an ordering comparison of tuples")
+                  for v in a + b]
+        return Const(bool(_PYCMP[type(op)](tuple(values[:len(a)]), tuple(values[len(a):]))))
+    result = Const(True)
+    for x, y in zip(a, b):
+        if _sequence(norm, x) is not None and _sequence(norm, y) is not None:
+            same = _compare_sequences(norm, gast.Eq(), x, y, node, base)
+        elif isinstance(x, (Const, Static)) and isinstance(y, (Const, Static)) and \
+                not any(isinstance(_obj(v), np.ndarray) for v in (x, y)):
+            same = Const(bool(_obj(x) == _obj(y)))
+        else:
+            same = norm.b.emit(by_name("equal"), {"x": norm.to_arg(x, node),
+                                                  "y": norm.to_arg(y, node)}, base=base)
+        if isinstance(same, Const) and not same.value:
+            result = same
+            break
+        if not isinstance(same, Const):
+            result = same if isinstance(result, Const) else norm.b.emit(
+                by_name("logical_and"), {"x": result, "y": same}, base=base)
+    if isinstance(op, gast.NotEq):
+        return Const(not result.value) if isinstance(result, Const) else \
+            norm.b.emit(by_name("logical_not"), {"x": result}, base=base)
     return result
 
 
@@ -238,6 +287,10 @@ def static_compare(norm, op, left, right, node):
 
     if isinstance(op, (gast.Is, gast.IsNot)) and (_is_none(left) or _is_none(right)):
         other = right if _is_none(left) else left
+        if isinstance(other, ir.Var) and other.name in norm.mem.defs:
+            # the result of an operation (`f(x[:4])` reading `if x is None` inside f): an
+            # array or a number, never None
+            return Const(isinstance(op, gast.IsNot))
         if isinstance(other, ir.Var):
             raise norm.error(node, "`is None` of a variable that may be None on one path and "
                              "a value on another, or a value computed in the function: compiled "
@@ -453,15 +506,39 @@ def subscript_index(norm, node, base):
             items.append(Ellipsis)
         else:
             v = norm.expr(e, base)
-            if isinstance(v, Const) and v.value is None:
-                items.append(None)
-            elif isinstance(v, Static) and v.obj is None:
-                items.append(None)
-            elif isinstance(v, IndexArg):
-                items += list(v.items)
+            if len(elts) == 1 and not isinstance(node, gast.Tuple) and \
+                    _index_tuple(norm, v) is not None:
+                # x[t] of a tuple t = (i, j): x[i, j], as Python passes it (not x[[i, j]])
+                for item in _index_tuple(norm, v):
+                    items += _index_items(norm, item, e)
             else:
-                items.append(norm.to_arg(v, e))
+                items += _index_items(norm, v, e)
     return IndexArg(tuple(items))
+
+
+def _index_tuple(norm, v):
+    """The items of a tuple used as a whole index, None where v is not a tuple."""
+    if isinstance(v, Struct) and v.kind == "tuple":
+        return list(v.items)
+    if isinstance(v, Static) and isinstance(v.obj, tuple):
+        return [norm.classify(o, None) for o in v.obj]
+    return None
+
+
+def _index_items(norm, v, e):
+    """The index items of one value in a subscript: None (np.newaxis), a slice(...) or an
+    Ellipsis known now, or an array/number."""
+    if isinstance(v, Const) and v.value is None or isinstance(v, Static) and v.obj is None:
+        return [None]
+    if isinstance(v, Const) and v.value is Ellipsis or isinstance(v, Static) and \
+            v.obj is Ellipsis:
+        return [Ellipsis]
+    if isinstance(v, IndexArg):
+        return list(v.items)
+    if isinstance(v, Static) and isinstance(v.obj, slice):
+        return [SliceArg(*[None if p is None else norm.to_arg(norm.classify(p, None), e)
+                           for p in (v.obj.start, v.obj.stop, v.obj.step)])]
+    return [norm.to_arg(v, e)]
 
 
 def expr_GeneratorExp(norm, node, base):
@@ -616,8 +693,15 @@ def _leave_comp(frame, saved_env, hidden, g):
     names bound under its ifs) stay."""
     kept = {k: v for k, v in frame.env.items() if k not in saved_env and k != hidden
             and not _target_name(g.target, k)}
-    frame.env = saved_env
+    _restore_env(frame, saved_env)
     frame.env.update(kept)
+
+
+def _restore_env(frame, saved_env):
+    """frame.env back to saved_env, in place: an enclosing loop holds this very dict to read
+    the names its body rebinds (loops.py carried_finish); a new dict would hide them."""
+    frame.env.clear()
+    frame.env.update(saved_env)
 
 
 def _target_name(target, name):
@@ -653,7 +737,7 @@ def _list_comp(norm, node, base, pair=False):
     try:
         gen(0)
     finally:
-        frame.env = saved_env
+        _restore_env(frame, saved_env)
     return Struct("list", out)
 
 

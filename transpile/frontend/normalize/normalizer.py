@@ -387,6 +387,7 @@ def _build_core(fn, in_trees, static_args, name_suffix):
                 for leaf in leaves:
                     frame.env[param_entry(leaf)] = Var(leaf)
             frame.env[pname] = Struct("tuple", items)
+            norm.arguments += [item for item in items if isinstance(item, Var)]
             continue
         leaves = _leaf_names(pname, tree, namer, pname)
         params += leaves

@@ -180,7 +180,7 @@ def unflatten_value(tree, atoms):
             return next(it)
         if t.kind == "none":
             return Const(None)
-        if t.kind == "static":
-            return Const(t.keys[0])
+        if t.kind == "static":      # (a function given as an argument: the function itself)
+            return Static(t.keys[0]) if callable(t.keys[0]) else Const(t.keys[0])
         return Struct(t.kind, [build(c) for c in t.children], t.keys)
     return build(tree)

@@ -167,9 +167,22 @@ cross = defprim("cross", np.cross, "np.cross", "x, y, axisa=-1, axisb=-1, axisc=
                 linear=("x", "y"), batch=Rule("linalg", _cross_batch, lambda s, eqn: None),
                 vjp={"x": _cross_vjp("y", "g", "x"), "y": _cross_vjp("g", "x", "y")},
                 numba=NF.cross)
+
+
+def _three_vectors_form(lw, eqn):
+    """rt.three_vectors of vectors known to have 3 entries: the array itself (a copy: the
+    check has nothing left to do)."""
+    x, axis = eqn.args["x"], NF._const(eqn, "axis", -1)
+    xs = lw.av(x)
+    if xs is None or not xs.ndim or not isinstance(axis, int) or not -xs.ndim <= axis < xs.ndim \
+            or xs.shape[axis] != 3:
+        return None
+    return f"{lw.fmt(x)}.copy()"
+
+
 three_vectors = defprim("three_vectors", SA.three_vectors, "rt.three_vectors", "x, axis=-1",
                         linear=("x",), batch=axis_rule(["axis"]),
-                        vjp={"x": "rt.three_vectors(g, axis)"})
+                        vjp={"x": "rt.three_vectors(g, axis)"}, numba=_three_vectors_form)
 
 # vdot(x, y) = sum(conj(x) * y) over the flattened arrays (anti-linear in x)
 vdot = defprim("vdot", np.vdot, "np.vdot", "x, y", batch=per_example, linear=("x", "y"),

@@ -47,6 +47,13 @@ stack = defprim("stack", np.stack, "np.stack", "arrays, axis=0", batch=S, linear
 array = defprim("array", [np.array, np.asarray, np.asanyarray], "np.asarray", "x, dtype=None",
                 batch=S, linear=("x",), vjp={"x": "rt.cast_like(g, x)"},
                 array_result=True, view="same", sized_by=())   # (np.array([k, p]): 2 items)
+# the array itself where it is C-contiguous, else a contiguous copy (Numba's own)
+ascontiguousarray = defprim("ascontiguousarray", np.ascontiguousarray, "np.ascontiguousarray",
+                            "x", batch=S, linear=("x",), vjp={"x": "g"}, array_result=True,
+                            view="reshape", shape_safe=True,
+                            numba=lambda lw, eqn: f"np.ascontiguousarray({lw.fmt(eqn.args['x'])})"
+                            if lw.av(eqn.args["x"]) is not None and lw.av(eqn.args["x"]).ndim
+                            else None)
 copy = defprim("copy", np.copy, "np.copy", "x", batch=S, linear=("x",), vjp={"x": "g"},
                array_result=True, fresh=True, shape_safe=True)
 astype = defprim("astype", None, "rt.astype", "x, dtype", batch=BR.elementwise, linear=("x",),

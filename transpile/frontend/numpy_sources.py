@@ -1,0 +1,47 @@
+"""NumPy functions without a row, written here in the NumPy that transformed code supports
+(NumPy's own source uses try/except or C helpers): calls of them are read from this source, as
+a library function's own source is (frontend/normalize/calls.py). Each gives NumPy's result,
+dtype included, for the arguments it takes."""
+import numpy as np
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """np.trapezoid: the trapezoidal rule along `axis`, over the sample points x (a vector
+    along the axis, or an array of y's shape) or a constant spacing dx."""
+    y = np.asarray(y)
+    nd = y.ndim
+    k = axis % nd
+    upper = tuple(slice(1, None) if i == k else slice(None) for i in range(nd))
+    lower = tuple(slice(None, -1) if i == k else slice(None) for i in range(nd))
+    if x is None:
+        d = dx
+    else:
+        x = np.asarray(x)
+        if x.ndim == 1:
+            d = np.diff(x)
+            d = d.reshape(tuple(d.shape[0] if i == k else 1 for i in range(nd)))
+        else:
+            d = np.diff(x, axis=k)
+    return np.sum(d * (y[upper] + y[lower]) / 2.0, axis=k)
+
+
+SOURCES = {np.trapezoid: trapezoid}
+if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
+    SOURCES[np.trapz] = trapezoid
+
+
+def source_of(fn):
+    """The Python function to read for a call of `fn` where it has no row: ours above, or the
+    implementation behind NumPy's __array_function__ dispatch; None where there is none."""
+    try:
+        ours = SOURCES.get(fn)
+    except TypeError:           # (an unhashable callable)
+        return None
+    if ours is not None:
+        return ours
+    impl = getattr(fn, "_implementation", None)
+    return impl if callable(impl) and hasattr(impl, "__code__") else None
+
+
+for _fn in set(SOURCES.values()):
+    _fn.__module__ = "numpy"    # errors inside name the function the user called: np.trapezoid
