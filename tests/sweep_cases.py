@@ -173,6 +173,7 @@ case("norm", "np.linalg.norm(x, axis=1)", [(2, 3)], dtypes=("complex128",))
 # ---- shape and indexing -------------------------------------------------------------------------
 for _name, _expr, _s in [
         ("reshape", "np.reshape(x, (3, 2))", (2, 3)), ("ravel", "np.ravel(x)", (2, 3)),
+        ("ascontiguousarray", "np.ascontiguousarray(x.T)", (2, 3)),
         ("transpose", "np.transpose(x)", (2, 3)), ("transpose", "np.transpose(x, (1, 0, 2))",
                                                    (2, 3, 2)),
         ("expand_dims", "np.expand_dims(x, 1)", (2, 3)), ("squeeze", "np.squeeze(x)", (2, 1)),
@@ -467,14 +468,12 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
 for _p in ('select gradient vstack '
-           'sort '
            'tensordot linspace').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)
 JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
-for _p in ('cross '
-           'polyval multi_dot interp take append').split():
+for _p in ('polyval multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 for _p in ('eig eigvals matrix_power').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
