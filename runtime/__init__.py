@@ -63,4 +63,4 @@ from . import custom_rules  # noqa: F401,E402
 from .numpy_rows import (builtin_round, complex_of, diff_extend, diff_extend_jvp,  # noqa: E402
                          diff_extend_vjp, histogram_counts, histogram_edges, outer_expand,
                          running_extremum_jvp, running_extremum_vjp, running_source, triangle_part,
-                         unravel_part)
+                         unravel_part, item)

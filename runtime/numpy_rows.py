@@ -128,6 +128,13 @@ def triangle_part(n, k=0, m=None, upper=True, which=0):
     return (np.triu_indices if upper else np.tril_indices)(n, k, m)[which]
 
 
+# ---- x.item(): the one element as a Python number ----------------------------------------------
+
+def item(x):
+    """x.item() of an array or NumPy scalar; a Python number is itself."""
+    return x.item() if hasattr(x, "item") else x
+
+
 # ---- builtins complex() and round() -----------------------------------------------------------
 
 def complex_of(real=0.0, imag=0.0):

@@ -11,7 +11,7 @@ differences where the function is differentiable; vmap agrees with a loop where 
 import numpy as np
 import pytest
 
-from transpile import grad, jit, vmap
+from transpile import TranspileError, grad, jit, vmap
 
 from fd import numerical_grad
 
@@ -525,3 +525,50 @@ def test_functions_given_as_arguments_are_static():
         return v * s
     loss = lambda v, f=scaled: np.sum(f(v, 2.0) ** 2)
     np.testing.assert_allclose(jit(grad(loss), wait=True)(x), 8.0 * x, rtol=1e-14)
+
+
+# ---- np.digitize, np.lexsort (our source), x.item(), `with np.errstate(...)` --------------------
+
+def bins_and_keys(x, b, X):
+    return (np.digitize(x, b), np.digitize(x, b, right=True), np.digitize(x, b[::-1]),
+            np.digitize(x, b[::-1], right=True), np.lexsort((X[:, 1], X[:, 0])),
+            np.lexsort([X[:, 0]]), X[np.lexsort((X[:, 0], X[:, 1], X[:, 2]))])
+
+
+def test_digitize_and_lexsort_match_numpy_ties_included():
+    x = np.round(RNG.random(12), 1)
+    X = np.round(RNG.random((9, 3)), 1)
+    same(*compiled(bins_and_keys, x, np.array([0.2, 0.5, 0.5, 0.8]), X))
+    with pytest.raises(ValueError, match="monotonically"):
+        jit(bins_and_keys, wait=True)(x, np.array([0.2, 0.1, 0.5]), X)
+
+
+def items(x, i):
+    s = x.sum().item()
+    return s * 2.0, x[0].item() + 1.0, i[0].item() * 3, (x > 0)[1].item(), x[:1].item()
+
+
+def test_item_gives_python_numbers():
+    x, i = np.array([0.5, -1.0, 2.0]), np.array([4, 5])
+    got, want = compiled(items, x, i)
+    assert got == want and [type(g) for g in got] == [type(w) for w in want]
+    check_grad(lambda x: items(x, i)[0] * x[1].item() ** 2, [x], 0)
+
+
+def safe_ratio(a, b):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = a / b
+    r[~np.isfinite(r)] = 0.0
+    return r
+
+
+def test_errstate_blocks_that_change_no_value_compile():
+    a, b = np.array([1.0, 0.0, -2.0, 3.0]), np.array([2.0, 0.0, 0.0, 1.0])
+    with np.errstate(all="ignore"):
+        same(*compiled(safe_ratio, a, b))
+
+    def raising(a):
+        with np.errstate(all="raise"):
+            return a / 0
+    with pytest.raises(TranspileError, match="errstate.*'raise'.* is not supported"):
+        jit(raising, wait=True)(a)

@@ -6,6 +6,8 @@ import os
 import sys
 import sysconfig
 
+import numpy as np
+
 from transpile.errors import NoRuleError, TranspileError
 
 _LIBRARY_DIRS = tuple({os.path.abspath(p) + os.sep for p in (
@@ -36,6 +38,9 @@ def call_error(norm, fn, node, error):
         return error         # a library calling a library: the outermost call reports it
     module = getattr(fn, "__module__", "") or ""
     name = f"{module}.{fn.__qualname__}" if module else fn.__qualname__
+    public = getattr(np, fn.__name__, None) if module.startswith("numpy") else None
+    if public is not None and getattr(public, "_implementation", public) is fn:
+        name = f"numpy.{fn.__name__}"     # (np.digitize, not np.lib._function_base_impl...)
     name = name.replace("numpy.", "np.", 1) if name.startswith("numpy.") else name
     first = str(error).split("\n")[0]
     where = f"{error.filename}:{error.lineno}: "

@@ -25,7 +25,31 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     return np.sum(d * (y[upper] + y[lower]) / 2.0, axis=k)
 
 
-SOURCES = {np.trapezoid: trapezoid}
+def digitize(x, bins, right=False):
+    """np.digitize: the index of the bin each x falls in (bins increasing or decreasing)."""
+    x = np.asarray(x)
+    bins = np.asarray(bins)
+    side = "left" if right else "right"
+    if bins.shape[0] < 2:
+        return np.searchsorted(bins, x, side=side)
+    rising = np.all(bins[1:] >= bins[:-1])
+    if not rising and not np.all(bins[1:] <= bins[:-1]):
+        raise ValueError("bins must be monotonically increasing or decreasing")
+    if rising:
+        return np.searchsorted(bins, x, side=side)
+    return bins.shape[0] - np.searchsorted(bins[::-1], x, side=side)
+
+
+def lexsort(keys, axis=-1):
+    """np.lexsort of a sequence of vectors: the permutation sorting by the last key, ties
+    broken by the one before, and so on (stable sorts, first key first)."""
+    order = np.argsort(keys[0], kind="stable")
+    for key in keys[1:]:
+        order = order[np.argsort(key[order], kind="stable")]
+    return order
+
+
+SOURCES = {np.trapezoid: trapezoid, np.digitize: digitize, np.lexsort: lexsort}
 if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
     SOURCES[np.trapz] = trapezoid
 

@@ -699,7 +699,35 @@ def stmt_Delete(norm, node):
         del norm.frame.env[target.id]
 
 
+# np.errstate modes that change no value: compiled code never warns on floating-point errors
+# (inf and nan result, as in NumPy), so `ignore` and `warn` blocks are their bodies
+_QUIET_ERRSTATE = ("ignore", "warn")
+
+
+def stmt_With(norm, node):
+    """`with np.errstate(divide="ignore", ...):` runs its body (the modes that change no
+    value); any other context manager is refused."""
+    for item in node.items:
+        ctx = item.context_expr
+        func = norm.expr(ctx.func, "f") if isinstance(ctx, gast.Call) else None
+        if not (isinstance(func, Static) and func.obj is np.errstate) or ctx.args or \
+                item.optional_vars is not None:
+            label, hint = UNSUPPORTED_STMTS[gast.With]
+            raise norm.error(node, f"unsupported statement: {label} (only np.errstate)",
+                             hint=hint)
+        for kw in ctx.keywords:
+            mode = norm.static_value(norm.expr(kw.value, "mode"), kw.value,
+                                     "an np.errstate mode")
+            if mode not in _QUIET_ERRSTATE:
+                raise norm.error(node, f"np.errstate({kw.arg}={mode!r}) is not supported: "
+                                 "compiled code gives inf/nan without raising or calling",
+                                 construct="with np.errstate(...)",
+                                 hint="check the result (np.isfinite) and raise yourself")
+    norm.run_body(node.body)
+
+
 STATEMENTS = {
+    "With": stmt_With,
     "Import": stmt_Import, "ImportFrom": stmt_ImportFrom, "Delete": stmt_Delete,
     "Pass": stmt_Pass, "Expr": stmt_Expr, "Assign": stmt_Assign, "AnnAssign": stmt_AnnAssign,
     "AugAssign": stmt_AugAssign, "Return": stmt_Return, "If": stmt_If,

@@ -8,6 +8,7 @@ from transpile.primitives.batching import rules as BR
 from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.registry import by_name, defmethod, defprim
+from transpile_runtime import numpy_rows as NR
 
 E = BR.elementwise
 
@@ -165,6 +166,15 @@ for _name in ["argmax", "argmin", "argsort", "any", "all", "round"]:
 for _name in ["shape", "ndim", "size", "dtype"]:
     defmethod(_name, by_name(f"attr_{_name}"))   # attributes x.shape, x.ndim, ...
 
+# x.item(): the one element as a Python number (float, int, bool or complex by x's dtype);
+# the identity on values, as float(x)
+item = defprim("item", NR.item, "rt.item", "x", batch=BR.query, linear=("x",),
+               vjp={"x": "rt.cast_like(g, x)"}, no_buffer=True, scalar_result=True,
+               shape_safe=True,
+               numba=lambda lw, eqn: f"{lw.fmt(eqn.args['x'])}.item()"
+               if lw.av(eqn.args["x"]) is not None and lw.av(eqn.args["x"]).ndim
+               else lw.fmt(eqn.args["x"]))
+defmethod("item", item)
 # float(x) keeps its derivative (it is the identity on values); int/bool are piecewise constant.
 float_ = defprim("float", float, "float", "x", batch=BR.query, linear=("x",),
                  vjp={"x": "rt.cast_like(g, x)"},
