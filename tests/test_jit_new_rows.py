@@ -572,3 +572,24 @@ def test_errstate_blocks_that_change_no_value_compile():
             return a / 0
     with pytest.raises(TranspileError, match="errstate.*'raise'.* is not supported"):
         jit(raising, wait=True)(a)
+
+
+# ---- np.tensordot and its derivative: np.dot of the operands made 2-D -----------------------------
+
+def tensordots(A, B, C, D):
+    return (np.tensordot(A, B), np.tensordot(A, B, axes=([1, 2], [0, 1])),
+            np.tensordot(C, D, axes=([1], [1])), np.tensordot(C, D, axes=(1, 1)),
+            np.tensordot(C, D, axes=0), np.tensordot(C, D, axes=2),
+            np.tensordot(A, B, axes=([-1], [1])), np.tensordot(C[0], D[0], axes=1))
+
+
+def test_tensordot_compiles_with_its_derivative():
+    A, B = RNG.random((3, 4, 5)), RNG.random((4, 5, 2))
+    C, D = RNG.random((3, 4)), RNG.random((3, 4))
+    got, want = compiled(tensordots, A, B, C, D)
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+    loss = lambda A, B, C, D: sum(np.sum(np.sin(t)) for t in tensordots(A, B, C, D))
+    for k in range(4):
+        check_grad(loss, [A, B, C, D], k)

@@ -2554,3 +2554,101 @@ def cov_constant(fn):
             return f"{_dt(os_.dtype)}({float(v)!r})"
         return f"np.array([{', '.join(repr(float(u)) for u in np.ravel(v))}], {_dt(os_.dtype)})"
     return form
+
+
+def _static_value(a):
+    """A Const's value, a TupleArg's items' values (nested); _NOT_CONST where one is not."""
+    if isinstance(a, Const):
+        return a.value
+    if isinstance(a, TupleArg):
+        items = [_static_value(i) for i in a.items]
+        return _NOT_CONST if any(i is _NOT_CONST for i in items) else items
+    return _NOT_CONST
+
+
+def _contract_axes(axes, nx, ny):
+    """np.tensordot's `axes` (an int, or two ints / sequences) as two lists of axes; None where
+    they are not that."""
+    if isinstance(axes, (int, np.integer)):
+        return list(range(nx - int(axes), nx)), list(range(int(axes)))
+    try:
+        ax, ay = ([int(a)] if isinstance(a, (int, np.integer)) else [int(i) for i in a]
+                  for a in axes)
+    except (TypeError, ValueError):
+        return None
+    ax, ay = [a % nx for a in ax], [a % ny for a in ay]
+    if len(ax) != len(ay) or len(set(ax)) != len(ax) or len(set(ay)) != len(ay):
+        return None
+    return ax, ay
+
+
+def _tensordot_text(x, xshape, y, yshape, ax, ay):
+    """The text of np.tensordot(x, y, (ax, ay)) by np.dot of the two operands made 2-D, and
+    the shape of its result."""
+    free_x = [d for d in range(len(xshape)) if d not in ax]
+    free_y = [d for d in range(len(yshape)) if d not in ay]
+    m = int(np.prod([xshape[d] for d in free_x], dtype=np.int64))
+    k = int(np.prod([xshape[d] for d in ax], dtype=np.int64))
+    n = int(np.prod([yshape[d] for d in free_y], dtype=np.int64))
+    left = f"np.ascontiguousarray(np.transpose({x}, {tuple(free_x + ax)}))" \
+        if len(xshape) > 1 else x if xshape else f"np.full((1, 1), {x})"
+    right = f"np.ascontiguousarray(np.transpose({y}, {tuple(ay + free_y)}))" \
+        if len(yshape) > 1 else y if yshape else f"np.full((1, 1), {y})"
+    shape = tuple(int(xshape[d]) for d in free_x) + tuple(int(yshape[d]) for d in free_y)
+    product = f"np.dot({left}.reshape(({m}, {k})), {right}.reshape(({k}, {n})))"
+    return (f"{product}.reshape({_shape(shape)})" if shape else f"{product}[0, 0]"), shape
+
+
+def _float_operands(lw, eqn, names):
+    """The operands' avals where all share the result's float or complex dtype (np.dot's
+    BLAS), else None."""
+    os_ = lw.avals.get(eqn.out)
+    avs = [lw.av(eqn.args[n]) for n in names]
+    if os_ is None or any(a is None for a in avs) or os_.dtype.kind not in "fc" or \
+            any(a.dtype != os_.dtype for a in avs):
+        return None
+    return avs
+
+
+def tensordot(lw, eqn):
+    """np.tensordot of float or complex arrays with axes known now: each operand's summed axes
+    moved together (contracted last in x, first in y), both made 2-D and multiplied by
+    np.dot (BLAS), the product given the result's shape."""
+    avs = _float_operands(lw, eqn, ("x", "y"))
+    axes = _static_value(eqn.args.get("axes", Const(2)))
+    if avs is None or axes is _NOT_CONST:
+        return None
+    xs, ys = avs
+    found = _contract_axes(axes, xs.ndim, ys.ndim)
+    if found is None:
+        return None
+    return _tensordot_text(lw.fmt(eqn.args["x"]), xs.shape, lw.fmt(eqn.args["y"]), ys.shape,
+                           *found)[0]
+
+
+def tensordot_vjp(lw, eqn):
+    """rt.tensordot_vjp: the cotangent of one operand of np.tensordot (the cotangent
+    contracted with the other operand over that operand's free axes, axes put back in order)."""
+    avs = _float_operands(lw, eqn, ("ct", "x", "y"))
+    axes, which = _static_value(eqn.args["axes"]), _const(eqn, "which")
+    if avs is None or axes is _NOT_CONST or which not in (0, 1):
+        return None
+    cs, xs, ys = avs
+    found = _contract_axes(axes, xs.ndim, ys.ndim)
+    if found is None:
+        return None
+    ax, ay = found
+    free_x = [d for d in range(xs.ndim) if d not in ax]
+    free_y = [d for d in range(ys.ndim) if d not in ay]
+    na = len(free_x)
+    ct = lw.fmt(eqn.args["ct"])
+    if which == 0:
+        text, _ = _tensordot_text(ct, cs.shape, lw.fmt(eqn.args["y"]), ys.shape,
+                                  list(range(na, cs.ndim)), free_y)
+        order = free_x + [ax[ay.index(j)] for j in sorted(ay)]
+    else:
+        text, _ = _tensordot_text(lw.fmt(eqn.args["x"]), xs.shape, ct, cs.shape,
+                                  free_x, list(range(na)))
+        order = [ay[ax.index(i)] for i in sorted(ax)] + free_y
+    back = tuple(int(i) for i in np.argsort(order))
+    return text if back == tuple(range(len(back))) else f"np.transpose({text}, {back})"

@@ -197,7 +197,7 @@ pad_vjp = defprim("pad_vjp", AA.pad_vjp, "rt.pad_vjp", "ct, pad_width, ndim, mod
 tensordot = defprim("tensordot", np.tensordot, "np.tensordot", "x, y, axes=2",
                     linear=("x", "y"), batch=per_example,
                     vjp={"x": "rt.tensordot_vjp(g, x, y, axes, 0)",
-                         "y": "rt.tensordot_vjp(g, x, y, axes, 1)"})
+                         "y": "rt.tensordot_vjp(g, x, y, axes, 1)"}, numba=NF.tensordot)
 
 
 def _which(eqn):
@@ -228,7 +228,7 @@ def _tdv_jvp(arg):
 tensordot_vjp = defprim("tensordot_vjp", AA.tensordot_vjp, "rt.tensordot_vjp",
                         "ct, x, y, axes, which", linear=("ct",), batch=per_example,
                         vjp={a: _tdv_vjp(a) for a in ("ct", "x", "y")},
-                        jvp={"x": _tdv_jvp("x"), "y": _tdv_jvp("y")})
+                        jvp={"x": _tdv_jvp("x"), "y": _tdv_jvp("y")}, numba=NF.tensordot_vjp)
 
 # ---- sorting: a data-dependent permutation (differentiable almost everywhere) -----------------
 sort = defprim("sort", np.sort, "np.sort", "x, axis=-1, kind=None", batch=axis_rule(["axis"]),
