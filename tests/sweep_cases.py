@@ -467,7 +467,7 @@ EXEMPT_KINDS = ("nondiff", "runtime helper", "collective", "control")
 
 # rows whose jit has no Numba lowering yet: jit warns (TranspileWarning) and runs NumPy.
 JIT_FALLBACK = {}
-for _p in ('select gradient vstack '
+for _p in ('select vstack '
            'linspace').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a

@@ -593,3 +593,23 @@ def test_tensordot_compiles_with_its_derivative():
     loss = lambda A, B, C, D: sum(np.sum(np.sin(t)) for t in tensordots(A, B, C, D))
     for k in range(4):
         check_grad(loss, [A, B, C, D], k)
+
+
+# ---- np.gradient with a uniform spacing: its stencil (and the stencil's transpose) compiled -------
+
+def gradients(f1, F, h):
+    return (np.gradient(f1), np.gradient(f1, 0.1), np.gradient(f1, h, edge_order=2),
+            np.gradient(F, axis=1), np.gradient(F, 0.5, axis=0, edge_order=2),
+            np.gradient(np.arange(5)), np.gradient(F.astype(np.float32), axis=-1),
+            np.gradient(f1[:2]))
+
+
+def test_gradient_compiles_with_its_derivative():
+    f1, F = RNG.random(7), RNG.random((4, 5))
+    got, want = compiled(gradients, f1, F, 0.3)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-6 if g.dtype == np.float32 else 1e-13)
+    loss = lambda f1, F: sum(np.sum(np.sin(t)) for t in gradients(f1, F, 0.3)[:6])
+    check_grad(loss, [f1, F], 0)
+    check_grad(loss, [f1, F], 1)

@@ -2652,3 +2652,76 @@ def tensordot_vjp(lw, eqn):
         order = [ay[ax.index(i)] for i in sorted(ax)] + free_y
     back = tuple(int(i) for i in np.argsort(order))
     return text if back == tuple(range(len(back))) else f"np.transpose({text}, {back})"
+
+
+# np.gradient with a uniform spacing: each output slice along the axis as a sum of
+# coefficient * f slice (coefficients in units of 1/h); edges by edge_order
+_GRADIENT_TERMS = {
+    1: [("1:-1", [(0.5, "2:"), (-0.5, ":-2")]), ("0", [(-1.0, "0"), (1.0, "1")]),
+        ("-1", [(1.0, "-1"), (-1.0, "-2")])],
+    2: [("1:-1", [(0.5, "2:"), (-0.5, ":-2")]), ("0", [(-1.5, "0"), (2.0, "1"), (-0.5, "2")]),
+        ("-1", [(0.5, "-3"), (-2.0, "-2"), (1.5, "-1")])],
+}
+
+
+def _gradient_setup(lw, eqn, arr):
+    """(axis, ndim, spacing text, edge order, the array's aval) of a np.gradient row with one
+    axis and a uniform spacing (none, or one number); None otherwise."""
+    av = lw.av(eqn.args[arr])
+    if av is None or not av.ndim:
+        return None
+    axis = _static_value(eqn.args.get("axis", Const(None)))
+    if axis is _NOT_CONST:
+        return None
+    if isinstance(axis, list):
+        axis = axis[0] if len(axis) == 1 else _NOT_CONST
+    if axis is None and av.ndim == 1:
+        axis = 0
+    if not isinstance(axis, (int, np.integer)) or not -av.ndim <= axis < av.ndim:
+        return None
+    order = _const(eqn, "edge_order", 1)
+    spacing = eqn.args.get("varargs")
+    items = spacing.items if isinstance(spacing, TupleArg) else () if spacing is None else \
+        [Const(v) for v in spacing.value] if isinstance(spacing, Const) and \
+        isinstance(spacing.value, tuple) else None
+    if items is None or len(items) > 1 or order not in (1, 2):
+        return None
+    if items and (lw.av(items[0]) if isinstance(items[0], Var) else None) is not None and \
+            lw.av(items[0]).ndim:
+        return None     # coordinates (an array of positions): not lowered
+    if items and isinstance(items[0], Const) and np.ndim(items[0].value):
+        return None
+    h = lw.fmt(items[0]) if items else "1.0"
+    return int(axis) % av.ndim, av.ndim, h, order, av
+
+
+def _along(k, nd, part):
+    return ", ".join(part if d == k else ":" for d in range(nd))
+
+
+def gradient_lines(arr, transpose=False):
+    """rt.gradient_array / rt.gradient_apply (transpose=False): the stencil of np.gradient
+    along its axis; rt.gradient_vjp (True): the stencil's transpose added into zeros."""
+    def form(lw, eqn):
+        setup = _gradient_setup(lw, eqn, "f" if transpose else arr)
+        os_ = lw.avals.get(eqn.out)
+        if setup is None or os_ is None or os_.dtype.kind not in "fc":
+            return None
+        k, nd, h, order, av = setup
+        out, src = eqn.out, lw.fmt(eqn.args[arr])
+        n = f"{src}.shape[{k}]"
+        lines = [f"if {n} < {order + 1}:",
+                 "    raise ValueError('Shape of array too small to calculate a numerical "
+                 "gradient, at least (edge_order + 1) elements are required.')",
+                 f"{out}_inv = 1.0 / {h}",
+                 f"{out} = np.{'zeros' if transpose else 'empty'}({src}.shape, {_dt(os_.dtype)})"]
+        for part, terms in _GRADIENT_TERMS[order]:
+            if transpose:
+                lines += [f"{out}[{_along(k, nd, s)}] += ({c} * {out}_inv) * "
+                          f"{src}[{_along(k, nd, part)}]" for c, s in terms]
+            else:
+                total = " + ".join(f"({c} * {out}_inv) * {src}[{_along(k, nd, s)}]"
+                                   for c, s in terms)
+                lines.append(f"{out}[{_along(k, nd, part)}] = {total}")
+        return lines
+    return form

@@ -196,10 +196,13 @@ gradient = defprim("gradient", [np.gradient, AA.gradient_array], "rt.gradient_ar
                    "f, *varargs, axis=None, edge_order=1", linear=("f",), diff=("f",),
                    batch=per_example,
                    vjp={"f": f"rt.gradient_vjp(g, f, {_GRAD_ARGS})"},
-                   jvp={"f": f"rt.gradient_apply(f_dot, f, {_GRAD_ARGS})"})
+                   jvp={"f": f"rt.gradient_apply(f_dot, f, {_GRAD_ARGS})"},
+                   numba=NF.gradient_lines("f"))
 defprim("gradient_apply", AA.gradient_apply, "rt.gradient_apply",
         "t, f, varargs, axis=None, edge_order=1", linear=("t",), shape_args=("f",),
-        batch=per_example, vjp={"t": f"rt.gradient_vjp(g, f, {_GRAD_ARGS})"})
+        batch=per_example, vjp={"t": f"rt.gradient_vjp(g, f, {_GRAD_ARGS})"},
+        numba=NF.gradient_lines("t"))
 defprim("gradient_vjp", AA.gradient_vjp, "rt.gradient_vjp",
         "ct, f, varargs, axis=None, edge_order=1", linear=("ct",), shape_args=("f",),
-        batch=per_example, vjp={"ct": f"rt.gradient_apply(g, f, {_GRAD_ARGS})"})
+        batch=per_example, vjp={"ct": f"rt.gradient_apply(g, f, {_GRAD_ARGS})"},
+        numba=NF.gradient_lines("ct", transpose=True))
