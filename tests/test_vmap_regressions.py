@@ -287,3 +287,23 @@ def test_breakpoint_untaken_under_vmap_grad(monkeypatch):
     xs = np.ones((2, 3))
     np.testing.assert_allclose(tp.vmap(tp.grad(f))(xs), 2 * xs)
     assert hits == []
+
+
+def nonzero_gather(x):
+    idx = np.nonzero(x > 0.5)[0]
+    return idx, x[idx]
+
+
+def test_data_dependent_lengths_that_agree_across_examples_stack():
+    """np.nonzero / np.argwhere per example (its rank is 2, it was taken for 0 and the
+    gather x[idx] then failed with NumPy's IndexError); lengths that differ are refused."""
+    Xs = np.array([[0.1, 0.7, 0.9], [0.6, 0.2, 0.8], [0.8, 0.1, 0.6]])
+    idx, vals = tp.vmap(nonzero_gather)(Xs)
+    want = [nonzero_gather(r) for r in Xs]
+    np.testing.assert_array_equal(idx, np.stack([w[0] for w in want]))
+    np.testing.assert_array_equal(vals, np.stack([w[1] for w in want]))
+    assert idx.dtype == want[0][0].dtype
+    np.testing.assert_array_equal(tp.vmap(lambda x: np.argwhere(x.reshape(1, 3) > 0.5))(Xs),
+                                  np.stack([np.argwhere(r.reshape(1, 3) > 0.5) for r in Xs]))
+    with pytest.raises(ValueError, match="different shapes"):
+        tp.vmap(nonzero_gather)(np.array([[0.1, 0.7, 0.9], [0.6, 0.2, 0.3]]))

@@ -6,6 +6,7 @@ import numpy as np
 
 from transpile.primitives.batching import rules as BR
 from transpile.primitives.batching.axis_rules import per_example
+from transpile.primitives.batching.base import Rule
 from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.registry import by_name, defmethod, defprim
 from transpile_runtime import numpy_rows as NR
@@ -153,7 +154,9 @@ any_ = _nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction, numba=NF
 all_ = _nd("all", np.all, "np.all", "x, axis=None", batch=BR.reduction, numba=NF.whole("all"),
            bool_result=True)
 # results whose length depends on the values (np.where(c) and np.nonzero read argwhere's columns)
-argwhere = _nd("argwhere", np.argwhere, "np.argwhere", "x", batch=BR.query, data_shape=True)
+# (vmap: each example's own call, a (count, ndim) array; the counts must agree to stack)
+argwhere = _nd("argwhere", np.argwhere, "np.argwhere", "x", batch=Rule(
+    "per_example", per_example.batch, lambda s, eqn: 2), data_shape=True)
 flatnonzero = _nd("flatnonzero", np.flatnonzero, "np.flatnonzero", "x", batch=BR.query,
                   data_shape=True)
 unique = _nd("unique", np.unique, "np.unique", "x", batch=BR.query, data_shape=True)
