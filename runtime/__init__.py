@@ -16,7 +16,7 @@ from .batching import (basis_like, batch_align, batch_any, batch_axes, batch_shi
     batch_basis_like, batch_broadcast, batch_broadcast_like, batch_check_scalar_output,
     batch_extremum_mask, batch_getitem_vjp, batch_getitem_vjp_back, batch_jac_columns,
     batch_jac_columns_vjp, batch_jac_rows, batch_not, batch_parts, batch_reduced_count, batch_row, batch_row_vjp,
-    batch_stacked, batch_set, batch_slots, batch_squeeze, batch_store, batch_store_tangent,
+    batch_stacked, batch_set, batch_slots, batch_same_shape, batch_squeeze, batch_store, batch_store_tangent,
     batch_sum_grad, batch_sum_grad_vjp, batch_unbroadcast, batch_without_row, jac_columns,
     jac_columns_to, jac_columns_vjp, jac_rows)
 from .tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F401

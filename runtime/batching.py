@@ -42,6 +42,19 @@ def batch_align(x, like_ndim, like_batched):
     return np.reshape(x, np.shape(x)[:1] + (1,) * (n - r) + np.shape(x)[1:])
 
 
+def batch_same_shape(x, other, where=None):
+    """x, checked to have other's shape: the two sides of a branch on a batched value are
+    selected example by example (np.where), which must not broadcast a side that changed
+    length (one example appended to a list, another did not)."""
+    if np.ndim(x) == np.ndim(other) and np.shape(x) != np.shape(other):
+        raise ValueError(
+            f"vmap: {where or 'an `if`'}: the two sides of an `if` on the data give a value of "
+            f"shapes {np.shape(x)[1:]} and {np.shape(other)[1:]} per example; one batched "
+            "array cannot hold them (as in JAX, a size computed from the data gives each "
+            "example its own shape)")
+    return x
+
+
 def batch_squeeze(x):
     """np.squeeze of each example: drop unit axes, never the batch axis."""
     axes = tuple(i for i in range(1, np.ndim(x)) if np.shape(x)[i] == 1)

@@ -307,3 +307,40 @@ def test_data_dependent_lengths_that_agree_across_examples_stack():
                                   np.stack([np.argwhere(r.reshape(1, 3) > 0.5) for r in Xs]))
     with pytest.raises(ValueError, match="different shapes"):
         tp.vmap(nonzero_gather)(np.array([[0.1, 0.7, 0.9], [0.6, 0.2, 0.3]]))
+
+
+def grow_append(x):
+    out = np.empty(0)
+    for v in x:
+        if v > 0.3:
+            out = np.append(out, v * 2)
+    return out
+
+
+def joins_under_a_branch(x):
+    out = x[:1] * 1.0
+    if x[0] > 0.3:
+        out = np.concatenate([out, x[1:2]])
+    else:
+        out = np.concatenate([x[2:3], out * 2])
+    return np.sum(out * out) + out
+
+
+def test_a_branch_that_changes_a_length_is_never_broadcast():
+    """Both sides of an `if` on the data are computed for every example and selected with
+    np.where: a side one element longer was broadcast against an empty one, and vmap
+    returned [] (silently). Now the shapes are checked; sides of equal shapes still select."""
+    Xs = np.array([[0.1, 0.5, 0.9], [0.6, 0.2, 0.9]])
+    with pytest.raises(ValueError, match=r"shapes \(1,\) and \(0,\) per example"):
+        tp.vmap(grow_append)(Xs)
+    with pytest.raises(ValueError, match=r"shapes"):
+        quiet(lambda: tp.jit(tp.vmap(grow_append))(Xs))
+    np.testing.assert_allclose(tp.vmap(joins_under_a_branch)(Xs),
+                               per_example(joins_under_a_branch, Xs), rtol=1e-14)
+    loss = lambda x: np.sum(joins_under_a_branch(x) ** 2)
+    np.testing.assert_allclose(tp.vmap(tp.grad(loss))(Xs),
+                               np.stack([numerical_grad(loss, [r]) for r in Xs]),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tp.grad(lambda X: np.sum(tp.vmap(joins_under_a_branch)(X)))(Xs),
+                               numerical_grad(lambda X: np.sum(per_example(
+                                   joins_under_a_branch, X)), [Xs]), rtol=1e-6, atol=1e-8)

@@ -331,11 +331,23 @@ class BatchSweep:
         for v in sorted(one_sided):
             side = "then" if v in writes(st.body) else "else"
             self.eqn(Eqn(v, by_name("assign"), {"x": picks[side][v]}, st.loc))
+        reshaped = _may_change_shape(st.body) or _may_change_shape(st.orelse)
         for v in names:
             if v in one_sided:
                 continue
-            e = Eqn(v, by_name("where"), {"condition": st.cond, "x": picks["then"][v],
-                                          "y": picks["else"][v]}, st.loc)
+            sides = [picks["then"][v], picks["else"][v]]
+            if reshaped and all(isinstance(p, Var) and self.b(p) for p in sides):
+                # a side that changed a length must not be broadcast against the other
+                checked = Var(self.namer.fresh(f"{sides[0].name}_same"))
+                where = Const(f"{st.loc[0]}:{st.loc[1]}") if st.loc and st.loc[0] else \
+                    Const(None)
+                self.bld.body.append(Eqn(checked.name, by_name("batch_same_shape"),
+                                         {"x": sides[0], "other": sides[1], "where": where},
+                                         st.loc))
+                self.bat[checked.name], self.rk[checked.name] = True, self.r(sides[0])
+                sides[0] = checked
+            e = Eqn(v, by_name("where"), {"condition": st.cond, "x": sides[0],
+                                          "y": sides[1]}, st.loc)
             numbers = [weak.python_number(self, picks[t][v]) for t in ("then", "else")]
             self.eqn(e)
             if None not in numbers:
@@ -494,6 +506,18 @@ class WholeFunctionLoop(Exception):
     def __init__(self, reason, loc):
         super().__init__(reason)
         self.reason, self.loc = reason, loc
+
+
+_SHAPE_KEEPING = ("assign", "identity", "where", "astype", "copy")
+
+
+def _may_change_shape(body):
+    """Does a branch compute anything but elementwise operations (a join, a slice, a call
+    whose result's length may differ from its inputs')?"""
+    for e in ir.walk_eqns(body):
+        if e.prim.lower is None and e.prim.name not in _SHAPE_KEEPING:
+            return True
+    return False
 
 
 def _safe(body):

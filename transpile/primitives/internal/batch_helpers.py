@@ -12,6 +12,19 @@ batch_broadcast = defprim("batch_broadcast", RB.batch_broadcast, "rt.batch_broad
                           batch=_H, linear=("x",), vjp={"x": "np.sum(g, axis=0)"})
 batch_align = defprim("batch_align", RB.batch_align, "rt.batch_align", "x, like_ndim, like_batched",
                       batch=_H, linear=("x",), vjp={"x": "np.reshape(g, np.shape(x))"})
+
+
+def _same_shape_form(lw, eqn):
+    """Shapes known equal when the code is generated: x itself (else NumPy raises)."""
+    xs, os_ = lw.av(eqn.args["x"]), lw.av(eqn.args["other"])
+    if xs is None or os_ is None or (xs.ndim == os_.ndim and xs.shape != os_.shape):
+        return None
+    return lw.fmt(eqn.args["x"])
+
+
+batch_same_shape = defprim("batch_same_shape", RB.batch_same_shape, "rt.batch_same_shape",
+                           "x, other, where=None", batch=_H, linear=("x",),
+                           shape_args=("other",), vjp={"x": "g"}, numba=_same_shape_form)
 batch_squeeze = defprim("batch_squeeze", RB.batch_squeeze, "rt.batch_squeeze", "x", batch=_H,
                         linear=("x",), vjp={"x": "np.reshape(g, np.shape(x))"})
 batch_unbroadcast = defprim(
