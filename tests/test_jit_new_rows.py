@@ -613,3 +613,21 @@ def test_gradient_compiles_with_its_derivative():
     loss = lambda f1, F: sum(np.sum(np.sin(t)) for t in gradients(f1, F, 0.3)[:6])
     check_grad(loss, [f1, F], 0)
     check_grad(loss, [f1, F], 1)
+
+
+# ---- np.polyfit (our source, through np.linalg.lstsq), np.polyval (Horner) ---------------------
+
+def poly_fits(x, y, Y):
+    return np.polyfit(x, y, 2), np.polyfit(x, Y, 1), np.polyval(np.polyfit(x, y, 3), x), \
+        np.polyval(np.array([2, -1, 3]), np.arange(4)), np.polyval(y[:3], 0.5)
+
+
+def test_polyfit_and_polyval_compile_with_their_derivatives():
+    x, y, Y = np.linspace(0, 1, 8), RNG.random(8), RNG.random((8, 2))
+    got, want = compiled(poly_fits, x, y, Y)
+    for g, w in zip(got, want):
+        assert np.shape(g) == np.shape(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_allclose(g, w, rtol=1e-10)
+    check_grad(lambda y: np.sum(np.polyfit(x, y, 2) ** 2), [y], 0)
+    check_grad(lambda p, x: np.sum(np.sin(np.polyval(p, x))), [y[:4], x], 0)
+    check_grad(lambda p, x: np.sum(np.sin(np.polyval(p, x))), [y[:4], x], 1)

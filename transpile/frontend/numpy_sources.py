@@ -49,7 +49,21 @@ def lexsort(keys, axis=-1):
     return order
 
 
-SOURCES = {np.trapezoid: trapezoid, np.digitize: digitize, np.lexsort: lexsort}
+def polyfit(x, y, deg):
+    """np.polyfit(x, y, deg): least-squares coefficients, highest power first (NumPy's way:
+    the Vandermonde columns scaled to unit norm, np.linalg.lstsq, the scale undone; the
+    cut-off of small singular values is float64's, also for float32 data)."""
+    x = np.asarray(x) + 0.0
+    y = np.asarray(y) + 0.0
+    eps = 2.220446049250313e-16
+    lhs = x[:, None] ** np.arange(deg, -1, -1)
+    scale = np.sqrt(np.sum(lhs * lhs, axis=0))
+    c = np.linalg.lstsq(lhs / scale, y, rcond=x.shape[0] * eps)[0]
+    return (c.T / scale).T
+
+
+SOURCES = {np.trapezoid: trapezoid, np.digitize: digitize, np.lexsort: lexsort,
+           np.polyfit: polyfit}
 if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
     SOURCES[np.trapz] = trapezoid
 

@@ -9,6 +9,7 @@ conjugate of its transpose.
 """
 import numpy as np
 
+from transpile.core.ir import Const
 from transpile.primitives import numba_forms as NF
 from transpile.primitives.batching.axis_rules import per_example, pointwise
 from transpile.primitives.registry import defalias, defprim
@@ -58,13 +59,42 @@ defprim("signal_crop", SA.signal_crop, "rt.signal_crop", "full, in1, in2, mode='
 
 # ---- polyval: p(x) = sum_k p[k] x^(n-1-k), linear in p; d/dx is the derivative polynomial -------
 _DP = "np.polyval(p[:-1] * np.arange(np.size(p) - 1, 0, -1), x)"
+
+
+def _horner_form(lw, eqn):
+    """np.polyval of a coefficient vector: Horner's rule from the highest power, on x's
+    shape (a number or an array)."""
+    p, x, out = eqn.args["p"], eqn.args["x"], eqn.out
+    ps, os_ = lw.av(p), lw.avals.get(eqn.out)
+    if ps is None or ps.ndim != 1 or os_ is None or ps.shape[0] == 0:
+        return None
+    P, X, k = lw.fmt(p), lw.fmt(x), f"{out}_k"
+    return [f"{out} = {X} * 0 + {P}[0]",
+            f"for {k} in range(1, {P}.shape[0]):",
+            f"    {out} = {out} * {X} + {P}[{k}]"]
+
+
+def _horner_vjp_form(lw, eqn):
+    """rt.polyval_vjp(ct, x, n)[k] = sum(ct * x ** (n - 1 - k)): the powers of x from the
+    highest down, each summed against ct."""
+    ct, x, n, out = eqn.args["ct"], eqn.args["x"], eqn.args["n"], eqn.out
+    os_ = lw.avals.get(out)
+    if os_ is None or os_.ndim != 1 or not isinstance(n, Const):
+        return None
+    C, X, m = lw.fmt(ct), lw.fmt(x), int(n.value)
+    return [f"{out} = np.empty({m}, {NF._dt(os_.dtype)})",
+            f"{out}_pw = {X} * 0 + 1.0",
+            f"for {out}_k in range({m} - 1, -1, -1):",
+            f"    {out}[{out}_k] = np.sum({C} * {out}_pw)",
+            f"    {out}_pw = {out}_pw * {X}"]
 polyval = defprim("polyval", np.polyval, "np.polyval", "p, x", linear=("p",),
                   batch=pointwise("x"),
                   vjp={"p": "rt.polyval_vjp(g, x, np.size(p))", "x": f"g * {_DP}"},
-                  jvp={"x": f"x_dot * {_DP}"})
+                  jvp={"x": f"x_dot * {_DP}"}, numba=_horner_form)
 # polyval_vjp(ct, x, n)[k] = sum_j ct_j x_j^(n-1-k): its transpose in ct is np.polyval
 polyval_vjp = defprim(
     "polyval_vjp", SA.polyval_vjp, "rt.polyval_vjp", "ct, x, n", linear=("ct",),
     batch=per_example,
     vjp={"ct": "np.polyval(g, x)", "x": "ct * np.polyval(g[:-1] * np.arange(n - 1, 0, -1), x)"},
-    jvp={"x": "np.arange(n - 1, -1, -1) * np.append(rt.polyval_vjp(ct * x_dot, x, n - 1), 0.0)"})
+    jvp={"x": "np.arange(n - 1, -1, -1) * np.append(rt.polyval_vjp(ct * x_dot, x, n - 1), 0.0)"},
+    numba=_horner_vjp_form)
