@@ -631,3 +631,21 @@ def test_polyfit_and_polyval_compile_with_their_derivatives():
     check_grad(lambda y: np.sum(np.polyfit(x, y, 2) ** 2), [y], 0)
     check_grad(lambda p, x: np.sum(np.sin(np.polyval(p, x))), [y[:4], x], 0)
     check_grad(lambda p, x: np.sum(np.sin(np.polyval(p, x))), [y[:4], x], 1)
+
+
+# ---- np.block (our source: two levels of lists) ---------------------------------------------------
+
+def blocks(A, v):
+    Z = np.zeros_like(A)
+    return (np.block([[A, Z], [Z, A]]), np.block([v, v * 2]), np.block([[A], [A * 2]]),
+            np.block([[A, np.ones((2, 1))]]), np.block([[1.0, 2.0], [3.0, 4.0]]),
+            np.block([1, 2.5, v[0]]), np.block([[1, 2], [3, 4]]))
+
+
+def test_block_matches_numpy_and_differentiates():
+    A, v = RNG.random((2, 2)), RNG.random(3)
+    got, want = compiled(blocks, A, v)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    check_grad(lambda A: np.sum(np.sin(np.block([[A, A.T], [A * 2, A]]))), [A], 0)

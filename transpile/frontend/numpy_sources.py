@@ -62,7 +62,28 @@ def polyfit(x, y, deg):
     return (c.T / scale).T
 
 
-SOURCES = {np.trapezoid: trapezoid, np.digitize: digitize, np.lexsort: lexsort,
+def block(arrays):
+    """np.block of a list of arrays (joined along the last axis) or of a list of such lists
+    (each row joined along the last axis, the rows along the one before)."""
+    if not isinstance(arrays, list):
+        return np.asarray(arrays)
+    if not isinstance(arrays[0], list):
+        return np.concatenate([np.full((1,), a) if np.ndim(a) == 0 else np.atleast_1d(a)
+                               for a in arrays], axis=-1)
+    for row in arrays:
+        for a in row:
+            if isinstance(a, list):
+                raise TypeError("np.block of more than two levels of lists is not supported "
+                                "in transformed code")
+    return np.concatenate([np.concatenate([_at_least_2d(a) for a in row], axis=-1)
+                           for row in arrays], axis=-2)
+
+
+def _at_least_2d(a):
+    return np.full((1, 1), a) if np.ndim(a) == 0 else np.atleast_2d(a)
+
+
+SOURCES = {np.trapezoid: trapezoid, np.block: block, np.digitize: digitize, np.lexsort: lexsort,
            np.polyfit: polyfit}
 if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
     SOURCES[np.trapz] = trapezoid
