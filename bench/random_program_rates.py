@@ -2,8 +2,10 @@
 
     python bench/random_program_rates.py [count] [kinds]
         (kinds: a,b,c, "mutation", "foreign" or "python": the Python-language constructs)
-    RATES_DUMP=errors.txt python bench/random_program_rates.py ...   (each error's or
-                                                                      fallback's program)
+    RATES_DUMP=errors.txt python bench/random_program_rates.py ...   (each error's, wrong
+                                                                      number's or fallback's
+                                                                      program)
+    RATES_ONLY=jit,jit(vmap) python bench/random_program_rates.py ...  (those transforms only)
 
 Draws `count` programs (tests/random_programs.py: branches, loops, writes, aliases, helper
 calls) and runs NumPy, jit, grad, jit(grad), jvp, vmap, vmap(grad), grad(vmap), jit(vmap) and
@@ -68,7 +70,10 @@ def run_one(src, x, results, errors):
         "jit(vmap(grad))": (lambda: tp.jit(tp.vmap(tp.grad(f)))(xs.copy()),
                             np.stack([rp.numgrad(lambda z: f(z.copy()), r) for r in xs])),
     }
+    only = os.environ.get("RATES_ONLY")
     for name, (fn, expect) in checks.items():
+        if only and name not in only.split(","):
+            continue
         if "grad" in name or name == "jvp":
             if not smooth:
                 continue
@@ -88,6 +93,9 @@ def run_one(src, x, results, errors):
         if not close(got, expect, tol):
             results[name]["WRONG"] += 1
             errors[name]["WRONG: " + src.replace("\n", " | ")[:300]] += 1
+            if os.environ.get("RATES_DUMP"):
+                with open(os.environ["RATES_DUMP"], "a") as dump:
+                    dump.write(f"==== {name}: WRONG at x = {x.tolist()}\n{src}\n")
         elif fell_back:
             results[name]["fallback"] += 1
             msg = str([m.message for m in w if issubclass(m.category, TranspileWarning)][0])

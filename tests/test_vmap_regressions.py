@@ -344,3 +344,27 @@ def test_a_branch_that_changes_a_length_is_never_broadcast():
     np.testing.assert_allclose(tp.grad(lambda X: np.sum(tp.vmap(joins_under_a_branch)(X)))(Xs),
                                numerical_grad(lambda X: np.sum(per_example(
                                    joins_under_a_branch, X)), [Xs]), rtol=1e-6, atol=1e-8)
+
+
+def rows_then_element_writes(x):
+    rows = []
+    for i in range(4):              # unrolled (appends under an if); i ends at 3
+        if x[i] > 0.5:
+            rows.append(x * x[i])
+    t1 = x + (rows[0] if rows else x)
+    t2 = x * 1.0
+    for i in range(4):              # the same name as a compiled loop's index
+        t2[i] = t2[i] * t1[i]
+    return np.sum(t2)
+
+
+def test_jit_of_vmap_reads_a_loop_index_named_like_an_unrolled_loops():
+    """jit's specializer kept the unrolled loop's last index (3) as a constant for the name
+    and substituted it inside the second loop, which then wrote t2[3] four times."""
+    x = np.array([-0.159, 0.541, 0.215, 0.355])
+    Xs = np.stack([x, x * 0.5 - 0.1, x + 0.3])
+    want = per_example(rows_then_element_writes, Xs)
+    np.testing.assert_allclose(quiet(lambda: tp.jit(tp.vmap(rows_then_element_writes))(Xs)),
+                               want, rtol=1e-12)
+    np.testing.assert_allclose(tp.jit(rows_then_element_writes, wait=True)(x),
+                               rows_then_element_writes(x), rtol=1e-12)

@@ -130,6 +130,9 @@ def specialize_loop(sp, st):
         snap = (dict(sp.avals), dict(sp.subst), sp.counter, set(sp.taken), dict(sp.zero_names))
         if isinstance(st, ir.ForRange):
             sp.avals[st.var] = loop_index_aval(sp)
+            # the index is a new value at each iteration: a constant bound to its name before
+            # the loop (the last index of an unrolled loop of the same name) is not it
+            sp.subst.pop(st.var, None)
             new = ir.ForRange(st.var, sp.atom(st.start), sp.atom(st.stop), sp.atom(st.step),
                               sp.block(st.body), st.loc)
         else:
