@@ -508,14 +508,15 @@ class WholeFunctionLoop(Exception):
         self.reason, self.loc = reason, loc
 
 
-_SHAPE_KEEPING = ("assign", "identity", "where", "astype", "copy")
+# rows without a scalar form whose result has their operands' (broadcast) shape
+_SHAPE_KEEPING = tuple(by_name(n) for n in ("assign", "identity", "where", "astype", "copy"))
 
 
 def _may_change_shape(body):
     """Does a branch compute anything but elementwise operations (a join, a slice, a call
     whose result's length may differ from its inputs')?"""
     for e in ir.walk_eqns(body):
-        if e.prim.lower is None and e.prim.name not in _SHAPE_KEEPING:
+        if e.prim.lower is None and not any(e.prim is p for p in _SHAPE_KEEPING):
             return True
     return False
 
