@@ -7,3 +7,8 @@ sys.path.insert(0, os.path.dirname(__file__))
 # tests/test_jit_tiers.py turns tiers on per function (jit(f, wait=False))
 os.environ.setdefault("TRANSPILE_TIERS", "0")
 os.environ.setdefault("TRANSPILE_CACHE_DIR", tempfile.mkdtemp(prefix="transpile-test-cache-"))
+
+# xdist workers past a memory limit are replaced between tests (Numba never frees what it
+# compiled): see tests/worker_recycling.py
+from worker_recycling import (pytest_configure, pytest_runtest_logreport,  # noqa: E402,F401
+                              pytest_runtest_makereport, pytest_terminal_summary)
