@@ -383,6 +383,17 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"M{t} = {a}[:, None] * {b}[None, :]")
         prog.emit(f"ix{t} = ({i}, slice(1, None))")
         prog.emit(f"{t} = {a} + np.sum(M{t}[ix{t}]) + M{t}[({i}, {N - 1 - i})]")
+    elif kind == "alias_if":      # a name that holds another's value, then an if (no else)
+        a, b = _pick(draw, prog), _pick(draw, prog)   # rebinds the other on one path
+        c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
+        held = draw(st.sampled_from(["h{t}", "[h{t}]", "(h{t}, {b})"])).format(t=t, b=b)
+        prog.emit(f"m{t} = {a} * 1.5")
+        prog.emit(f"h{t} = m{t}")
+        prog.emit(f"keep{t} = {held}")
+        prog.emit(f"if {b}[0] > {c}:")
+        prog.emit(f"m{t} = m{t} + {b}", 2)
+        first = f"keep{t}" if held.startswith("h") else f"keep{t}[0]"
+        prog.emit(f"{t} = {first} * 2.0 + m{t}")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
         a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
@@ -429,9 +440,11 @@ FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "in
 # draw or index, enumerate's start and reversed(), loops over arrays written inside them,
 # the loop variable after a break, returns from nested loops, negative literal powers, lists
 # appended in zip loops, comprehensions in loop bodies (a loop once lost the value rebound
-# after one), a tuple used as a whole index (once read as an integer-array index)
+# after one), a tuple used as a whole index (once read as an integer-array index), a name
+# holding another's value before an if that rebinds the other on one path (it once took the
+# new value)
 PYTHON_KINDS = ["or_draw", "enum_start", "iter_write", "break_var", "loop_return", "neg_pow",
-                "append_zip", "comp_loop", "tuple_index"]
+                "append_zip", "comp_loop", "tuple_index", "alias_if"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
 # values whose length depends on the data: lists (of numbers or arrays) appended under an if
 # (not under vmap: each example's list has its own length) and a loop variable whose length

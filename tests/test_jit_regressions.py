@@ -527,3 +527,68 @@ def test_tuples_compare_as_python_compares_them():
         for x in (np.ones(3), np.zeros(4)):
             np.testing.assert_array_equal(jit(tuple_compares, wait=True)(x, i),
                                           tuple_compares(x, i))
+
+
+# -- a name holding another's value before an if that rebinds the other on one path ----------
+# `z = y; if c: y = y + 1` (no else): the join gave y's new value to z as well (z and y were
+# one name in the generated code; the copy of the old y made on the then path was dropped).
+# A silent wrong number under every transform, found on foreign-style code (a running
+# maximum appended to a list: `if v > 0: m = v` then `out.append(m)`).
+
+def alias_then_rebound(x):
+    y = x * 2.0
+    z = y
+    if x[0] > 0:
+        y = y + 1.0
+    return z
+
+
+def alias_scalar_then_rebound(x):
+    y = x[0] * 2.0
+    z = y
+    if x[1] > 0:
+        y = 0.0
+    return z * x
+
+
+def alias_both_read(x):
+    y = x * 2.0
+    z = y
+    if x[0] > 0:
+        y = y + 1.0
+    return z + y * y
+
+
+def last_positive_seen(x):
+    out = []
+    m = 0.0
+    for v in x:
+        if v > 0:
+            m = v
+        out.append(m)
+    return np.array(out)
+
+
+def alias_in_a_tuple(x):
+    m = x[0] * 1.0
+    pair = (m, x[1])
+    if x[2] > 0:
+        m = m * 3.0
+    return pair[0] * m + pair[1]
+
+
+@pytest.mark.parametrize("f", [alias_then_rebound, alias_scalar_then_rebound, alias_both_read,
+                               last_positive_seen, alias_in_a_tuple])
+def test_an_alias_keeps_the_value_from_before_an_if_that_rebinds_the_name(f):
+    for x in (np.array([0.3, -1.0, 2.0]), np.array([-0.5, 0.7, -2.0]), np.array([1.0, 2.0, 3.0])):
+        want = f(x)
+        np.testing.assert_allclose(jit(f, wait=True)(x), want, rtol=1e-14)
+        np.testing.assert_allclose(jit(f, backend="numpy")(x), want, rtol=1e-14)
+        loss = lambda v: np.sum(f(v) ** 2)
+        want_g = numerical_grad(loss, [x])
+        np.testing.assert_allclose(grad(loss)(x), want_g, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(jit(grad(loss), wait=True)(x), want_g, rtol=1e-6, atol=1e-8)
+        X = np.stack([x, -x[::-1], x * 0.5])
+        want_v = np.stack([f(r) for r in X])
+        np.testing.assert_allclose(vmap(f)(X), want_v, rtol=1e-14)
+        np.testing.assert_allclose(jit(vmap(f), wait=True)(X), want_v, rtol=1e-14)

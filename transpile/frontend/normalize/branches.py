@@ -56,30 +56,18 @@ def dynamic_if(norm, node, cond):
     memo = {}
     # the current frame first (its names get the user's names), then inlined callers
     order = sorted(range(len(frames)), key=lambda i: frames[i] is not frame)
-    for i in order:
-        f, pre, e1, e2 = frames[i], pres[i], envs1[i], envs2[i]
-        names = [n for n in dict.fromkeys(list(e1) + list(e2))
-                 if e1.get(n) is not pre.get(n) or e2.get(n) is not pre.get(n)]
-        for n in names:
-            if n not in e1 or n not in e2:
-                f.env.pop(n, None)
-                continue
-            if isinstance(e1[n], Stale) or isinstance(e2[n], Stale):
-                f.env[n] = e1[n] if isinstance(e1[n], Stale) else e2[n]
-                continue
-            # a placeholder (frontend/normalize/returns.py) is read only on the paths that set
-            # it: the value of the path that set it, copied there (a loop's counter moves on
-            # after the break), with no copy on the other path
-            if isinstance(e1[n], Placeholder) and isinstance(e2[n], Placeholder):
-                f.env[n] = e1[n]
-                continue
-            if isinstance(e1[n], Placeholder):
-                e1[n] = typed_like(norm, e2[n], bodies[0], node)
-            elif isinstance(e2[n], Placeholder):
-                e2[n] = typed_like(norm, e1[n], bodies[1], node)
-            saved = norm.frames[-1]
-            f.env[n] = join_values(norm, n, [e1[n], e2[n]], bodies, [e1, e2], node,
-                                   memo=memo, own=f is frame)
+    joined = [set() for _ in frames]
+    # a join into a name (y = y_1 at the end of a branch) gives the names that held its value
+    # before the if copies on that path (bindings.protect: `z = y` before `if c: y = y + 1`
+    # makes z_2 = y there), so those names join too: rounds until no name is left
+    while True:
+        pending = [(i, n) for i in order for n in dict.fromkeys(list(envs1[i]) + list(envs2[i]))
+                   if n not in joined[i] and (envs1[i].get(n) is not pres[i].get(n)
+                                              or envs2[i].get(n) is not pres[i].get(n))]
+        if not pending:
+            break
+        _join_names(norm, node, pending, frames, frame, pres, envs1, envs2, bodies, memo,
+                    joined)
     join_aliasing(norm, memo, frames, [envs1, envs2])
     if isinstance(r1, Raised) or (r1 is not None and r1 is r2):
         frame.returned = r1         # (both raised, or one raised and the other returned)
@@ -87,6 +75,31 @@ def dynamic_if(norm, node, cond):
         frame.returned = join_values(norm, "out", [r1, r2], bodies, [{}, {}], node)
     norm.b.loc = loc
     norm.b.body.append(ir.If(cond, b1, b2, loc))
+
+
+def _join_names(norm, node, pending, frames, frame, pres, envs1, envs2, bodies, memo, joined):
+    """Join the (frame index, name) pairs bound differently on the two paths of an if."""
+    for i, n in pending:
+        f, pre, e1, e2 = frames[i], pres[i], envs1[i], envs2[i]
+        joined[i].add(n)
+        if n not in e1 or n not in e2:
+            f.env.pop(n, None)
+            continue
+        if isinstance(e1[n], Stale) or isinstance(e2[n], Stale):
+            f.env[n] = e1[n] if isinstance(e1[n], Stale) else e2[n]
+            continue
+        # a placeholder (frontend/normalize/returns.py) is read only on the paths that set
+        # it: the value of the path that set it, copied there (a loop's counter moves on
+        # after the break), with no copy on the other path
+        if isinstance(e1[n], Placeholder) and isinstance(e2[n], Placeholder):
+            f.env[n] = e1[n]
+            continue
+        if isinstance(e1[n], Placeholder):
+            e1[n] = typed_like(norm, e2[n], bodies[0], node)
+        elif isinstance(e2[n], Placeholder):
+            e2[n] = typed_like(norm, e1[n], bodies[1], node)
+        f.env[n] = join_values(norm, n, [e1[n], e2[n]], bodies, [e1, e2], node,
+                               memo=memo, own=f is frame)
 
 
 def typed_like(norm, value, body, node):
