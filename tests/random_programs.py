@@ -332,10 +332,17 @@ def _stmt(draw, prog, kinds):
             prog.emit(f"w{t}[i + 1] = w{t}[i] * 0.5 + {b}[i]", 2)
             prog.emit(f"acc{t} = acc{t} + v{t}[i]", 2)
         prog.emit(f"{t} = w{t} * acc{t}")
-    elif kind == "break_var":     # the loop variable after a break
+    elif kind == "break_var":     # the loop variable (or a name the body binds) after a break
         a, b = _pick(draw, prog), _pick(draw, prog)
         c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))
-        if draw(st.booleans()):
+        form = draw(st.integers(0, 2))
+        if form == 2:             # first bound in the body: was "not defined" after the loop
+            prog.emit(f"for i in range({N}):")
+            prog.emit(f"q{t} = {b} * (i + 1.0)", 2)
+            prog.emit(f"if {a}[i] > {c}:", 2)
+            prog.emit("break", 3)
+            prog.emit(f"{t} = q{t} * {a}")
+        elif form == 0:
             prog.emit(f"for i in range({N}):")
             prog.emit(f"if {a}[i] > {c}:", 2)
             prog.emit("break", 3)

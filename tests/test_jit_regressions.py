@@ -592,3 +592,66 @@ def test_an_alias_keeps_the_value_from_before_an_if_that_rebinds_the_name(f):
         want_v = np.stack([f(r) for r in X])
         np.testing.assert_allclose(vmap(f)(X), want_v, rtol=1e-14)
         np.testing.assert_allclose(jit(vmap(f), wait=True)(X), want_v, rtol=1e-14)
+
+
+# -- a name first bound in the body of a loop with a break, read after the loop ---------------
+# (power iteration: `lam = np.linalg.norm(w)` in the body, `if converged: break`, return lam)
+# was refused as "name 'lam' is not defined": the break puts the body under a flag, so the
+# name was bound on one path of an if only. Numba and Python take it.
+
+def first_bound_before_break(x):
+    for i in range(10):
+        y = x * i
+        if i > 2:
+            break
+    return y
+
+
+def power_iteration(A):
+    v = np.ones(A.shape[0])
+    for it in range(100):
+        w = A @ v
+        lam = np.linalg.norm(w)
+        v_new = w / lam
+        if np.linalg.norm(v_new - v) < 1e-10:
+            break
+        v = v_new
+    return lam * v
+
+
+def while_with_break(x):
+    k = 0
+    while k < 20:
+        s = np.sum(x * k)
+        if s > 5.0:
+            break
+        k += 1
+    return s * x
+
+
+def inner_loop_break(x):
+    for i in range(3):
+        for j in range(4):
+            t = x[j % 3] * (i + j)
+            if t > 1.0:
+                break
+        u = t * 2.0
+    return u * x
+
+
+@pytest.mark.parametrize("f, x", [
+    (first_bound_before_break, np.array([1.0, 2.0, -0.5])),
+    (power_iteration, np.array([[2.0, 1.0, 0.0], [1.0, 3.0, 0.5], [0.0, 0.5, 1.0]])),
+    (while_with_break, np.array([0.3, -1.0, 2.0])),
+    (inner_loop_break, np.array([0.3, -1.0, 2.0])),
+    (inner_loop_break, np.array([0.05, 0.1, 0.2]))])
+def test_a_name_first_bound_in_a_loop_with_a_break_is_read_after_it(f, x):
+    want = f(x)
+    np.testing.assert_allclose(jit(f, wait=True)(x), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(f, backend="numpy")(x), want, rtol=1e-12)
+    loss = lambda v: np.sum(np.sin(f(v)))
+    want_g = numerical_grad(loss, [x])
+    np.testing.assert_allclose(grad(loss)(x), want_g, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(jit(grad(loss), wait=True)(x), want_g, rtol=1e-5, atol=1e-7)
+    X = np.stack([x, x * 0.5])
+    np.testing.assert_allclose(vmap(f)(X), np.stack([f(r) for r in X]), rtol=1e-12)

@@ -12,6 +12,7 @@ value came from elsewhere); the transforms' SSA pass (core/rename.py) gives each
 its own name where a transform needs it.
 """
 import copy
+from collections import Counter
 
 import gast
 import numpy as np
@@ -502,10 +503,30 @@ def loop_with_else(norm, node, run):
     norm.run_body([gast.copy_location(gast.If(test=test, body=node.orelse, orelse=[]), node)])
 
 
+def _bound_in_a_loop_with_break(norm, node):
+    """`for ...: lam = ...; if done: break` then `return lam`: a loop with a break runs its
+    body under a flag (lower_jumps), so a name the body binds first is bound on one path of
+    an if only and would not exist after the loop. A name bound first in the body and read
+    outside the loop starts as a placeholder (frontend/normalize/values.py): zeros typed like
+    the body's value, carried by the loop, as Python leaves the last iteration's value."""
+    parsed = norm.frame.parsed
+    if parsed is None or getattr(parsed, "node", None) is None:
+        return
+    def loads(tree):
+        return Counter(n.id for n in gast.walk(tree)
+                       if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load))
+    everywhere, inside = loads(parsed.node), loads(node)
+    for n in store_names(node.body):
+        if n not in norm.frame.env and everywhere[n] > inside[n]:
+            norm.frame.env[n] = Placeholder()
+
+
 def stmt_For(norm, node):
     if node.orelse:
         return loop_with_else(norm, node, stmt_For)
     brk, body_stmts = lower_jumps(norm, node)
+    if brk:
+        _bound_in_a_loop_with_break(norm, node)
     stmts = body_stmts if brk else node.body
     if brk:
         norm.frame.env[brk] = Const(False)
@@ -979,6 +1000,7 @@ def stmt_While(norm, node):
     stmts = body_stmts if brk else node.body
     test = node.test
     if brk:
+        _bound_in_a_loop_with_break(norm, node)
         norm.frame.env[brk] = Const(False)
         test = gast.copy_location(gast.BoolOp(op=gast.And(), values=[
             test, gast.UnaryOp(op=gast.Not(), operand=_name(brk))]), node)
