@@ -368,3 +368,34 @@ def test_jit_of_vmap_reads_a_loop_index_named_like_an_unrolled_loops():
                                want, rtol=1e-12)
     np.testing.assert_allclose(tp.jit(rows_then_element_writes, wait=True)(x),
                                rows_then_element_writes(x), rtol=1e-12)
+
+
+# -- in_axes with one entry per argument passed (JAX's rule) ----------------------------------
+# vmap(f, in_axes=(0,)) of f(a, x0=1.0) was refused ("in_axes has 1 entries but f takes 2
+# arguments"); JAX counts the arguments the caller passes, and the others keep their defaults.
+
+def newton_sqrt(a, x0=1.0, iters=20):
+    x = x0
+    for _ in range(iters):
+        x = x - (x * x - a) / (2 * x)
+    return x
+
+
+def weighted_norm(x, w, p=2.0):
+    return np.sum(np.abs(x * w) ** p)
+
+
+def test_in_axes_counts_the_arguments_passed():
+    vmap, jit = tp.vmap, tp.jit
+    a = np.array([2.0, 3.0, 4.0])
+    np.testing.assert_allclose(vmap(newton_sqrt, in_axes=(0,))(a), np.sqrt(a), rtol=1e-12)
+    np.testing.assert_allclose(jit(vmap(newton_sqrt, in_axes=(0,)), wait=True)(a), np.sqrt(a),
+                               rtol=1e-12)
+    X = np.random.default_rng(0).random((4, 3))
+    w = np.array([1.0, 0.5, 2.0])
+    np.testing.assert_allclose(vmap(weighted_norm, in_axes=(0, None))(X, w),
+                               [weighted_norm(r, w) for r in X], rtol=1e-12)
+    with pytest.raises(ValueError, match="also passes 'p' of weighted_norm"):
+        vmap(weighted_norm, in_axes=(0, None))(X, w, 3.0)
+    with pytest.raises(ValueError, match="has 1 entries but weighted_norm takes 3"):
+        vmap(weighted_norm, in_axes=(0,))

@@ -78,9 +78,16 @@ class Vmap(Transform):
         _check_axes_spec(in_axes, "in_axes")
         _check_axes_spec(out_axes, "out_axes")
         n = len(self._params)
+        self._axes_given = None
         if isinstance(in_axes, (tuple, list)) and len(in_axes) != n:
-            raise ValueError(f"vmap: in_axes {in_axes!r} has {len(in_axes)} entries but "
-                             f"{_fname(fun)} takes {n} argument{'s' if n != 1 else ''}")
+            required = sum(p.default is p.empty for p in self._params)
+            if self._star or not required <= len(in_axes) < n:
+                raise ValueError(f"vmap: in_axes {in_axes!r} has {len(in_axes)} entries but "
+                                 f"{_fname(fun)} takes {n} argument{'s' if n != 1 else ''}")
+            # as JAX: one entry per argument the caller passes; the parameters after them
+            # keep their defaults (not mapped)
+            self._axes_given = len(in_axes)
+            in_axes = tuple(in_axes) + (None,) * (n - len(in_axes))
         if axis_size is not None and (not isinstance(axis_size, int) or axis_size < 0):
             raise ValueError(f"vmap: axis_size must be a non-negative int, got {axis_size!r}")
         self.in_axes, self.out_axes, self.axis_size = in_axes, out_axes, axis_size
@@ -94,6 +101,11 @@ class Vmap(Transform):
         spec = self.in_axes
         per_arg = list(spec) if isinstance(spec, (tuple, list)) else [spec] * len(in_trees)
         if passed is not None:
+            k = self._axes_given
+            if k is not None and any(passed[k:]):
+                raise ValueError(f"vmap: in_axes has {k} entries, one per argument passed, but "
+                                 f"the call also passes {self._params[k + list(passed[k:]).index(True)].name!r}"
+                                 f" of {_fname(self.fun)}: give in_axes an entry for it")
             per_arg = [s if ok else None for s, ok in zip(per_arg, passed)]
         axes, statics = [], []
         names = [p.name for p in self._params]
