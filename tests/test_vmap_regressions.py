@@ -399,3 +399,34 @@ def test_in_axes_counts_the_arguments_passed():
         vmap(weighted_norm, in_axes=(0, None))(X, w, 3.0)
     with pytest.raises(ValueError, match="has 1 entries but weighted_norm takes 3"):
         vmap(weighted_norm, in_axes=(0,))
+
+
+# jit(vmap(f)) of f with a defaulted scalar parameter ran the batched code in NumPy (a
+# segment break: "batch_axes(...) (unknown result shape)"): jit did not tell vmap the ranks
+# where a parameter has a default. A defaulted parameter whose leaves are scalars is now taken
+# as not mapped, and vmap picks its batching rules.
+
+def cube_root(a, x0=1.0):
+    x = x0
+    while abs(x ** 3 - a) > 1e-9:
+        x = x - (x ** 3 - a) / (3.0 * x ** 2)
+    return x
+
+
+def p_norm(x, p=3.0):
+    return np.sum(np.abs(x) ** p) ** (1.0 / p)
+
+
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")
+def test_jit_of_vmap_with_a_defaulted_scalar_parameter_compiles():
+    A = np.array([2.0, 5.0, 27.0])
+    np.testing.assert_allclose(tp.jit(tp.vmap(cube_root), wait=True)(A),
+                               [cube_root(a) for a in A], rtol=1e-12)
+    X = np.arange(6.0).reshape(2, 3) - 2.5
+    np.testing.assert_allclose(tp.jit(tp.vmap(p_norm), wait=True)(X), [p_norm(r) for r in X],
+                               rtol=1e-12)
+    np.testing.assert_allclose(tp.jit(tp.vmap(p_norm, in_axes=(0, None)), wait=True)(X, 1.5),
+                               [p_norm(r, 1.5) for r in X], rtol=1e-12)
+    g = tp.jit(tp.vmap(tp.grad(p_norm)), wait=True)(X)
+    np.testing.assert_allclose(g, np.stack([numerical_grad(p_norm, [r]) for r in X]),
+                               rtol=1e-6, atol=1e-8)

@@ -711,19 +711,39 @@ class Jit(Transform):
 
     def _core_for(self, trees, in_avals, per_example):
         """(core, ranked, folded): the core Python to specialize for these avals."""
-        ranked = getattr(self.fun, "accepts_ranks", False) or isinstance(self.fun, Vmap) and all(
-            p.default is inspect.Parameter.empty for p in self.fun._params)
+        passed = self._vmap_passed(trees, in_avals) if isinstance(self.fun, Vmap) else None
+        ranked = getattr(self.fun, "accepts_ranks", False) or passed is not None
         folded = in_avals if self._chain_preserves_shapes() else None
         with _PIPELINE_LOCK:
             try:
-                core = self._core_with(trees, in_avals, ranked, per_example, folded)
+                core = self._core_with(trees, in_avals, ranked, per_example, folded, passed)
             except ShapesNeeded:
                 # a comprehension over an array under vmap: one example's shapes, then
                 inner = example_avals(self.fun, trees, in_avals) if folded is None else None
                 if inner is None:
                     raise
-                core = self._core_with(trees, in_avals, ranked, per_example, inner)
+                core = self._core_with(trees, in_avals, ranked, per_example, inner, passed)
         return core, ranked, folded
+
+    def _vmap_passed(self, trees, in_avals):
+        """jit(vmap(f)): which parameters follow in_axes, or None where the avals do not tell.
+        A parameter without a default does. One with a default whose leaves are all scalars
+        is taken as left to its default, not mapped (a scalar has no axis to map: vmap of
+        f(x, p=3.0) maps x only). Then vmap picks its batching rules by the ranks."""
+        params = self.fun._params
+        if self.fun._star or len(params) != len(trees):
+            return None
+        passed, k = [], 0
+        for p, tree in zip(params, trees):
+            n = tree.num_leaves
+            leaves, k = in_avals[k:k + n], k + n
+            if p.default is inspect.Parameter.empty:
+                passed.append(True)
+            elif all(len(a.shape) == 0 for a in leaves):
+                passed.append(False)
+            else:
+                return None
+        return tuple(passed)
 
     def _finish_build(self, trees, in_avals, core, ranked, dynamic_int_params, per_example,
                       defer_load=False):
@@ -764,16 +784,17 @@ class Jit(Transform):
                        "running the NumPy version instead.")
         return Compiled(self, core, plan, fn, self.backend)
 
-    def _core_with(self, trees, in_avals, ranked, per_example, folded):
+    def _core_with(self, trees, in_avals, ranked, per_example, folded, passed=None):
         """The core to compile; `folded`: the avals the user function's parameters have, when
         its shape queries are folded while it is normalized (transpile/api/shape_folding.py)."""
         token = SPECIALIZE.set(shape_folder(folded)) if folded is not None else None
         try:
             if ranked:
                 # jit knows every leaf's rank: vmap can then pick its batching rules instead of
-                # falling back to a loop over the batch (every parameter is passed explicitly
-                # when none has a default, so all of them follow in_axes)
-                passed = tuple(True for _ in trees)
+                # falling back to a loop over the batch (`passed`: the parameters that follow
+                # in_axes, _vmap_passed)
+                if passed is None:
+                    passed = tuple(True for _ in trees)
                 key = Ranked((trees, tuple(len(a.shape) for a in in_avals), passed))
                 if per_example:
                     return self.fun.batched_core(*key, per_example=True)
