@@ -529,3 +529,30 @@ def test_stacks_that_do_not_fit_raise_numpys_error():
         j = jit(batch_broadcast, wait=True)
         with pytest.raises(ValueError):
             j(np.ones((2, 3, 4)), np.ones((3, 5, 2)))
+
+
+# -- np.cumsum of a value of run-time length ---------------------------------------------------
+# (histogram equalization: np.cumsum(np.bincount(x, minlength=8))) ran in NumPy ("unknown
+# result shape"); now Numba's own, in NumPy's result type (int64 for small ints and booleans)
+
+def histogram_cdf(x):
+    h = np.bincount(x, minlength=8)
+    c = np.cumsum(h)
+    return c, c / c[-1]
+
+
+def cumsum_of_selected(x):
+    m = x[x > 0.5]
+    return np.cumsum(m, axis=0), np.cumsum(m > 0.7), np.cumsum(np.unique(np.round(x, 1)) * 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8])
+def test_cumsum_of_a_histogram(dtype):
+    check(histogram_cdf, np.array([1, 3, 3, 7, 0, 9], dtype=dtype))
+    check(histogram_cdf, np.array([2, 2], dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cumsum_of_a_selection(dtype):
+    check(cumsum_of_selected, rng(3).random(20).astype(dtype))
+    check(cumsum_of_selected, np.zeros(5, dtype))          # (nothing selected)

@@ -11,7 +11,7 @@ written here: the lowered code asks Numba for the value and reads its length at 
   raveled mask selects from the raveled array, NumPy's order), after a check of the shapes;
 * `x[...]` with slices of run-time bounds or an index array of run-time length, and
   `v[0]`, `idx[:, 0]` of such values: the index as written;
-* `len(x)`, `x.size`;
+* `len(x)`, `x.size`, `np.cumsum(x)` (of every element, or along the one axis of a vector);
 * products, flips, transposes, elementwise rows that broadcast, reductions along an axis,
   joins and the derivative helpers of these: lowering/cpu/unsized_shapes.py (the lengths
   read and checked when the code runs; operands that do not fit raise NumPy's error type).
@@ -39,7 +39,7 @@ from transpile.primitives.numpy.nondiff import (arange, argwhere, attr_shape, at
                                                 empty, empty_like, flatnonzero, full, len_,
                                                 ones, ones_like, shape, size, unique, zeros,
                                                 zeros_like)
-from transpile.primitives.numpy.reductions import mean, sum_
+from transpile.primitives.numpy.reductions import cumsum, mean, sum_
 from transpile.primitives.numpy.structure import astype, copy, getitem
 
 # rows whose result Numba computes as NumPy does, its length found at run time
@@ -159,6 +159,14 @@ def lower_unsized(lw, st):
         return elementwise(lw, Eqn(st.out, multiply, {"x": a["ct"], "y": other}, st.loc))
     if prim.elementwise and st.out in lw.unsized:
         return elementwise(lw, st)
+    if prim is cumsum and isinstance(x, Var) and dt is not None and set(a) <= {"x", "axis"} \
+            and (_no_axis(a) or rank_dtype(lw, x) is not None and rank_dtype(lw, x)[0] == 1
+                 and isinstance(a["axis"], Const) and a["axis"].value in (0, -1)):
+        # np.cumsum(np.bincount(...)): Numba's own (of the flattened array), in the result's
+        # type (NumPy sums small integers and booleans as int64)
+        xd = rank_dtype(lw, x)
+        src = x.name if xd is not None and xd[1] == dt else f"{x.name}.astype({dtype_ctor(dt)})"
+        return [f"{st.out} = np.cumsum({src})"]
     if prim in (sum_, mean) and isinstance(x, Var) and x.name in lw.unsized:
         lines = _sum_along(lw, st)
         if lines is not None:
