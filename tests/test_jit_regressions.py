@@ -655,3 +655,64 @@ def test_a_name_first_bound_in_a_loop_with_a_break_is_read_after_it(f, x):
     np.testing.assert_allclose(jit(grad(loss), wait=True)(x), want_g, rtol=1e-5, atol=1e-7)
     X = np.stack([x, x * 0.5])
     np.testing.assert_allclose(vmap(f)(X), np.stack([f(r) for r in X]), rtol=1e-12)
+
+
+# -- Python sequences: `(1,) * k`, `[0.0] * n`, a list indexed by a range loop's variable ----
+# (`acc = [0.0] * 3; for i in range(3): acc[i] = ...`: "arithmetic on a tuple/list" and "an
+# index into a list must be known when the code is generated"; the loop is now unrolled where
+# its trip count is known, up to 64 iterations). np.ix_ (read from our own NumPy source) uses
+# the tuple repetition.
+
+def list_of_floats_by_index(x, n):
+    acc = [0.0] * n
+    for i in range(n):
+        acc[i] = np.sum(x * x) * (i + 1)
+    total = 0.0
+    for i in range(n - 1, -1, -1):
+        total = total * 0.5 + acc[i]
+    return total
+
+
+def literal_list_by_index(x):
+    w = [1.0, -2.0, 0.5]
+    parts = [x, x, x]
+    for k in range(3):
+        parts[k] = np.sin(x) * w[k]
+    return sum(parts)
+
+
+def broadcast_shape_of_ones(x):
+    s = (1,) * (x.ndim - 1)
+    return x.reshape(x.shape + s) * 2.0
+
+
+def cross_product_pick(A, r, c):
+    return A[np.ix_(r, c)] * 2.0
+
+
+def test_repeated_sequences_and_lists_indexed_in_range_loops():
+    x = np.array([0.3, -1.2, 2.0])
+    for n in (1, 4):
+        assert jit(list_of_floats_by_index, wait=True)(x, n) == pytest.approx(
+            list_of_floats_by_index(x, n), rel=1e-14)
+        g = grad(list_of_floats_by_index)
+        want = numerical_grad(lambda v: list_of_floats_by_index(v, n), [x])
+        np.testing.assert_allclose(g(x, n), want, rtol=1e-6)
+        np.testing.assert_allclose(jit(g, wait=True)(x, n), want, rtol=1e-6)
+    np.testing.assert_allclose(jit(literal_list_by_index, wait=True)(x), literal_list_by_index(x),
+                               rtol=1e-14)
+    X = np.stack([x, -x])
+    np.testing.assert_allclose(vmap(literal_list_by_index)(X),
+                               np.stack([literal_list_by_index(r) for r in X]), rtol=1e-14)
+    for v in (x, np.ones((2, 3, 4))):
+        np.testing.assert_array_equal(jit(broadcast_shape_of_ones, wait=True)(v),
+                                      broadcast_shape_of_ones(v))
+    A = np.arange(20.0).reshape(4, 5)
+    r, c = np.array([0, 2]), np.array([4, 1, 3])
+    np.testing.assert_array_equal(jit(cross_product_pick, wait=True)(A, r, c),
+                                  cross_product_pick(A, r, c))
+    G = np.zeros_like(A)
+    np.add.at(G, np.ix_(r, c), 2.0)
+    loss = lambda M, r, c: np.sum(cross_product_pick(M, r, c))
+    np.testing.assert_allclose(grad(loss)(A, r, c), G)
+    np.testing.assert_allclose(jit(grad(loss), wait=True)(A, r, c), G)

@@ -79,11 +79,26 @@ def block(arrays):
                            for row in arrays], axis=-2)
 
 
+def ix_(*args):
+    """np.ix_ of integer vectors: each as a column along its own axis, so that
+    `A[np.ix_(rows, cols)]` picks the cross product (boolean vectors: their true positions)."""
+    n = len(args)
+    out = ()
+    for k, v in enumerate(args):
+        v = np.asarray(v)
+        if v.ndim != 1:
+            raise ValueError("Cross index must be 1 dimensional")
+        if v.dtype == np.bool_:
+            v = np.flatnonzero(v)
+        out = out + (v.reshape((1,) * k + (v.shape[0],) + (1,) * (n - k - 1)),)
+    return out
+
+
 def _at_least_2d(a):
     return np.full((1, 1), a) if np.ndim(a) == 0 else np.atleast_2d(a)
 
 
-SOURCES = {np.trapezoid: trapezoid, np.block: block, np.digitize: digitize, np.lexsort: lexsort,
+SOURCES = {np.trapezoid: trapezoid, np.block: block, np.ix_: ix_, np.digitize: digitize, np.lexsort: lexsort,
            np.polyfit: polyfit}
 if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
     SOURCES[np.trapz] = trapezoid

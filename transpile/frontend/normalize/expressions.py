@@ -139,6 +139,12 @@ def expr_BinOp(norm, node, base):
             return norm.b.emit(by_name("tuple_concat"), {"a": norm.to_arg(left, node),
                                                          "b": norm.to_arg(right, node)},
                                base=base)
+        if op == "multiply":          # (1,) * k, [0.0] * n: repeated, k known here
+            seq, k = (left, right) if isinstance(left, Struct) else (right, left)
+            if isinstance(seq, Struct) and seq.kind in ("tuple", "list") and \
+                    isinstance(k, Const) and isinstance(k.value, (int, np.integer)) and \
+                    not isinstance(k.value, (bool, np.bool_)):
+                return Struct(seq.kind, list(seq.items) * max(int(k.value), 0))
         raise norm.error(node, "arithmetic on a tuple/list/dict is not supported",
                          hint="use np.array(...) or operate on the elements")
     return norm.b.emit(by_name(op), {"x": norm.to_arg(left, node), "y": norm.to_arg(right, node)},

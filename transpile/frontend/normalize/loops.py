@@ -627,13 +627,16 @@ def stmt_For(norm, node):
             start, stop, step = args
         else:
             raise norm.error(it, "range takes 1 to 3 arguments")
+        bounds = [start, stop, step]
+        items = [Const(i) for i in range(*(int(b.value) for b in bounds))] \
+            if all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
+                   for b in bounds) else None
         if appends_to_list(norm, node.body):
-            bounds = [start, stop, step]
-            items = [Const(i) for i in range(*(int(b.value) for b in bounds))] \
-                if all(isinstance(b, Const) and isinstance(b.value, (int, np.integer))
-                       for b in bounds) else None
             if unroll_appends(norm, node, stmts, items):
                 return unroll(norm, node, stmts, items)
+        elif items is not None and len(items) <= INDEX_UNROLL_LIMIT and \
+                indexes_a_list(norm, node.body, node.target):
+            return unroll(norm, node, stmts, items)
         return range_loop(norm, node, stmts, start, stop, step, target=node.target)
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
@@ -873,6 +876,26 @@ def appends_to_list(norm, stmts):
                     n.func.attr in ("append", "extend") and isinstance(n.func.value, gast.Name):
                 v = norm.frame.env.get(n.func.value.id)
                 if isinstance(v, Struct) and v.kind == "list":
+                    return True
+    return False
+
+
+INDEX_UNROLL_LIMIT = 64   # a range loop indexing a list with its variable: unrolled up to this
+
+
+def indexes_a_list(norm, stmts, target):
+    """Does the loop body subscript a list or tuple the function built with the loop's
+    variable (`acc = [0.0] * 3; for i in range(3): acc[i] = ...`)? An index into a list must
+    be known when the code is generated: such a loop with a known trip count is unrolled."""
+    if not isinstance(target, gast.Name):
+        return False
+    for st in stmts:
+        for n in gast.walk(st):
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
+                v = norm.frame.env.get(n.value.id)
+                if isinstance(v, Struct) and v.kind in ("list", "tuple") and any(
+                        isinstance(m, gast.Name) and m.id == target.id
+                        for m in gast.walk(n.slice)):
                     return True
     return False
 
