@@ -716,3 +716,37 @@ def test_repeated_sequences_and_lists_indexed_in_range_loops():
     loss = lambda M, r, c: np.sum(cross_product_pick(M, r, c))
     np.testing.assert_allclose(grad(loss)(A, r, c), G)
     np.testing.assert_allclose(jit(grad(loss), wait=True)(A, r, c), G)
+
+
+# -- *args before keyword-only parameters ----------------------------------------------------
+# f(*xs, a=1.0) called with as many positional arguments as f has named parameters took the
+# fast path of binding (one value per parameter, in order): the second array became `a` and
+# xs lost it. A silent wrong number under jit, grad, value_and_grad and vmap.
+
+def star_then_keyword_only(*xs, a=1.0, b=10.0):
+    return np.sum(xs[0] * xs[-1]) * a + b + 100.0 * len(xs)
+
+
+def star_after_a_default(x, y=2.0, *rest):
+    return np.sum(x * y) + len(rest)
+
+
+def test_star_args_before_keyword_only_parameters():
+    x = [np.array([1.0, -2.0]), np.array([2.0, 0.5]), np.array([3.0, 1.5])]
+    for n in (1, 2, 3):
+        args = x[:n]
+        want = star_then_keyword_only(*args)
+        assert jit(star_then_keyword_only, wait=True)(*args) == pytest.approx(want, rel=1e-14)
+        assert jit(star_then_keyword_only, wait=True)(*args, b=3.0) == pytest.approx(
+            star_then_keyword_only(*args, b=3.0), rel=1e-14)
+        g = grad(star_then_keyword_only, argnums=n - 1)(*args)
+        num = numerical_grad(lambda v: star_then_keyword_only(*args[:-1], v), [args[-1]])
+        np.testing.assert_allclose(g, num, rtol=1e-6, atol=1e-9)
+        X = [np.stack([a, 2 * a]) for a in args]
+        np.testing.assert_allclose(vmap(star_then_keyword_only)(*X),
+                                   [star_then_keyword_only(*[r[k] for r in X]) for k in (0, 1)],
+                                   rtol=1e-14)
+    X = np.ones((2, 3))
+    np.testing.assert_allclose(vmap(star_after_a_default)(X), [6.0, 6.0])
+    np.testing.assert_allclose(vmap(star_after_a_default)(X, np.full((2, 3), 3.0), X),
+                               [10.0, 10.0])

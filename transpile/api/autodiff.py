@@ -149,7 +149,7 @@ class Transform:
 
     def bind(self, args, kwargs):
         """Arguments -> one value per parameter (defaults applied)."""
-        if not kwargs and len(args) == len(self._params):
+        if not kwargs and len(args) == len(self._params) and not self._star:
             return list(args)
         try:
             ba = self.signature.bind(*args, **kwargs)

@@ -403,7 +403,8 @@ class Jit(Transform):
             out = c.run(leaves)
             if out is not FREE_CHANGED:
                 self.last_tier = c.tier
-                if not kwargs and (len(args) == len(self._params) or self._defaults_only(args)):
+                if not kwargs and (len(args) == len(self._params) and not self._star or
+                                   self._defaults_only(args)):
                     self._install_fast(c, values, key, trees, given=len(args))
                 return out
         if self._tiered():

@@ -181,7 +181,7 @@ class Vmap(Transform):
     # -- specialization -------------------------------------------------------------------------
 
     def key_for(self, args, kwargs):
-        if not kwargs and len(args) == len(self._params):
+        if not kwargs and len(args) == len(self._params) and not self._star:
             passed, values = (True,) * len(args), list(args)
         else:
             try:
@@ -190,8 +190,16 @@ class Vmap(Transform):
                 raise TypeError(f"{self.__name__}(): {e}") from None
             passed = tuple(p.name in ba.arguments for p in self._params)
             values = self.bind(args, kwargs)
-            if self._star:          # f(*args): one value per argument of the call
-                passed = (True,) * len(values)
+            if self._star:          # f(*args): one value per argument of the call, then the
+                passed = []         # keyword-only ones (those left to their defaults: not mapped)
+                for p in self._params:
+                    if p.kind == p.VAR_POSITIONAL:
+                        passed += [True] * len(ba.arguments.get(p.name, ()))
+                    elif p.kind == p.VAR_KEYWORD:
+                        passed.append(bool(ba.arguments.get(p.name)))
+                    else:
+                        passed.append(p.name in ba.arguments)
+                passed = tuple(passed)
         leaves, trees = self.flatten_args(values)
         key = Ranked((trees, tuple(int(np.ndim(l)) for l in leaves), passed))
         self.check_call(leaves, trees, passed)
@@ -251,7 +259,8 @@ class Vmap(Transform):
             inner_ranks = tuple(r - (a is not None) for r, (a, _) in zip(ranks, axes))
             inner = fun.__transpile_core__(Ranked((in_trees, inner_ranks,
                                                    tuple(True for _ in in_trees))))
-        elif len(in_trees) < len(self._params) and not isinstance(fun, Transform):
+        elif len(in_trees) < len(self._params) and not isinstance(fun, Transform) and \
+                not self._star:
             # called inside another transform with some parameters left to their defaults
             missing = self._params[len(in_trees):]
             inner = core_of(fun, tuple(in_trees) + (LEAF,) * len(missing),
