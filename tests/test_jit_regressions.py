@@ -750,3 +750,31 @@ def test_star_args_before_keyword_only_parameters():
     np.testing.assert_allclose(vmap(star_after_a_default)(X), [6.0, 6.0])
     np.testing.assert_allclose(vmap(star_after_a_default)(X, np.full((2, 3), 3.0), X),
                                [10.0, 10.0])
+
+
+# a name holding another's value before an if that rebinds the other, then a list appended
+# under a data if: the copy kept for the old value had no known dtype, so jit refused the
+# list ("the type of its items must be known") — found by the random generator (alias_if)
+
+def alias_if_then_grown_list(x):
+    acc = 0.0
+    for i in range(4):
+        if x[i] > 0.1:
+            acc = acc + np.sin(x[i])
+    m = x * acc * 1.5
+    held = m
+    if x[0] > -0.5:
+        m = m + x
+    t = held * 2.0 + m
+    rows = []
+    for i in range(4):
+        if t[i] > -0.5:
+            rows.append(x * t[i])
+    return np.sum(np.stack(rows)) if rows else 0.0
+
+
+def test_alias_before_an_if_then_a_list_grown_under_an_if():
+    f = alias_if_then_grown_list
+    for x in (np.array([0.6, -0.2, 0.7, 0.15]), np.array([-0.6, -0.9, 0.2, 0.3])):
+        assert jit(f, wait=True)(x) == pytest.approx(f(x), rel=1e-13)
+        np.testing.assert_allclose(grad(f)(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)

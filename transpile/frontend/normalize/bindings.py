@@ -8,12 +8,10 @@ import numpy as np
 from transpile.core import ir
 from transpile.core.avals import AVal
 from transpile.frontend.normalize.aliasing import PARAM_PREFIX
+from transpile.frontend.normalize.runlists import dtype_ndim
 from transpile.core.ir import Const, Eqn, Var
-from transpile.frontend.normalize.values import Static, Struct
+from transpile.frontend.normalize.values import LIST_METHODS, Static, Struct
 from transpile.primitives import by_name
-
-
-LIST_METHODS = ("append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear")
 
 
 def store_names(stmts):
@@ -117,6 +115,21 @@ def aliased(env, target, keep):
     return False
 
 
+def _copy_of(norm, out, atom):
+    """emit_copy into a new name, which keeps what is known of the value's type (a list
+    appending the copy under a data `if` needs its dtype: frontend/normalize/runlists.py)."""
+    known = dtype_ndim(norm, atom)          # (while the name still holds that value)
+    emit_copy(norm, out, atom)
+    avals = norm.b.avals
+    if avals is not None and avals.get(atom.name) is not None:
+        avals[out] = avals[atom.name]
+    if known is not None:
+        norm.mem.dtypes[out] = known
+    if norm.mem.is_int(atom):
+        norm.mem.int_vars.add(out)
+    return Var(out)
+
+
 def protect(norm, env, target, keep):
     """Before `target` is overwritten: values of other names that alias it get copies."""
     for name, value in list(env.items()):
@@ -127,7 +140,7 @@ def protect(norm, env, target, keep):
             new = []
             for l in leaves:
                 if isinstance(l, Var) and l.name == target:
-                    l = emit_copy(norm, norm.namer.fresh(name), l)
+                    l = _copy_of(norm, norm.namer.fresh(name), l)
                 new.append(l)
             env[name] = rebuild_value(tree, iter(new))
 

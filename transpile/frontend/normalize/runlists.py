@@ -31,7 +31,7 @@ from transpile.core.avals import AVal
 
 from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile.errors import ShapesNeeded, TranspileError
-from transpile.frontend.normalize.values import RunList, Struct
+from transpile.frontend.normalize.values import LIST_METHODS, RunList, Struct
 from transpile.primitives import by_name
 from transpile.primitives.internal.control import assign as assign_prim
 from transpile.primitives.internal.control import cast_into as cast_into_prim
@@ -484,7 +484,6 @@ def _store(h, v):
 
 def changed_in(norm, stmts, h):
     """Do these statements call a list method on a name holding `h`?"""
-    from transpile.frontend.normalize.bindings import LIST_METHODS
     for st in stmts:
         for n in gast.walk(st):
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \

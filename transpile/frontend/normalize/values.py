@@ -9,6 +9,10 @@ from transpile.core.ir import Const
 from transpile.pytree import TreeDef
 
 
+# the methods of a Python list that change it in place
+LIST_METHODS = ("append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear")
+
+
 class Struct:
     """A tuple/list/dict whose structure is known while generating code."""
 
