@@ -778,3 +778,53 @@ def test_alias_before_an_if_then_a_list_grown_under_an_if():
     for x in (np.array([0.6, -0.2, 0.7, 0.15]), np.array([-0.6, -0.9, 0.2, 0.3])):
         assert jit(f, wait=True)(x) == pytest.approx(f(x), rel=1e-13)
         np.testing.assert_allclose(grad(f)(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+
+
+# -- `c[k] op= v` on an array held in a list or dict writes into that array -------------------
+# (NumPy's in-place operator: every name holding the array sees it). It rebound the entry to a
+# new array instead, so `for k in params: params[k] -= lr * grads[k]` left the caller's arrays
+# unchanged under jit, and `bufs = [z]; bufs[0] += 1` left z as it was: silent wrong numbers.
+
+def bump_through_a_list(x):
+    z = x * 1.0
+    bufs = [z, z]
+    bufs[0] += 1.0
+    bufs[1] *= x
+    return np.sum(z * bufs[1])
+
+
+def bump_through_a_dict(x):
+    z = x * 2.0
+    d = {"a": z, "b": x * 1.0}
+    d["a"] -= d["b"]
+    return np.sum(z ** 2)
+
+
+def sgd_step(params, grads, lr):
+    for k in params:
+        params[k] -= lr * grads[k]
+
+
+def sgd_step_list(ws, gs, lr):
+    for i in range(len(ws)):
+        ws[i] -= lr * gs[i]
+    return ws[0].sum() + ws[1].sum()
+
+
+def test_an_augmented_assignment_into_a_held_array_writes_in_place():
+    x = np.array([1.0, -2.0, 0.5])
+    for f in (bump_through_a_list, bump_through_a_dict):
+        assert jit(f, wait=True)(x) == pytest.approx(f(x), rel=1e-14)
+        np.testing.assert_allclose(grad(f)(x), numerical_grad(f, [x]), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(jit(grad(f), wait=True)(x), numerical_grad(f, [x]),
+                                   rtol=1e-6, atol=1e-8)
+    p = {"w": np.ones(3), "b": np.zeros(2)}
+    g = {"w": np.full(3, 2.0), "b": np.full(2, 4.0)}
+    w = p["w"]
+    assert jit(sgd_step, wait=True)(p, g, 0.5) is None
+    assert p["w"] is w
+    np.testing.assert_array_equal(p["w"], [0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(p["b"], [-2.0, -2.0])
+    ws = [np.ones(3), np.zeros(2)]
+    assert jit(sgd_step_list, wait=True)(ws, [np.full(3, 2.0), np.full(2, 4.0)], 0.5) == -4.0
+    np.testing.assert_array_equal(ws[1], [-2.0, -2.0])

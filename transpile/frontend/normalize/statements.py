@@ -452,13 +452,19 @@ def stmt_AugAssign(norm, node):
         return
     binop = gast.BinOp(left=_as_load(node.target), op=node.op, right=node.value)
     gast.copy_location(binop, node)
-    if isinstance(node.target, gast.Name):
-        current = norm.expr(node.target, node.target.id)
+    held = isinstance(node.target, gast.Subscript) and \
+        isinstance(node.target.value, gast.Name) and \
+        isinstance(norm.frame.env.get(node.target.value.id), Struct)
+    if isinstance(node.target, gast.Name) or held:
+        # (`bufs[0] += 1.0`, `params[k] -= lr * grads[k]`: the array the list or dict holds)
+        current = norm.expr(node.target, _target_base(node.target))
     value = norm.expr(binop, _target_base(node.target))
-    if isinstance(node.target, gast.Name) and norm.mem.in_place(current) \
+    if (isinstance(node.target, gast.Name) or held) and norm.mem.in_place(current) \
             and isinstance(value, (Var, Const)):
         # an array: NumPy writes in place (every alias sees it; the dtype is kept)
-        norm.mem.write(current, None, value, node, node.target.id)
+        user = node.target.id if isinstance(node.target, gast.Name) else \
+            f"{node.target.value.id}[...]"
+        norm.mem.write(current, None, value, node, user)
         return
     assign(norm, node.target, value, node)
 
