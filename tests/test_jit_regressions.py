@@ -828,3 +828,26 @@ def test_an_augmented_assignment_into_a_held_array_writes_in_place():
     ws = [np.ones(3), np.zeros(2)]
     assert jit(sgd_step_list, wait=True)(ws, [np.full(3, 2.0), np.full(2, 4.0)], 0.5) == -4.0
     np.testing.assert_array_equal(ws[1], [-2.0, -2.0])
+
+
+# jit(hessian(f)) / jit(jacfwd(f)) of f with a defaulted parameter crashed while building the
+# composed function ("non-default argument follows default argument")
+
+def cubic_with_rate(w, lr=0.5):
+    return np.sum(w ** 3) * lr
+
+
+def vector_with_rate(w, lr=0.5):
+    return np.sin(w) * lr + w[::-1] ** 2
+
+
+def test_composed_jacobians_of_a_function_with_a_default():
+    from transpile import jacfwd, jacrev
+    w = np.array([1.0, 2.0, -0.5])
+    np.testing.assert_allclose(jit(hessian(cubic_with_rate), wait=True)(w),
+                               np.diag(3.0 * w), rtol=1e-12)
+    np.testing.assert_allclose(jit(hessian(cubic_with_rate), wait=True)(w, 0.25),
+                               np.diag(1.5 * w), rtol=1e-12)
+    want = np.diag(0.5 * np.cos(w)) + np.fliplr(np.diag(2 * w[::-1]))
+    for t in (jacfwd, jacrev):
+        np.testing.assert_allclose(jit(t(vector_with_rate), wait=True)(w), want, rtol=1e-12)

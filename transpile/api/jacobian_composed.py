@@ -28,6 +28,16 @@ from transpile.batching.vectorize import BatchSweep
 import numpy as np
 
 
+def _without_defaults(sig):
+    """The parameters of a function whose every argument the composed code passes (a
+    required parameter appended after them must follow no default: jit(hessian(f)) of
+    f(w, lr=0.5))."""
+    ps = list(sig.parameters.values())
+    if any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in ps):
+        return ps
+    return [p.replace(default=inspect.Parameter.empty) for p in ps]
+
+
 class TangentMap(Transform):
     """f(primals..., tangent) -> the output tangent of f along `tangent` (for argument argnum)."""
 
@@ -36,7 +46,7 @@ class TangentMap(Transform):
     def __init__(self, fun, argnum=0):
         super().__init__(fun)
         self.argnum = argnum
-        params = list(self.signature.parameters.values())
+        params = _without_defaults(self.signature)
         extra = inspect.Parameter("tangent", inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self.signature = inspect.Signature(params + [extra])
         self._params = params + [extra]
@@ -179,7 +189,7 @@ class CotangentMap(Transform):
     def __init__(self, fun, argnum=0):
         super().__init__(fun)
         self.argnum = argnum
-        params = list(self.signature.parameters.values())
+        params = _without_defaults(self.signature)
         extra = inspect.Parameter("cotangent", inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self.signature = inspect.Signature(params + [extra])
         self._params = params + [extra]
