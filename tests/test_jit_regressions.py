@@ -851,3 +851,27 @@ def test_composed_jacobians_of_a_function_with_a_default():
     want = np.diag(0.5 * np.cos(w)) + np.fliplr(np.diag(2 * w[::-1]))
     for t in (jacfwd, jacrev):
         np.testing.assert_allclose(jit(t(vector_with_rate), wait=True)(w), want, rtol=1e-12)
+
+
+# x.astype(dtype, copy=False) was refused ("unexpected keyword argument 'copy'"), and with it
+# np.tri (NumPy's own source calls it). copy=False gives x itself where the dtype is x's own.
+
+def astype_without_copy(x):
+    y = x * 1.0
+    z = y.astype(np.float64, copy=False)
+    z[0] = 5.0
+    w = y.astype(np.float32, copy=False)
+    w[1] = -1.0
+    return y, w, np.tri(3) * np.sum(z ** 2)
+
+
+def test_astype_copy_false_and_np_tri():
+    x = np.array([1.0, 2.0, 3.0])
+    got, want = jit(astype_without_copy, wait=True)(x), astype_without_copy(x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    loss = lambda v: np.sum(v.astype(np.float64, copy=False) ** 2 * np.tri(3))
+    np.testing.assert_allclose(grad(loss)(x), numerical_grad(loss, [x]), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(loss), wait=True)(x), numerical_grad(loss, [x]),
+                               rtol=1e-6, atol=1e-8)

@@ -214,6 +214,8 @@ def call(norm, func, args, kwargs, node, base):
             args = [Struct("tuple", args)]
         if func.name == "transpose" and not args and not kwargs:
             pass
+        if func.name == "astype" and "copy" in kwargs:
+            return _astype_copy(norm, prim, func.receiver, args, kwargs, node, base)
         result = norm.apply(prim, [func.receiver] + args, kwargs, node, base)
         if func.name == "flatten":
             norm.mem.mark_fresh(result)     # a copy, unlike ravel
@@ -294,6 +296,33 @@ def call(norm, func, args, kwargs, node, base):
                          "function")
     raise norm.error(node, f"{obj!r} is not callable", cls=TranspileError)
 
+
+
+def _astype_copy(norm, prim, x, args, kwargs, node, base):
+    """x.astype(dtype, copy=...): copy=False gives x itself where the dtype is already x's
+    (NumPy's alias: a write through either name changes both), a converted copy where it
+    differs; where x's dtype is not known while the code is generated, a copy that may share
+    x's memory (a write into it is refused rather than seen by one name only)."""
+    kwargs = dict(kwargs)
+    copy = kwargs.pop("copy")
+    if not isinstance(copy, Const):
+        raise norm.error(node, "astype(..., copy=...) needs copy known when the code is generated")
+    result = norm.apply(prim, [x] + args, kwargs, node, base)
+    if copy.value:
+        return result
+    dtype = (args[0] if args else kwargs.get("dtype"))
+    target = getattr(dtype, "obj", getattr(dtype, "value", None))
+    known = runlists.dtype_ndim(norm, x) if isinstance(x, Var) else None
+    try:
+        same = known is not None and np.dtype(target) == known[0]
+        differs = known is not None and not same
+    except TypeError:
+        same = differs = False
+    if same:
+        return x
+    if not differs and isinstance(result, Var) and isinstance(x, Var):
+        norm.mem.maybe.setdefault(result.name, set()).add(norm.mem.root(x.name))
+    return result
 
 def unique_parts(norm, x, kwargs, node, base):
     """np.unique(x, return_inverse=..., return_counts=...): the sorted unique values u, each
