@@ -875,3 +875,22 @@ def test_astype_copy_false_and_np_tri():
     np.testing.assert_allclose(grad(loss)(x), numerical_grad(loss, [x]), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(jit(grad(loss), wait=True)(x), numerical_grad(loss, [x]),
                                rtol=1e-6, atol=1e-8)
+
+
+# K[np.diag_indices_from(K)] += eps crashed in jit's lowering (np.diff of the shape tuple
+# NumPy's own source checks); np.diag_indices(_from) are now read from our NumPy source
+
+def jitter_the_diagonal(K):
+    K = K * 1.0
+    K[np.diag_indices_from(K)] += 1e-2
+    K[np.diag_indices(K.shape[0])] *= 3.0
+    return K
+
+
+@pytest.mark.filterwarnings("error::transpile.TranspileWarning")
+def test_diagonal_indices():
+    K = np.arange(9.0).reshape(3, 3)
+    np.testing.assert_array_equal(jit(jitter_the_diagonal, wait=True)(K), jitter_the_diagonal(K))
+    loss = lambda M: np.sum(jitter_the_diagonal(M) ** 2)
+    np.testing.assert_allclose(jit(grad(loss), wait=True)(K), numerical_grad(loss, [K]),
+                               rtol=1e-6, atol=1e-8)

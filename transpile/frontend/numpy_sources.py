@@ -94,12 +94,31 @@ def ix_(*args):
     return out
 
 
+def diag_indices(n, ndim=2):
+    """np.diag_indices: the index of the main diagonal of an n x n x ... array."""
+    idx = np.arange(n)
+    return (idx,) * ndim
+
+
+def diag_indices_from(arr):
+    """np.diag_indices_from of an array whose axes have one length."""
+    arr = np.asarray(arr)
+    if arr.ndim < 2:
+        raise ValueError("input array must be at least 2-d")
+    n = arr.shape[0]
+    for k in range(1, arr.ndim):
+        if arr.shape[k] != n:
+            raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(n, arr.ndim)
+
+
 def _at_least_2d(a):
     return np.full((1, 1), a) if np.ndim(a) == 0 else np.atleast_2d(a)
 
 
-SOURCES = {np.trapezoid: trapezoid, np.block: block, np.ix_: ix_, np.digitize: digitize, np.lexsort: lexsort,
-           np.polyfit: polyfit}
+SOURCES = {np.trapezoid: trapezoid, np.block: block, np.ix_: ix_, np.digitize: digitize,
+           np.diag_indices: diag_indices, np.diag_indices_from: diag_indices_from,
+           np.lexsort: lexsort, np.polyfit: polyfit}
 if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
     SOURCES[np.trapz] = trapezoid
 

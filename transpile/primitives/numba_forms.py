@@ -203,6 +203,8 @@ def diff(lw, eqn):
     """np.diff along any axis: n differences of neighbouring slices."""
     x, out = eqn.args["x"], eqn.out
     xs = lw.av(x)
+    if xs is None:          # (np.diff of a tuple: np.diag_indices_from's check of a shape)
+        return None
     n, axis = _const(eqn, "n", 1), _const(eqn, "axis", -1)
     k = _axis(axis, xs.ndim) if axis is not _NOT_CONST else None
     if k is None or not isinstance(n, (int, np.integer)) or n < 0 or xs.dtype == np.bool_:
