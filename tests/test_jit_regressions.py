@@ -894,3 +894,35 @@ def test_diagonal_indices():
     loss = lambda M: np.sum(jitter_the_diagonal(M) ** 2)
     np.testing.assert_allclose(jit(grad(loss), wait=True)(K), numerical_grad(loss, [K]),
                                rtol=1e-6, atol=1e-8)
+
+
+# a dict holding an array (written in place) and a number (rebound) updated in a loop:
+# `params["w"] -= ...; params["b"] -= ...` (a training loop). jit gave the number's update
+# up (the in-place write was applied to a number), and grad refused the loop (the names
+# holding the array were taken to end on different buffers)
+
+def fit_in_place(params, X, y, lr=0.1, steps=4):
+    for _ in range(steps):
+        err = X @ params["w"] + params["b"] - y
+        grads = {"w": X.T @ err / len(y), "b": np.mean(err)}
+        for k in params:
+            params[k] -= lr * grads[k]
+    return np.mean((X @ params["w"] + params["b"] - y) ** 2)
+
+
+def test_a_training_loop_updating_a_dict_in_place():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 3))
+    y = X @ np.array([1.0, -2.0, 0.5]) + 0.3
+    want_p = {"w": np.zeros(3), "b": np.float64(0.0)}
+    want = fit_in_place(want_p, X, y)
+    got_p = {"w": np.zeros(3), "b": np.float64(0.0)}
+    assert jit(fit_in_place, wait=True)(got_p, X, y) == pytest.approx(want, rel=1e-12)
+    np.testing.assert_allclose(got_p["w"], want_p["w"], rtol=1e-12)   # written in place
+    loss = lambda w, b: fit_in_place({"w": w, "b": b}, X, y)
+    w0, b0 = np.array([1.0, -0.5, 0.2]), 0.5
+    g = grad(loss, argnums=(0, 1))(w0.copy(), b0)
+    np.testing.assert_allclose(g[0], numerical_grad(lambda w: loss(w.copy(), b0), [w0]),
+                               rtol=1e-6, atol=1e-8)
+    fd_b = (loss(w0.copy(), b0 + 1e-6) - loss(w0.copy(), b0 - 1e-6)) / 2e-6
+    assert g[1] == pytest.approx(fd_b, rel=1e-6)

@@ -637,11 +637,31 @@ def read_ahead(norm, run):
         by_new = {}
         for env_id, name, new in touched:
             end = plan.post.get((env_id, name))
-            if end is None:
-                continue
-            if by_new.setdefault(new, end) != end:
-                plan.split = name
+            if end is not None:
+                by_new.setdefault(new, []).append((name, end))
+        for group in by_new.values():
+            split = _split_by_write(group)
+            if split is not None:
+                plan.split = split
     return plan
+
+
+def _split_by_write(group):
+    """Of the names one write was seen through, one that ends the body holding another buffer
+    than the others (None: they end together). A name holding one array ends with one leaf; a
+    list or dict holding it ends with several (`params["w"] -= ...` beside `params["b"] = ...`):
+    it ends together with the others where it still holds their last array."""
+    singles = {end for _, end in group if len(end) == 1}
+    if len(singles) > 1:
+        return group[0][0]
+    if singles:
+        (leaf,), = singles
+        for name, end in group:
+            if leaf not in end:
+                return name
+        return None
+    common = set(group[0][1]).intersection(*[end for _, end in group[1:]])
+    return None if common else group[0][0]
 
 
 def _integers_only(index):

@@ -458,6 +458,16 @@ def stmt_AugAssign(norm, node):
     if isinstance(node.target, gast.Name) or held:
         # (`bufs[0] += 1.0`, `params[k] -= lr * grads[k]`: the array the list or dict holds)
         current = norm.expr(node.target, _target_base(node.target))
+        if held:
+            known = runlists.dtype_ndim(norm, current) if isinstance(current, Var) else None
+            if known is None and isinstance(current, Var) and norm.b.avals is None:
+                raise norm.error(node, f"whether {node.target.value.id}[...] holds an array "
+                                 "(written in place) or a number (rebound) is not known when "
+                                 "the code is generated", cls=ShapesNeeded,
+                                 construct=f"{node.target.value.id}[...] op= ...")
+            # a number (np.float64 is immutable) or a value of unknown rank: the entry is
+            # rebound
+            held = known is not None and known[1] > 0
     value = norm.expr(binop, _target_base(node.target))
     if (isinstance(node.target, gast.Name) or held) and norm.mem.in_place(current) \
             and isinstance(value, (Var, Const)):
