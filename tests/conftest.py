@@ -11,4 +11,5 @@ os.environ.setdefault("TRANSPILE_CACHE_DIR", tempfile.mkdtemp(prefix="transpile-
 # xdist workers past a memory limit are replaced between tests (Numba never frees what it
 # compiled): see tests/worker_recycling.py
 from worker_recycling import (pytest_configure, pytest_runtest_logreport,  # noqa: E402,F401
-                              pytest_runtest_makereport, pytest_terminal_summary)
+                              pytest_runtest_makereport, pytest_terminal_summary,
+                              pytest_testnodedown)

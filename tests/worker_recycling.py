@@ -16,18 +16,21 @@ resident memory passes TRANSPILE_TEST_WORKER_MB (default 5000) after a test is r
    queue like the others. A worker that holds no more than the tests it is about to run is
    told to shut down after them at once.
 
-No test is cut short or run twice. Where the worker gave nothing back (it had run on), it is
+Its process ends once it has finished (xdist itself would keep a finished worker's process,
+and its memory, until the end of the run). No test is cut short or run twice. Where the worker gave nothing back (it had run on), it is
 asked again after a later test. Without xdist, with another scheduler, or where xdist's
 internals are not what this expects, nothing is done.
 """
 import os
+import signal
 
 import pytest
 
 LIMIT_MB = float(os.environ.get("TRANSPILE_TEST_WORKER_MB", "5000"))
 MIN_QUEUED = 20        # tests left in the controller's queue for a replacement to be worth it
 
-_STATE = {"config": None, "retiring": set(), "patched": None, "replaced": 0}
+_STATE = {"config": None, "retiring": set(), "retired": set(), "patched": None,
+          "replaced": 0, "pids": {}}
 
 
 def _resident_mb():
@@ -51,6 +54,7 @@ def pytest_runtest_makereport(item, call):
         mb = _resident_mb()
         if mb is not None:
             outcome.get_result().worker_resident_mb = mb
+            outcome.get_result().worker_pid = os.getpid()
 
 
 def _scheduler(config):
@@ -82,6 +86,8 @@ def pytest_runtest_logreport(report):
     """In the controller: retire a worker past the limit (see the module's docstring)."""
     mb = getattr(report, "worker_resident_mb", None)
     node = getattr(report, "node", None)
+    if node is not None and getattr(report, "worker_pid", None):
+        _STATE["pids"][node] = report.worker_pid
     config = _STATE["config"]
     if mb is None or node is None or config is None or mb < LIMIT_MB:
         return
@@ -106,11 +112,29 @@ def pytest_runtest_logreport(report):
 
 
 def _replace(dsession, sched, node):
+    _STATE["retired"].add(node)
     node.shutdown()
     dsession._clone_node(node)
     _STATE["replaced"] += 1
     for other in sched.nodes:
         sched.check_schedule(other)
+
+
+def pytest_testnodedown(node, error):
+    """In the controller: a retired worker's process ends once it has finished its tests
+    (xdist keeps a finished worker's process, and all its memory, until the whole run ends)."""
+    if node in _STATE["retired"]:
+        _STATE["retired"].discard(node)
+        pid = _STATE["pids"].pop(node, None)
+        try:
+            node.gateway.exit()
+        except Exception:       # noqa: BLE001 (already gone: nothing to free)
+            pass
+        if pid is not None:     # (it has sent its last report: nothing of it is lost)
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def pytest_terminal_summary(terminalreporter):
