@@ -1,6 +1,16 @@
+import atexit
 import os
+import shutil
 import sys
 import tempfile
+
+# every temporary file of the run (generated modules, the disk cache, pytest's tmp_path) goes
+# under one directory, removed when the process that made it ends: the xdist controller, whose
+# environment the workers inherit (a run used to leave thousands of directories in /tmp)
+if "TRANSPILE_TEST_TMP" not in os.environ:
+    os.environ["TRANSPILE_TEST_TMP"] = tempfile.mkdtemp(prefix="transpile-tests-")
+    atexit.register(shutil.rmtree, os.environ["TRANSPILE_TEST_TMP"], True)
+tempfile.tempdir = os.environ["TRANSPILE_TEST_TMP"]
 
 sys.path.insert(0, os.path.dirname(__file__))
 # calls wait for the compiler here (tests inspect the compiled tier, count compiles);

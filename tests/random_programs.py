@@ -24,6 +24,7 @@ UNARY = ["np.sin({})", "np.cos({})", "np.tanh({})", "np.exp(np.tanh({}))",
          "np.sqrt({0} * {0} + 1.0)", "np.log(1.0 + {0} * {0})", "({} * 0.5)", "np.abs({})"]
 BINARY = ["{} + {}", "{} - {}", "{} * {}", "np.maximum({}, {})"]
 _counter = itertools.count()
+_DIR = []   # this process's directory for generated modules, made on first use
 
 
 class Program:
@@ -497,7 +498,9 @@ def programs(draw, kinds=tuple(ALL_KINDS), max_stmts=5):
 
 def load(src):
     """Import the program from a real file (transforms read source through inspect)."""
-    d = tempfile.mkdtemp(prefix="tp-random-")
+    if not _DIR:
+        _DIR.append(tempfile.mkdtemp(prefix="tp-random-"))
+    d = _DIR[0]
     name = f"tp_random_{next(_counter)}"
     path = os.path.join(d, name + ".py")
     with open(path, "w") as fh:

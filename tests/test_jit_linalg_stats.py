@@ -357,6 +357,7 @@ COV = [("np.cov(x)", [(3, 5)]), ("np.cov(x)", [(6,)]), ("np.cov(x, rowvar=False)
 
 
 _MADE = {}
+_DIR = tempfile.mkdtemp(prefix="linalg_stats_")
 
 
 def _function(expr, n):
@@ -364,7 +365,7 @@ def _function(expr, n):
     transforms), in a module of its own."""
     key = (expr, n)
     if key not in _MADE:
-        path = os.path.join(tempfile.mkdtemp(prefix="linalg_stats_"), f"case_{len(_MADE)}.py")
+        path = os.path.join(_DIR, f"case_{len(_MADE)}.py")
         with open(path, "w") as fh:
             fh.write(f"import numpy as np\n\n\ndef f({', '.join('xy'[:n])}):\n"
                      f"    return {expr}\n")
