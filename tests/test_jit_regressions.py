@@ -926,3 +926,107 @@ def test_a_training_loop_updating_a_dict_in_place():
                                rtol=1e-6, atol=1e-8)
     fd_b = (loss(w0.copy(), b0 + 1e-6) - loss(w0.copy(), b0 - 1e-6)) / 2e-6
     assert g[1] == pytest.approx(fd_b, rel=1e-6)
+
+
+# the array methods that write into their array: `y.sort()`, `x[i].sort()` (a row, through a
+# view), `y.fill(v)` were refused ("an expression statement has no effect")
+
+def median_by_sort(x):
+    y = x.copy()
+    y.sort()
+    return y[y.shape[0] // 2] + y[0]
+
+
+def sort_rows_in_place(A):
+    for i in range(A.shape[0]):
+        A[i].sort()
+    B = np.empty_like(A)
+    B.fill(0.5)
+    return B * A[:, :1]
+
+
+def sort_columns_in_place(A):
+    A.sort(axis=0)
+
+
+def test_array_methods_that_write_in_place():
+    rng = np.random.default_rng(4)
+    A = rng.standard_normal((4, 5))
+    a1, a2 = A.copy(), A.copy()
+    np.testing.assert_array_equal(jit(sort_rows_in_place, wait=True)(a1), sort_rows_in_place(a2))
+    np.testing.assert_array_equal(a1, a2)               # the caller's rows sorted
+    b1, b2 = A.copy(), A.copy()
+    assert jit(sort_columns_in_place, wait=True)(b1) is None
+    sort_columns_in_place(b2)
+    np.testing.assert_array_equal(b1, b2)
+    x = rng.standard_normal(7)
+    assert jit(median_by_sort, wait=True)(x) == median_by_sort(x)
+    fd = numerical_grad(median_by_sort, [x])
+    np.testing.assert_allclose(grad(median_by_sort)(x), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(median_by_sort), wait=True)(x), fd, rtol=1e-6, atol=1e-8)
+
+
+# a variable named `rt` (a GRU's reset gate r_t) took the name of the runtime module the
+# generated code imports as rt: every transform but jit crashed
+
+def gru_with_rt(x, h0):
+    h = h0
+    for t in range(x.shape[0]):
+        rt = 1.0 / (1.0 + np.exp(-(x[t] + h)))
+        h = rt * h + (1 - rt) * np.tanh(x[t])
+    return np.sum(h)
+
+
+def param_named_rt(rt, np_=2.0):
+    return np.sum(rt ** 2) * np_
+
+
+def test_user_names_rt_and_np():
+    rng = np.random.default_rng(5)
+    X, h0 = rng.standard_normal((5, 2)), rng.standard_normal(2)
+    fd = numerical_grad(gru_with_rt, [X, h0])
+    np.testing.assert_allclose(grad(gru_with_rt)(X, h0), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(gru_with_rt), wait=True)(X, h0), fd, rtol=1e-6,
+                               atol=1e-8)
+    r = np.array([0.5, -1.0])
+    np.testing.assert_allclose(grad(param_named_rt)(r), 4.0 * r)
+    np.testing.assert_allclose(grad(param_named_rt)(rt=r), 4.0 * r)
+    np.testing.assert_allclose(vmap(grad(param_named_rt))(r), 4.0 * r)
+    np.testing.assert_allclose(hessian(param_named_rt)(r), 4.0 * np.eye(2))
+
+
+# jit(grad(f)) of an f that writes into its argument: the compiled gradient was stored into
+# the argument's buffer (a write done in place was taken for a copy the function owned), so
+# the caller's x held the gradient, and the gradient was x itself
+
+def bump_then_square(x):
+    x[0] += 1.0
+    return np.sum(x ** 2)
+
+
+def copy_into_weights(x, w):
+    w[0] = x[0]
+    return np.sum(w * x)
+
+
+def smooth_in_place(x, a=0.7):
+    for i in range(1, x.shape[0]):
+        x[i] = a * x[i] + (1 - a) * x[i - 1]
+    return np.sum(x * x)
+
+
+@pytest.mark.parametrize("f, n", [(bump_then_square, 1), (copy_into_weights, 2),
+                                  (smooth_in_place, 1)])
+def test_jit_grad_writes_arguments_as_numpy_does(f, n):
+    rng = np.random.default_rng(6)
+    args = [rng.standard_normal(5) for _ in range(n)]
+    want_args = [a.copy() for a in args]
+    f(*want_args)
+    fd = numerical_grad(lambda *a: f(*[b.copy() for b in a]), [a.copy() for a in args])
+    for transform in (grad, lambda f: jit(grad(f), wait=True)):
+        got_args = [a.copy() for a in args]
+        g = transform(f)(*got_args)
+        for got, want in zip(got_args, want_args):
+            np.testing.assert_array_equal(got, want)        # written as NumPy writes
+        assert not any(g is a for a in got_args)
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)

@@ -50,6 +50,10 @@ class ControlForwardSweep(ForwardSweep):
                 if t is not None:
                     v = st.value
                     vd = self.tan.get(v.name) if isinstance(v, Var) else None
+                    if vd is None and isinstance(v, Var):
+                        # a zero of the value's shape (a read-only broadcast, no buffer): the
+                        # rule reading the popped tangent may move axes (matmul, reshape)
+                        vd = self.b.emit(by_name("shape_like"), {"x": v}, base=v.name + "_dot")
                     self.b.body.append(ir.Push(t, vd if vd is not None else Const(0.0), st.loc))
             elif isinstance(st, ir.If):
                 body = self.sub(lambda: self.block(st.body))

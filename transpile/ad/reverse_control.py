@@ -29,7 +29,15 @@ from transpile.primitives import by_name
 from transpile.ad.reverse import ReverseSweep, _tag, check_opaque, contributions
 from transpile.core.liveness import live_after
 from transpile.ad.tape_slim import slim
-from transpile.primitives.internal.control import tape_new, tape_pop
+from transpile.primitives.internal.adjoint_helpers import identity
+from transpile.primitives.internal.control import added_to_zero, assign, tape_new, tape_pop
+from transpile.primitives.numpy.structure import getitem
+
+
+def _takes_zero(prim):
+    """The row's reverse rule takes the scalar 0.0 for the adjoint of an array result: an
+    elementwise row (its rule broadcasts g), a copy, a subscript (g is written into zeros)."""
+    return bool(prim.deriv) or prim in (assign, identity, added_to_zero, getitem)
 
 
 def walk_stmts(body):
@@ -125,6 +133,9 @@ class ControlReverseSweep(ReverseSweep):
         self.pop_sites = {}      # (id(block), name) -> the pops of that push
         self.counters = {}
         self.scalar_zero = set()  # adjoints made 0.0 by prefix (may still be that scalar)
+        # names whose adjoint got a contribution in the block being processed, since it was
+        # last reset (in a loop, any other adjoint may still hold the 0.0 of its reset)
+        self.filled = set()
 
     def owned_or_primal(self):
         return set(self.params) | set(ir.bound_names(self.body))
@@ -311,7 +322,13 @@ class ControlReverseSweep(ReverseSweep):
 
     # -- backward sweep --------------------------------------------------------------------------
 
+    def accumulate(self, name, c, filled=True):
+        super().accumulate(name, c)
+        if filled:           # (not a 0.0 passed on by a copy or an elementwise rule)
+            self.filled.add(name)
+
     def kill(self, name):
+        self.filled.discard(name)
         d = self.adj.get(name)
         if isinstance(d, Var) and d.name in self.owned:
             self.b.body.append(Eqn(d.name, by_name("assign"), {"x": Const(0.0)}, self.b.loc))
@@ -359,12 +376,17 @@ class ControlReverseSweep(ReverseSweep):
                 self.prefix(st)
                 loc = self.b.loc
 
+                before, after = set(self.filled), []
+
                 def branch(block):
+                    self.filled = set(before)
                     if in_loop:
                         self.b.body += self.pops(self.block_pushes[id(block)], id(block))
                     self.backward_block(block, in_loop)
+                    after.append(self.filled)
                 body = self.sub(lambda: branch(st.body))
                 orelse = self.sub(lambda: branch(st.orelse))
+                self.filled = before.intersection(*after)
                 self.b.body.append(ir.If(st.cond, body, orelse, loc))
             elif isinstance(st, ir.ForRange):
                 self.prefix(st)
@@ -394,10 +416,13 @@ class ControlReverseSweep(ReverseSweep):
                                                body, loc))
 
     def loop_body(self, st, loc):
+        before = self.filled
+        self.filled = set()      # an iteration starts with the previous one's resets
         self.b.loc = loc
         self.b.body += self.pops(self.block_pushes[id(st.body)], id(st.body))
         self.b.body += self.pops(self.carried(st))
         self.backward_block(st.body, True)
+        self.filled = before - set(ir.bound_names([st]))
 
     def backward_eqn(self, eqn, in_loop):
         if eqn.prim is tape_new:
@@ -415,10 +440,19 @@ class ControlReverseSweep(ReverseSweep):
         if g is None or eqn.prim.nondiff:
             return
         self.b.loc = _tag(eqn.loc, "adjoint of")
+        # the adjoint may still be the 0.0 of its reset (a value the loop rebinds before
+        # reading it, or reads only in a branch not taken)
+        maybe_zero = in_loop and isinstance(g, Var) and g.name in self.owned and \
+            eqn.out not in self.filled
+        if maybe_zero and not _takes_zero(eqn.prim):
+            # a rule that moves axes (reshape, matmul, solve, stack) needs zeros of its shape
+            g = self.b.emit(by_name("adjoint_like"), {"d": g, "x": Var(eqn.out)},
+                            base=g.name)
+            maybe_zero = False
         parts = [(atom.name, self.contribution(eqn, pname, k, atom, g))
                  for pname, k, atom in contributions(eqn, self.active, "vjp")]
         for n, c in parts:
-            self.accumulate(n, c)
+            self.accumulate(n, c, filled=not maybe_zero)
         if in_loop:
             self.kill(eqn.out)
 

@@ -328,11 +328,12 @@ def jacobian_core(fun, argnum, mode, in_trees):
 def _basis(b, x, rank):
     """The basis vectors of x's elements, stacked on axis 0 (plain NumPy when x's rank is
     known to be 0 or 1, so that jit compiles it)."""
-    if rank in (0, 1):
+    if rank == 1:
         n = b.emit(by_name("size"), {"x": x}, base="n")
         dtype = b.emit(by_name("attr_dtype"), {"x": x}, base="dtype")
-        if rank == 1:
-            return b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")
+        return b.emit(by_name("eye"), {"N": n, "dtype": dtype}, base="basis")
+    if rank == 0:       # (a Python float has no .dtype: np.result_type gives float64)
+        dtype = b.emit(by_name("result_type"), {"arrays": TupleArg((x,))}, base="dtype")
         return b.emit(by_name("ones"), {"shape": Const(1), "dtype": dtype}, base="basis")
     if rank is not None:
         n = b.emit(by_name("size"), {"x": x}, base="n")

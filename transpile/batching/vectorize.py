@@ -371,6 +371,14 @@ class BatchSweep:
                 cond_body = self.bld.body
                 self.bld.body = []
             self.run(st.body, inner_live)
+            # a carried name batched on entry that the body rebinds to a value the same for
+            # every example (a reverse-mode adjoint reset to 0.0): broadcast at the end of the
+            # body, so that the next iteration reads it batched as well
+            for v in sorted(carried):
+                if before[0].get(v) and v in self.bat and not self.bat[v]:
+                    self.cur, self.cur_rank = Eqn(v, None, {}), self.rk.get(v)
+                    self.bld.loc = st.loc
+                    self.final("batch_broadcast", {"x": Var(v), "size": self.B})
             new_body = self.bld.body
             self.bld.body = saved_body
             if isinstance(st, ir.While) and cond_batched:

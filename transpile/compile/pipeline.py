@@ -48,7 +48,7 @@ def optimized_body(core, avals, params):
     # an argument a loop writes into: copied once before the loop, not on every iteration
     body = copies_on_entry(body, params, owned)
     in_place = in_place_writes(body, params, outs, scalars=scalars, owned=owned)
-    src = sources(body, params, scalars, owned)[0]
+    src = sources(body, params, scalars, owned, in_place)[0]
     body = store_into_destinations(fuse(body, av, outs, in_place), outs, src, in_place, av)
     body = store_final_values(body, outs, src, av)
     body = store_into_dying_inputs(body, outs, src, av, params)

@@ -23,6 +23,8 @@ HEADER = """\
 import numpy as np
 import transpile_runtime as rt
 """
+# the names HEADER binds: a user's variable of one of these names gets another name
+GENERATED_NAMES = frozenset({"np", "rt"})
 
 
 def cache_dir():

@@ -375,6 +375,11 @@ def store_into_dying_inputs(body, outs, src, avals, params):
     live = live_after(body, outs)
     outside = {EXTERNAL} | set(params)
     src = {n: set(s) for n, s in src.items()}
+    # nor a buffer whose value is written back into an argument at the end (a copy of the
+    # argument that a loop wrote into: the caller gets it)
+    for st in ir.walk_eqns(body):
+        if st.prim is write_back and isinstance(st.args["value"], Var):
+            outside |= src.get(st.args["value"].name, set())
     for g in groups_in(body):       # a stored output is its destination's buffer
         for v, (x, _) in g.stores.items():
             _shares(src, v, x)

@@ -54,13 +54,14 @@ def _stmts(body):
             yield from _stmts(st.body)
 
 
-def sources(body, params, scalars=(), owned=()):
+def sources(body, params, scalars=(), owned=(), in_place=()):
     """name -> set of allocation sites (eqn out names) or EXTERNAL; and the escaped sites.
     `scalars`: names known to hold scalars (jit knows every shape), which hold no buffer.
     Arguments are not written in place: a call that raises leaves them as they were (and
     the NumPy version that jit runs again for the error's message reads them unchanged);
     `owned`: those that may be, as nothing can raise after their first write
-    (optimize/no_raise.py; their site is their own name)."""
+    (optimize/no_raise.py; their site is their own name). `in_place`: ids of the writes
+    done in place (in_place_writes): their result is the written array's buffer."""
     src = {p: ({p} if p in owned else {EXTERNAL}) for p in params}
     escaped = set()
     changed = True
@@ -73,6 +74,8 @@ def sources(body, params, scalars=(), owned=()):
                     new = set()
                 elif prim is tape_pop:
                     new = {EXTERNAL}
+                elif id(st) in in_place and isinstance(st.args.get("x"), Var):
+                    new = set(src.get(st.args["x"].name, {EXTERNAL}))
                 elif prim.fresh:
                     new = {st.out}
                 elif prim.returns_arg is not None:   # the result is (a view of) that argument

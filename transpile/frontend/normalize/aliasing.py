@@ -542,6 +542,10 @@ def writes_in(stmts):
                 return True
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Name):
                 return True
+            if isinstance(n, gast.Expr) and isinstance(n.value, gast.Call):
+                return True     # a call for its effect: y.sort(), np.add.at(y, i, v), ...
+            if isinstance(n, gast.keyword) and n.arg == "out":
+                return True     # np.exp(y, out=y)
             if isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute) and \
                     n.func.attr in ("append", "extend", "insert", "pop", "remove") and \
                     isinstance(n.func.value, gast.Name):

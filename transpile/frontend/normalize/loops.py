@@ -439,8 +439,15 @@ def carried_finish(norm, carried, node):
         env[n] = rebuild_value(tree, iter(names))
 
 
+# calls that write into an array: its methods (`y.sort()`, `A[i].fill(0)`, `y.put(...)`) and
+# functions given it first (`np.add.at(y, ...)`, `np.put(y, ...)`, `np.fill_diagonal(y, v)`)
+_WRITING_METHODS = ("sort", "fill", "put")
+_WRITING_FUNCTIONS = ("at", "put", "fill_diagonal")
+
+
 def _written_names(stmts):
-    """Names written through in these statements (`y[i] = v`, `y += v`, `y[...] += v`)."""
+    """Names written through in these statements (`y[i] = v`, `y += v`, `y[...] += v`,
+    `y.sort()`, `np.add.at(y, i, v)`, `np.exp(y, out=y)`)."""
     out = set()
     for st in stmts:
         for n in gast.walk(st):
@@ -449,6 +456,15 @@ def _written_names(stmts):
                 target = n.target
             elif isinstance(n, gast.Subscript) and isinstance(n.ctx, gast.Store):
                 target = n
+            elif isinstance(n, gast.Call) and isinstance(n.func, gast.Attribute):
+                owner = n.func.value
+                if n.func.attr in _WRITING_METHODS and not (
+                        isinstance(owner, gast.Name) and owner.id == "np"):
+                    target = owner              # y.sort(), A[i].fill(0), y.put(i, v)
+                elif n.func.attr in _WRITING_FUNCTIONS and n.args:
+                    target = n.args[0]          # np.add.at(y, i, v), np.put(y, i, v)
+            if isinstance(n, gast.keyword) and n.arg == "out":
+                target = n.value
             while isinstance(target, (gast.Subscript, gast.Attribute)):
                 target = target.value
             if isinstance(target, gast.Name):

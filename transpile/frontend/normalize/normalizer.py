@@ -32,6 +32,7 @@ import gast
 import numpy as np
 
 from transpile.core import ir
+from transpile.core.codegen import GENERATED_NAMES
 from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, IndexArg, TupleArg, Var
 from transpile.frontend.normalize import (array_literals, calls, expressions, loops, runlists,
@@ -299,7 +300,8 @@ class Normalizer:
         frame = self.frame
         if name in frame.core_names:
             return frame.core_names[name]
-        core = name if frame.owned and name.isidentifier() else self.namer.fresh(name)
+        core = name if frame.owned and name.isidentifier() and name not in GENERATED_NAMES \
+            else self.namer.fresh(name)
         if frame.owned:
             self.namer.taken.add(name)
         frame.core_names[name] = core
@@ -367,7 +369,7 @@ def _build_core(fn, in_trees, static_args, name_suffix):
     static_args = static_args or {}
     parsed = parse_function(fn)
     node = parsed.node
-    namer = Namer(names_in(node) | {"np", "rt"})
+    namer = Namer(names_in(node) | GENERATED_NAMES)
     norm = Normalizer(namer)
     norm.b.fresh_results = True
     frame = Frame(parsed, Resolver(fn), owned=True)
@@ -457,7 +459,8 @@ def _leaf_names(pname, tree, namer, prefix):
     if tree.kind in ("static", "none"):
         return []
     if tree.kind == "leaf":
-        return [namer.fresh(prefix) if prefix != pname else _take(namer, pname)]
+        return [namer.fresh(prefix) if prefix != pname or pname in GENERATED_NAMES
+                else _take(namer, pname)]
     names = []
     for i, child in enumerate(tree.children):
         key = tree.keys[i] if tree.kind == "dict" else i

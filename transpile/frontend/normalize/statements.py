@@ -57,6 +57,8 @@ def stmt_Expr(norm, node):
         return
     if ufunc_at_statement(norm, node):    # np.add.at(a, idx, v): a loop of a[i] += v
         return
+    if array_method_statement(norm, node):    # a.sort(), a.fill(v): writes of the whole array
+        return
     if fill_diagonal_statement(norm, node):   # np.fill_diagonal(a, v): a loop of writes
         return
     if put_statement(norm, node):         # np.put(a, ind, v) / a.put(ind, v): a loop of writes
@@ -123,6 +125,47 @@ def ufunc_at_statement(norm, node):
             f"{val} = np.zeros_like({a}[{idx}]) + {src[1]}\n"
             f"for {k} in range({idx}.shape[0]):\n"
             f"    " + op.format(a=f"{a}[{idx}[{k}]]", v=f"{val}[{k}]") + "\n")
+    return _statements_for(norm, node, text)
+
+
+def array_method_statement(norm, node):
+    """The array methods that write into their array, `a.sort(axis=-1)` and `a.fill(v)`
+    (a a name or a subscript of one: `x[i].sort()` sorts a row of x), written as a write of
+    the whole array, `a[...] = np.sort(a, axis)` and `a[...] = v`, so the alias model sees
+    a write into a (and into the base of a view). Other arguments (order=) are refused."""
+    call = node.value
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) and
+            call.func.attr in ("sort", "fill")):
+        return False
+    target = call.func.value
+    root = target
+    while isinstance(root, gast.Subscript):
+        root = root.value
+    if not (isinstance(root, gast.Name) and isinstance(norm.frame.env.get(root.id), Var)):
+        return False
+    method = call.func.attr
+    what = f"{ast.unparse(gast.gast_to_ast(target))}.{method}"
+    kwargs = {kw.arg: kw.value for kw in call.keywords}
+    names = ("axis", "kind") if method == "sort" else ("value",)
+    if len(call.args) > len(names) or set(kwargs) - set(names) or \
+            any(n in kwargs for n in names[:len(call.args)]):
+        allowed = "axis= and kind=" if method == "sort" else "one value"
+        raise norm.error(node, f"{what}(...) is supported with {allowed}",
+                         construct=f"{what}(...)")
+    kwargs.update(zip(names, call.args))
+    src = {k: ast.unparse(gast.gast_to_ast(v)) for k, v in kwargs.items()}
+    if method == "fill" and "value" not in src:
+        raise norm.error(node, f"{what}() takes one value", construct=f"{what}(...)")
+    a = root.id
+    text = ""
+    if target is not root:             # a view of the array, written through
+        view = f"{a}_{method}_view"
+        text += f"{view} = {ast.unparse(gast.gast_to_ast(target))}\n"
+        a = view
+    if method == "fill":
+        text += f"{a}[...] = {src['value']}\n"
+    else:
+        text += f"{a}[...] = np.sort({a}, axis={src.get('axis', '-1')})\n"
     return _statements_for(norm, node, text)
 
 

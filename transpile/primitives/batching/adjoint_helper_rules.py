@@ -23,7 +23,8 @@ def helper_rank(s, eqn):
             "matmul_vjp_left": "x", "matmul_vjp_right": "y", "dot_vjp_left": "x",
             "dot_vjp_right": "y", "getitem_vjp": "x", "concat_vjp": "ct", "concat_pad": None,
             "put_axis": "like", "transpose_back": "x", "cumsum_vjp": "x", "check_norm_ord": "x",
-            "tile_vjp": "x", "diagonal_vjp": "x", "batch_align": None, "batch_squeeze": None}
+            "tile_vjp": "x", "diagonal_vjp": "x", "batch_align": None, "batch_squeeze": None,
+            "adjoint_like": "x"}
     if name in ("reduced_count", "transpose_inverse", "batch_reduced_count"):
         return 0 if name != "transpose_inverse" else None
     if name == "select_weight":
@@ -50,6 +51,10 @@ def helper_batch(s, eqn):
         return s.final("batch_broadcast_like", {"t": a["t"], "like": a["like"],
                                                 "t_batched": _flag(s, a["t"]),
                                                 "like_batched": _flag(s, a["like"])})
+    if name == "adjoint_like":     # an adjoint (0.0, or of x's shape) as x's shape: per example
+        return s.final("batch_broadcast_like", {"t": a["d"], "like": a["x"],
+                                                "t_batched": _flag(s, a["d"]),
+                                                "like_batched": _flag(s, a["x"])})
     if name == "sum_grad":
         _only_batched(s, eqn, ["ct", "x"])
         return s.final("batch_sum_grad", {

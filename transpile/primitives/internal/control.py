@@ -56,8 +56,9 @@ write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value",
                      nondiff=True, pure=False, keep=True, no_buffer=True, shape_safe=True,
                      writes_arg=True,
                      construct="write into an argument")
-adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch="helper",
-                       linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"}, shape_safe=True)
+adjoint_like = defprim("adjoint_like", T.adjoint_like, "rt.adjoint_like", "d, x", batch=BR.helper,
+                       linear=("d",), vjp={"d": "rt.unbroadcast(g, d)"}, shape_safe=True,
+                       shape_args=("x",))
 tape_new = defprim("tape_new", T.Tape, "rt.Tape", "", batch="helper", nondiff=True, pure=False,
                    keep=True, no_buffer=True, shape_safe=True,
                    construct="reverse-mode tape of a loop")
