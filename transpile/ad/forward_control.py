@@ -51,9 +51,10 @@ class ControlForwardSweep(ForwardSweep):
                     v = st.value
                     vd = self.tan.get(v.name) if isinstance(v, Var) else None
                     if vd is None and isinstance(v, Var):
-                        # a zero of the value's shape (a read-only broadcast, no buffer): the
-                        # rule reading the popped tangent may move axes (matmul, reshape)
-                        vd = self.b.emit(by_name("shape_like"), {"x": v}, base=v.name + "_dot")
+                        # float zeros of the value's shape: the rule reading the popped
+                        # tangent may move axes (matmul, reshape); a flag or a count: 0.0
+                        vd = self.b.emit(by_name("adjoint_like"), {"d": Const(0.0), "x": v},
+                                         base=v.name + "_dot")
                     self.b.body.append(ir.Push(t, vd if vd is not None else Const(0.0), st.loc))
             elif isinstance(st, ir.If):
                 body = self.sub(lambda: self.block(st.body))

@@ -313,7 +313,15 @@ def _float_part(lw, st):
 
 
 def _adjoint_like(lw, st):
-    return [f"{st.out} = {convert(lw, st.args['d'], lw.avals.get(st.out), st)}"]
+    d, to = st.args["d"], lw.avals.get(st.out)
+    if to is None and isinstance(d, Var):
+        dav = lw.av(d)
+        if dav is None or dav.shape:
+            # a compiled adjoint is never the scalar 0.0 (a reset is zeros of its shape):
+            # d itself, also where x's length is known only at run time (a scalar d there
+            # would not type in Numba: a refusal, never a wrong number)
+            return [f"{st.out} = {d.name}"]
+    return [f"{st.out} = {convert(lw, d, to, st)}"]
 
 
 def _trip_count(lw, st):
