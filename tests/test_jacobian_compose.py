@@ -232,3 +232,22 @@ def test_jacobian_with_aux_matches_jax(kind):
                                         has_aux=True)(x)
     np.testing.assert_allclose(jac, np.asarray(want), rtol=1e-12)
     assert np.isclose(aux, float(want_aux))
+
+
+# a string among the arguments (a mode switch): jacfwd and hessian made a float zero tangent
+# of it and crashed ("could not convert string to float"); it is static, as in JAX
+
+def scaled_by_mode(x, mode):
+    return x * 2.0 if mode == "double" else x ** 3
+
+
+def test_jacobians_with_a_string_argument():
+    def jax_f(x, mode):
+        return x * 2.0 if mode == "double" else x ** 3
+    for mode in ("double", "cube"):
+        want = jax.jacfwd(jax_f)(x3, mode)
+        np.testing.assert_allclose(tp.jacfwd(scaled_by_mode)(x3, mode), want, rtol=1e-12)
+        np.testing.assert_allclose(tp.jacrev(scaled_by_mode)(x3, mode), want, rtol=1e-12)
+        h = tp.hessian(lambda x, m: np.sum(scaled_by_mode(x, m)))(x3, mode)
+        np.testing.assert_allclose(
+            h, jax.hessian(lambda x: jnp.sum(jax_f(x, mode)))(x3), rtol=1e-12, atol=1e-14)

@@ -1,6 +1,7 @@
 """vmap regressions: each case is compared with a Python loop over the batch of the
 untransformed function (the definition of vmap), in float64 and, for dtypes, float32;
 derivatives with central finite differences (tests/fd.py)."""
+import math
 import warnings
 
 import numpy as np
@@ -430,3 +431,73 @@ def test_jit_of_vmap_with_a_defaulted_scalar_parameter_compiles():
     g = tp.jit(tp.vmap(tp.grad(p_norm)), wait=True)(X)
     np.testing.assert_allclose(g, np.stack([numerical_grad(p_norm, [r]) for r in X]),
                                rtol=1e-6, atol=1e-8)
+
+
+# a while loop whose condition short-circuits (`a and b`) on batched values, inside a for
+# loop: the per-example branch that computes the condition lost the condition itself (vmap:
+# NameError in the generated code; jit(vmap): Numba's "liveness info missing")
+
+def pop_while_and(x):
+    k = 0
+    for i in range(x.shape[0]):
+        while k > 0 and x[i] < 0.0:
+            k -= 1
+        k += 1
+    return k * 1.0
+
+
+def running_max_by_deque(x, w=2):
+    out = np.zeros(x.shape[0])
+    q = np.zeros(x.shape[0], dtype=np.int64)
+    head = 0
+    tail = 0
+    for i in range(x.shape[0]):
+        while tail > head and x[q[tail - 1]] <= x[i]:
+            tail -= 1
+        q[tail] = i
+        tail += 1
+        if q[head] <= i - w:
+            head += 1
+        out[i] = x[q[head]]
+    return out
+
+
+@pytest.mark.parametrize("f", [pop_while_and, running_max_by_deque], ids=lambda f: f.__name__)
+def test_vmap_of_a_short_circuit_while_in_a_loop(f):
+    xs = np.random.default_rng(2).normal(size=(5, 6)) * 3
+    want = per_example(f, xs)
+    np.testing.assert_array_equal(tp.vmap(f)(xs), want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")           # compiled, no NumPy fallback
+        np.testing.assert_array_equal(tp.jit(tp.vmap(f), wait=True)(xs), want)
+
+
+# math.floor / math.ceil / math.trunc of a value that differs per example: the generated
+# code called math.floor on the whole batch (TypeError); now np.floor of it, as int64
+
+def times_floor(x):
+    return x * math.floor(x) + math.ceil(-x) - math.trunc(x)
+
+
+def bilinear_lookup(img, xs):
+    out = np.zeros(xs.shape[0])
+    for k in range(xs.shape[0]):
+        i = int(math.floor(xs[k]))
+        t = xs[k] - i
+        out[k] = (1 - t) * img[i] + t * img[i + 1]
+    return out
+
+
+def test_vmap_of_math_floor():
+    xs = np.array([0.5, 1.5, -2.5, 3.0, -0.25])
+    want = per_example(times_floor, xs)
+    np.testing.assert_array_equal(tp.vmap(times_floor)(xs), want)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(tp.jit(tp.vmap(times_floor), wait=True)(xs), want)
+    np.testing.assert_array_equal(tp.vmap(tp.grad(times_floor))(xs), np.floor(xs))
+    img = np.arange(6.0) ** 2
+    X = np.array([[0.5, 1.2], [2.7, 3.1], [4.0, 0.0]])
+    want = np.stack([bilinear_lookup(img, x) for x in X])
+    np.testing.assert_allclose(tp.vmap(bilinear_lookup, in_axes=(None, 0))(img, X), want,
+                               rtol=1e-15)

@@ -33,9 +33,18 @@ def _basis(x):
 
 
 def _zeros(tree):
+    """Zero tangents for an argument not differentiated: numbers and arrays get float zeros;
+    a Python bool or int, a string or any other object is passed as it is (static)."""
     leaves, t = tree_flatten(tree)
-    return tree_unflatten(t, [np.zeros_like(_float_leaf(l)) if not isinstance(l, (bool, int))
-                              else l for l in leaves])
+    return tree_unflatten(t, [np.zeros_like(_float_leaf(l)) if _numeric(l) else l
+                              for l in leaves])
+
+
+def _numeric(leaf):
+    if isinstance(leaf, (bool, int, str, bytes)) or leaf is None:
+        return False
+    return isinstance(leaf, (float, complex, np.ndarray, np.generic)) and \
+        np.asarray(leaf).dtype.kind in "biufc"
 
 
 def _assemble(out_tree, in_trees, blocks, single):

@@ -366,7 +366,8 @@ class BatchSweep:
             saved_body = self.bld.body
             self.bld.body = []
             if isinstance(st, ir.While):
-                self.run(st.cond_body, inner_live | live_in(st.body, inner_live))
+                cond = {st.cond.name} if isinstance(st.cond, Var) else set()
+                self.run(st.cond_body, inner_live | live_in(st.body, inner_live) | cond)
                 cond_batched = self.b(st.cond)
                 cond_body = self.bld.body
                 self.bld.body = []

@@ -4,7 +4,11 @@ and math.floor/ceil/trunc, which return Python ints, are rows of their own witho
 """
 import math
 
+import numpy as np
+
+from transpile.core.ir import Const
 from transpile.primitives.batching import rules as BR
+from transpile.primitives.batching.base import Rule
 from transpile.primitives.registry import by_name, defimpl, defprim
 # the rows named below are registered by these modules
 from transpile.primitives.numpy import elementwise, nondiff  # noqa: F401
@@ -25,9 +29,19 @@ for _m, _row in _SAME_AS.items():
         defimpl(by_name(_row), getattr(math, _m))
 defimpl(by_name("log"), math.log)      # math.log(x); math.log(x, base) is refused by arity
 
+def _as_int_batch(name):
+    """math.floor of a value that differs per example: np.floor of the batch, as int64 (one
+    Python int per example)."""
+    def batch(s, eqn):
+        x = eqn.args["x"]
+        r = s.emit(name, {"x": x}, base=eqn.out, rank=s.r(x))
+        return s.final("astype", {"x": r, "dtype": Const(np.int64)})
+    return Rule("elementwise", batch, BR.elementwise.rank)
+
+
 # an integer result (usable as an index), piecewise constant: no derivative
 for _m in ("floor", "ceil", "trunc"):
     defprim(f"math_{_m}", getattr(math, _m), f"math.{_m}", "x", nondiff=True,
-            batch=BR.elementwise, lower=f"math.{_m}({{x}})",
+            batch=_as_int_batch(_m), lower=f"math.{_m}({{x}})",
             doc=f"math.{_m}: np.{_m} as a Python int")
 
