@@ -1030,3 +1030,63 @@ def test_jit_grad_writes_arguments_as_numpy_does(f, n):
             np.testing.assert_array_equal(got, want)        # written as NumPy writes
         assert not any(g is a for a in got_args)
         np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+
+
+# out= a row of an array (`np.exp(Z[i], out=Z[i])`, softmax rows in place) was refused as
+# an assignment into a nested subscript
+
+def softmax_rows_in_place(Z):
+    for i in range(Z.shape[0]):
+        Z[i] -= Z[i].max()
+        np.exp(Z[i], out=Z[i])
+        Z[i] /= Z[i].sum()
+    return Z
+
+
+def test_out_into_a_row():
+    Z = np.random.default_rng(7).standard_normal((3, 4))
+    want_z = Z.copy()
+    want = softmax_rows_in_place(want_z)
+    got_z = Z.copy()
+    got = jit(softmax_rows_in_place, wait=True)(got_z)
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    np.testing.assert_allclose(got_z, want_z, rtol=1e-14)     # the caller's rows written
+
+
+# np.take along an axis had no Numba form (a segment break under jit and jit(grad))
+
+def take_along(E, ids):
+    return np.sum(np.take(E, ids, axis=0) ** 2) + np.sum(np.take(E, ids - 3, axis=1)) + \
+        np.sum(np.take(E, 1, axis=-1))
+
+
+def test_take_along_an_axis():
+    rng = np.random.default_rng(8)
+    E, ids = rng.standard_normal((5, 4)), np.array([0, 2, 2, 1])
+    assert jit(take_along, wait=True)(E, ids) == pytest.approx(take_along(E, ids), rel=1e-13)
+    fd = numerical_grad(lambda e: take_along(e, ids), [E])
+    np.testing.assert_allclose(grad(take_along)(E, ids), fd, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(take_along), wait=True)(E, ids), fd, rtol=1e-6,
+                               atol=1e-8)
+
+
+# a reduction with dtype= (np.sum(a, dtype=np.float64), np.cumsum, np.cumprod, np.mean) had
+# no Numba form: the whole function ran NumPy
+
+def reductions_with_dtype(a, X):
+    return (np.cumsum(a, dtype=np.float64)[-1] + np.sum(a, dtype=np.float64),
+            np.mean(X, axis=0, dtype=np.float32), np.prod(a, dtype=np.int64),
+            np.cumprod(a, dtype=float))
+
+
+def test_reductions_with_a_dtype():
+    rng = np.random.default_rng(9)
+    a, X = rng.integers(1, 5, size=6).astype(np.int32), rng.standard_normal((4, 3))
+    for got, want in zip(jit(reductions_with_dtype, wait=True)(a, X), reductions_with_dtype(a, X)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    loss = lambda x: np.sum(x * x, dtype=np.float64)
+    x32 = X.astype(np.float32)
+    g = jit(grad(loss), wait=True)(x32)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, 2 * x32, rtol=1e-6)

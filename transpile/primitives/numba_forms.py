@@ -1389,6 +1389,19 @@ def take_vjp(lw, eqn):
     xs, os_ = lw.av(x), lw.avals[out]
     cs = lw.av(ct) if isinstance(ct, Var) else None
     ids = lw.av(idx) if isinstance(idx, Var) else None
+    ax = _take_axis(lw, eqn, x, idx)
+    if ax is not None:          # along an axis: the slab of ct at k added at index idx[k]
+        if cs is None or _const(eqn, "mode", "raise") != "raise":
+            return None
+        head = ":, " * ax
+        lines = [f"{out} = np.zeros({_shape(xs.shape)}, {_dt(os_.dtype)})"]
+        if ids is None:         # one integer: the slab of x it took
+            at = f"{out}[{head}{lw.fmt(idx)}]"
+            return lines + [f"{at} = {at} + {lw.fmt(ct)}"]
+        k = f"{out}_k"
+        at = f"{out}[{head}{lw.fmt(idx)}[{k}]]"
+        return lines + [f"for {k} in range({lw.fmt(idx)}.shape[0]):",
+                        f"    {at} = {at} + {lw.fmt(ct)}[{head}{k}]"]
     if _const(eqn, "axis") is not None or _const(eqn, "mode", "raise") != "raise" or \
             xs is None or ids is None or ids.dtype.kind not in "iu" or ids.ndim > 1 or \
             (cs is not None and cs.shape != ids.shape) or (cs is None and not isinstance(ct, Const)):
@@ -1404,10 +1417,32 @@ def take_vjp(lw, eqn):
                     f"    {flat}[{lw.fmt(idx)}[{k}]] += {val}"]
 
 
+def _take_axis(lw, eqn, x, idx):
+    """np.take's axis, as a non-negative constant, where the call is a subscript along it:
+    x of known rank, indices a vector of integers or one Python integer; else None."""
+    axis, xs = _const(eqn, "axis"), lw.av(x)
+    if not isinstance(axis, int) or isinstance(axis, bool) or xs is None or \
+            not -xs.ndim <= axis < xs.ndim or _const(eqn, "out") is not None:
+        return None
+    if isinstance(idx, Var):
+        ids = lw.av(idx)
+        if ids is None or ids.ndim != 1 or ids.dtype.kind not in "iu":
+            return None
+    elif not (isinstance(idx, Const) and isinstance(idx.value, int) and
+              not isinstance(idx.value, bool)):
+        return None
+    return axis % xs.ndim
+
+
 def take(lw, eqn):
-    """np.take over the flattened x (no axis), integer indices: Numba's own."""
+    """np.take over the flattened x (no axis), integer indices: Numba's own; along an axis,
+    the subscript x[:, ..., indices] (a vector of integers or one integer)."""
     x, idx, os_ = eqn.args["x"], eqn.args["indices"], lw.avals[eqn.out]
     ids = lw.av(idx) if isinstance(idx, Var) else None
+    ax = _take_axis(lw, eqn, x, idx)
+    if ax is not None and _const(eqn, "mode", "raise") == "raise":
+        text = f"{lw.fmt(x)}[{':, ' * ax}{lw.fmt(idx)}]"
+        return text if os_.shape else f"{_dt(os_.dtype)}({text})"
     if _const(eqn, "axis") is not None or _const(eqn, "mode", "raise") != "raise" or \
             _const(eqn, "out") is not None or lw.av(x) is None or \
             (ids is None and not isinstance(idx, Const)) or \

@@ -244,6 +244,15 @@ class Normalizer:
             stacked = array_literals.stack_struct(self, bound["x"], node, base)
             if isinstance(stacked, Var):
                 return self.apply(by_name("astype"), [stacked, bound["dtype"]], {}, node, base)
+        dtype = bound.get("dtype")
+        if (prim.reduction or prim.batch == "cumulative" or prim is by_name("cumprod")) and \
+                "x" in bound and \
+                dtype is not None and not (isinstance(dtype, Const) and dtype.value is None):
+            # np.sum(x, dtype=d), np.cumsum(x, dtype=d): x in dtype d first (NumPy accumulates
+            # in d: the same numbers), so every backend needs only the plain reduction
+            rest = {k: v for k, v in bound.items() if k not in ("x", "dtype")}
+            x = self.apply(by_name("astype"), [bound["x"], dtype], {}, node, base)
+            return self.apply(prim, [x], rest, node, base)
         if prim is len_ and isinstance(bound["x"], Struct):
             return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
         if prim is len_ and isinstance(bound["x"], RunList):

@@ -39,6 +39,16 @@ def call_into_out(norm, node, kw, base):
     call_ = gast.copy_location(gast.Call(func=node.func, args=node.args,
                                          keywords=[k for k in node.keywords if k is not kw]),
                                node)
+    if isinstance(target, gast.Subscript):
+        # out=Z[i]: a name for the view first (`Z_out = Z[i]`), then the write through it (the
+        # alias model writes Z; through a copy, Z[idx] of an index array, it refuses)
+        view = gast.Name(id=_view_name(norm, target), ctx=gast.Store(), annotation=None,
+                         type_comment=None)
+        bind = gast.copy_location(gast.Assign(targets=[view], value=copy.deepcopy(target),
+                                              type_comment=None), node)
+        gast.fix_missing_locations(bind)
+        norm.run_body([bind])
+        target = gast.Name(id=view.id, ctx=gast.Load(), annotation=None, type_comment=None)
     dest = gast.copy_location(gast.Subscript(value=copy.deepcopy(target),
                                              slice=gast.Constant(value=Ellipsis, kind=None),
                                              ctx=gast.Store()), node)
@@ -46,3 +56,15 @@ def call_into_out(norm, node, kw, base):
     gast.fix_missing_locations(write)
     norm.run_body([write])
     return norm.expr(copy.deepcopy(target), base)
+
+
+def _view_name(norm, target):
+    root = target
+    while isinstance(root, (gast.Subscript, gast.Attribute)):
+        root = root.value
+    base = f"{root.id}_out" if isinstance(root, gast.Name) else "out_view"
+    name, k = base, 1
+    while name in norm.frame.env or name in norm.namer.taken:
+        k += 1
+        name = f"{base}_{k}"
+    return name
