@@ -1090,3 +1090,21 @@ def test_reductions_with_a_dtype():
     g = jit(grad(loss), wait=True)(x32)
     assert g.dtype == np.float32
     np.testing.assert_allclose(g, 2 * x32, rtol=1e-6)
+
+
+# np.linalg.matrix_power had no Numba lowering (a segment break under jit and jit(grad))
+
+def matrix_powers(A):
+    return np.sum(np.linalg.matrix_power(A, 3)) + np.sum(np.linalg.matrix_power(A, -2)) + \
+        np.trace(np.linalg.matrix_power(A, 0))
+
+
+def test_matrix_power():
+    A = np.random.default_rng(10).standard_normal((3, 3)) * 0.5 + np.eye(3)
+    assert jit(matrix_powers, wait=True)(A) == pytest.approx(matrix_powers(A), rel=1e-12)
+    fd = numerical_grad(matrix_powers, [A])
+    np.testing.assert_allclose(jit(grad(matrix_powers), wait=True)(A), fd, rtol=1e-5, atol=1e-7)
+    A32 = A.astype(np.float32)
+    got = jit(lambda a: np.linalg.matrix_power(a, 5), wait=True)(A32)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, np.linalg.matrix_power(A32, 5), rtol=1e-5)

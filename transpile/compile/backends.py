@@ -89,7 +89,7 @@ def _numba_compile(plan):
         try:
             return numba_cpu.compile_module(text, path, name)
         except Exception as e:
-            if _is_numba_error(e):      # a part (split at collectives or graph breaks) failed
+            if _compile_failed(e):      # a part (split at collectives or graph breaks) failed
                 raise numba_cpu.Unlowerable(None, _refused_construct(e, text),
                                             construct="a function compiled in parts") from e
             if not isinstance(e, (OSError, RuntimeError)):
@@ -169,6 +169,19 @@ def _is_numba_error(e):
     # cannot compile the code, as for its own errors)
     return isinstance(e, (errors.NumbaError, errors.LoweringError, RecursionError)) or \
         type(e).__module__.startswith("numba")
+
+
+def _compile_failed(e):
+    """An exception from compiling: Numba's own errors, and any other exception raised inside
+    Numba's code (a bug of its typing, `'Optional' object has no attribute 'dtype'`): Numba
+    cannot compile the code, which then runs as NumPy, with the warning."""
+    if _is_numba_error(e):
+        return True
+    tb = e.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    path = tb.tb_frame.f_code.co_filename.replace("\\", "/") if tb is not None else ""
+    return "/numba/" in path
 
 
 def _refused_construct(e, text):

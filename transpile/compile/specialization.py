@@ -10,8 +10,8 @@ import threading
 import numpy as np
 
 from transpile.core import codegen, ir
-from transpile.compile.backends import (DeferredModule, _call_guarding_cache, _is_numba_error,
-                                       _refused_construct)
+from transpile.compile.backends import (DeferredModule, _call_guarding_cache, _compile_failed,
+                                        _is_numba_error, _refused_construct)
 from transpile.frontend.parse import read_binding
 from transpile.errors import TranspileError
 from transpile.primitives.internal.control import write_back
@@ -210,7 +210,7 @@ class Compiled:
             if self.plan.text and "parallel=True" in self.plan.text:
                 self.fn = AdaptiveThreads.wrap(self.fn)
         except Exception as e:
-            if not _is_numba_error(e):
+            if not _compile_failed(e):
                 raise
             self.refused(e, leaves, free)
             return

@@ -1959,6 +1959,32 @@ def _scalar_text(lw, a, default):
     return f"np.float64({lw.fmt(a)})"
 
 
+def matrix_power(lw, eqn):
+    """np.linalg.matrix_power of a float matrix to an integer known now: binary powering
+    written out (a negative power inverts first, as NumPy's)."""
+    x, n, xs = eqn.args["x"], eqn.args["n"], lw.av(eqn.args["x"])
+    if xs is None or xs.ndim != 2 or xs.dtype.kind != "f" or xs.dtype.itemsize not in (4, 8) \
+            or not isinstance(n, Const) or not isinstance(n.value, (int, np.integer)) or \
+            isinstance(n.value, bool):
+        return None
+    out, k, m = eqn.out, int(xs.shape[0]), abs(int(n.value))
+    dt = _dt(xs.dtype)
+    if m == 0:
+        return f"np.eye({k}).astype({dt})"
+    base = f"np.ascontiguousarray({lw.fmt(x)})" if n.value > 0 else \
+        f"np.linalg.inv(np.ascontiguousarray({lw.fmt(x)}))"
+    sq = f"{out}_sq"
+    lines, have = [f"{sq} = {base}"], False
+    while m:                 # binary powering, unrolled (Numba's own typing fails on it)
+        if m & 1:
+            lines.append(f"{out} = {sq}.copy()" if not have else f"{out} = {out} @ {sq}")
+            have = True
+        m >>= 1
+        if m:
+            lines.append(f"{sq} = {sq} @ {sq}")
+    return lines
+
+
 def pinv(lw, eqn):
     """np.linalg.pinv as NumPy computes it: the reduced SVD (in float64, cast to the result
     dtype), singular values above rcond * max(s) inverted, the others 0, then

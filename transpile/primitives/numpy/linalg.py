@@ -165,7 +165,8 @@ def _mpow_jvp(eqn, k):
 
 
 matrix_power = defprim("matrix_power", np.linalg.matrix_power, "np.linalg.matrix_power", "x, n",
-                       batch=stacked, vjp={"x": _mpow_vjp}, jvp={"x": _mpow_jvp})
+                       batch=stacked, vjp={"x": _mpow_vjp}, jvp={"x": _mpow_jvp},
+                       numba=NF.matrix_power)
 
 # qr (reduced, m >= n): Abar = (Qbar + Q copyltu(M)) R^-T,  M = R Rbar^T - Qbar^T Q
 _Q, _R = "rt.qr_q(x)", "rt.qr_r(x)"
