@@ -209,3 +209,25 @@ def test_jit_hessian_keeps_float32():
 
 def cube32(s):
     return s * s * s * np.float32(3.0)
+
+
+def writes_through_a_flat_view(x):
+    a = np.zeros(6)
+    b = a.reshape(-1)
+    for i in range(3):
+        b[i] = x[i] * 2.0
+    return np.sum(a * a)
+
+
+def test_grad_of_writes_through_a_reshaped_view_in_a_loop():
+    """The base rebuilt from the view after each write (a = b.reshape(a.shape)) is rebound
+    before it is read: eager grad raised NumPy's reshape error on the reset adjoint."""
+    x = np.array([3.0, 1.0, 2.0, 5.0, 4.0])
+    want = numerical_grad(writes_through_a_flat_view, [x])
+    np.testing.assert_allclose(want, [24.0, 8.0, 16.0, 0.0, 0.0], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tp.grad(writes_through_a_flat_view)(x), want, rtol=1e-7,
+                               atol=1e-9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(tp.jit(tp.grad(writes_through_a_flat_view))(x), want,
+                                   rtol=1e-7, atol=1e-9)
