@@ -1108,3 +1108,21 @@ def test_matrix_power():
     got = jit(lambda a: np.linalg.matrix_power(a, 5), wait=True)(A32)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, np.linalg.matrix_power(A32, 5), rtol=1e-5)
+
+
+# np.divmod had no rule (NoRuleError); it is read from transpile's NumPy source
+
+def quotient_and_remainder(x, a):
+    q, r = np.divmod(x, 3.0)
+    qi, ri = np.divmod(a, 4)
+    return q * 10.0 + r * x, qi, ri
+
+
+def test_divmod():
+    x, a = np.array([-4.5, 1.25, 7.0, 3.5]), np.array([-7, 3, 9, 12])
+    for got, want in zip(jit(quotient_and_remainder, wait=True)(x, a),
+                         quotient_and_remainder(x, a)):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    loss = lambda v: np.sum(quotient_and_remainder(v, a)[0])
+    np.testing.assert_allclose(grad(loss)(x), numerical_grad(loss, [x]), rtol=1e-6)

@@ -112,13 +112,18 @@ def diag_indices_from(arr):
     return diag_indices(n, arr.ndim)
 
 
+def divmod(x1, x2):
+    """np.divmod: the floor quotient and the remainder with the divisor's sign."""
+    return np.floor_divide(x1, x2), np.mod(x1, x2)
+
+
 def _at_least_2d(a):
     return np.full((1, 1), a) if np.ndim(a) == 0 else np.atleast_2d(a)
 
 
 SOURCES = {np.trapezoid: trapezoid, np.block: block, np.ix_: ix_, np.digitize: digitize,
            np.diag_indices: diag_indices, np.diag_indices_from: diag_indices_from,
-           np.lexsort: lexsort, np.polyfit: polyfit}
+           np.lexsort: lexsort, np.polyfit: polyfit, np.divmod: divmod}
 if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
     SOURCES[np.trapz] = trapezoid
 
