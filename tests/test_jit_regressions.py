@@ -1126,3 +1126,19 @@ def test_divmod():
         np.testing.assert_array_equal(got, want)
     loss = lambda v: np.sum(quotient_and_remainder(v, a)[0])
     np.testing.assert_allclose(grad(loss)(x), numerical_grad(loss, [x]), rtol=1e-6)
+
+
+# a table of run-time length read at a 2-D image of indices (histogram equalization:
+# lut = np.bincount(img.ravel()); lut[img]) broke a segment ("advanced (array) indexing")
+
+def equalize_counts(img):
+    lut = np.bincount(img.ravel(), minlength=8)
+    cdf = np.cumsum(lut)
+    return lut[img], cdf[img] * 1.0 / cdf[-1]
+
+
+def test_table_of_run_time_length_at_a_2d_index():
+    img = np.random.default_rng(11).integers(0, 8, size=(4, 5))
+    for got, want in zip(jit(equalize_counts, wait=True)(img), equalize_counts(img)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

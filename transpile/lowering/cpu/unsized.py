@@ -334,6 +334,10 @@ def _getitem(lw, st):
         return _mask_then_new_axes(lw, st)
     if mask is None and (_gather_all_axes(lw, x, index) or _gather_vector(lw, x, index)):
         return _gather(lw, st)     # (a loop: Numba's x[idx] is 4x slower than NumPy's)
+    if mask is None and _table_lookup(lw, x, index):
+        # lut[img] (lut = np.bincount(...)): Numba's subscript of the flattened index
+        i = index.items[0].name
+        return [f"{st.out} = {x.name}[np.ascontiguousarray({i}).ravel()].reshape({i}.shape)"]
     if mask is None and isinstance(index, IndexArg) and None in index.items:
         return newaxis_getitem(lw, st, lw.index)
     if mask is None:
@@ -421,6 +425,16 @@ def _gather_all_axes(lw, x, index, rank=None):
         if r is None or r[0] != 1 or r[1].kind not in "iu":
             return False
     return True
+
+
+def _table_lookup(lw, x, index):
+    """x[idx], x a vector and idx an integer array of two or more axes?"""
+    xs = rank_dtype(lw, x)
+    if xs is None or xs[0] != 1 or not isinstance(index, IndexArg) or len(index.items) != 1 \
+            or not isinstance(index.items[0], Var):
+        return False
+    r = rank_dtype(lw, index.items[0])
+    return r is not None and r[0] >= 2 and r[1].kind in "iu"
 
 
 def _gather_vector(lw, x, index):
