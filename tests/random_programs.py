@@ -402,6 +402,43 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"m{t} = m{t} + {b}", 2)
         first = f"keep{t}" if held.startswith("h") else f"keep{t}[0]"
         prog.emit(f"{t} = {first} * 2.0 + m{t}")
+    elif kind == "loop_rebound":  # a value the loop rebinds before reading it, through a
+        a, b = _pick(draw, prog), _pick(draw, prog)   # rule that moves axes (its reverse-mode
+        c = draw(st.sampled_from(["0.0", "0.5", "-0.5"]))   # adjoint was the scalar 0.0)
+        form = draw(st.integers(0, 3))
+        prog.emit(f"y{t} = {a} * 0.0")
+        prog.emit(f"for i in range({draw(st.integers(1, 3))}):")
+        if form == 0:
+            prog.emit(f"y{t} = np.reshape({a} * {b}[i], (2, 2)).T.ravel()", 2)
+        elif form == 1:
+            prog.emit(f"y{t} = np.stack([{a}, {b} * {a}[i]])[1]", 2)
+        elif form == 2:
+            prog.emit(f"y{t} = (np.outer({a}, {b}) @ {a}) * {b}[i]", 2)
+        else:                     # read only where a branch is taken
+            prog.emit(f"z{t} = np.outer({a}, {b}) @ {b}", 2)
+            prog.emit(f"if {a}[i] > {c}:", 2)
+            prog.emit(f"y{t} = y{t} + np.sin(z{t})", 3)
+        prog.emit(f"{t} = y{t} + {b}")
+    elif kind == "array_method":  # array methods that write their array: sort, fill
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        if draw(st.booleans()):
+            prog.emit(f"s{t} = {a} * 1.5")
+            prog.emit(f"s{t}.sort()")
+            prog.emit(f"{t} = s{t} * {b}")
+        else:
+            prog.emit(f"s{t} = np.empty_like({a})")
+            prog.emit(f"s{t}.fill(0.5)")
+            prog.emit(f"{t} = s{t} * {a} + {b}")
+    elif kind == "take_dtype":    # np.take along an axis, reductions with dtype=
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        idx = draw(st.lists(st.integers(-N, N - 1), min_size=2, max_size=3))
+        if draw(st.booleans()):
+            prog.emit(f"M{t} = {a}[:, None] * {b}[None, :]")
+            prog.emit(f"{t} = np.take(M{t}, np.array({idx}), axis=1).sum(axis=1)")
+        else:
+            prog.emit(f"{t} = {a} * np.sum({b}, dtype=np.float64) + "
+                      f"np.cumsum({b}, dtype=np.float64)")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
         a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
@@ -453,6 +490,10 @@ FOREIGN_NEW_KINDS = ["view_loop", "arg_slice_write", "newaxis", "int_index", "in
 # new value)
 PYTHON_KINDS = ["or_draw", "enum_start", "iter_write", "break_var", "loop_return", "neg_pow",
                 "append_zip", "comp_loop", "tuple_index", "alias_if"]
+# (session 40) a value a loop rebinds before reading it, through rules that move axes (grad
+# crashed on the reset adjoint); array methods that write (refused); np.take along an axis
+# and reductions with dtype= (jit fell back)
+PYTHON_KINDS += ["loop_rebound", "array_method", "take_dtype"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
 # values whose length depends on the data: lists (of numbers or arrays) appended under an if
 # (not under vmap: each example's list has its own length) and a loop variable whose length
