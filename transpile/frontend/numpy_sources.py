@@ -117,6 +117,22 @@ def divmod(x1, x2):
     return np.floor_divide(x1, x2), np.mod(x1, x2)
 
 
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     check_finite=True):
+    """scipy.linalg.solve_triangular: the triangle of a that `lower` names (the other one is
+    not read), its diagonal taken as ones with unit_diagonal, transposed for trans 1 / 'T'
+    (conjugated too for 2 / 'C'), solved for b."""
+    a = np.asarray(a)
+    t = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        t = t - np.diag(np.diag(t)) + np.eye(t.shape[0], dtype=t.dtype)
+    if trans == 1 or trans == "T":
+        t = t.T
+    elif trans == 2 or trans == "C":
+        t = np.conj(t).T
+    return np.linalg.solve(t, b)
+
+
 def _at_least_2d(a):
     return np.full((1, 1), a) if np.ndim(a) == 0 else np.atleast_2d(a)
 
@@ -128,18 +144,32 @@ if hasattr(np, "trapz"):        # (NumPy 2.0-2.3: the deprecated name)
     SOURCES[np.trapz] = trapezoid
 
 
+# SciPy functions written here, by module and name (SciPy is not imported to look them up)
+SCIPY_SOURCES = {("scipy.linalg._basic", "solve_triangular"): solve_triangular}
+
+
+def ours(fn):
+    """Our source for `fn` above (a NumPy or SciPy function), or None."""
+    try:
+        mine = SOURCES.get(fn)
+    except TypeError:           # (an unhashable callable)
+        return None
+    if mine is None:
+        mine = SCIPY_SOURCES.get((getattr(fn, "__module__", None),
+                                  getattr(fn, "__qualname__", None)))
+    return mine
+
+
 def source_of(fn):
     """The Python function to read for a call of `fn` where it has no row: ours above, or the
     implementation behind NumPy's __array_function__ dispatch; None where there is none."""
-    try:
-        ours = SOURCES.get(fn)
-    except TypeError:           # (an unhashable callable)
-        return None
-    if ours is not None:
-        return ours
+    mine = ours(fn)
+    if mine is not None:
+        return mine
     impl = getattr(fn, "_implementation", None)
     return impl if callable(impl) and hasattr(impl, "__code__") else None
 
 
 for _fn in set(SOURCES.values()):
     _fn.__module__ = "numpy"    # errors inside name the function the user called: np.trapezoid
+solve_triangular.__module__ = "scipy.linalg"

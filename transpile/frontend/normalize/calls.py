@@ -278,6 +278,9 @@ def call(norm, func, args, kwargs, node, base):
         return Static(obj(*vals, **kw))
     if hasattr(obj, "__transpile_core__"):
         return inline_transformed(norm, obj, args, kwargs, node, base)
+    mine = numpy_sources.ours(obj)
+    if mine is not None:         # scipy.linalg.solve_triangular: our source, not SciPy's
+        return inline_function(norm, mine, args, kwargs, node)
     if isinstance(obj, types.FunctionType):
         return inline_function(norm, obj, args, kwargs, node)
     source = numpy_sources.source_of(obj)
