@@ -1181,3 +1181,45 @@ def test_solve_triangular():
         for g, w in zip(got, want):
             assert g.dtype == dt
             np.testing.assert_allclose(g, w, rtol=tol, atol=tol)
+
+
+# calls that write into an argument inside a loop (np.add.at, out=, np.put, .fill, .sort):
+# the loop did not see the write (no assignment in its source), so only the last iteration's
+# write reached the caller's array, under jit and eager transforms alike
+
+def add_at_twice(A, idx):
+    for k in range(2):
+        np.add.at(A, idx, 1.0)
+    return A * 1.0
+
+
+def exp_in_place_twice(A):
+    for k in range(2):
+        np.exp(A, out=A)
+    return A * 1.0
+
+
+def put_each(A):
+    for k in range(3):
+        np.put(A, [k], k + 10.0)
+    return A * 1.0
+
+
+def fill_rows(A):
+    for i in range(A.shape[0]):
+        A[i].fill(i - 1.5)
+    return A * 1.0
+
+
+@pytest.mark.parametrize("f, extra", [(add_at_twice, (np.array([0, 0, 2]),)),
+                                      (exp_in_place_twice, ()), (put_each, ()),
+                                      (fill_rows, ())], ids=lambda v: getattr(v, "__name__", ""))
+def test_writes_by_calls_in_a_loop_reach_the_argument(f, extra):
+    A = np.arange(12.0).reshape(3, 4) * 0.1
+    want_a = A.copy()
+    want = f(want_a, *extra)
+    for transform in (lambda f: jit(f, wait=True), lambda f: jit(f, backend="numpy")):
+        got_a = A.copy()
+        got = transform(f)(got_a, *extra)
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+        np.testing.assert_allclose(got_a, want_a, rtol=1e-14)

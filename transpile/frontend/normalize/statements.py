@@ -259,6 +259,9 @@ def put_statement(norm, node):
     a = target.id
     arr = norm.expr(target, a)
     nd = norm.b.emit(by_name("ndim"), {"x": norm.to_arg(arr, node)}, base="nd")
+    if not isinstance(nd, Const):      # (an array a loop carries: the rank it entered with)
+        known = runlists.dtype_ndim(norm, arr)
+        nd = Const(known[1]) if known is not None else nd
     if not isinstance(nd, Const):
         raise norm.error(node, f"{what} needs the array's rank when the code is generated",
                          hint="call the function under jit (shapes known), or write the "
