@@ -71,7 +71,9 @@ def begin_exit():
     filling the cache alone); returns the threads that are not waiting (to be joined)."""
     with _LOCK:
         _EXITING[0] = True
-        return set(_WAITING)
+        waiting = set(_WAITING)
+    drop_spare()     # (ended here, its pipes closed: not left to the interpreter's teardown)
+    return waiting
 
 
 _CORES = {"workers": 0, "saved": []}     # workers compiling; (BLAS library, its threads)
