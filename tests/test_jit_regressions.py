@@ -1223,3 +1223,60 @@ def test_writes_by_calls_in_a_loop_reach_the_argument(f, extra):
         got = transform(f)(got_a, *extra)
         np.testing.assert_allclose(got, want, rtol=1e-14)
         np.testing.assert_allclose(got_a, want_a, rtol=1e-14)
+
+
+# an argument written into and then its name rebound (`x[0] = 4.0; x = x * 2.0`): the
+# caller's array never got the write (the write-back went to the new binding), and
+# jit(grad) returned the written argument as the gradient; a reshape of another shape then
+# crashed in the write-back
+
+def write_then_rebind(x):
+    x[0] = 4.0
+    x = x * 2.0
+    return np.sum(x * x)
+
+
+def write_then_rebind_to_zeros(x):
+    x[0] = 4.0
+    x = np.zeros(3)
+    return x
+
+
+def write_then_reshape(x):
+    x[0] = 1.5
+    x = x.reshape(3, 1)
+    return np.sum(x * x)
+
+
+# eager reverse mode of an argument updated as a whole in a loop (`s *= x`): the backward
+# loop popped the name back, and the caller's s received its value on entry
+
+def scale_in_a_loop(x, s):
+    for i in range(3):
+        s *= x
+    return np.sum(s)
+
+
+@pytest.mark.parametrize("f", [write_then_rebind, write_then_reshape, scale_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_arguments_written_then_rebound(f):
+    n = 2 if f is scale_in_a_loop else 1
+    rng = np.random.default_rng(13)
+    args = [rng.standard_normal(3) + 1.5 for _ in range(n)]
+    want_args = [a.copy() for a in args]
+    want = f(*want_args)
+    fd = numerical_grad(lambda *a: f(*[b.copy() for b in a]), [a.copy() for a in args])
+    for transform in (lambda f: jit(f, wait=True), lambda f: jit(f, backend="numpy")):
+        got_args = [a.copy() for a in args]
+        assert transform(f)(*got_args) == pytest.approx(want, rel=1e-12)
+        for got, w in zip(got_args, want_args):
+            np.testing.assert_allclose(got, w, rtol=1e-12)
+    for transform in (grad, lambda f: jit(grad(f), wait=True)):
+        got_args = [a.copy() for a in args]
+        g = transform(f)(*got_args)
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
+        for got, w in zip(got_args, want_args):
+            np.testing.assert_allclose(got, w, rtol=1e-12)
+    x = args[0].copy()
+    np.testing.assert_array_equal(jit(write_then_rebind_to_zeros, wait=True)(x), np.zeros(3))
+    assert x[0] == 4.0

@@ -297,7 +297,10 @@ class Normalizer:
             core = self.core_name(name)
             if self.mem.referenced(value.name) or self.mem.referenced(core, (frame.env, name)) \
                     or aliased(frame.env, core, name) \
+                    or any(a.name == core for a in self.arguments) \
                     or core in getattr(self, "pending_reads", ()):   # (a, b = f(b), a)
+                # (an argument's own name stays the caller's array: what it wrote is written
+                # back into it at the end, `x[0] = 4.0; x = x * 2.0` included)
                 frame.env[name] = value    # another name still holds the old value of `core`
                 return
             self.rename_last(core)
