@@ -1280,3 +1280,28 @@ def test_arguments_written_then_rebound(f):
     x = args[0].copy()
     np.testing.assert_array_equal(jit(write_then_rebind_to_zeros, wait=True)(x), np.zeros(3))
     assert x[0] == 4.0
+
+
+# the same array passed twice to a function that writes into its arguments: jit, grad, vjp
+# and jacrev refused it; jvp, vmap, jacfwd and hessian computed other numbers than NumPy
+
+def writes_first_reads_second(a, b):
+    a[0] = 10.0
+    return np.sum(b * b)
+
+
+def test_shared_arguments_refused_by_every_transform():
+    from transpile import jacfwd, jvp
+    from transpile.compile.specialization import ArgumentsOverlap
+    x = np.array([1.0, 2.0, 3.0])
+    X = np.stack([x, x + 1.0])
+    calls = [lambda: jvp(writes_first_reads_second, (x, x), (np.ones(3), np.ones(3))),
+             lambda: vmap(writes_first_reads_second)(X, X),
+             lambda: jacfwd(writes_first_reads_second, argnums=1)(x, x),
+             lambda: hessian(writes_first_reads_second, argnums=1)(x, x)]
+    for call in calls:
+        with pytest.raises(ArgumentsOverlap, match="share memory"):
+            call()
+    y = x.copy()   # separate arrays: NumPy's numbers
+    assert jvp(writes_first_reads_second, (x.copy(), y), (np.zeros(3), np.ones(3)))[1] == \
+        pytest.approx(2 * np.sum(y))

@@ -441,6 +441,8 @@ class JVP(Transform):
             tleaves += [tangent_like(t, p) for t, p in zip(tl, pl)
                         if not (isinstance(p, STATIC_TYPES) and not isinstance(p, np.generic))]
         spec = self.specialize_for(trees, leaves)
+        if spec.writes_args:       # f(a, a) where f writes into its arguments: refused
+            refuse_overlap(f"jvp({self.__name__})", spec.core, leaves)
         out = spec.fn(*leaves, *tleaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return tree_unflatten(spec.core.out_tree, flat)

@@ -12,6 +12,8 @@ import functools
 import numpy as np
 
 from transpile.core.tracebacks import api_boundary
+from transpile.compile.specialization import refuse_overlap
+from transpile_runtime.argument_overlap import overlapping
 from transpile.api.autodiff import JVP, _cached, _fname, _signature, vjp
 from transpile.errors import TranspileError
 from transpile.pytree import tree_flatten, tree_unflatten
@@ -135,6 +137,17 @@ def _all_args(fun, args, kwargs):
     return tuple(bind_call(sig, args, kwargs))
 
 
+def _refuse_shared(t, args, what):
+    """f(a, a) where f writes into its arguments: refused, as jit and grad refuse it (each
+    column runs on copies, which would hide that the two names are one array)."""
+    leaves, trees = t.flatten_args(t.bind(tuple(args), {}))
+    if overlapping(leaves) is None:
+        return
+    spec = t.specialize_for(trees, leaves)
+    if spec.writes_args:
+        refuse_overlap(f"{what}({t.__name__})", spec.core, leaves)
+
+
 def jacfwd(fun, argnums=0, holomorphic=False, has_aux=False):
     """Jacobian by forward mode: one generated-jvp call per input element. Complex inputs give
     the complex derivative of a holomorphic function (holomorphic=True, as JAX, also checks
@@ -146,6 +159,7 @@ def jacfwd(fun, argnums=0, holomorphic=False, has_aux=False):
         if holomorphic:
             check_complex(args, nums)
         jvp_t = _cached(("jvp", nums), fun, lambda: JVP(fun, argnums=nums))
+        _refuse_shared(jvp_t, args, "jacfwd")
         last, aux = [], []
 
         def column(a, t):

@@ -13,7 +13,10 @@ from transpile.frontend.callables import param_list
 from transpile.core.tracebacks import api_boundary
 from transpile.api.autodiff import Transform, _fname, core_of
 from transpile.errors import TranspileError
+from transpile.compile.specialization import refuse_overlap
+from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
+from transpile.primitives.internal.control import write_back
 from transpile.frontend.parse import read_binding
 from transpile.pytree import LEAF, tree_unflatten
 from transpile.ad.tape_split import split_tapes
@@ -215,6 +218,8 @@ class Vmap(Transform):
             spec = self.specialize(key)
             free = spec.free_values()
         self._last_spec = spec
+        if _writes_arguments(spec.core):    # f(a, a) where f writes into its arguments
+            refuse_overlap(f"vmap({self.__name__})", spec.core, leaves)
         out = spec.fn(*leaves, *free)
         flat = list(out) if len(spec.core.outs) != 1 else [out]
         return tree_unflatten(spec.core.out_tree, flat)
@@ -399,3 +404,12 @@ def vmap(fun=None, in_axes=0, out_axes=0, axis_size=None):
     return Vmap(fun, in_axes, out_axes, axis_size)
 
 vmap.__transpile_static__ = True   # vmap(f, ...) inside a transformed function runs while generating code
+
+
+def _writes_arguments(core):
+    """Does the (batched) function write into its arguments? (cached on the core)"""
+    known = getattr(core, "_writes_arguments", None)
+    if known is None:
+        known = any(e.prim is write_back for e in ir.walk_eqns(core.body))
+        core._writes_arguments = known
+    return known
