@@ -98,6 +98,11 @@ def grad_like(g, x):
     """A gradient in its parameter's dtype when that is floating or complex (float32 in,
     float32 gradient out, as in JAX); a real parameter gets the real part."""
     dtype = np.result_type(x)
+    if np.ndim(g) == 0 and np.ndim(x) and not isinstance(g, np.ndarray) and g == 0:
+        # an adjoint still holding the 0.0 of its reset (the parameter's name rebound by a
+        # loop before anything read it): zeros of the parameter's shape
+        return np.zeros(np.shape(x), dtype if np.issubdtype(dtype, np.inexact) else
+                        np.result_type(g, np.float64))
     if not np.issubdtype(dtype, np.inexact) or np.result_type(g) == dtype:
         return g
     if not np.issubdtype(dtype, np.complexfloating):

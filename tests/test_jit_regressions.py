@@ -1305,3 +1305,43 @@ def test_shared_arguments_refused_by_every_transform():
     y = x.copy()   # separate arrays: NumPy's numbers
     assert jvp(writes_first_reads_second, (x.copy(), y), (np.zeros(3), np.ones(3)))[1] == \
         pytest.approx(2 * np.sum(y))
+
+
+# a 0-d array argument written in place (`s += 1.0`, `s[...] = v`, `s[()] = v`): compiled
+# code holds it as a number, so the caller's array kept its value under jit; jit(grad) of
+# `s[()] = v` produced `1.0[]` (a SyntaxError); grad of a parameter a loop rebinds at once
+# (`for x in rows`) returned the Python float 0.0, not zeros of x's shape
+
+def bump_scalar_array(s):
+    s += 1.0
+    return s * 1.0
+
+
+def set_scalar_array(x, s):
+    s[()] = x[0]
+    return np.sum(x) + s
+
+
+def rebound_by_a_loop(x, rows):
+    for x in rows:
+        pass
+    return np.sum(x)
+
+
+def test_zero_d_array_arguments_written():
+    """Such a call runs the NumPy version (the warning says so for the write): the caller's
+    0-d array is written as NumPy writes it."""
+    import warnings
+    x = np.array([1.0, 2.0, 3.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s = np.array(0.5)
+        assert jit(bump_scalar_array, wait=True)(s) == 1.5 and s == 1.5
+        for transform in (lambda f: jit(f, wait=True), lambda f: jit(grad(f), wait=True), grad):
+            s = np.array(0.5)
+            transform(set_scalar_array)(x, s)
+            assert s == 1.0
+        np.testing.assert_array_equal(jit(grad(set_scalar_array), wait=True)(x, np.array(0.5)),
+                                      [2.0, 1.0, 1.0])
+    g = grad(rebound_by_a_loop)(x, np.ones((2, 3)))
+    assert isinstance(g, np.ndarray) and g.shape == (3,) and not g.any()

@@ -10,6 +10,7 @@ import threading
 import numpy as np
 
 from transpile.core import codegen, ir
+from transpile.core.ir import Var
 from transpile.compile.backends import (DeferredModule, _call_guarding_cache, _compile_failed,
                                         _is_numba_error, _refused_construct)
 from transpile.frontend.parse import read_binding
@@ -127,6 +128,11 @@ class Compiled:
         self.delegate = None      # the per-example loop that replaced code Numba refused
         # the function writes into an argument: arguments sharing memory are refused
         self.writes_args = any(e.prim is write_back for e in ir.walk_eqns(core.body))
+        # the positions of the arguments it writes into (a 0-d array among them: compiled
+        # code holds it as a number, so such a call runs the NumPy version, which writes it)
+        dests = {e.args["dest"].name for e in ir.walk_eqns(core.body)
+                 if e.prim is write_back and isinstance(e.args["dest"], Var)}
+        self.written = [k for k, p in enumerate(core.params) if p in dests]
         self.worker = None        # what a worker process's compile did (api/jit.py)
 
     def fresh(self):
@@ -141,6 +147,9 @@ class Compiled:
         free = [read_binding(w) for w in self.free]
         if self.free and tuple(aval_of(v) for v in free) != self.free_avals:
             return FREE_CHANGED
+        if any(isinstance(leaves[k], np.ndarray) and leaves[k].ndim == 0
+               for k in self.written if k < len(leaves)):
+            return self.finish(self.plan.eager_callable()(*leaves, *free), convert=False)
         if not self.checked:
             with self.lock:
                 if not self.checked:

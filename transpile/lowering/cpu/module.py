@@ -415,6 +415,12 @@ class Lowerer:
             raise Unlowerable(e)
         if prim is getitem:
             index = a["index"]
+            if isinstance(index, IndexArg) and (not index.items or (
+                    len(index.items) == 1 and isinstance(index.items[0], TupleArg) and
+                    not index.items[0].items)) and (
+                    isinstance(x, Const) and np.ndim(x.value) == 0 or
+                    isinstance(x, Var) and self.av(x) is not None and not self.av(x).shape):
+                return self.fmt(x)          # a number read at (): the number itself
             if isinstance(index, IndexArg) and index.items == (Ellipsis,) and \
                     self.av(x) is not None:         # x[...]: Numba reads x[:, :] instead
                 nd = self.av(x).ndim
