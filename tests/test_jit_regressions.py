@@ -1345,3 +1345,23 @@ def test_zero_d_array_arguments_written():
                                       [2.0, 1.0, 1.0])
     g = grad(rebound_by_a_loop)(x, np.ones((2, 3)))
     assert isinstance(g, np.ndarray) and g.shape == (3,) and not g.any()
+
+
+# jit(hessian) of a loop writing into its argument under an if: a tangent pushed for a value
+# saved only for its shape (or a flag) took that value's shape, and the one tangent tape held
+# arrays of two shapes (a fallback this session's first fix of hessian through loops caused)
+
+def square_positive_entries(x):
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            x[i] = x[i] ** 2
+    return np.sum(x * x)
+
+
+def test_jit_hessian_of_a_conditional_write_in_a_loop():
+    x = np.array([1.0, -2.0, 3.0, 0.5])
+    want = fd_hessian(lambda v: square_positive_entries(v.copy()), x)
+    np.testing.assert_allclose(hessian(square_positive_entries)(x.copy()), want, rtol=1e-5,
+                               atol=1e-5)
+    np.testing.assert_allclose(jit(hessian(square_positive_entries), wait=True)(x.copy()), want,
+                               rtol=1e-5, atol=1e-5)

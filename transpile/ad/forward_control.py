@@ -35,6 +35,8 @@ class ControlForwardSweep(ForwardSweep):
             if (counts[n] > 1 or n in inside) and n not in self.params:
                 self.fixed[n] = self.namer.fresh(n + "_dot")
         self.tape_tans = {}
+        # what made each value (a tape value's tangent depends on it)
+        self.made_by = {e.out: e.prim for e in ir.walk_eqns(self.body)}
 
     def run(self):
         self.b.body = []
@@ -50,9 +52,12 @@ class ControlForwardSweep(ForwardSweep):
                 if t is not None:
                     v = st.value
                     vd = self.tan.get(v.name) if isinstance(v, Var) else None
-                    if vd is None and isinstance(v, Var):
+                    made = self.made_by.get(v.name) if isinstance(v, Var) else None
+                    if vd is None and isinstance(v, Var) and not (made is not None and (
+                            made.meta or made.bool_result or made.int_result)):
                         # float zeros of the value's shape: the rule reading the popped
-                        # tangent may move axes (matmul, reshape); a flag or a count: 0.0
+                        # tangent may move axes (matmul, reshape); a flag, a count or a
+                        # value saved for its shape only: 0.0, as every such push
                         vd = self.b.emit(by_name("adjoint_like"), {"d": Const(0.0), "x": v},
                                          base=v.name + "_dot")
                     self.b.body.append(ir.Push(t, vd if vd is not None else Const(0.0), st.loc))
