@@ -475,7 +475,7 @@ for _p in ('select vstack '
 JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
 for _p in ('multi_dot interp take append').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
-for _p in ('eig eigvals matrix_power').split():
+for _p in ('eig eigvals').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'
 for _p in ('fft_fft fft_fft2 fft_fftn fft_fftshift fft_ifft fft_ifft2 fft_ifftn fft_ifftshift '
            'fft_irfft fft_irfft2 fft_irfftn fft_rfft fft_rfft2 fft_rfftn').split():
