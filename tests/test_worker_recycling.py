@@ -39,7 +39,8 @@ def _run(tmp_path, limit_mb):
         "                              pytest_testnodedown)\n")
     log = tmp_path / "log"
     log.mkdir()
-    env = dict(os.environ, RUN_LOG=str(log), TRANSPILE_TEST_WORKER_MB=str(limit_mb))
+    env = dict(os.environ, RUN_LOG=str(log), TRANSPILE_TEST_WORKER_MB=str(limit_mb),
+               TRANSPILE_TEST_MIN_QUEUED="20")
     p = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider",
                         "-o", "addopts=", str(tmp_path)],
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)

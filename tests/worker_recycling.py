@@ -14,7 +14,10 @@ resident memory passes TRANSPILE_TEST_WORKER_MB (default 5000) after a test is r
    told to shut down after the one or two tests it is running, and a fresh worker is started
    in its place (xdist's own way of replacing a crashed worker); it takes tests from the
    queue like the others. A worker that holds no more than the tests it is about to run is
-   told to shut down after them at once.
+   told to shut down after them at once. Where the queue ran empty while it answered (the
+   other workers were then told to stop), it runs the tests it gave back itself: a run once
+   hung at 99% there, every worker idle and tests left in the queue. No worker is retired
+   with fewer than TRANSPILE_TEST_MIN_QUEUED (200) tests in the queue.
 
 Its process ends once it has finished (xdist itself would keep a finished worker's process,
 and its memory, until the end of the run). No test is cut short or run twice. Where the worker gave nothing back (it had run on), it is
@@ -27,7 +30,9 @@ import signal
 import pytest
 
 LIMIT_MB = float(os.environ.get("TRANSPILE_TEST_WORKER_MB", "5000"))
-MIN_QUEUED = 20        # tests left in the controller's queue for a replacement to be worth it
+# tests left in the controller's queue for a replacement to be worth it (and for the queue not
+# to run empty while the worker answers: the other workers are then told to stop)
+MIN_QUEUED = int(os.environ.get("TRANSPILE_TEST_MIN_QUEUED", "200"))
 
 _STATE = {"config": None, "retiring": set(), "retired": set(), "patched": None,
           "replaced": 0, "pids": {}}
@@ -74,6 +79,12 @@ def _given_back(dsession, sched):
         _STATE["retiring"].discard(node)
         if not indices:
             return                      # it had run on: asked again after a later test
+        others = [n for n in sched.nodes if n is not node and not n.shutting_down]
+        if not others or getattr(dsession, "shuttingdown", False):
+            # the queue ran empty while it answered and the other workers were told to stop:
+            # it runs the tests it gave back itself (nobody else would: the run would hang)
+            node.send_runtest_some(list(indices))
+            return
         held = sched.node2pending[node]
         for i in indices:
             held.remove(i)
