@@ -30,6 +30,7 @@ from transpile.core.liveness import dce
 from transpile.optimize.specialize_control import (resolve_if_array, AvalMap, bind_joined, multi_bound,
                                                      dynamic_slice, pop_aval, rw_cast_into,
                                                      sized_by_run_time_int, collective_aval,
+                                                     collective_of_unsized,
                                                      always_zero, rw_add_zero, join_unsized,
                                                      zero_tolerant,
                                                      rw_float_part,
@@ -371,10 +372,27 @@ class Specializer:
         self.avals[eqn.out] = av
         return av
 
+    def _unsized_effect(self, eqn):
+        """A collective (or another row with effects) sized at run time: its result's rank and
+        dtype when they are known without running it, else None."""
+        av = collective_aval(self, eqn)
+        if av is not None:
+            self.avals[eqn.out] = av
+            return av
+        kept = collective_of_unsized(self, eqn)
+        if kept is not None:
+            self.unsized[eqn.out] = kept
+            self.avals.pop(eqn.out, None)
+        return None
+
     def _unsized_result(self, eqn):
         """The result of an equation whose shape depends on the data (or that reads such a
         value): a scalar's AVal (its type holds whatever the lengths), or, for an array, its
         rank and dtype kept in `unsized` (returns None: no shape is known)."""
+        if not eqn.prim.pure:
+            # never run an effect to learn a shape: a collective would wait at its barrier
+            # for shards that wait for this compile
+            return self._unsized_effect(eqn)
         self.standins_for_unsized = True
         try:
             vals = {k: self.value(a, True) for k, a in eqn.args.items()}
@@ -945,6 +963,8 @@ def _regular(value):
 
 
 def _call(prim, vals):
+    if not prim.pure:       # (a collective, a print, a draw: run only by the program)
+        raise _Unknown(prim.name)
     if prim is getitem and isinstance(vals.get("x"), (tuple, list)):
         idx = vals["index"]
         return vals["x"][idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx]

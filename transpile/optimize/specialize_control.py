@@ -385,6 +385,18 @@ def sized_by_run_time_int(sp, eqn):
     return False
 
 
+def collective_of_unsized(sp, eqn):
+    """psum & co. of a value of run-time length: that value's rank, and its dtype (pmean of
+    integers: float64); None for any other row."""
+    prim, x = eqn.prim, eqn.args.get("x")
+    if prim in (psum, pmean, pmax, pmin) and isinstance(x, ir.Var) and x.name in sp.unsized:
+        av = sp.unsized[x.name]
+        if prim is pmean and av.dtype.kind in "biu":
+            return AVal(av.shape, np.dtype(np.float64))
+        return av
+    return None
+
+
 def collective_aval(sp, eqn):
     """A collective's result, known without running it (it would wait at a barrier for the
     other shards): psum & co. keep their operand's shape and dtype; axis_index is an int32."""
