@@ -384,6 +384,17 @@ def test_shape_mismatch_at_collective():
         call_with_timeout(lambda: pmap(f, axis_name="i")(np.arange(4.0)))
 
 
+def test_collective_of_run_time_length_compiles_without_waiting():
+    # the compiler never runs psum to learn its shape (it would wait at the barrier for shards
+    # that wait for the compile)
+    def f(x):
+        n = int(np.sum(x > -1.0))
+        return psum(np.ones(n) * x[0], "i") + axis_index("i")
+
+    out = call_with_timeout(lambda: pmap(f, axis_name="i")(np.arange(8.0).reshape(4, 2)))
+    np.testing.assert_array_equal(out, [[12.0, 12.0], [13.0, 13.0], [14.0, 14.0], [15.0, 15.0]])
+
+
 # ---------------------------------------------------------------- mpirun, 2 processes
 
 MPI_SCRIPT = textwrap.dedent("""
