@@ -759,3 +759,139 @@ def test_rows_swapped_by_a_run_time_index_list_compile_and_differentiate():
     want = numerical_grad(lambda a: largest_first_row(a.copy()), [A.copy()])
     np.testing.assert_allclose(compiled(grad(largest_first_row), A.copy()), want, rtol=1e-6,
                                atol=1e-8)
+
+
+# ---- nested subscript writes, early bare returns, dict(...) (refused before) ----------------
+
+def row_then_column(A, x):
+    B = np.zeros((3, 3))
+    for i in range(3):
+        for j in range(3):
+            B[i][j] += A[i][j] * x[j]       # C-style indexing of a 2-D array
+    A[0][1] = -1.0                          # ... also into the caller's array
+    return np.sum(B ** 2)
+
+
+def through_views(A):
+    A.T[0] = 7.0                            # column 0
+    A.reshape(-1)[2] = 5.0                  # a view of a contiguous array
+    A[1:3][0] = 4.0                         # row 1
+    A[:, ::-1][2][0] = -2.0                 # A[2, -1]
+    A[0][A[0] > 6.0] = 0.5                  # a mask within a row
+    return A
+
+
+def into_a_list_of_arrays(params, v):
+    params[0][1] = v
+    return params[0].sum() + params[1].sum()
+
+
+def copies_are_not_written(A):
+    B = A[[0, 2]]
+    B[1][0] = 9.0                           # B is a copy: A keeps its values
+    return B
+
+
+def test_nested_subscript_writes_compile_and_write_what_numpy_writes():
+    A = np.arange(9.0).reshape(3, 3) / 7.0
+    x = np.array([1.0, 2.0, 3.0])
+    for f, args in [(row_then_column, (A, x)), (through_views, (A,)),
+                    (into_a_list_of_arrays, ([np.ones(3), np.ones(2)], 4.0)),
+                    (copies_are_not_written, (A,))]:
+        got_args = [[a.copy() for a in v] if isinstance(v, list) else np.copy(v) for v in args]
+        want_args = [[a.copy() for a in v] if isinstance(v, list) else np.copy(v) for v in args]
+        same(compiled(f, *got_args), f(*want_args))
+        for g, w in zip(got_args, want_args):
+            for gl, wl in zip(g if isinstance(g, list) else [g], w if isinstance(w, list) else [w]):
+                same(gl, wl)
+
+    def loss(a, x):
+        return row_then_column(a.copy(), x)
+    for argnum, arg in [(0, A), (1, x)]:
+        want = numerical_grad(loss, [A, x], argnum=argnum)
+        np.testing.assert_allclose(grad(loss, argnums=argnum)(A, x), want, rtol=1e-6)
+        np.testing.assert_allclose(compiled(grad(loss, argnums=argnum), A, x), want, rtol=1e-6)
+
+
+def double_unless_small(x, tol):
+    if np.max(x) < tol:
+        return                              # a bare return, the other path runs off the end
+    x[:] *= 2.0
+
+
+def stop_at_first_negative(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0.0:
+            return
+        x[i] = np.sqrt(x[i])
+
+
+def helper_with_early_return(x):
+    double_unless_small(x, 0.5)
+    return x.sum()
+
+
+@pytest.mark.parametrize("f, args", [
+    (double_unless_small, (np.ones(3), 0.5)), (double_unless_small, (np.ones(3), 5.0)),
+    (stop_at_first_negative, (np.array([4.0, 9.0, -1.0, 16.0]),)),
+    (helper_with_early_return, (np.ones(3),)), (helper_with_early_return, (np.full(3, 0.1),))])
+def test_an_early_bare_return_on_data_in_a_function_returning_none(f, args):
+    got_args = [np.copy(a) for a in args]
+    want_args = [np.copy(a) for a in args]
+    got = compiled(f, *got_args)
+    want = f(*want_args)
+    assert (got is None) == (want is None)
+    if want is not None:
+        same(got, want)
+    same(got_args[0], want_args[0])
+
+
+def dict_copies(params, x):
+    p2 = {**params, "w": params["w"] - 0.1}
+    p3 = dict(p2, b=p2["b"] * 3.0)
+    p4 = dict(zip(["u", "v"], [x, 2.0 * x]))
+    p5 = dict(a=x)
+    new = dict(params)
+    new["w"] = new["w"] * 2.0               # rebinds an entry of the copy only
+    return np.sum(p3["w"] * x + p3["b"]) + np.sum(p4["v"]) + np.sum(p5["a"] * new["w"]) \
+        + np.sum(params["w"])
+
+
+def test_dict_copies_and_merges_compile_and_differentiate():
+    params = {"w": np.array([1.0, 0.5]), "b": np.array([0.25, 2.0])}
+    x = np.array([1.0, 2.0])
+    same(compiled(dict_copies, params, x), dict_copies(params, x))
+    g = compiled(grad(dict_copies), params, x)
+    for k in params:
+        want = numerical_grad(lambda v: dict_copies({**params, k: v}, x), [params[k]])
+        np.testing.assert_allclose(g[k], want, rtol=1e-6)
+
+
+def smooth_until(u, tol):
+    for k in range(50):
+        u[1:-1] = 0.5 * u[1:-1] + 0.25 * (u[2:] + u[:-2])   # a fused loop stored into u
+        if np.max(np.abs(u)) < tol:
+            return "converged"      # a string result: the loop runs in NumPy
+    return "max iterations"
+
+
+def sqrt_until_negative(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0.0:
+            return "negative"
+        x[i] = np.sqrt(x[i])        # a write the compiled parts would do in place
+    return "ok"
+
+
+@pytest.mark.parametrize("f, args", [(smooth_until, (np.sin(np.arange(12.0)), 0.05)),
+                                     (smooth_until, (np.sin(np.arange(12.0)), 0.5)),
+                                     (sqrt_until_negative, (np.array([4.0, 9.0, -1.0, 16.0]),))])
+def test_argument_writes_in_a_part_run_in_numpy_reach_the_caller(f, args):
+    # the NumPy-run statements did the writes the compiled parts do in place on a copy, and
+    # the write-back into the argument had been left out: the caller's array kept its values
+    got_args = [np.copy(a) for a in args]
+    want_args = [np.copy(a) for a in args]
+    with pytest.warns(TranspileWarning, match="in NumPy between compiled parts"):
+        got = jit(f)(*got_args)
+    assert got == f(*want_args)
+    same(got_args[0], want_args[0])

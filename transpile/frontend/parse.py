@@ -175,4 +175,18 @@ def read_binding(where):
         return where[1][where[2]]
     if kind == "attr":             # an attribute of an object (self.w of a bound method)
         return getattr(where[1], where[2])
+    if kind == "item":             # an entry of a global (or closure) tuple, list or dict
+        return read_binding(where[1])[where[2]]
+    if kind == "structure":        # the structure of such a container (the code unrolls it)
+        return container_structure(read_binding(where[1]))
     return getattr(builtins, where[1])
+
+
+def container_structure(obj):
+    """The types, lengths and keys of nested tuples/lists/dicts ("leaf" for anything else):
+    code generated for a global container holds while this stays equal."""
+    if type(obj) in (tuple, list):
+        return (type(obj).__name__,) + tuple(container_structure(v) for v in obj)
+    if type(obj) is dict:
+        return ("dict",) + tuple((k, container_structure(v)) for k, v in obj.items())
+    return "leaf"

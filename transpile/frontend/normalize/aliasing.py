@@ -27,6 +27,7 @@ loops find the names a loop body changes through aliases by reading the body onc
 (`loop_changes`).
 """
 import gast
+import numpy as np
 
 from transpile.frontend.normalize import aliasing_scalars as S
 from transpile.frontend.normalize.aliasing_scalars import _stem, leaves  # noqa: F401 (shared with aliasing_scalars)
@@ -175,6 +176,8 @@ class MemoryModel:
                     continue
                 if isinstance(it, Const) and isinstance(it.value, bool):
                     return None
+                if self._an_array_index(it):
+                    return None     # y[[0, 2]], y[idx], y[mask]: NumPy copies
                 # an array (or unknown) index: NumPy copies, unless it is an integer scalar
                 return x, Opaque("y[index] with an index that may be an integer array")
             return x, ("index", index)
@@ -188,6 +191,17 @@ class MemoryModel:
             return x, Opaque(f"{eqn.prim.name} of an array that may not be contiguous")
         return x, ("reshape", eqn.prim, tuple(sorted((k, v) for k, v in eqn.args.items()
                                                      if k != "x")))
+
+    def _an_array_index(self, it):
+        """An index item that is an integer or boolean array for certain: a list, an array
+        constant, or a value of known non-zero rank."""
+        if isinstance(it, TupleArg):
+            return it.kind == "list"
+        if isinstance(it, Const):
+            return isinstance(it.value, (list, tuple, np.ndarray)) and np.ndim(it.value) > 0
+        avals = self.norm.b.avals
+        av = avals.get(it.name) if isinstance(it, Var) and avals is not None else None
+        return av is not None and len(av.shape) > 0
 
     def _picks_elements(self, x, index):
         """x[i, j] with one index that is not a slice per axis of x (its number of axes known

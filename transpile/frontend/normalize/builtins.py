@@ -1,5 +1,5 @@
 """Python builtins over lists and arrays inside transformed code: sum, min, max, sorted, zip,
-enumerate, list, tuple, reversed, isinstance.
+enumerate, list, tuple, dict, reversed, isinstance.
 
 A list or tuple has a structure known when the code is generated, so these expand into
 primitives: `sum([a, b, c])` is `a + b + c`, `max(a, b)` is `np.maximum(a, b)`, `sorted` of a
@@ -19,7 +19,7 @@ from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value
 
 _HANDLED = ("sum", "min", "max", "sorted", "zip", "enumerate", "list", "tuple", "reversed",
-            "isinstance", "any", "all", "divmod", "pow", "slice")
+            "isinstance", "any", "all", "divmod", "pow", "slice", "dict")
 _BY_ID = {id(getattr(builtins, n)): n for n in _HANDLED}
 
 
@@ -137,7 +137,7 @@ def _extreme(kind):
             raise norm.error(node, f"{kind} expects at least one argument")
         ufunc = "maximum" if kind == "max" else "minimum"
         if len(args) > 1:
-            return _fold(norm, ufunc, list(args), node, base)
+            return _python_extreme(norm, kind, list(args), node, base)
         seq = args[0]
         if _is_seq(seq) or isinstance(seq, Static):
             values = items_of(norm, seq, node, kind)
@@ -146,6 +146,20 @@ def _extreme(kind):
             return _fold(norm, ufunc, values, node, base)
         return norm.apply(by_name(kind), [seq], {"axis": Const(0)}, node, base)
     return handle
+
+
+def _python_extreme(norm, kind, values, node, base):
+    """min(a, b, ...) / max(a, b, ...) as Python computes them: the first value, replaced by
+    each later one that compares less (greater). A NaN after the first is passed over, as in
+    Python (np.minimum would return it); ties keep the earlier value."""
+    acc = norm.to_arg(values[0], node)
+    for v in values[1:]:
+        v = norm.to_arg(v, node)
+        better = norm.b.emit(by_name("less" if kind == "min" else "greater"), {"x": v, "y": acc},
+                             base="cond")
+        acc = norm.b.emit(by_name("where"), {"condition": norm.to_arg(better, node), "x": v,
+                                             "y": acc}, base=base)
+    return acc
 
 
 _max = _extreme("max")
@@ -327,6 +341,29 @@ def _container(kind):
 
 _list = _container("list")
 _tuple = _container("tuple")
+
+
+def _dict(norm, args, kwargs, node, base):
+    """dict(), dict(d) (a shallow copy: the same arrays under new keys), dict(a=x, ...),
+    dict(pairs) with keys known when the code is generated, and dict(d, k=v)."""
+    if len(args) > 1:
+        raise norm.error(node, f"dict expected at most 1 argument, got {len(args)}",
+                         cls=TranspileError)
+    entries = {}
+    if args:
+        (src,) = args
+        if isinstance(src, Struct) and src.kind == "dict":
+            entries.update(zip(src.keys, src.items))
+        else:
+            for pair in _sequences(norm, [src], node, "dict")[0]:
+                kv = items_of(norm, pair, node, "dict")
+                if kv is None or len(kv) != 2:
+                    raise norm.error(node, "dict(...) of a sequence needs (key, value) pairs",
+                                     cls=TranspileError)
+                entries[norm.static_value(kv[0], node, "a dict key")] = kv[1]
+    entries.update(kwargs)
+    keys = sorted(entries)
+    return Struct("dict", [entries[k] for k in keys], keys)
 
 
 def _reversed(norm, args, kwargs, node, base):

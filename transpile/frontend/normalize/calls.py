@@ -27,6 +27,7 @@ from transpile.frontend.normalize.values import (BoundMethod, DictMethod, Frame,
                                         Static, Struct, flatten_value, unflatten_value)
 from transpile.frontend.normalize import random as random_streams
 from transpile.frontend.normalize import runlists
+from transpile.frontend.normalize.returns import with_final_return
 from transpile.frontend.normalize.loops import UNROLL_LIMIT
 from transpile.frontend.normalize.expressions import starred_items
 from transpile.frontend.normalize.out_keyword import call_into_out, numpy_out_call
@@ -405,7 +406,7 @@ def _inline_function(norm, fn, args, kwargs, node):
             norm.set_loc(parsed.node)
             result = norm.expr(parsed.node.body, fn.__name__.strip("<>"))
         else:
-            norm.run_body(parsed.node.body)
+            norm.run_body(with_final_return(parsed.node.body))
             result = frame.returned if frame.returned is not None and \
                 not isinstance(frame.returned, Raised) else Const(None)
     finally:
@@ -601,7 +602,7 @@ def call_local(norm, fn, args, kwargs, node):
         if isinstance(fn.node, gast.Lambda):
             result = norm.expr(fn.node.body, "lam")
         else:
-            norm.run_body(fn.node.body)
+            norm.run_body(with_final_return(fn.node.body))
             result = frame.returned if frame.returned is not None and \
                 not isinstance(frame.returned, Raised) else Const(None)
     finally:

@@ -447,17 +447,20 @@ def starred_items(norm, node, base, what):
 
 
 def expr_Dict(norm, node, base):
-    keys, items = [], []
+    entries = {}
     for k, v in zip(node.keys, node.values):
-        if k is None:
-            raise norm.error(node, "**expansion in a dict literal is not supported")
+        if k is None:           # {**params, "w": w}: the entries of a dict, later keys win
+            inner = norm.expr(v, base)
+            if not (isinstance(inner, Struct) and inner.kind == "dict"):
+                raise norm.error(node, "** in a dict literal needs a dict")
+            entries.update(zip(inner.keys, inner.items))
+            continue
         key = norm.expr(k, base)
         if not isinstance(key, Const):
             raise norm.error(k, "dict keys must be constants")
-        keys.append(key.value)
-        items.append(norm.expr(v, f"{base}_{key.value}"))
-    order = sorted(range(len(keys)), key=lambda i: keys[i])
-    return Struct("dict", [items[i] for i in order], [keys[i] for i in order])
+        entries[key.value] = norm.expr(v, f"{base}_{key.value}")
+    keys = sorted(entries)
+    return Struct("dict", [entries[k] for k in keys], keys)
 
 
 def expr_Subscript(norm, node, base):

@@ -592,6 +592,18 @@ def stmt_For(norm, node):
                     items = [Struct("tuple", [_plus(norm, start, i, node), v])
                              for i, v in enumerate(seqs[0])]
                 return unroll(norm, node, stmts, items)
+            if any(isinstance(p, Struct) or isinstance(p, Static) and
+                   isinstance(p.obj, (tuple, list, range, dict)) for p in parts):
+                # zip(params, range(n)), zip(params, x): a list's length is known now, so
+                # the loop unrolls (as a loop, the list would be one stacked array)
+                seqs = [iteration_items(p) if isinstance(p, Struct) else
+                        _items_to(norm, p, it, _known_length(norm, parts)) for p in parts]
+                if obj is zip:
+                    items = [Struct("tuple", list(t)) for t in zip(*seqs)]
+                else:
+                    items = [Struct("tuple", [_plus(norm, start, i, node), v])
+                             for i, v in enumerate(seqs[0])]
+                return unroll(norm, node, stmts, items)
             if appends_to_list(norm, node.body):
                 # the list grows by one item per iteration: unrolled where the trip count is
                 # known and small (or the items are not numbers), else a RunList (runlists.py)
@@ -1130,6 +1142,26 @@ def _target_base(target, i):
             isinstance(target.elts[i], gast.Name):
         return target.elts[i].id
     return "item"
+
+
+def _known_length(norm, parts):
+    """The shortest length among the parts of a zip known when the code is generated."""
+    return min(len(iteration_items(p)) if isinstance(p, Struct) else len(p.obj)
+               for p in parts if isinstance(p, Struct) or isinstance(p, Static) and
+               isinstance(p.obj, (tuple, list, range, dict)))
+
+
+def _items_to(norm, part, node, n):
+    """The first n items of a part of a zip: all its items where they are known now, else
+    part[0] ... part[n - 1] (read at run time; a shorter array raises IndexError)."""
+    if isinstance(part, Static):
+        return [norm.classify(v, None) for v in part.obj]
+    items = items_of(norm, part, node, "zip")
+    if items is not None:
+        return items
+    return [norm.b.emit(by_name("getitem"), {"x": norm.to_arg(part, node),
+                                             "index": IndexArg((Const(i),))}, base="item")
+            for i in range(n)]
 
 
 def _is_call_of(norm, node, fn):

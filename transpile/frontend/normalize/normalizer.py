@@ -24,6 +24,7 @@ functions of the normalizer that does not import this one:
   frontend/normalize/array_literals.py, frontend/normalize/aliasing.py
 """
 import ast
+import re
 import sys
 import types
 
@@ -37,7 +38,7 @@ from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, IndexArg, TupleArg, Var
 from transpile.frontend.normalize import (array_literals, calls, expressions, loops, runlists,
                                           statements)
-from transpile.frontend.parse import Resolver, parse_function
+from transpile.frontend.parse import Resolver, container_structure, parse_function
 from transpile.primitives import by_name
 from transpile.primitives.numpy.nondiff import bool_, float_, int_, len_
 from transpile.primitives.numpy.structure import array
@@ -47,7 +48,7 @@ from transpile.frontend.normalize.builder import (  # noqa: F401  (SPECIALIZE: r
     SPECIALIZE, Builder, Namer, identifier, names_in)
 from transpile.frontend.normalize.bindings import aliased
 from transpile.frontend.callables import is_data
-from transpile.frontend.normalize.returns import fold_early_returns
+from transpile.frontend.normalize.returns import fold_early_returns, with_final_return
 from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
 from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
 
@@ -157,6 +158,8 @@ class Normalizer:
             return Static(obj)
         if not is_data(obj) and obj is not None:       # a model object, a config instance...
             return Static(obj)
+        if where is not None and _unrolled_container(obj):
+            return self._container(obj, where, name)
         # Data (arrays, NumPy scalars, containers of arrays): a parameter read at every call.
         if where is None:
             pname = self.namer.fresh(name)
@@ -170,6 +173,18 @@ class Normalizer:
         self.free.append((pname, where, name))
         self.mem.outside.add(pname)
         return Var(pname)
+
+    def _container(self, obj, where, name):
+        """A global (or closure) tuple, list or dict: a structure known now, its entries
+        classified one by one (arrays read at every call, numbers and strings constants);
+        the code is regenerated when the structure changes."""
+        self.deps.append((("structure", where), container_structure(obj)))
+        keys = sorted(obj) if type(obj) is dict else range(len(obj))
+        items = [self.classify(obj[k], ("item", where, k), f"{name}_{_identifier(k)}")
+                 for k in keys]
+        if type(obj) is dict:
+            return Struct("dict", items, list(keys))
+        return Struct(type(obj).__name__, items)
 
     def to_arg(self, value, node):
         """A normalizer value -> something an Eqn can hold."""
@@ -333,9 +348,34 @@ class Normalizer:
         last.out = new
 
 
+UNROLLED_CONTAINER_ITEMS = 64    # a longer global list of arrays or numbers is one array
+
+
+def _unrolled_container(obj):
+    """A tuple/list/dict of at most UNROLLED_CONTAINER_ITEMS entries (dict keys strings or
+    ints, sortable), nested containers likewise."""
+    if type(obj) not in (tuple, list, dict) or len(obj) > UNROLLED_CONTAINER_ITEMS:
+        return False
+    if type(obj) is dict:
+        keys = list(obj)
+        if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
+            return False
+        values = list(obj.values())
+    else:
+        values = list(obj)
+    return all(_unrolled_container(v) if type(v) in (tuple, list, dict) else True
+               for v in values)
+
+
+def _identifier(key):
+    return re.sub(r"\W", "_", str(key))
+
+
 def _same_where(a, b):
     if a[0] != b[0]:
         return False
+    if a[0] in ("item", "structure"):
+        return _same_where(a[1], b[1]) and a[2:] == b[2:]
     if a[0] == "closure":
         return a[1] is b[1]
     if a[0] == "global":
@@ -420,7 +460,7 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         norm.set_loc(node)
         result = norm.expr(node.body, "out")
     else:
-        norm.run_body(node.body)
+        norm.run_body(with_final_return(node.body))
         result = frame.returned if frame.returned is not None and \
                 not isinstance(frame.returned, Raised) else Const(None)
     try:

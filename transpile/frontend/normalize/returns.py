@@ -28,6 +28,16 @@ def contains_return(stmts):
     return False
 
 
+def with_final_return(stmts):
+    """A function body that returns on some path and may run off its end: the implicit
+    `return None` written out, so that an early bare `return` under an `if` on data meets a
+    return on the other path."""
+    stmts = list(stmts)
+    if stmts and _loop_returns(stmts) and not isinstance(stmts[-1], gast.Return):
+        stmts.append(gast.copy_location(gast.Return(value=None), stmts[-1]))
+    return stmts
+
+
 def _loop_returns(stmts):
     """Whether a return occurs in these loop-body statements (ifs and nested loops included)."""
     for st in stmts:
@@ -54,9 +64,11 @@ def _returns_to_breaks(stmts, flag, result):
     out = []
     for st in stmts:
         if isinstance(st, gast.Return):
-            value = st.value if st.value is not None else gast.Constant(value=None, kind=None)
-            out += [_assign(result, value, st),
-                    _assign(flag, gast.copy_location(gast.Constant(value=True, kind=None), st), st),
+            if result is not None:
+                value = st.value if st.value is not None else \
+                    gast.Constant(value=None, kind=None)
+                out.append(_assign(result, value, st))
+            out += [_assign(flag, gast.copy_location(gast.Constant(value=True, kind=None), st), st),
                     gast.copy_location(gast.Break(), st)]
             return out
         if isinstance(st, gast.If):
@@ -81,9 +93,12 @@ def _returns_to_breaks(stmts, flag, result):
 
 
 def _lift_loop_return(st):
-    """[flag = False, result = 0.0, loop with breaks, if flag: return result]."""
+    """[flag = False, result = 0.0, loop with breaks, if flag: return result] (no result when
+    every return in the loop is a bare `return`)."""
     tag = getattr(st, "lineno", 0)
     flag, result = f"_returned_{tag}", f"_result_{tag}"
+    if _only_bare_returns([st]):
+        result = None               # `return` in a loop of a function returning None
     body = _returns_to_breaks(st.body, flag, result)
     if isinstance(st, gast.For):
         loop = gast.For(target=st.target, iter=st.iter, body=body, orelse=st.orelse,
@@ -94,12 +109,27 @@ def _lift_loop_return(st):
     false = gast.copy_location(gast.Constant(value=False, kind=None), st)
     # the result exists before the loop only to be joined; it is read only once a return set it
     zero = gast.copy_location(gast.Constant(value=PLACEHOLDER_MARK, kind=None), st)
-    ret = gast.copy_location(gast.Return(value=_name(result, gast.Load(), st)), st)
+    ret = gast.copy_location(gast.Return(value=None if result is None else
+                                         _name(result, gast.Load(), st)), st)
     forever = isinstance(st, gast.While) and isinstance(st.test, gast.Constant) and \
         st.test.value is True and not _breaks(st.body)
     after = ret if forever else gast.If(test=_name(flag, gast.Load(), st), body=[ret], orelse=[])
-    return [_assign(flag, false, st), _assign(result, zero, st), loop,
-            gast.copy_location(after, st)]
+    start = [_assign(flag, false, st)] + ([] if result is None else [_assign(result, zero, st)])
+    return start + [loop, gast.copy_location(after, st)]
+
+
+def _only_bare_returns(stmts):
+    """Whether every return in these statements (nested functions aside) returns None."""
+    todo = list(stmts)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (gast.FunctionDef, gast.Lambda)):
+            continue
+        if isinstance(n, gast.Return) and n.value is not None and not (
+                isinstance(n.value, gast.Constant) and n.value.value is None):
+            return False
+        todo.extend(gast.iter_child_nodes(n))
+    return True
 
 
 def _breaks(stmts):

@@ -619,8 +619,7 @@ def assign_starred(norm, target, value, node):
 def assign_subscript(norm, target, value, node):
     base = target.value
     if not isinstance(base, gast.Name):
-        raise norm.error(node, "assignment into a nested subscript or attribute is not "
-                         "supported", hint="write into a named array: y = ...; y[i, j] = v")
+        return _assign_through(norm, target, value, node)
     name = base.id
     if name not in norm.frame.env:
         kind = _global_container(norm, base)
@@ -664,6 +663,33 @@ def assign_subscript(norm, target, value, node):
     # traj[k] = (x, y, z): the numbers stacked into one array first (as NumPy reads them)
     v = norm.to_arg(array_literals.stack_struct(norm, value, node, name), node)
     norm.mem.write(x, index, v, node, name)
+
+
+def _assign_through(norm, target, value, node):
+    """`A[i][j] = v`, `A.T[0] = v`, `A.reshape(-1)[k] = v`, `params[0][1] = v`: a write into
+    the array the inner expression reads. A view of A (a row, a transpose, a reshape): NumPy
+    changes A and so does the alias model; a copy (an integer-array index): the write is
+    lost, as in NumPy."""
+    root = target.value
+    while isinstance(root, (gast.Subscript, gast.Attribute)) or \
+            isinstance(root, gast.Call) and isinstance(root.func, gast.Attribute):
+        root = root.func.value if isinstance(root, gast.Call) else root.value
+    if not (isinstance(root, gast.Name) and root.id in norm.frame.env):
+        raise norm.error(node, "assignment into a nested subscript or attribute of a global, "
+                         "a call's result or a name not bound yet is not supported",
+                         hint="write into a named array: y = ...; y[i, j] = v")
+    what = ast.unparse(gast.gast_to_ast(target.value))
+    inner = norm.expr(target.value, _target_base(root))
+    if isinstance(inner, Stale):
+        raise stale_error(norm, node, inner)
+    if not isinstance(inner, Var):
+        raise norm.error(node, f"assignment into {what}[...]: {what} is not an array (a "
+                         "list or dict inside a list or dict is not written in place)",
+                         construct=f"{what}[...] = ...",
+                         hint="write into a named array: y = ...; y[i, j] = v")
+    index = subscript_index(norm, target.slice, what)
+    v = norm.to_arg(array_literals.stack_struct(norm, value, node, what), node)
+    norm.mem.write(inner, index, v, node, what)
 
 
 def _global_container(norm, name_node):

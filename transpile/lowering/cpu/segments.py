@@ -28,6 +28,7 @@ from transpile.core.ir import Eqn
 from transpile.core.codegen import fmt_expr, Printer
 from transpile.optimize.fusion import FusedGroup
 from transpile.lowering.cpu.text import Unlowerable
+from transpile.primitives.internal import control as C
 import numpy as np
 
 
@@ -174,23 +175,33 @@ def numpy_lines(lw, st):
     """The NumPy code of one statement of the body (its fused loops as the operations they
     fuse), for the entry function of a split module."""
     p = Printer(lw.core)
-    p.stmt(_unfused(st), "    ")
+    p.stmt(_unfused(st, lw.in_place), "    ")
     return p.lines
 
 
-def _unfused(st):
+def _unfused(st, in_place):
+    """st as NumPy statements: a fused loop as its operations, then the stores it made into
+    other arrays; a write the compiled code does in place (the caller's array, when the
+    write-back was left out for it) done in place here too."""
     if isinstance(st, FusedGroup):
-        return _Seq(list(st.eqns) + list(st.reductions))
+        stores = [Eqn(x, C.write_in_place, {"x": ir.Var(x), "index": index, "v": ir.Var(out)},
+                      st.loc) for out, (x, index) in st.stores.items()]
+        return _Seq(list(st.eqns) + list(st.reductions) + stores)
+    if isinstance(st, Eqn) and id(st) in in_place and st.prim in _IN_PLACE_FORM:
+        return Eqn(st.out, _IN_PLACE_FORM[st.prim], st.args, st.loc)
     for f in ("body", "orelse", "cond_body"):
         inner = getattr(st, f, None)
         if inner:
             new = []
             for s in inner:
-                u = _unfused(s)
+                u = _unfused(s, in_place)
                 new += u.stmts if isinstance(u, _Seq) else [u]
             st = copy.copy(st)
             setattr(st, f, new)
     return st
+
+
+_IN_PLACE_FORM = {C.setitem: C.write_in_place, C.setitem_if_array: C.write_in_place_if_array}
 
 
 class _Seq:
