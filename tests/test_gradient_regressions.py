@@ -322,3 +322,119 @@ def _jax_version(f):
             prod_all: lambda a: jnp.prod(a),
             prod_rows_squared: lambda a: jnp.sum(jnp.prod(a, axis=1) ** 2),
             prod_cols_kept: lambda a: jnp.sum(jnp.prod(a, axis=0, keepdims=True) * a)}[f]
+
+
+# ---- zip of a list of arrays with a global, a range or an array (wrong-shaped or zero
+# gradients before: the list was looped over as one stacked array) ------------------------------
+
+ACTIVATIONS = ("tanh", "none")
+SCALES = (np.array([1.0, 2.0]), np.array([-1.0, 0.5]))
+PAIRS = [(np.array([1.0, 2.0]), np.array([-1.0, 0.5]))]
+CONFIG = {"scale": np.array([1.0, 2.0, 3.0]), "shift": 0.3}
+
+
+def layers(params, x):
+    for W, act in zip(params, ACTIVATIONS):
+        x = x @ W
+        if act == "tanh":
+            x = np.tanh(x)
+    return np.sum(x ** 2)
+
+
+def layers_by_range(params, x):
+    for W, i in zip(params, range(2)):
+        x = np.tanh(x @ W) * (i + 1)
+    return np.sum(x ** 2)
+
+
+def scaled(q):
+    s = 0.0
+    for a, b in zip(q, SCALES):
+        s = s + np.sum(a * a * b)
+    return s
+
+
+def paired(q):
+    s = 0.0
+    for (W1, b1), (W2, b2) in zip(q, PAIRS):
+        s = s + np.sum(W1 * W1 * W2) + np.sum(b1 * b2)
+    return s
+
+
+def configured(x):
+    return np.sum(x * CONFIG["scale"]) + CONFIG["shift"]
+
+
+def _fd_tree(f, args, eps=1e-6):
+    """Central differences of f for every leaf of args[0] (a tree of float arrays)."""
+    leaves, tree = jax.tree_util.tree_flatten(args[0])
+    out = []
+    for k, leaf in enumerate(leaves):
+        g = np.zeros_like(leaf)
+        for i in np.ndindex(leaf.shape):
+            parts = []
+            for sign in (1.0, -1.0):
+                moved = [np.array(v, copy=True) for v in leaves]
+                moved[k][i] += sign * eps
+                parts.append(f(jax.tree_util.tree_unflatten(tree, moved), *args[1:]))
+            g[i] = (parts[0] - parts[1]) / (2 * eps)
+        out.append(g)
+    return out
+
+
+@pytest.mark.parametrize("f, args", [
+    (layers, ([np.array([[0.5, 0.2], [0.1, 0.4]]), np.array([[1.0, -0.3], [0.2, 1.0]])],
+              np.array([0.5, -1.0]))),
+    (layers_by_range, ([np.array([[0.5, 0.2], [0.1, 0.4]]), np.array([[1.0, -0.3], [0.2, 1.0]])],
+                       np.array([0.5, -1.0]))),
+    (scaled, ((np.array([0.3, -0.2]), np.array([1.5, 0.7])),)),
+    (paired, ([(np.array([0.3, -0.2]), np.array([1.5, 0.7]))],)),
+    (configured, (np.array([0.5, -1.0, 2.0]),)),
+])
+def test_zip_with_globals_and_ranges_gives_the_gradients_of_finite_differences(f, args):
+    want = _fd_tree(f, args)
+    for got in (grad(f)(*args), jit(grad(f))(*args)):
+        got_leaves = jax.tree_util.tree_leaves(got)
+        assert len(got_leaves) == len(want)
+        for g, w in zip(got_leaves, want):
+            assert np.shape(g) == np.shape(w)
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        np.testing.assert_allclose(jit(f)(*args), f(*args), rtol=1e-12)
+
+
+GLOBAL_LIST = [np.ones(2), 2.0]
+
+
+def reads_a_global_list(x):
+    return np.sum(x * GLOBAL_LIST[0]) + GLOBAL_LIST[1] + len(GLOBAL_LIST)
+
+
+def test_a_global_list_changed_between_calls_is_read_again():
+    x = np.array([1.0, 2.0])
+    saved = list(GLOBAL_LIST)
+    try:
+        f = jit(reads_a_global_list)
+        for change in [lambda: None, lambda: GLOBAL_LIST.__setitem__(1, 3.0),
+                       lambda: GLOBAL_LIST.__setitem__(0, np.array([5.0, 6.0])),
+                       lambda: GLOBAL_LIST[0].__setitem__(0, 7.0),
+                       lambda: GLOBAL_LIST.append(1.0)]:
+            change()
+            assert f(x) == reads_a_global_list(x)
+    finally:
+        GLOBAL_LIST[:] = saved
+
+
+def python_min_max(x):
+    return min(x[1], x[0]), max(x[1], x[0]), min(x[0], x[1]), max(x[2], x[0], x[1])
+
+
+def test_builtin_min_max_pass_over_a_later_nan_as_python_does():
+    x = np.array([np.nan, 1.0, 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = jit(python_min_max)(x)
+    np.testing.assert_equal(got, python_min_max(x))      # (1, 1, nan, 2)
+    y = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(grad(lambda v: sum(python_min_max(v)))(y), [1.0, 2.0, 1.0])

@@ -592,12 +592,13 @@ def stmt_For(norm, node):
                     items = [Struct("tuple", [_plus(norm, start, i, node), v])
                              for i, v in enumerate(seqs[0])]
                 return unroll(norm, node, stmts, items)
-            if any(isinstance(p, Struct) or isinstance(p, Static) and
-                   isinstance(p.obj, (tuple, list, range, dict)) for p in parts):
+            known = [_known_items(norm, p) for p in parts]
+            if any(k is not None for k in known):
                 # zip(params, range(n)), zip(params, x): a list's length is known now, so
                 # the loop unrolls (as a loop, the list would be one stacked array)
-                seqs = [iteration_items(p) if isinstance(p, Struct) else
-                        _items_to(norm, p, it, _known_length(norm, parts)) for p in parts]
+                n = min(len(k) for k in known if k is not None)
+                seqs = [k if k is not None else _items_to(norm, p, it, n)
+                        for p, k in zip(parts, known)]
                 if obj is zip:
                     items = [Struct("tuple", list(t)) for t in zip(*seqs)]
                 else:
@@ -1144,18 +1145,21 @@ def _target_base(target, i):
     return "item"
 
 
-def _known_length(norm, parts):
-    """The shortest length among the parts of a zip known when the code is generated."""
-    return min(len(iteration_items(p)) if isinstance(p, Struct) else len(p.obj)
-               for p in parts if isinstance(p, Struct) or isinstance(p, Static) and
-               isinstance(p.obj, (tuple, list, range, dict)))
+def _known_items(norm, part):
+    """The items of a part of a zip known when the code is generated (a list, a tuple, a
+    constant sequence), else None."""
+    if isinstance(part, Struct):
+        return iteration_items(part)
+    if isinstance(part, Static) and isinstance(part.obj, (tuple, list, range, dict)):
+        return [norm.classify(v, None) for v in part.obj]
+    if isinstance(part, Const) and isinstance(part.value, (tuple, list)):
+        return [Const(v) for v in part.value]
+    return None
 
 
 def _items_to(norm, part, node, n):
     """The first n items of a part of a zip: all its items where they are known now, else
     part[0] ... part[n - 1] (read at run time; a shorter array raises IndexError)."""
-    if isinstance(part, Static):
-        return [norm.classify(v, None) for v in part.obj]
     items = items_of(norm, part, node, "zip")
     if items is not None:
         return items
