@@ -895,3 +895,61 @@ def test_argument_writes_in_a_part_run_in_numpy_reach_the_caller(f, args):
         got = jit(f)(*got_args)
     assert got == f(*want_args)
     same(got_args[0], want_args[0])
+
+
+def l2_penalty(p):
+    return sum(np.sum(p[k] ** 2) for k in p)         # a generator over a dict's keys
+
+
+def momentum_step(params, vel, g):
+    vel = {k: 0.9 * vel[k] + g[k] for k in params}  # a dict comprehension over its keys
+    return {k: params[k] - 0.1 * vel[k] for k in params}, vel
+
+
+def mode_flag(x, mode="same"):
+    if mode in ("same", "valid"):                     # `in` a tuple of strings
+        return x + 1.0
+    return x - 1.0
+
+
+def first_index_or_minus_one(x, t):
+    for i in range(x.shape[0]):
+        if x[i] == t:
+            break
+    else:
+        return -1                                     # a return in a for-else
+    return i
+
+
+def else_returns_a_sum(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return x[i] * 2.0
+        if x[i] > 10:
+            break
+    else:
+        return np.sum(x)
+    return 0.5 * x[0] ** 2
+
+
+def test_dict_key_comprehensions_static_in_and_for_else_returns():
+    p = {"w": np.array([1.0, -2.0, 0.5]), "b": np.array([0.5])}
+    same(compiled(l2_penalty, p), l2_penalty(p))
+    g = compiled(grad(l2_penalty), p)
+    for k in p:
+        np.testing.assert_allclose(g[k], 2.0 * p[k], rtol=1e-12)
+    got_p, got_v = compiled(momentum_step, p, p, p)
+    want_p, want_v = momentum_step(p, p, p)
+    for k in p:
+        same(got_p[k], want_p[k])
+        same(got_v[k], want_v[k])
+    x = np.array([1.0, 2.0, 3.0])
+    for mode in ("same", "valid", "full"):
+        same(compiled(mode_flag, x, mode), mode_flag(x, mode))
+    for t in (2.0, 7.0):
+        assert compiled(first_index_or_minus_one, x, t) == first_index_or_minus_one(x, t)
+    for v in (x, np.array([1.0, -2.0, 3.0]), np.array([1.0, 20.0, 3.0])):
+        same(compiled(else_returns_a_sum, v), else_returns_a_sum(v))
+        np.testing.assert_allclose(compiled(grad(else_returns_a_sum), v),
+                                   numerical_grad(else_returns_a_sum, [v]), rtol=1e-6,
+                                   atol=1e-8)

@@ -23,7 +23,7 @@ from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_M
                                                  RandomStateValue)
 from transpile.frontend.normalize.values import (DICT_METHODS, PLACEHOLDER_MARK, BoundMethod,
                                                 DictMethod, Placeholder, RunList, Static,
-                                                Struct)
+                                                Struct, iteration_items)
 from transpile.primitives import METHODS, by_name
 from transpile.frontend.normalize.builtins import (_plus, _zip_keywords, enumerate_call, items_of,
                                                   rows_known)
@@ -313,6 +313,10 @@ def static_compare(norm, op, left, right, node):
             return v.obj
         if isinstance(v, Struct) and isinstance(op, (gast.In, gast.NotIn)) and v.kind == "dict":
             return v.keys
+        if isinstance(v, Struct) and isinstance(op, (gast.In, gast.NotIn)) and \
+                v.kind in ("tuple", "list") and all(isinstance(i, (Const, Static))
+                                                   for i in v.items):
+            return [py(i) for i in v.items]     # mode in ("same", "valid")
         raise norm.error(node, "`is` / `in` need values known when the code is generated",
                          hint="compare arrays with == or np.isin")
     a, b = py(left), py(right)
@@ -775,8 +779,8 @@ def static_items(norm, it, node):
                     for i, v in enumerate(static_items(norm, seq, node))]
     value = norm.expr(it, "seq")
     if isinstance(value, Struct):
-        return value.items
-    if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range)):
+        return iteration_items(value)       # (a dict's keys, as Python iterates it)
+    if isinstance(value, Static) and isinstance(value.obj, (tuple, list, range, dict)):
         return [norm.classify(v, None) for v in value.obj]
     if isinstance(value, (Var, Const)):       # an array: its length is known under jit
         items = items_of(norm, value, it, "a list comprehension")

@@ -118,6 +118,35 @@ def _lift_loop_return(st):
     return start + [loop, gast.copy_location(after, st)]
 
 
+def _lift_loop_else(st):
+    """for/while ... else: with a return in it: [no_break = True, the loop (each of its own
+    breaks clears the flag first), if no_break: the else clause], so that the returns fold
+    like any other."""
+    flag = f"_no_break_{getattr(st, 'lineno', 0)}"
+    loop = copy.copy(st)
+    loop.body = _flag_breaks(st.body, flag)
+    loop.orelse = []
+    true = gast.copy_location(gast.Constant(value=True, kind=None), st)
+    after = gast.copy_location(gast.If(test=_name(flag, gast.Load(), st), body=list(st.orelse),
+                                       orelse=[]), st)
+    return [_assign(flag, true, st), loop, after]
+
+
+def _flag_breaks(stmts, flag):
+    """stmts with `flag = False` before each break of their loop (not of nested loops)."""
+    out = []
+    for st in stmts:
+        if isinstance(st, gast.Break):
+            false = gast.copy_location(gast.Constant(value=False, kind=None), st)
+            out += [_assign(flag, false, st), st]
+            continue
+        if isinstance(st, gast.If):
+            st = gast.copy_location(gast.If(test=st.test, body=_flag_breaks(st.body, flag),
+                                            orelse=_flag_breaks(st.orelse, flag)), st)
+        out.append(st)
+    return out
+
+
 def _only_bare_returns(stmts):
     """Whether every return in these statements (nested functions aside) returns None."""
     todo = list(stmts)
@@ -146,6 +175,10 @@ def fold_early_returns(stmts):
     """stmts with each `if` that may return followed by more statements rewritten so that the
     statements after it sit at the end of its branches."""
     for k, st in enumerate(stmts):
+        if isinstance(st, (gast.For, gast.While)) and st.orelse and (
+                _loop_returns(st.orelse) or _loop_returns(st.body)):
+            lifted = _lift_loop_else(st)
+            return fold_early_returns(list(stmts[:k]) + lifted + list(stmts[k + 1:]))
         if isinstance(st, (gast.For, gast.While)) and not st.orelse and _loop_returns(st.body):
             lifted = _lift_loop_return(st)
             return fold_early_returns(list(stmts[:k]) + lifted + list(stmts[k + 1:]))
