@@ -1365,3 +1365,46 @@ def test_jit_hessian_of_a_conditional_write_in_a_loop():
                                atol=1e-5)
     np.testing.assert_allclose(jit(hessian(square_positive_entries), wait=True)(x.copy()), want,
                                rtol=1e-5, atol=1e-5)
+
+
+# ---- NumPy signatures the lowering read wrongly, views refused instead of copied -----------------
+
+def eye_and_arange(n):
+    return np.eye(n, k=1), np.eye(n + 1, k=-1) @ np.ones(n + 1), np.arange(n * 3, step=3), \
+        np.arange(10, step=3)
+
+
+def integer_dtype_reductions(a, b):
+    return (np.sum(a, dtype=np.int32), np.sum(a.reshape(2, 3), axis=0, dtype=np.int16),
+            np.prod(a, dtype=np.int32), np.sum(b, dtype=np.int8), np.cumsum(b, dtype=np.int8))
+
+
+def test_eye_with_k_arange_with_step_and_integer_dtype_reductions_match_numpy():
+    for got, want in zip(jit(eye_and_arange)(3), eye_and_arange(3)):
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    a = np.arange(1, 7, dtype=np.int8)
+    b = np.full(3, 100, dtype=np.int16)              # an int8 sum of 300 wraps to 44
+    for got, want in zip(jit(integer_dtype_reductions)(a, b), integer_dtype_reductions(a, b)):
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def write_into_split(x):
+    a, b = np.split(x, 2)
+    a[:] = 0.0
+    return x
+
+
+def write_into_flip(x):
+    f = np.flip(x)
+    f[0] = 100.0
+    return x
+
+
+@pytest.mark.parametrize("f, what", [(write_into_split, "np.split"), (write_into_flip, "np.flip")])
+def test_a_write_into_a_view_numpy_makes_by_split_or_flip_is_refused(f, what):
+    # NumPy writes x through these views; the transforms wrote a copy and x kept its values
+    from transpile.errors import TranspileError
+    with pytest.raises(TranspileError, match=rf"test_jit_regressions.py:\d+.*view made by {what}"):
+        jit(f)(np.arange(6.0))

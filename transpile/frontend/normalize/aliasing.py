@@ -157,7 +157,7 @@ class MemoryModel:
             return None
         kind = eqn.prim.view
         if kind == "opaque":          # read-only or rare: not written back through
-            return x, Opaque(eqn.prim.name)
+            return x, Opaque(eqn.prim.construct or eqn.prim.path)
         if kind == "same":            # rt.assign, np.asarray without a dtype
             dtype = eqn.args.get("dtype")
             if dtype is None or (isinstance(dtype, Const) and dtype.value is None):

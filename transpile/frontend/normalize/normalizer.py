@@ -267,7 +267,12 @@ class Normalizer:
             # in d: the same numbers), so every backend needs only the plain reduction
             rest = {k: v for k, v in bound.items() if k not in ("x", "dtype")}
             x = self.apply(by_name("astype"), [bound["x"], dtype], {}, node, base)
-            return self.apply(prim, [x], rest, node, base)
+            out = self.apply(prim, [x], rest, node, base)
+            if _integer_dtype(dtype):
+                # the integer type kept (a sum of int32 is int64 in NumPy): sums and products
+                # wrap the same modulo 2**bits, so the cast gives NumPy's numbers
+                out = self.apply(by_name("astype"), [out, dtype], {}, node, base)
+            return out
         if prim is len_ and isinstance(bound["x"], Struct):
             return Const(len(bound["x"]))     # a tuple's length, before it becomes an array
         if prim is len_ and isinstance(bound["x"], RunList):
@@ -346,6 +351,16 @@ class Normalizer:
         elif avals is not None:
             avals.pop(new, None)    # now a value of unknown shape (seg = x[lo:hi] in a loop)
         last.out = new
+
+
+def _integer_dtype(dtype):
+    """Is this dtype= argument (a constant or a static type) an integer or bool type?"""
+    obj = dtype.value if isinstance(dtype, Const) else dtype.obj if isinstance(dtype, Static) \
+        else None
+    try:
+        return obj is not None and np.dtype(obj).kind in "biu"
+    except TypeError:
+        return False
 
 
 UNROLLED_CONTAINER_ITEMS = 64    # a longer global list of arrays or numbers is one array

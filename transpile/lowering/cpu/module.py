@@ -386,11 +386,16 @@ class Lowerer:
         if prim in (arange, linspace, eye, identity_matrix):
             keys = {arange: ("start", "stop", "step"), linspace: ("start", "stop", "num"),
                     eye: ("N", "M", "k"), identity_matrix: ("n",)}[prim]
-            vals = [a[k] for k in keys if k in a and not (isinstance(a[k], Const) and
-                                                         a[k].value is None)]
+            given = {k: a[k] for k in keys if k in a and not (isinstance(a[k], Const) and
+                                                              a[k].value is None)}
+            if prim is arange and "stop" not in given:      # np.arange(n, step=s): 0 .. n
+                given = {"start": Const(0), "stop": given["start"],
+                         **({"step": given["step"]} if "step" in given else {})}
+            if prim is eye and "M" not in given:            # np.eye(n, k=1): n by n
+                given = {"N": given["N"], "M": given["N"], **{k: v for k, v in given.items()
+                                                              if k == "k"}}
+            vals = [given[k] for k in keys if k in given]
             fn = "np.eye" if prim is identity_matrix else f"np.{name}"
-            if prim is eye and len(vals) == 1:
-                vals = vals + [vals[0]]
             if prim is linspace and "num" not in a:
                 vals = vals + [Const(50)]
             endpoint = a.get("endpoint", Const(True))

@@ -86,14 +86,18 @@ roll_back = defprim("roll_back", AA.roll_back, "rt.roll_back", "ct, shift, axis=
                     linear=("ct",), batch=axis_rule(["axis"], array_params=("ct",),
                                                     rank=lambda s, e: s.r(e.args["ct"])),
                     vjp={"ct": "np.roll(g, shift, axis)"}, numba=NF.roll_back)
+# flips and split pieces are views of x in NumPy: a write into one is refused ("opaque"),
+# never silently done on a copy
 flip = defprim("flip", np.flip, "np.flip", "x, axis=None", linear=("x",),
-               batch=axis_rule(["axis"]), vjp={"x": "np.flip(g, axis)"}, numba=NF.flip)
+               batch=axis_rule(["axis"]), vjp={"x": "np.flip(g, axis)"}, numba=NF.flip,
+               view="opaque")
 fliplr = defprim("fliplr", np.fliplr, "np.fliplr", "x", linear=("x",), batch=per_example,
-                 vjp={"x": "np.fliplr(g)"}, numba=NF.flip_axis(1))
+                 vjp={"x": "np.fliplr(g)"}, numba=NF.flip_axis(1), view="opaque")
 flipud = defprim("flipud", np.flipud, "np.flipud", "x", linear=("x",), batch=per_example,
-                 vjp={"x": "np.flipud(g)"}, numba=NF.flip_axis(0))
+                 vjp={"x": "np.flipud(g)"}, numba=NF.flip_axis(0), view="opaque")
 rot90 = defprim("rot90", np.rot90, "np.rot90", "x, k=1, axes=(0, 1)", linear=("x",),
-                batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"}, numba=NF.rot90)
+                batch=axis_rule(["axes"]), vjp={"x": "np.rot90(g, -k, axes)"}, numba=NF.rot90,
+                view="opaque")
 repeat = defprim("repeat", np.repeat, "np.repeat", "x, repeats, axis=None", linear=("x",),
                  batch=per_example, vjp={"x": "rt.repeat_vjp(g, x, repeats, axis)"},
                  numba=NF.repeat, array_result=True)
@@ -154,7 +158,8 @@ for _name, _axis in (("vsplit", "v"), ("hsplit", "h"), ("dsplit", "d")):
             linear=("x",), batch=per_example).multi = _split_parts(True, _axis)
 split_part = defprim("split_part", AA.split_part, "rt.split_part",
                      "x, indices_or_sections, axis=0, k=0, even=True", linear=("x",),
-                     batch=per_example, numba=NF.split_part,
+                     batch=per_example, numba=NF.split_part, view="opaque",
+                     construct="np.split/np.array_split",
                      vjp={"x": "rt.split_part_vjp(g, x, indices_or_sections, axis, k, even)"})
 split_part_vjp = defprim("split_part_vjp", AA.split_part_vjp, "rt.split_part_vjp",
                          "ct, x, indices_or_sections, axis=0, k=0, even=True", shape_args=("x",),
