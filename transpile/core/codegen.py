@@ -84,9 +84,11 @@ def fmt_index(index):
 
 
 def fmt_call(prim, args):
-    """Required arguments positionally, optional ones as keywords (defaults left out)."""
+    """Required arguments positionally, optional ones as keywords (defaults left out; a
+    builtin's given in order positionally)."""
     required = ir_required()
     pieces, positional = [], True
+    builtin = "." not in prim.path      # range(2, n, 3): Python's builtins take no keywords
     for p in prim.params:
         if p.name not in args:
             positional = False
@@ -95,7 +97,7 @@ def fmt_call(prim, args):
         if p.kind == "var":
             pieces += [fmt(v) for v in value.items]
             positional = False
-        elif p.default is required and positional and p.kind == "pos":
+        elif (p.default is required or builtin) and positional and p.kind == "pos":
             pieces.append(fmt(value))
         elif _is_default(p, value):
             positional = False

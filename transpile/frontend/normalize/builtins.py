@@ -231,6 +231,17 @@ def _sorted(norm, args, kwargs, node, base):
     if all(isinstance(v, Const) for v in values):
         out = [Const(v) for v in sorted((v.value for v in values), reverse=bool(reverse))]
         return Struct("list", out)
+    heads = [v.items[0].value if _is_seq(v) and v.items and isinstance(v.items[0], Const)
+             else None for v in values]
+    if None not in heads and len(set(heads)) == len(heads):
+        # sorted(d.items()), sorted(zip(names, arrays)): distinct constant first entries
+        # decide the order when the code is generated
+        try:
+            order = sorted(range(len(values)), key=lambda i: heads[i], reverse=bool(reverse))
+        except TypeError:       # ("a" < 1: Python raises too)
+            raise norm.error(node, "sorted(...) of items whose first entries do not compare",
+                             cls=TranspileError) from None
+        return Struct("list", [values[i] for i in order])
     # a sorting network: every compare-exchange is a minimum/maximum pair
     vals = list(values)
     n = len(vals)

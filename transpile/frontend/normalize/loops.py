@@ -944,8 +944,9 @@ def index_loop(norm, node, stmts, arrays, kind):
     start = Const(0)
     if kind is enumerate or kind == "enumerate_zip":     # the start is the last item
         arrays, start = arrays[:-1], norm.to_arg(arrays[-1], node)
+    ranges = [_range_start_step(norm, a) for a in arrays]
     lens = [norm.b.emit(by_name("len"), {"x": norm.to_arg(a, node)}, base="n")
-            for a in arrays]
+            if r is None else _range_length(norm, *r) for a, r in zip(arrays, ranges)]
     n = lens[0]
     for m in lens[1:]:
         n = norm.b.emit(by_name("minimum"), {"x": n, "y": m}, base="n")
@@ -954,8 +955,8 @@ def index_loop(norm, node, stmts, arrays, kind):
     # rebinds after such a write (the loop carries it), and each item is read from it.
     frame = norm.frame
     held = []
-    for a in arrays:
-        if isinstance(a, Var):
+    for a, r in zip(arrays, ranges):
+        if isinstance(a, Var) and r is None:
             key = ITER_PREFIX + norm.namer.fresh("seq")
             frame.env[key] = a
             held.append(key)
@@ -968,10 +969,18 @@ def index_loop(norm, node, stmts, arrays, kind):
             raise stale_error(norm, node, v)
         return norm.to_arg(v, node)
 
+    def element(i, h, k):
+        if ranges[i] is not None:           # zip(x, range(n)): start + k * step, no array
+            first, _, step = ranges[i]
+            at = k if step == Const(1) else norm.b.emit(by_name("multiply"),
+                                                         {"x": k, "y": step}, base="i")
+            return at if first == Const(0) else norm.b.emit(by_name("add"),
+                                                            {"x": at, "y": first}, base="i")
+        return norm.b.emit(by_name("getitem"), {"x": current(h), "index": IndexArg((k,))},
+                           base=_target_base(node.target, i))
+
     def bind(k):
-        elems = [norm.b.emit(by_name("getitem"), {"x": current(h), "index": IndexArg((k,))},
-                             base=_target_base(node.target, i))
-                 for i, h in enumerate(held)]
+        elems = [element(i, h, k) for i, h in enumerate(held)]
         i = k if start == Const(0) else norm.b.emit(by_name("add"), {"x": k, "y": start},
                                                     base="i")
         if kind is zip:
@@ -1143,6 +1152,34 @@ def _target_base(target, i):
             isinstance(target.elts[i], gast.Name):
         return target.elts[i].id
     return "item"
+
+
+def _range_start_step(norm, value):
+    """(start, stop, step) of a value made by range(...) with a constant step, else None."""
+    eqn = norm.mem.defs.get(value.name) if isinstance(value, Var) else None
+    if eqn is None or eqn.prim is not by_name("range"):
+        return None
+
+    def given(k):
+        v = eqn.args.get(k)
+        return None if v is None or isinstance(v, Const) and v.value is None else v
+    step = given("step") or Const(1)
+    if not (isinstance(step, Const) and isinstance(step.value, (int, np.integer)) and step.value):
+        return None
+    if given("stop") is None:
+        return Const(0), given("start"), step
+    return given("start"), given("stop"), step
+
+
+def _range_length(norm, start, stop, step):
+    """len(range(start, stop, step)) for a constant step: max(0, ceil((stop - start) / step))."""
+    k = int(step.value)
+    span = norm.b.emit(by_name("subtract"), {"x": stop, "y": start} if k > 0 else
+                       {"x": start, "y": stop}, base="n")
+    if abs(k) != 1:
+        span = norm.b.emit(by_name("add"), {"x": span, "y": Const(abs(k) - 1)}, base="n")
+        span = norm.b.emit(by_name("floor_divide"), {"x": span, "y": Const(abs(k))}, base="n")
+    return norm.b.emit(by_name("maximum"), {"x": span, "y": Const(0)}, base="n")
 
 
 def _known_items(norm, part):

@@ -461,8 +461,9 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         leaves = _leaf_names(pname, tree, namer, pname)
         params += leaves
         frame.env[pname] = unflatten_value(tree, [Var(n) for n in leaves])
-        if isinstance(frame.env[pname], Var):
-            norm.arguments.append(frame.env[pname])
+        # (the leaves of a list/dict argument too: `b is None` of one is known, a None entry
+        # being part of the structure)
+        norm.arguments += [v for v in flatten_value(frame.env[pname])[0] if isinstance(v, Var)]
         frame.core_names[pname] = pname
         for leaf in leaves:     # the caller's buffers: see transpile/frontend/normalize/aliasing.py
             frame.env[param_entry(leaf)] = Var(leaf)
