@@ -497,6 +497,11 @@ def _py_power(x, y):
             return np_power(x, y)
         return impl
 
+    if isinstance(x, types.Complex) or isinstance(y, types.Complex):
+        def impl_complex(x, y):     # (complex numbers have no order: no zero-power check)
+            return x ** y
+        return impl_complex
+
     def impl_float(x, y):
         if x == 0 and y < 0:
             raise ZeroDivisionError("0.0 cannot be raised to a negative power")

@@ -190,3 +190,22 @@ def container_structure(obj):
     if type(obj) is dict:
         return ("dict",) + tuple((k, container_structure(v)) for k, v in obj.items())
     return "leaf"
+
+
+UNROLLED_CONTAINER_ITEMS = 64    # a longer global list of arrays or numbers is one array
+
+
+def unrolled_container(obj):
+    """A tuple/list/dict of at most UNROLLED_CONTAINER_ITEMS entries (dict keys strings or
+    ints, sortable), nested containers likewise."""
+    if type(obj) not in (tuple, list, dict) or len(obj) > UNROLLED_CONTAINER_ITEMS:
+        return False
+    if type(obj) is dict:
+        keys = list(obj)
+        if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
+            return False
+        values = list(obj.values())
+    else:
+        values = list(obj)
+    return all(unrolled_container(v) if type(v) in (tuple, list, dict) else True
+               for v in values)

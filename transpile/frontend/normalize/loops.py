@@ -29,6 +29,7 @@ from transpile.frontend.normalize.branches import typed_like
 from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
                                           store_names, sub_body, tree_eq, value_leaves)
 from transpile.frontend.normalize import runlists
+from transpile.frontend.parse import unrolled_container
 from transpile.frontend.normalize.values import (Placeholder, Raised, RunList, Static, Struct,
                                                 iteration_items)
 from transpile.primitives import by_name
@@ -920,13 +921,26 @@ def indexes_a_list(norm, stmts, target):
         return False
     for st in stmts:
         for n in gast.walk(st):
-            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name):
-                v = norm.frame.env.get(n.value.id)
-                if isinstance(v, Struct) and v.kind in ("list", "tuple") and any(
+            if isinstance(n, gast.Subscript) and isinstance(n.value, gast.Name) and \
+                    _a_list(norm, n.value.id) and any(
                         isinstance(m, gast.Name) and m.id == target.id
                         for m in gast.walk(n.slice)):
-                    return True
+                return True
     return False
+
+
+def _a_list(norm, name):
+    """Is `name` a list or tuple of known structure (the function's, or a global's)?"""
+    if name in norm.frame.env:
+        v = norm.frame.env[name]
+        return isinstance(v, Struct) and v.kind in ("list", "tuple")
+    resolver = norm.frame.resolver
+    try:
+        obj, where = resolver.lookup(name) if resolver is not None else (None, None)
+    except NameError:
+        return False
+    return where is not None and where[0] != "builtin" and unrolled_container(obj) and \
+        type(obj) in (list, tuple)
 
 
 def unroll(norm, node, stmts, items):

@@ -38,7 +38,8 @@ from transpile.errors import TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, IndexArg, TupleArg, Var
 from transpile.frontend.normalize import (array_literals, calls, expressions, loops, runlists,
                                           statements)
-from transpile.frontend.parse import Resolver, container_structure, parse_function
+from transpile.frontend.parse import (Resolver, container_structure, parse_function,
+                                      unrolled_container)
 from transpile.primitives import by_name
 from transpile.primitives.numpy.nondiff import bool_, float_, int_, len_
 from transpile.primitives.numpy.structure import array
@@ -158,7 +159,7 @@ class Normalizer:
             return Static(obj)
         if not is_data(obj) and obj is not None:       # a model object, a config instance...
             return Static(obj)
-        if where is not None and _unrolled_container(obj):
+        if where is not None and unrolled_container(obj):
             return self._container(obj, where, name)
         # Data (arrays, NumPy scalars, containers of arrays): a parameter read at every call.
         if where is None:
@@ -361,25 +362,6 @@ def _integer_dtype(dtype):
         return obj is not None and np.dtype(obj).kind in "biu"
     except TypeError:
         return False
-
-
-UNROLLED_CONTAINER_ITEMS = 64    # a longer global list of arrays or numbers is one array
-
-
-def _unrolled_container(obj):
-    """A tuple/list/dict of at most UNROLLED_CONTAINER_ITEMS entries (dict keys strings or
-    ints, sortable), nested containers likewise."""
-    if type(obj) not in (tuple, list, dict) or len(obj) > UNROLLED_CONTAINER_ITEMS:
-        return False
-    if type(obj) is dict:
-        keys = list(obj)
-        if not (all(type(k) is str for k in keys) or all(type(k) is int for k in keys)):
-            return False
-        values = list(obj.values())
-    else:
-        values = list(obj)
-    return all(_unrolled_container(v) if type(v) in (tuple, list, dict) else True
-               for v in values)
 
 
 def _identifier(key):
