@@ -439,6 +439,37 @@ def _stmt(draw, prog, kinds):
         else:
             prog.emit(f"{t} = {a} * np.sum({b}, dtype=np.float64) + "
                       f"np.cumsum({b}, dtype=np.float64)")
+    elif kind == "nested_write":  # writes through a nested subscript or a view expression
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.writes = True
+        form = draw(st.integers(0, 2))
+        prog.emit(f"M{t} = {a}[:, None] * {b}[None, :]")
+        if form == 0:
+            prog.emit(f"for i in range({N}):")
+            prog.emit(f"M{t}[i][{draw(st.integers(0, N - 1))}] += {a}[i]", 2)
+        elif form == 1:
+            prog.emit(f"M{t}.T[{draw(st.integers(0, N - 1))}] = {b} * 0.5")
+        else:
+            prog.emit(f"M{t}.reshape(-1)[{draw(st.integers(0, N * N - 1))}] = {a}[0]")
+        prog.emit(f"{t} = M{t}.sum(axis=0) + {b}")
+    elif kind == "py_minmax":     # builtin min/max of several numbers (Python's order)
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.emit(f"{t} = {a} * max({b}[0], {a}[1], 0.25) + min({a}[{N - 1}], {b}[1])")
+    elif kind == "dict_comp":     # dicts copied, merged and comprehended over their keys
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.emit(f"d{t} = {{'u': {a}, 'v': {b}}}")
+        form = draw(st.integers(0, 1))
+        if form == 0:
+            prog.emit(f"e{t} = {{k: d{t}[k] * 2.0 for k in d{t}}}")
+        else:
+            prog.emit(f"e{t} = dict(d{t}, v={b} * 2.0)")
+        prog.emit(f"{t} = e{t}['u'] + sum(np.sin(e{t}[k]) for k in e{t})")
+    elif kind == "zip_range":     # zip of a list of arrays with a range (unrolled)
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        prog.emit(f"s{t} = {a} * 0.0")
+        prog.emit(f"for v, i in zip([{a}, {b}], range({draw(st.integers(1, 3))})):")
+        prog.emit(f"s{t} = s{t} + v * (i + 1)", 2)
+        prog.emit(f"{t} = s{t}")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
         a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
@@ -494,6 +525,10 @@ PYTHON_KINDS = ["or_draw", "enum_start", "iter_write", "break_var", "loop_return
 # crashed on the reset adjoint); array methods that write (refused); np.take along an axis
 # and reductions with dtype= (jit fell back)
 PYTHON_KINDS += ["loop_rebound", "array_method", "take_dtype"]
+# (session 41) writes through nested subscripts and view expressions (refused), builtin
+# min/max (np.minimum's NaN order), dict copies and comprehensions over keys (refused), zip of
+# a list with a range (a stacked list gave wrong-shaped gradients)
+PYTHON_KINDS += ["nested_write", "py_minmax", "dict_comp", "zip_range"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
 # values whose length depends on the data: lists (of numbers or arrays) appended under an if
 # (not under vmap: each example's list has its own length) and a loop variable whose length
