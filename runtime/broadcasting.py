@@ -71,7 +71,7 @@ def select_weight(x, y):
     return np.where(np.greater(x, y), dtype.type(1), np.where(np.equal(x, y), dtype.type(0.5), dtype.type(0)))
 
 
-def clip_mask(x, lo, hi):
+def clip_mask(x, lo=None, hi=None):
     """1 where lo <= x <= hi (the clip passes x through), else 0; in x's dtype."""
     x = np.asarray(x)
     inside = np.ones(x.shape, dtype=bool)

@@ -438,3 +438,26 @@ def test_builtin_min_max_pass_over_a_later_nan_as_python_does():
     np.testing.assert_equal(got, python_min_max(x))      # (1, 1, nan, 2)
     y = np.array([0.5, -1.0, 2.0])
     np.testing.assert_allclose(grad(lambda v: sum(python_min_max(v)))(y), [1.0, 2.0, 1.0])
+
+
+def relu_clips(x):
+    return np.sum(np.clip(x, 0.0, None) ** 2 + np.clip(x, None, 0.5) * 3.0 + x.clip(0.1) +
+                  np.clip(x, min=-0.5, max=1.5))
+
+
+def test_clip_with_one_bound_under_every_transform():
+    # np.clip(x, 0.0, None) was printed as np.clip(x, 0.0): NumPy raised for the missing bound
+    x = np.array([-1.0, 0.7, 2.0, 0.3])
+    want = numerical_grad_1d(relu_clips, x)
+    np.testing.assert_allclose(grad(relu_clips)(x), want, rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        np.testing.assert_allclose(jit(relu_clips)(x), relu_clips(x), rtol=1e-12)
+        np.testing.assert_allclose(jit(grad(relu_clips))(x), want, rtol=1e-6)
+    np.testing.assert_allclose(jvp(relu_clips, (x,), (np.ones(4),))[1], np.sum(want), rtol=1e-6)
+    X = np.stack([x, -x])
+    np.testing.assert_allclose(vmap(relu_clips)(X), [relu_clips(x), relu_clips(-x)], rtol=1e-12)
+
+
+def numerical_grad_1d(f, x, eps=1e-6):
+    return np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])

@@ -99,7 +99,7 @@ def fmt_call(prim, args):
             positional = False
         elif (p.default is required or builtin) and positional and p.kind == "pos":
             pieces.append(fmt(value))
-        elif _is_default(p, value):
+        elif _is_default(p, value) and p.name not in prim.printed_defaults:
             positional = False
         else:
             positional = False

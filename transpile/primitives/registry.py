@@ -108,6 +108,8 @@ the row's module; api/custom_rules.py passes them for user rows). Every field is
           assignment" for rt.setitem); default: the call, `np.exp(...)`
   canonical_args  bound arguments -> the same call in its canonical form (np.einsum's
           sublist form -> the subscripts string)
+  printed_defaults  parameters generated code passes even at their default (np.clip needs
+          both bounds, None included)
 """
 import inspect
 import sys
@@ -185,7 +187,8 @@ class Primitive:
                  "bool_result", "unsafe_in_select", "keep", "check", "shows_values", "product",
                  "shape_safe", "query", "refusal", "multi", "jvp_joint", "fusable",
                  "opaque", "opaque_hint", "user_rule", "user_path", "aliases",
-                 "canonical_args", "construct", "sized_by", "numba_unsized", "shape_from")
+                 "canonical_args", "construct", "sized_by", "numba_unsized", "shape_from",
+                 "printed_defaults")
 
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, nondiff=False, doc=None,
@@ -203,7 +206,8 @@ class Primitive:
                  product=False, shape_safe=False, query=False, refusal=False, multi=None,
                  jvp_joint=None, fusable=False, opaque=False, opaque_hint=None,
                  user_rule=False, user_path=None, aliases=(), canonical_args=None,
-                 construct=None, sized_by=None, numba_unsized=False, shape_from=None):
+                 construct=None, sized_by=None, numba_unsized=False, shape_from=None,
+                 printed_defaults=()):
         self.name = name
         self.impl = impl
         self.path = path                   # how generated code names it: 'np.exp', 'rt.unbroadcast'
@@ -277,6 +281,7 @@ class Primitive:
         self.user_path = user_path
         self.aliases = tuple(aliases)
         self.canonical_args = canonical_args
+        self.printed_defaults = tuple(printed_defaults)
         self.construct = construct
 
     @property

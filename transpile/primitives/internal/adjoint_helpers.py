@@ -37,7 +37,7 @@ stop_gradient = defprim("stop_gradient", B.stop_gradient, "rt.stop_gradient", "x
             lower="(T(1) if {x} > {y} else (T(0.5) if {x} == {y} else T(0)))",
             cuda_c=SF.c_text("{x} > {y} ? {one} : ({x} == {y} ? {half} : {zero})"),
             numba_cuda=SF.py_text("{one} if {x} > {y} else ({half} if {x} == {y} else {zero})"))),
-        ("clip_mask", B.clip_mask, "x, lo, hi", dict(lower=SF.clip_mask)),
+        ("clip_mask", B.clip_mask, "x, lo=None, hi=None", dict(lower=SF.clip_mask)),
         ("transpose_inverse", A.transpose_inverse, "axes", dict(query=True)),
         ("check_scalar_output", A.check_scalar_output, "out, fname, holomorphic=False",
          dict(fresh=True, unsafe_in_select=True, shape_safe=True, shape_only=True))]]

@@ -4,6 +4,7 @@ import operator
 
 import numpy as np
 
+from transpile.core.ir import Const
 from transpile.primitives.batching import rules as BR
 from transpile.primitives import scalar_forms as SF
 from transpile.primitives.registry import defmethod, defprim
@@ -164,8 +165,25 @@ where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=
                 uncast=("condition",), logical=True, array_result=True, fresh=True)
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
                deriv={"x": "rt.clip_mask(x, a_min, a_max)"},
-               lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"))
+               lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"),
+               printed_defaults=("a_min", "a_max"))
 defmethod("clip", clip)
+
+
+def _clip_bounds(args, kwargs):
+    """np.clip(x, lo) / x.clip(lo) / np.clip(x, min=lo, max=hi) (NumPy 2.1's names): both
+    bounds given, None for a missing one (generated code passes both: np.clip needs them)."""
+    args, kwargs = list(args), dict(kwargs)
+    for old, new in (("a_min", "min"), ("a_max", "max")):
+        if new in kwargs and old not in kwargs:
+            kwargs[old] = kwargs.pop(new)
+    for i, name in ((1, "a_min"), (2, "a_max")):
+        if len(args) <= i and name not in kwargs:
+            kwargs[name] = Const(None)
+    return args, kwargs
+
+
+clip.canonical_args = _clip_bounds
 
 # ---- np.sinc, np.logaddexp2, degrees and radians, np.float_power -------------------------------
 # d sinc(x) / dx = (cos(pi x) - sinc(x)) / x, 0 at x = 0
