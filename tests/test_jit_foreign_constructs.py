@@ -932,6 +932,19 @@ def else_returns_a_sum(x):
     return 0.5 * x[0] ** 2
 
 
+def rows_until_negative(A):
+    total = 0.0
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            if A[i, j] < 0:
+                break
+            total = total + A[i, j] ** 2
+        else:
+            continue                                  # the nested-break idiom
+        total = total * 1.5
+    return total
+
+
 def test_dict_key_comprehensions_static_in_and_for_else_returns():
     p = {"w": np.array([1.0, -2.0, 0.5]), "b": np.array([0.5])}
     same(compiled(l2_penalty, p), l2_penalty(p))
@@ -948,6 +961,10 @@ def test_dict_key_comprehensions_static_in_and_for_else_returns():
         same(compiled(mode_flag, x, mode), mode_flag(x, mode))
     for t in (2.0, 7.0):
         assert compiled(first_index_or_minus_one, x, t) == first_index_or_minus_one(x, t)
+    A = np.array([[1.0, -2.0], [3.0, 4.0]])
+    same(compiled(rows_until_negative, A), rows_until_negative(A))
+    np.testing.assert_allclose(compiled(grad(rows_until_negative), A),
+                               numerical_grad(rows_until_negative, [A]), rtol=1e-6)
     for v in (x, np.array([1.0, -2.0, 3.0]), np.array([1.0, 20.0, 3.0])):
         same(compiled(else_returns_a_sum, v), else_returns_a_sum(v))
         np.testing.assert_allclose(compiled(grad(else_returns_a_sum), v),

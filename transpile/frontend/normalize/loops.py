@@ -30,6 +30,7 @@ from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect
                                           store_names, sub_body, tree_eq, value_leaves)
 from transpile.frontend.normalize import runlists
 from transpile.frontend.parse import unrolled_container
+from transpile.frontend.normalize.returns import lift_jumping_elses
 from transpile.frontend.normalize.values import (Placeholder, Raised, RunList, Static, Struct,
                                                 iteration_items)
 from transpile.primitives import by_name
@@ -62,7 +63,8 @@ def _has_jump(stmts):
 
 def lower_jumps(norm, node):
     """Rewrite break/continue of this loop into flags. Returns the flag to test (or None)."""
-    if not _has_jump(node.body):
+    stmts = lift_jumping_elses(node.body)
+    if not _has_jump(stmts):
         return None, None
     brk = norm.namer.fresh("_break")
     cont = norm.namer.fresh("_continue")
@@ -90,7 +92,7 @@ def lower_jumps(norm, node):
                 return out
             out.append(st)
         return out
-    body = [_set_flag(cont, False, node.body[0])] + lower(node.body)
+    body = [_set_flag(cont, False, stmts[0])] + lower(stmts)
     return brk, body
 
 
@@ -960,7 +962,7 @@ def index_loop(norm, node, stmts, arrays, kind):
         arrays, start = arrays[:-1], norm.to_arg(arrays[-1], node)
     ranges = [_range_start_step(norm, a) for a in arrays]
     lens = [norm.b.emit(by_name("len"), {"x": norm.to_arg(a, node)}, base="n")
-            if r is None else _range_length(norm, *r) for a, r in zip(arrays, ranges)]
+            if r is None else _trip_count(norm, *r) for a, r in zip(arrays, ranges)]
     n = lens[0]
     for m in lens[1:]:
         n = norm.b.emit(by_name("minimum"), {"x": n, "y": m}, base="n")
@@ -1183,17 +1185,6 @@ def _range_start_step(norm, value):
     if given("stop") is None:
         return Const(0), given("start"), step
     return given("start"), given("stop"), step
-
-
-def _range_length(norm, start, stop, step):
-    """len(range(start, stop, step)) for a constant step: max(0, ceil((stop - start) / step))."""
-    k = int(step.value)
-    span = norm.b.emit(by_name("subtract"), {"x": stop, "y": start} if k > 0 else
-                       {"x": start, "y": stop}, base="n")
-    if abs(k) != 1:
-        span = norm.b.emit(by_name("add"), {"x": span, "y": Const(abs(k) - 1)}, base="n")
-        span = norm.b.emit(by_name("floor_divide"), {"x": span, "y": Const(abs(k))}, base="n")
-    return norm.b.emit(by_name("maximum"), {"x": span, "y": Const(0)}, base="n")
 
 
 def _known_items(norm, part):

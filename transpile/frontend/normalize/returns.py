@@ -132,6 +132,34 @@ def _lift_loop_else(st):
     return [_assign(flag, true, st), loop, after]
 
 
+def lift_jumping_elses(stmts):
+    """A loop body whose inner loops' else clauses break or continue this loop (`for j ...:
+    ... else: continue`), with those loops lifted (the flag form of _lift_loop_else), so that
+    the jumps belong to this loop's body."""
+    out = []
+    for st in stmts:
+        if isinstance(st, (gast.For, gast.While)) and st.orelse and _jumps(st.orelse):
+            out += _lift_loop_else(st)
+        elif isinstance(st, gast.If):
+            out.append(gast.copy_location(gast.If(test=st.test,
+                                                  body=lift_jumping_elses(st.body),
+                                                  orelse=lift_jumping_elses(st.orelse)), st))
+        else:
+            out.append(st)
+    return out
+
+
+def _jumps(stmts):
+    """Whether these statements break or continue an enclosing loop (`for ...: ... else:
+    continue` inside another loop: the nested-break idiom)."""
+    for st in stmts:
+        if isinstance(st, (gast.Break, gast.Continue)):
+            return True
+        if isinstance(st, gast.If) and (_jumps(st.body) or _jumps(st.orelse)):
+            return True
+    return False
+
+
 def _flag_breaks(stmts, flag):
     """stmts with `flag = False` before each break of their loop (not of nested loops)."""
     out = []
@@ -176,7 +204,7 @@ def fold_early_returns(stmts):
     statements after it sit at the end of its branches."""
     for k, st in enumerate(stmts):
         if isinstance(st, (gast.For, gast.While)) and st.orelse and (
-                _loop_returns(st.orelse) or _loop_returns(st.body)):
+                _loop_returns(st.orelse) or _loop_returns(st.body) or _jumps(st.orelse)):
             lifted = _lift_loop_else(st)
             return fold_early_returns(list(stmts[:k]) + lifted + list(stmts[k + 1:]))
         if isinstance(st, (gast.For, gast.While)) and not st.orelse and _loop_returns(st.body):
