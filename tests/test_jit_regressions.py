@@ -1408,3 +1408,36 @@ def test_a_write_into_a_view_numpy_makes_by_split_or_flip_is_refused(f, what):
     from transpile.errors import TranspileError
     with pytest.raises(TranspileError, match=rf"test_jit_regressions.py:\d+.*view made by {what}"):
         jit(f)(np.arange(6.0))
+
+
+def sum_by_index(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += x[i]
+    return s
+
+
+def fill_ramp(n, v):
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = v * i
+    return out
+
+
+def rows_doubled(A):
+    t = np.zeros(A.shape[1])
+    for i in range(A.shape[0]):
+        t = t + A[i] * 2.0
+    return t
+
+
+def test_loops_over_empty_arrays_compile():
+    # the element read/write of a zero-length stand-in failed while typing: NumPy fallback
+    for f, args in [(sum_by_index, (np.zeros(0),)), (fill_ramp, (0, 2.0)),
+                    (rows_doubled, (np.zeros((0, 3)),))]:
+        jf = jit(f)
+        got = jf(*args)
+        assert jf.last_tier == "compiled"
+        want = f(*args)
+        assert np.shape(got) == np.shape(want)
+        np.testing.assert_array_equal(got, want)

@@ -282,6 +282,10 @@ class Specializer:
         except _Unknown:
             av = None
         except Exception as e:  # a value the stand-ins cannot reproduce: shape unknown
+            av = self._element_of_empty(eqn)
+            if av is not None:      # x[i] of an empty x (a loop that runs no iteration)
+                self.avals[eqn.out] = av
+                return av
             if eqn.out in getattr(self, "runs_first", ()):
                 mismatch = shape_mismatch(self, eqn, e)    # operands that never fit: fail now
                 if mismatch is not None:
@@ -302,6 +306,24 @@ class Specializer:
         if av is not None:
             self.avals[eqn.out] = av
         return av
+
+    def _element_of_empty(self, eqn):
+        """x[i] (integer indices only) of an x with a zero-length axis, or a write there: the
+        stand-in has no element, but the read's type is x's dtype and its remaining axes (a
+        write keeps x's)."""
+        x, index = eqn.args.get("x"), eqn.args.get("index")
+        writes = eqn.prim in (setitem, write_in_place)
+        if not (eqn.prim is _GETITEM or writes) or not isinstance(x, Var) or \
+                not isinstance(index, IndexArg):
+            return None
+        xav = self.avals.get(x.name)
+        if xav is None or 0 not in xav.shape or len(index.items) > len(xav.shape):
+            return None
+        for it in index.items:
+            av = self.aval(it) if isinstance(it, (Var, Const)) else None
+            if av is None or av.shape or av.dtype.kind not in "iu":
+                return None
+        return xav if writes else AVal(tuple(xav.shape[len(index.items):]), xav.dtype)
 
     def _run_time_size(self, eqn):
         """x.shape[k] of a value of run-time length: a Python int (as the folded sizes are)."""
