@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from transpile import grad, jit, jvp, vmap
+from transpile import grad, hessian, jit, jvp, vmap
 from transpile.errors import TranspileError, TranspileWarning
 
 jax = pytest.importorskip("jax")
@@ -461,3 +461,24 @@ def test_clip_with_one_bound_under_every_transform():
 
 def numerical_grad_1d(f, x, eps=1e-6):
     return np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])
+
+
+def polynomial_features(x, c):
+    s = 0.0
+    for k in range(4):
+        s = s + c[k] * x ** k           # x ** 0 at x == 0: its derivative is 0, not 0 * inf
+    return np.sum(s)
+
+
+def test_power_rule_at_zero_exponent_and_zero_base_against_jax():
+    x = np.array([0.0, -1.0, 2.0])
+    c = np.array([0.5, 1.0, -0.25, 0.75])
+
+    def jax_poly(v):
+        return jnp.sum(sum(c[k] * v ** k for k in range(4)))
+    want = np.asarray(jax.grad(jax_poly)(x))
+    np.testing.assert_allclose(grad(polynomial_features)(x, c), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(grad(polynomial_features))(x, c), want, rtol=1e-12)
+    np.testing.assert_allclose(np.diag(hessian(polynomial_features)(x, c)),
+                               np.diag(np.asarray(jax.hessian(jax_poly)(x))), rtol=1e-12)
+    np.testing.assert_array_equal(grad(lambda v: np.sum(v ** 0))(x), np.zeros(3))

@@ -10,7 +10,8 @@ import gast
 from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.primitives import by_name
-from transpile.primitives.numpy.elementwise import add, divide, multiply, negative, power, subtract
+from transpile.primitives.numpy.elementwise import (add, divide, multiply, negative, power,
+                                                    subtract, where)
 
 # jit (and a transform that needs its arguments' shapes) installs a hook here: the outermost
 # function's parameters have known shapes (transpile/api/shape_folding.py)
@@ -175,6 +176,14 @@ class Builder:
             return x
         if prim is power and _is_num(y, 1) and isinstance(x, Var):
             return x
+        if prim is where and isinstance(args.get("condition"), Const) and \
+                type(args["condition"].value) is bool:
+            # np.where(False, 0, d) of a rule at a constant (x ** 2: the k == 0 case of the
+            # power rule): d itself, when the other side is an int that cannot widen it
+            chosen, other = (x, y) if args["condition"].value else (y, x)
+            if isinstance(chosen, Var) and isinstance(other, Const) and \
+                    type(other.value) in (int, bool):
+                return chosen
         if prim is negative and isinstance(x, Var) and self.body:
             last = self.body[-1]
             if not isinstance(last, Eqn):

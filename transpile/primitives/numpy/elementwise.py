@@ -33,7 +33,7 @@ divide = defprim("divide", [np.true_divide, np.divide, operator.truediv], "np.di
                  cuda_c=SF.c_text("{x} / {y}"),
                  numba_cuda=SF.py_text("{x} / {y}"))
 power = defprim("power", [np.power, operator.pow], "np.power", "x, y", op="**", batch=E,
-                deriv={"x": "y * x ** (y - 1)", "y": "rt.log_base(x) * ans"},
+                deriv={"x": "np.where(y == 0, 0, y * x ** (y - 1))", "y": "rt.log_base(x) * ans"},
                 lower=SF.power, lower_py="py_power({x}, {y})", cuda_c=SF.c_pow,
                 numba_cuda=SF.py_pow)
 negative = defprim("negative", [np.negative, operator.neg], "np.negative", "x", op="neg", batch=E,
