@@ -482,3 +482,29 @@ def test_power_rule_at_zero_exponent_and_zero_base_against_jax():
     np.testing.assert_allclose(np.diag(hessian(polynomial_features)(x, c)),
                                np.diag(np.asarray(jax.hessian(jax_poly)(x))), rtol=1e-12)
     np.testing.assert_array_equal(grad(lambda v: np.sum(v ** 0))(x), np.zeros(3))
+
+
+def batched_matmul_loss(A, W):
+    return np.sum(np.tanh(np.einsum("...ij,jk->...ik", A, W)))
+
+
+def test_grad_of_einsum_with_an_ellipsis_against_jax():
+    # the cotangent of W contracted '...ik,...ij->jk', which NumPy refuses (no '...' out)
+    rng = np.random.default_rng(5)
+    A, W = rng.standard_normal((2, 3, 4, 2)), rng.standard_normal((2, 3))
+    want = jax.grad(lambda a, w: jnp.sum(jnp.tanh(jnp.einsum("...ij,jk->...ik", a, w))),
+                    argnums=(0, 1))(A, W)
+    for got in (grad(batched_matmul_loss, argnums=(0, 1))(A, W),
+                jit(grad(batched_matmul_loss, argnums=(0, 1)))(A, W)):
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10)
+
+
+def scaled_product(*xs, scale=2.0):
+    return np.sum(xs[0] * xs[1]) * scale
+
+
+def test_jvp_of_star_args_with_a_keyword_only_default():
+    Z = np.full((2, 2), 1.5)
+    value, tangent = jvp(scaled_product, (Z, Z), (Z, Z))
+    assert value == 18.0 and tangent == 36.0

@@ -413,8 +413,10 @@ class JVP(Transform):
         self.argnums = tuple(range(len(self._params))) if argnums is None else tuple(argnums)
 
     def nums(self, n_values):
-        """The differentiated arguments (f(*args): every argument of this call)."""
-        return tuple(range(n_values)) if self._star and self._every else self.argnums
+        """The differentiated arguments (f(*args): every positional argument of this call;
+        keyword-only parameters, bound after them, have no tangent)."""
+        kw_only = sum(p.kind is p.KEYWORD_ONLY for p in self._params)
+        return tuple(range(n_values - kw_only)) if self._star and self._every else self.argnums
 
     def __transpile_core__(self, in_trees):
         inner = core_of(self.fun, in_trees)

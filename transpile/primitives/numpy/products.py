@@ -62,6 +62,8 @@ def _einsum_vjp(eqn, k):
         text = f"np.einsum({spec!r}, g, {names})" if names else f"np.einsum({spec!r}, g)"
         return f"rt.einsum_scatter({text}, operands_{k}, {kept + '->' + mine!r})"
     kept = "".join(c for c in ins[k] if c not in [mine[i] for i in summed_only])
+    if "..." in subs_all(ins, out) and "..." not in kept:
+        kept = "..." + kept     # ('...ij,jk->...ik', operand 1): the batch axes, summed below
     spec = ",".join([out] + others) + "->" + kept
     text = f"np.einsum({spec!r}, g, {names})" if names else f"np.einsum({spec!r}, g)"
     if summed_only:   # indices summed inside this operand alone: broadcast back over them
