@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from transpile.core.ir import Const
 from transpile.primitives.batching import rules as BR
 from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.batching.axis_rules import axis_rule, per_example
@@ -236,7 +237,14 @@ tensordot_vjp = defprim("tensordot_vjp", AA.tensordot_vjp, "rt.tensordot_vjp",
                         jvp={"x": _tdv_jvp("x"), "y": _tdv_jvp("y")}, numba=NF.tensordot_vjp)
 
 # ---- sorting: a data-dependent permutation (differentiable almost everywhere) -----------------
-sort = defprim("sort", np.sort, "np.sort", "x, axis=-1, kind=None", batch=axis_rule(["axis"]),
+def _flat_if_axis_none(s, eqn):
+    """The rank of a row that flattens x when axis is None (np.sort(x, axis=None)): 1."""
+    axis = eqn.args.get("axis", Const(-1))
+    return 1 if isinstance(axis, Const) and axis.value is None else s.r(eqn.args["x"])
+
+
+sort = defprim("sort", np.sort, "np.sort", "x, axis=-1, kind=None",
+               batch=axis_rule(["axis"], rank=_flat_if_axis_none),
                vjp={"x": "rt.put_along(g, x, rt.sort_perm(x, axis), axis)"},
                jvp={"x": "rt.take_along(x_dot, rt.sort_perm(x, axis), axis)"}, numba=NF.sort,
                array_result=True)
