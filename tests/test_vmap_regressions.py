@@ -510,5 +510,5 @@ def flat_sort_loss(x):
 def test_vmap_of_a_sort_of_every_element():
     # np.sort(x, axis=None) is 1-D: vmap took it for x's rank (AxisError)
     X = np.random.default_rng(2).standard_normal((3, 2, 3))
-    np.testing.assert_allclose(vmap(flat_sort_loss)(X), [flat_sort_loss(x) for x in X],
+    np.testing.assert_allclose(tp.vmap(flat_sort_loss)(X), [flat_sort_loss(x) for x in X],
                                rtol=1e-12)
