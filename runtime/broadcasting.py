@@ -111,7 +111,12 @@ def grad_like(g, x):
 
 
 def astype(x, dtype):
-    return np.asarray(x).astype(dtype)
+    """x.astype(dtype) of an array; of a number, NumPy's scalar of that type (np.float32(0.0)
+    is a scalar, which `s += x[i]` rebinds and widens, not a 0-d array that keeps float32)."""
+    if isinstance(x, np.ndarray):
+        return x.astype(dtype)
+    a = np.asarray(x).astype(dtype)
+    return a[()] if a.ndim == 0 else a
 
 
 def mT(x):

@@ -508,3 +508,69 @@ def test_jvp_of_star_args_with_a_keyword_only_default():
     Z = np.full((2, 2), 1.5)
     value, tangent = jvp(scaled_product, (Z, Z), (Z, Z))
     assert value == 18.0 and tangent == 36.0
+
+
+def float32_accumulator(x):
+    s = np.float32(0.0)
+    for i in range(x.shape[0]):
+        s += x[i]                   # a NumPy scalar: rebound, and float32 + float64 is float64
+    return s
+
+
+def int32_counter(x):
+    c = np.int32(0)
+    for v in x:
+        c += v
+    return c
+
+
+def narrow_constant(x):
+    return np.float32(0.5) + x[0]
+
+
+def int64_constant(a):
+    return a + np.int64(1)          # int64 in NumPy 2 (a Python 1 would keep int32 and wrap)
+
+
+@pytest.mark.parametrize("f, x", [
+    (float32_accumulator, np.array([0.1, 0.2, 0.4666666676666667])),
+    (int32_counter, np.array([3_000_000_000, 5])),       # int32 would wrap
+    (narrow_constant, np.array([0.1, 0.2])),
+    (int64_constant, np.array([2 ** 31 - 1, 5], dtype=np.int32))])
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_narrow_numpy_scalars_widen_as_numpy_does(f, x, backend):
+    want = f(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TranspileWarning)     # (a type change: NumPy version)
+        got = jit(f, backend=backend)(x)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def int_started_sum(x):
+    s = 0                           # an int, widened by the first `+=`
+    for i in range(x.shape[0]):
+        s += x[i]
+    p = 1
+    for i in range(x.shape[0]):
+        p *= x[i] + 2.0
+    return s * s + p
+
+
+def test_an_int_started_accumulator_carries_every_term_under_every_transform():
+    # the augmented assignment's derivative was cut where its old value was an int: the
+    # first iteration's term was lost under grad, jvp, jacfwd and hessian; vmap raised
+    from transpile import jacfwd, value_and_grad
+    x = np.array([0.5, 1.5, -2.0, 3.0])
+    want = numerical_grad_1d(int_started_sum, x)
+    np.testing.assert_allclose(grad(int_started_sum)(x), want, rtol=1e-6)
+    np.testing.assert_allclose(value_and_grad(int_started_sum)(x)[1], want, rtol=1e-6)
+    np.testing.assert_allclose(jit(grad(int_started_sum))(x), want, rtol=1e-6)
+    np.testing.assert_allclose(jacfwd(int_started_sum)(x), want, rtol=1e-6)
+    np.testing.assert_allclose(jvp(int_started_sum, (x,), (np.ones(4),))[1], np.sum(want),
+                               rtol=1e-6)
+    np.testing.assert_allclose(hessian(int_started_sum)(x), jax.hessian(
+        lambda v: jnp.sum(v) ** 2 + jnp.prod(v + 2.0))(x), rtol=1e-10)
+    X = np.stack([x, 2 * x])
+    np.testing.assert_allclose(vmap(int_started_sum)(X), [int_started_sum(r) for r in X],
+                               rtol=1e-12)

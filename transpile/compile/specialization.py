@@ -115,7 +115,9 @@ class Compiled:
         # programs skip it: pmap shards calling a collective must all get in at once
         self.checked = fn is None or getattr(fn, "precompiled", False) or \
             backend_name in ("cupy", "cuda")
-        self.eager = fn is None
+        # (backend="numpy" runs the NumPy version too: its results are NumPy's own, not
+        # converted to the types compiled code would hold)
+        self.eager = fn is None or backend_name == "numpy"
         if fn is None:
             self.fn = plan.eager_callable()
         self.out_avals = [plan.avals.get(o.name) if hasattr(o, "name") else None

@@ -82,6 +82,10 @@ def format_const(v):
         return f"({inner},)" if len(v) == 1 else f"({inner})"
     if v is Ellipsis:
         return "..."
+    if isinstance(v, np.generic) and type(v) is not np.bool_:
+        # np.float32(0.5), np.int64(1): NumPy's scalar types are not weak as Python's
+        # numbers are (int32 array + np.int64(1) is int64; + 1 stays int32)
+        return f"np.{type(v).__name__}({format_const(v.item())})"
     if isinstance(v, np.generic):
         return repr(v.item())
     return repr(v)

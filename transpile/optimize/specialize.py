@@ -829,8 +829,8 @@ class Specializer:
                 if ir.is_literal(r) and not isinstance(r, str) and r is not None:
                     if isinstance(r, tuple):
                         r = tuple(int(v) if isinstance(v, (int, np.integer)) else v for v in r)
-                    elif isinstance(r, np.integer):
-                        r = int(r)
+                    elif isinstance(r, np.integer) and eqn.prim.query:
+                        r = int(r)      # (a size; np.int64(1) written by the user stays one)
                     self.subst[eqn.out] = self.count_const(eqn, r) or Const(r)
                     return
             except Exception:

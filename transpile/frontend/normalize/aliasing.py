@@ -474,6 +474,10 @@ class MemoryModel:
             self.carried_from[j] = leaf.name
         if not isinstance(leaf, Var):
             self.rel[j] = None
+            if isinstance(leaf, Const) and isinstance(leaf.value, np.generic):
+                # s = np.float32(0.0) before `s += x[i]`: a NumPy scalar is rebound (and
+                # widened, float32 + float64 is float64), never written in place
+                self.scalar_vars.add(j)
             return
         if leaf.name in self.maybe:
             self.maybe[j] = set(self.maybe[leaf.name])

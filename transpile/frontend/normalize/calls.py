@@ -270,7 +270,10 @@ def call(norm, func, args, kwargs, node, base):
     if isinstance(obj, type) and issubclass(obj, np.generic):
         if len(args) != 1:
             raise norm.error(node, f"{obj.__name__}(...) takes one argument")
-        return norm.apply(by_name("astype"), [args[0]], {"dtype": Const(obj)}, node, base)
+        result = norm.apply(by_name("astype"), [args[0]], {"dtype": Const(obj)}, node, base)
+        if isinstance(result, Var) and isinstance(args[0], Const):
+            norm.mem.scalar_vars.add(result.name)     # np.float32(0.0): a scalar, rebound
+        return result
     if is_transform_factory(obj) and all(isinstance(a, (Static, Const)) for a in
                                          list(args) + list(kwargs.values())):
         # grad(f) written inside a transformed function: build the transform now

@@ -2,7 +2,8 @@
 
   * `assign`, `added_to_zero`: the value itself, batched as its argument is;
   * `float_part(t, like)` / `cast_into(x, like)`: `like` only gives the dtype, which the batch
-    axis does not change, so the result is batched as `t` / `x` is;
+    axis does not change, so the result is batched as `t` / `x` is (a `like` that is a number
+    in each example is rebound: cast_into is then x itself);
   * `setitem(x, index, v)` (`x[index] = v` in the functional form): one write into the batched
     buffer, `x_b[(:, *index)] = v_b` with v's axes aligned after the batch axis, not a loop over
     the batch. A batched index (one integer per example) becomes `x_b[(rows, *index)]` with
@@ -27,7 +28,19 @@ def _same_as(arg):
 assign = _same_as("x")
 added_to_zero = _same_as("d")
 float_part = _same_as("t")
-cast_into = _same_as("x")
+
+
+def _cast_into_batch(s, eqn):
+    like = eqn.args["like"]
+    if s.b(like) and s.r(like) == 0:
+        # `s op= v` with s a number in each example (s = 0 before a loop, broadcast over the
+        # batch): Python rebinds it; casting into the batched ints would raise
+        s.final(by_name("assign"), {"x": eqn.args["x"]}, batched=s.b(eqn.args["x"]))
+        return
+    s.final(eqn.prim, dict(eqn.args), batched=s.b(eqn.args["x"]))
+
+
+cast_into = Rule("elementwise", _cast_into_batch, lambda s, eqn: s.r(eqn.args["x"]))
 
 
 def setitem_rank(s, eqn):

@@ -47,9 +47,11 @@ write_in_place_if_array = defprim("write_in_place_if_array", T.write_in_place_if
 float_part = defprim("float_part", T.float_part, "rt.float_part", "t, like", batch=BW.float_part,
                      linear=("t",), shape_args=("like",), vjp={"t": "rt.float_part(g, like)"},
                      shape_safe=True)
+# (its derivative is cut where the result is an integer array: `like` an int array written in
+# place; a number `like` is rebound, and `s = 0; s += x[i]` carries x's derivative)
 cast_into = defprim("cast_into", T.cast_into, "rt.cast_into", "x, like", batch=BW.cast_into,
-                    shape_args=("like",), vjp={"x": "rt.float_part(g, like)"},
-                    jvp={"x": "rt.float_part(x_dot, like)"}, shape_safe=True,
+                    shape_args=("like",), vjp={"x": "rt.float_part(g, ans)"},
+                    jvp={"x": "rt.float_part(x_dot, ans)"}, shape_safe=True,
                     construct="augmented assignment")
 # the caller's array argument receives the final value of a function that wrote into it
 write_back = defprim("write_back", T.write_back, "rt.write_back", "dest, value", batch=BW.write_back,
