@@ -970,3 +970,21 @@ def test_dict_key_comprehensions_static_in_and_for_else_returns():
         np.testing.assert_allclose(compiled(grad(else_returns_a_sum), v),
                                    numerical_grad(else_returns_a_sum, [v]), rtol=1e-6,
                                    atol=1e-8)
+
+
+def every_kth_squared(x, k):
+    s = 0.0
+    for t in range(x.shape[0]):
+        if k > 0 and t % k == 0:        # t % k runs only where k > 0, as in Python
+            s = s + x[t] ** 2
+        else:
+            s = s + x[t]
+    return s
+
+
+def test_and_guards_a_modulo_by_a_number_known_at_run_time():
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    for k in (0, 2):
+        same(compiled(every_kth_squared, x, k), every_kth_squared(x, k))
+        np.testing.assert_allclose(grad(every_kth_squared)(x, k),
+                                   numerical_grad(every_kth_squared, [x, k]), rtol=1e-6)

@@ -375,8 +375,9 @@ def expr_BoolOp(norm, node, base):
 
 def _may_raise(body):
     """Must this code run only where Python would evaluate it? It indexes with a value computed
-    at run time (x[i] past the end raises), draws random numbers or has another effect (the
-    generator would advance where Python's `or` skipped the draw), checks, converts or writes."""
+    at run time (x[i] past the end raises), divides numbers by a value known at run time,
+    draws random numbers or has another effect (the generator would advance where Python's
+    `or` skipped the draw), checks, converts or writes."""
     for st in ir.walk_eqns(body):
         prim = st.prim
         if not prim.pure or prim.keep or prim.check or prim.unsafe_in_select or \
@@ -385,6 +386,8 @@ def _may_raise(body):
         if prim is getitem and any(
                 isinstance(a, Var) for a in ir.iter_atoms([st.args["index"]])):
             return True
+        if prim.lower_py is not None and any(isinstance(a, Var) for a in st.args.values()):
+            return True     # `k > 0 and t % k == 0`: Python's % / // ** raise on numbers
     return any(isinstance(st, (ir.ForRange, ir.While)) for st in body)
 
 
