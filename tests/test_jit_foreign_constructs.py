@@ -988,3 +988,15 @@ def test_and_guards_a_modulo_by_a_number_known_at_run_time():
         same(compiled(every_kth_squared, x, k), every_kth_squared(x, k))
         np.testing.assert_allclose(grad(every_kth_squared)(x, k),
                                    numerical_grad(every_kth_squared, [x, k]), rtol=1e-6)
+
+
+def layer_with_activation(x, w, act=np.tanh):
+    return np.sum(act(x * w))
+
+
+def test_a_function_as_an_argument_or_default():
+    x = np.array([0.5, -1.0, 2.0])
+    same(compiled(layer_with_activation, x, 0.7), layer_with_activation(x, 0.7))
+    same(compiled(layer_with_activation, x, 0.7, np.sin), layer_with_activation(x, 0.7, np.sin))
+    np.testing.assert_allclose(grad(layer_with_activation)(x, 0.7),
+                               0.7 * (1 - np.tanh(0.7 * x) ** 2), rtol=1e-12)

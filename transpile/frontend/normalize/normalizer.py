@@ -364,6 +364,13 @@ def _integer_dtype(dtype):
         return False
 
 
+def _leaves_of(value):
+    """The atoms of an argument's value (none for a function or another Python object)."""
+    if isinstance(value, Struct):
+        return [leaf for item in value.items for leaf in _leaves_of(item)]
+    return [value] if isinstance(value, (Var, Const)) else []
+
+
 def _identifier(key):
     return re.sub(r"\W", "_", str(key))
 
@@ -445,7 +452,7 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         frame.env[pname] = unflatten_value(tree, [Var(n) for n in leaves])
         # (the leaves of a list/dict argument too: `b is None` of one is known, a None entry
         # being part of the structure)
-        norm.arguments += [v for v in flatten_value(frame.env[pname])[0] if isinstance(v, Var)]
+        norm.arguments += [v for v in _leaves_of(frame.env[pname]) if isinstance(v, Var)]
         frame.core_names[pname] = pname
         for leaf in leaves:     # the caller's buffers: see transpile/frontend/normalize/aliasing.py
             frame.env[param_entry(leaf)] = Var(leaf)
