@@ -135,7 +135,6 @@ def _extreme(kind):
         _no_kwargs(norm, kwargs, node, kind)
         if not args:
             raise norm.error(node, f"{kind} expects at least one argument")
-        ufunc = "maximum" if kind == "max" else "minimum"
         if len(args) > 1:
             return _python_extreme(norm, kind, list(args), node, base)
         seq = args[0]
@@ -143,7 +142,7 @@ def _extreme(kind):
             values = items_of(norm, seq, node, kind)
             if not values:
                 raise norm.error(node, f"{kind}() of an empty sequence")
-            return _fold(norm, ufunc, values, node, base)
+            return _python_extreme(norm, kind, values, node, base)
         return norm.apply(by_name(kind), [seq], {"axis": Const(0)}, node, base)
     return handle
 
@@ -155,6 +154,9 @@ def _python_extreme(norm, kind, values, node, base):
     acc = norm.to_arg(values[0], node)
     for v in values[1:]:
         v = norm.to_arg(v, node)
+        if isinstance(acc, Const) and isinstance(v, Const):     # max(2, n) of constants
+            acc = Const((min if kind == "min" else max)(acc.value, v.value))
+            continue
         better = norm.b.emit(by_name("less" if kind == "min" else "greater"), {"x": v, "y": acc},
                              base="cond")
         acc = norm.b.emit(by_name("where"), {"condition": norm.to_arg(better, node), "x": v,
