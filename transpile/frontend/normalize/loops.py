@@ -586,28 +586,15 @@ def stmt_For(norm, node):
                                          "loop that runs over it", cls=TranspileError,
                                          hint="loop over a copy: for v in list(...)")
                     parts[k] = runlists.loop_view(norm, p, node)
-            if all(isinstance(p, (Struct, Static)) for p in parts):
-                seqs = [iteration_items(p) if isinstance(p, Struct) else
-                        [norm.classify(v, None) for v in p.obj] for p in parts]
-                if obj is zip:
-                    items = [Struct("tuple", list(t)) for t in zip(*seqs)]
-                else:
-                    items = [Struct("tuple", [_plus(norm, start, i, node), v])
-                             for i, v in enumerate(seqs[0])]
-                return unroll(norm, node, stmts, items)
             known = [_known_items(norm, p) for p in parts]
             if any(k is not None for k in known):
-                # zip(params, range(n)), zip(params, x): a list's length is known now, so
-                # the loop unrolls (as a loop, the list would be one stacked array)
+                # sequences of known structure unroll; so do zip(params, range(n)) and
+                # zip(params, x): the list's length is known now (as a loop, the list would
+                # be one stacked array)
                 n = min(len(k) for k in known if k is not None)
                 seqs = [k if k is not None else _items_to(norm, p, it, n)
                         for p, k in zip(parts, known)]
-                if obj is zip:
-                    items = [Struct("tuple", list(t)) for t in zip(*seqs)]
-                else:
-                    items = [Struct("tuple", [_plus(norm, start, i, node), v])
-                             for i, v in enumerate(seqs[0])]
-                return unroll(norm, node, stmts, items)
+                return unroll(norm, node, stmts, _zipped(norm, obj, seqs, start, node))
             if appends_to_list(norm, node.body):
                 # the list grows by one item per iteration: unrolled where the trip count is
                 # known and small (or the items are not numbers), else a RunList (runlists.py)
@@ -615,11 +602,7 @@ def stmt_For(norm, node):
                         for p in parts]
                 items = None
                 if all(q is not None for q in seqs):
-                    if obj is zip:
-                        items = [Struct("tuple", list(t)) for t in zip(*seqs)]
-                    else:
-                        items = [Struct("tuple", [_plus(norm, start, i, node), v])
-                                 for i, v in enumerate(seqs[0])]
+                    items = _zipped(norm, obj, seqs, start, node)
                 if unroll_appends(norm, node, stmts, items):
                     return unroll(norm, node, stmts, items)
             return index_loop(norm, node, stmts, parts + ([start] if obj is enumerate else []),
@@ -1187,12 +1170,19 @@ def _range_start_step(norm, value):
     return given("start"), given("stop"), step
 
 
+def _zipped(norm, obj, seqs, start, node):
+    """The items a zip (or enumerate) loop visits, from its sequences' items."""
+    if obj is zip:
+        return [Struct("tuple", list(t)) for t in zip(*seqs)]
+    return [Struct("tuple", [_plus(norm, start, i, node), v]) for i, v in enumerate(seqs[0])]
+
+
 def _known_items(norm, part):
     """The items of a part of a zip known when the code is generated (a list, a tuple, a
-    constant sequence), else None."""
+    constant sequence, another Python iterable), else None."""
     if isinstance(part, Struct):
         return iteration_items(part)
-    if isinstance(part, Static) and isinstance(part.obj, (tuple, list, range, dict)):
+    if isinstance(part, Static):
         return [norm.classify(v, None) for v in part.obj]
     if isinstance(part, Const) and isinstance(part.value, (tuple, list)):
         return [Const(v) for v in part.value]
