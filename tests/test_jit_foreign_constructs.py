@@ -1000,3 +1000,15 @@ def test_a_function_as_an_argument_or_default():
     same(compiled(layer_with_activation, x, 0.7, np.sin), layer_with_activation(x, 0.7, np.sin))
     np.testing.assert_allclose(grad(layer_with_activation)(x, 0.7),
                                0.7 * (1 - np.tanh(0.7 * x) ** 2), rtol=1e-12)
+
+
+def with_options(x, opts=None):
+    if opts is None:
+        opts = {"lr": 0.1}
+    return x * opts["lr"]
+
+
+def test_is_none_of_a_dict_or_tuple_argument():
+    x = np.arange(3.0)
+    for opts in ({"lr": 0.2}, None):
+        same(compiled(with_options, x, opts), with_options(x, opts))

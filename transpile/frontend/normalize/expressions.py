@@ -293,6 +293,9 @@ def static_compare(norm, op, left, right, node):
 
     if isinstance(op, (gast.Is, gast.IsNot)) and (_is_none(left) or _is_none(right)):
         other = right if _is_none(left) else left
+        if isinstance(other, Struct) and not _is_none(other):
+            # `opts is None` of a dict, tuple or list (an optional settings argument given)
+            return Const(isinstance(op, gast.IsNot))
         if isinstance(other, ir.Var) and other.name in norm.mem.defs:
             # the result of an operation (`f(x[:4])` reading `if x is None` inside f): an
             # array or a number, never None
