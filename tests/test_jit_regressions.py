@@ -1441,3 +1441,17 @@ def test_loops_over_empty_arrays_compile():
         want = f(*args)
         assert np.shape(got) == np.shape(want)
         np.testing.assert_array_equal(got, want)
+
+
+def any_all_count_keepdims(B):
+    m = B > 0
+    return (np.any(m, axis=1, keepdims=True), np.all(m, axis=0, keepdims=True),
+            np.count_nonzero(m, axis=1, keepdims=True), m.all(axis=0, keepdims=True),
+            np.any(m, keepdims=True))
+
+
+def test_keepdims_on_any_all_and_count_nonzero():
+    B = np.array([[1.0, -1.0], [-2.0, -3.0], [4.0, 5.0]])
+    for got, want in zip(jit(any_all_count_keepdims)(B), any_all_count_keepdims(B)):
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)

@@ -34,7 +34,7 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.core.codegen import GENERATED_NAMES
-from transpile.errors import TranspileError, UnsupportedSyntax
+from transpile.errors import ShapesNeeded, TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, IndexArg, TupleArg, Var
 from transpile.frontend.normalize import (array_literals, calls, expressions, loops, runlists,
                                           statements)
@@ -240,6 +240,25 @@ class Normalizer:
             return runlists.truth(self, value, node)
         return value
 
+    def _kept_dims(self, prim, args, kwargs, node, base):
+        """np.any(x, axis, keepdims=True) (rows without keepdims): the reduction, then the
+        reduced axes put back with length 1."""
+        kwargs = dict(kwargs)
+        keep = self.static_value(kwargs.pop("keepdims"), node, "keepdims")
+        out = self.apply(prim, args, kwargs, node, base)
+        if not keep:
+            return out
+        axis = kwargs.get("axis", args[1] if len(args) > 1 else Const(None))
+        axis = self.static_value(axis, node, "the axis of a reduction with keepdims")
+        if axis is None:
+            x = args[0] if args else kwargs.get("x")
+            av = self.b.avals.get(x.name) if isinstance(x, Var) and self.b.avals else None
+            if av is None:
+                raise self.error(node, f"{prim.path}(..., axis=None, keepdims=True) needs the "
+                                 "array's rank when the code is generated", cls=ShapesNeeded)
+            axis = tuple(range(len(av.shape)))
+        return self.apply(by_name("expand_dims"), [out], {"axis": Const(axis)}, node, base)
+
     def static_truth(self, value):
         if isinstance(value, Const):
             return True, bool(value.value)
@@ -252,6 +271,8 @@ class Normalizer:
     def apply(self, prim, args, kwargs, node, base):
         if prim.canonical_args is not None:   # np.einsum's sublist form
             args, kwargs = prim.canonical_args(args, kwargs)
+        if "keepdims" in kwargs and prim in _KEEPDIMS_BY_EXPANDING:
+            return self._kept_dims(prim, args, kwargs, node, base)
         try:
             bound = prim.bind(args, kwargs)
         except TypeError as e:
@@ -362,6 +383,9 @@ def _integer_dtype(dtype):
         return obj is not None and np.dtype(obj).kind in "biu"
     except TypeError:
         return False
+
+
+_KEEPDIMS_BY_EXPANDING = tuple(by_name(n) for n in ("any", "all", "count_nonzero"))
 
 
 def _leaves_of(value):
