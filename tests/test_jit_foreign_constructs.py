@@ -1012,3 +1012,16 @@ def test_is_none_of_a_dict_or_tuple_argument():
     x = np.arange(3.0)
     for opts in ({"lr": 0.2}, None):
         same(compiled(with_options, x, opts), with_options(x, opts))
+
+
+def copy_rows(dst, src, mask):
+    np.copyto(dst, src)
+    np.copyto(dst[0], src * 2.0, where=mask)
+    return dst.sum()
+
+
+def test_copyto_writes_the_destination():
+    src, mask = np.arange(3.0), np.array([True, False, True])
+    got_dst, want_dst = np.zeros((2, 3)), np.zeros((2, 3))
+    same(compiled(copy_rows, got_dst, src, mask), copy_rows(want_dst, src, mask))
+    same(got_dst, want_dst)

@@ -63,6 +63,8 @@ def stmt_Expr(norm, node):
         return
     if put_statement(norm, node):         # np.put(a, ind, v) / a.put(ind, v): a loop of writes
         return
+    if copyto_statement(norm, node):      # np.copyto(dst, src): dst[...] = src
+        return
     if isinstance(node.value, (gast.Yield, gast.YieldFrom)):
         raise norm.error(node, "unsupported: generator (yield)",
                          hint="return the values instead (a list or tuple)")
@@ -211,6 +213,35 @@ def fill_diagonal_statement(norm, node):
             f"for {k} in range(min({a}.shape[0], {a}.shape[1])):\n"
             f"    {a}[{k}, {k}] = {value}\n")
     return _statements_for(norm, node, text)
+
+
+def copyto_statement(norm, node):
+    """`np.copyto(dst, src)` / `np.copyto(dst, src, where=mask)`: a write of the whole array,
+    `dst[...] = src` (dst keeps its dtype; `where=`: `np.where(mask, src, dst)` written)."""
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, (gast.Name, gast.Attribute)):
+        return False
+    try:
+        func = norm.expr(call.func, "f")
+    except TranspileError:
+        return False
+    if not (isinstance(func, Static) and func.obj is np.copyto):
+        return False
+    kwargs = {kw.arg: kw.value for kw in call.keywords}
+    args = list(call.args) + [kwargs.pop(k) for k in ("dst", "src") if k in kwargs]
+    if len(args) != 2 or set(kwargs) - {"where", "casting"}:
+        raise norm.error(node, "np.copyto is supported as np.copyto(dst, src) with where=",
+                         construct="np.copyto(...)")
+    casting = kwargs.get("casting")
+    if casting is not None and not (isinstance(casting, gast.Constant) and
+                                    casting.value == "same_kind"):
+        raise norm.error(node, "np.copyto(..., casting=...) other than 'same_kind' is not "
+                         "supported", construct="np.copyto(...)")
+    dst, src = (ast.unparse(gast.gast_to_ast(a)) for a in args)
+    if "where" in kwargs:
+        mask = ast.unparse(gast.gast_to_ast(kwargs["where"]))
+        src = f"np.where({mask}, {src}, {dst})"
+    return _statements_for(norm, node, f"{dst}[...] = {src}\n")
 
 
 _PUT_MODES = ("raise", "wrap", "clip")
