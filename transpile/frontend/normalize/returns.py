@@ -9,7 +9,11 @@ after the loop `if returned: return result` (folded like any early return); insi
 nested in others, each enclosing loop breaks after it on the flag. The result starts as a
 placeholder (frontend/normalize/values.py), which takes the value returned without a copy on
 the other paths, so any value (numbers, arrays, tuples of them) may be returned from inside
-loops.
+loops (a loop whose returns are all bare needs no result).
+A function that returns on some path and may run off its end gets its implicit `return None`
+written out (with_final_return), so a bare `return` under an `if` on data meets a return on
+the other path. A loop's `else` clause that returns, breaks or continues an enclosing loop is
+lifted: `no_break = True`, the loop (its own breaks clear the flag), `if no_break: ...`.
 """
 import copy
 
