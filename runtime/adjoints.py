@@ -73,8 +73,14 @@ def dot_vjp_right(ct, x, y):
 def getitem_vjp(ct, x, index):
     """Cotangent of x in x[index]: zeros of x's shape with ct added at index (repeats add up).
     A floating index is the placeholder of an example of a batch whose path never read x
-    (vmap runs both sides of a batched branch, then selects): nothing is added."""
-    out = np.zeros(np.shape(x), dtype=np.result_type(ct))
+    (vmap runs both sides of a batched branch, then selects): nothing is added. The cotangent
+    of a float array is in its dtype (as JAX gives a float32 value a float32 cotangent: a
+    float64 one would change the type of an adjoint accumulated in a loop)."""
+    dtype = np.result_type(ct)
+    xdt = np.result_type(x)
+    if np.issubdtype(xdt, np.inexact) and np.can_cast(dtype, xdt, casting="same_kind"):
+        dtype = xdt
+    out = np.zeros(np.shape(x), dtype=dtype)
     if not _placeholder_index(index):
         np.add.at(out, index, ct)
     return out

@@ -216,14 +216,25 @@ def add_at(acc, index, ct, like):
     acc is a writable array of like's shape whose dtype holds the sum. The generated code uses
     it where optimize/inplace.py proved that nothing reads acc's old value afterwards."""
     if type(acc) is np.ndarray and acc.flags.writeable and acc.shape == np.shape(like) \
-            and np.result_type(acc, ct) == acc.dtype:
+            and (np.result_type(acc, ct) == acc.dtype or _primal_dtype(acc, ct, like)):
         if _basic_index(index):
             acc[index] += ct
         else:
             np.add.at(acc, index, ct)
         return acc
     from .adjoints import getitem_vjp
-    return acc + getitem_vjp(ct, like, index)
+    out = acc + getitem_vjp(ct, like, index)
+    if isinstance(acc, np.ndarray) and isinstance(out, np.ndarray) and \
+            out.dtype != acc.dtype and _primal_dtype(acc, ct, like):
+        out = out.astype(acc.dtype)
+    return out
+
+
+def _primal_dtype(acc, ct, like):
+    """Is acc the adjoint of a float array `like` in like's own dtype, which a wider
+    cotangent is cast into (as JAX gives a float32 value a float32 cotangent)?"""
+    return acc.dtype == np.result_type(like) and np.issubdtype(acc.dtype, np.inexact) and \
+        np.can_cast(np.result_type(ct), acc.dtype, casting="same_kind")
 
 
 def _basic_index(index):

@@ -574,3 +574,26 @@ def test_an_int_started_accumulator_carries_every_term_under_every_transform():
     X = np.stack([x, 2 * x])
     np.testing.assert_allclose(vmap(int_started_sum)(X), [int_started_sum(r) for r in X],
                                rtol=1e-12)
+
+
+def float32_conv(w, x):
+    out = np.zeros(x.shape[0] - 2)          # float64, as np.zeros makes it
+    for k in range(3):
+        out = out + w[k] * x[k:k + x.shape[0] - 2]
+    return np.sum(out ** 2)
+
+
+def test_jit_grad_of_float32_weights_with_a_float64_accumulator_compiles():
+    # the cotangent of w[k] was float64, so w's adjoint changed type in the loop: jit(grad)
+    # ran NumPy; a float32 value's cotangent is float32 (as in JAX)
+    w = np.array([0.5, -1.0, 2.0], dtype=np.float32)
+    x = np.arange(6.0, dtype=np.float32)
+    want = grad(float32_conv)(w, x)
+    assert want.dtype == np.float32
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        got = jit(grad(float32_conv))(w, x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    np.testing.assert_allclose(want, numerical_grad_1d(
+        lambda v: float32_conv(v, x.astype(np.float64)), w.astype(np.float64)), rtol=1e-5)
