@@ -182,18 +182,25 @@ def _statements_for(norm, node, text):
     return True
 
 
+def _statement_call_of(norm, node, fn):
+    """The call of `fn` (np.fill_diagonal, np.copyto) that the expression statement `node`
+    is, or None."""
+    call = node.value
+    if not isinstance(call, gast.Call) or not isinstance(call.func, (gast.Name, gast.Attribute)):
+        return None
+    try:
+        func = norm.expr(call.func, "f")
+    except TranspileError:
+        return None
+    return call if isinstance(func, Static) and func.obj is fn else None
+
+
 def fill_diagonal_statement(norm, node):
     """`np.fill_diagonal(a, v)` on a 2-D array: written as the loop NumPy runs,
     `for k in range(min(a.shape[0], a.shape[1])): a[k, k] = v` (v computed once), so every
     transform sees plain subscript writes. wrap=True and arrays that are not 2-D are refused."""
-    call = node.value
-    if not isinstance(call, gast.Call) or not isinstance(call.func, (gast.Name, gast.Attribute)):
-        return False
-    try:
-        func = norm.expr(call.func, "f")
-    except TranspileError:
-        return False
-    if not (isinstance(func, Static) and func.obj is np.fill_diagonal):
+    call = _statement_call_of(norm, node, np.fill_diagonal)
+    if call is None:
         return False
     args = list(call.args)
     wrap = [kw.value for kw in call.keywords if kw.arg == "wrap"]
@@ -218,14 +225,8 @@ def fill_diagonal_statement(norm, node):
 def copyto_statement(norm, node):
     """`np.copyto(dst, src)` / `np.copyto(dst, src, where=mask)`: a write of the whole array,
     `dst[...] = src` (dst keeps its dtype; `where=`: `np.where(mask, src, dst)` written)."""
-    call = node.value
-    if not isinstance(call, gast.Call) or not isinstance(call.func, (gast.Name, gast.Attribute)):
-        return False
-    try:
-        func = norm.expr(call.func, "f")
-    except TranspileError:
-        return False
-    if not (isinstance(func, Static) and func.obj is np.copyto):
+    call = _statement_call_of(norm, node, np.copyto)
+    if call is None:
         return False
     kwargs = {kw.arg: kw.value for kw in call.keywords}
     args = list(call.args) + [kwargs.pop(k) for k in ("dst", "src") if k in kwargs]
