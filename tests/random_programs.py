@@ -470,6 +470,16 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"for v, i in zip([{a}, {b}], range({draw(st.integers(1, 3))})):")
         prog.emit(f"s{t} = s{t} + v * (i + 1)", 2)
         prog.emit(f"{t} = s{t}")
+    elif kind == "first_iter":    # a name the loop binds first on its first iteration
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        c = draw(st.sampled_from(["i == 0", f"i == 0 or {b}[i] > 0.0"]))
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"if {c}:", 2)
+        prog.emit(f"m{t} = {a} * {b}[i]", 3)
+        prog.emit("else:", 2)
+        prog.emit(draw(st.sampled_from([f"m{t} = np.maximum(m{t}, {a} * {b}[i])",
+                                        f"m{t} = m{t} * 0.5 + {b}[i]"])), 3)
+        prog.emit(f"{t} = m{t}")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
         a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
@@ -529,6 +539,9 @@ PYTHON_KINDS += ["loop_rebound", "array_method", "take_dtype"]
 # min/max (np.minimum's NaN order), dict copies and comprehensions over keys (refused), zip of
 # a list with a range (a stacked list gave wrong-shaped gradients)
 PYTHON_KINDS += ["nested_write", "py_minmax", "dict_comp", "zip_range"]
+# (session 42) a name bound first inside a loop and read there before its binding on later
+# iterations (`if i == 0: m = ... else: m = f(m)`: refused as "not defined")
+PYTHON_KINDS += ["first_iter"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
 # values whose length depends on the data: lists (of numbers or arrays) appended under an if
 # (not under vmap: each example's list has its own length) and a loop variable whose length

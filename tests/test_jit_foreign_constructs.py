@@ -1025,3 +1025,78 @@ def test_copyto_writes_the_destination():
     got_dst, want_dst = np.zeros((2, 3)), np.zeros((2, 3))
     same(compiled(copy_rows, got_dst, src, mask), copy_rows(want_dst, src, mask))
     same(got_dst, want_dst)
+
+
+# ---- a name the loop binds first, read on later iterations --------------------------------------
+
+def running_max_from_first(x):
+    for i in range(x.shape[0]):
+        if i == 0:
+            best = x[i]
+        else:
+            best = max(best, x[i])
+    return best
+
+
+def differences_with_prev(x):
+    d = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        if i > 0:
+            d[i] = x[i] - prev
+        prev = x[i] * 1.5
+    return d
+
+
+def decayed_while(x):
+    i = 0
+    tot = 0.0
+    while i < x.shape[0]:
+        if i == 0:
+            acc = x[0]
+        else:
+            acc = acc * 0.9 + x[i]
+        tot += acc * acc
+        i += 1
+    return tot
+
+
+def row_maxima(A):
+    out = np.zeros(A.shape[0])
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            if c == 0:
+                run = A[r, c]
+            else:
+                run = np.maximum(run, A[r, c])
+        out[r] = run
+    return out
+
+
+@pytest.mark.parametrize("f, x", [
+    (running_max_from_first, np.array([3.0, 1.0, 4.0, 1.5])),
+    (differences_with_prev, np.array([3.0, -1.0, 4.0, -1.5])),
+    (decayed_while, np.array([0.5, -1.0, 2.0, 0.25])),
+    (row_maxima, np.array([[1.0, 3.0, 2.0], [0.5, -1.0, 0.25]])),
+])
+def test_a_name_first_bound_on_the_first_iteration_compiles_and_differentiates(f, x):
+    same(compiled(f, x.copy()), f(x.copy()))
+    w = np.cos(np.arange(np.size(f(x))) + 1.0)
+    loss = lambda v: np.sum(f(v) * w)        # noqa: E731
+    np.testing.assert_allclose(grad(loss)(x.copy()), numerical_grad(loss, [x.copy()]),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(jit(grad(loss))(x.copy()), numerical_grad(loss, [x.copy()]),
+                               rtol=1e-6, atol=1e-8)
+
+
+def reads_before_any_binding(x):
+    for i in range(x.shape[0]):
+        s = s + x[i]          # noqa: F821 (UnboundLocalError in Python too)
+    return s
+
+
+def test_a_read_before_any_binding_is_python_s_unbound_local_error_at_the_line():
+    with pytest.raises(UnboundLocalError):
+        reads_before_any_binding(np.ones(3))
+    with pytest.raises(UnboundLocalError, match=r"test_jit_foreign_constructs.py:\d+: local "
+                       r"variable 's' is read before it is set"):
+        jit(reads_before_any_binding)(np.ones(3))

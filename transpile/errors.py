@@ -60,3 +60,9 @@ class IndexOutOfBounds(ShapeMismatch, IndexError):
 class NoAttribute(TranspileError, AttributeError):
     """An attribute that the value does not have (`x.mean()` of a string passed where an array
     was expected): Python's AttributeError, at the user's line."""
+
+
+class ReadBeforeSet(TranspileError, UnboundLocalError):
+    """A local variable read where no path has bound it yet (the first iteration of a loop
+    reading the value a later statement of the body binds): Python's UnboundLocalError, at
+    the user's line."""

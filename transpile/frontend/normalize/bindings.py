@@ -159,3 +159,45 @@ def tree_eq(a, b):
             ir.is_literal(x.obj) and type(x.obj) is type(y.obj) and x.obj == y.obj))
     return a[1:3] == b[1:3] and len(a[3]) == len(b[3]) and all(
         tree_eq(x, y) for x, y in zip(a[3], b[3]))
+
+
+def read_before_bound(stmts):
+    """Names a loop body may read before it binds them in the same iteration (on some path
+    through it): `if i == 0: best = x[i] / else: best = max(best, x[i])` reads the previous
+    iteration's `best`. A conservative reading of the statements in order: a name counts as
+    bound after an `if` only where both paths bind it, never after a nested loop."""
+    exposed = set()
+
+    def loads(node, bound):
+        for n in gast.walk(node):
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load) and n.id not in bound:
+                exposed.add(n.id)
+
+    def run(body, bound):
+        for st in body:
+            if isinstance(st, gast.If):
+                loads(st.test, bound)
+                b1, b2 = set(bound), set(bound)
+                run(st.body, b1)
+                run(st.orelse, b2)
+                bound |= b1 & b2
+            elif isinstance(st, (gast.For, gast.While)):
+                loads(st.iter if isinstance(st, gast.For) else st.test, bound)
+                inner = set(bound) | set(store_names([st.target])) \
+                    if isinstance(st, gast.For) else set(bound)
+                run(st.body, inner)
+                run(st.orelse, set(bound))
+            elif isinstance(st, gast.AugAssign):
+                loads(st, bound)          # (the target is read first)
+                bound.update(store_names([st]))
+            elif isinstance(st, (gast.Assign, gast.AnnAssign)):
+                if st.value is not None:
+                    loads(st.value, bound)
+                for t in (st.targets if isinstance(st, gast.Assign) else [st.target]):
+                    loads(t, bound)       # (subscripts and attributes of stored names)
+                bound.update(store_names([st]))
+            else:
+                loads(st, bound)
+                bound.update(store_names([st]))
+    run(stmts, set())
+    return exposed

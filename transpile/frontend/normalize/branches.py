@@ -6,8 +6,8 @@ pick a branch before this (frontend/normalize/statements.py, frontend/normalize/
 from transpile.core import ir
 from transpile.frontend.normalize import runlists
 from transpile.frontend.normalize.aliasing import Stale
-from transpile.frontend.normalize.values import Placeholder, Raised
-from transpile.errors import TranspileError
+from transpile.frontend.normalize.values import RAISED, Placeholder, Raised
+from transpile.errors import ReadBeforeSet, TranspileError
 from transpile.core.ir import Const, Var
 from transpile.primitives import by_name
 from transpile.frontend.normalize.bindings import (emit_copy, join_name, join_scalar_aval, protect,
@@ -31,7 +31,17 @@ def dynamic_if(norm, node, cond):
             f.env.update(pre)
         frame.returned = None
         norm.b.loc = loc
-        body, _ = sub_body(norm, lambda: norm.run_body(stmts))
+        try:
+            body, _ = sub_body(norm, lambda: norm.run_body(stmts))
+        except ReadBeforeSet:
+            if norm.mem.events is None:
+                raise
+            # reading a loop body ahead (loops.py): this path reads what an earlier
+            # iteration left in a name the loop binds first; the other path gives its type
+            for f, pre in zip(frames, pres):
+                f.env.clear()
+                f.env.update(pre)
+            body, frame.returned = [], RAISED
         results.append((body, [dict(f.env) for f in frames], frame.returned))
     (b1, envs1, r1), (b2, envs2, r2) = results
     for f, pre in zip(frames, pres):

@@ -12,7 +12,7 @@ import numpy as np
 from transpile.frontend.normalize import array_literals, runlists
 from transpile.frontend.normalize.aliasing import Stale, stale_error
 from transpile.core import ir
-from transpile.errors import NoAttribute, ShapesNeeded, TranspileError
+from transpile.errors import NoAttribute, ReadBeforeSet, ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.bindings import emit_copy, sub_body
 from transpile.frontend.normalize.branches import dynamic_ifexp
@@ -57,8 +57,8 @@ def expr_Name(norm, node, base):
             if isinstance(value, Stale):
                 raise stale_error(norm, node, value)
             if isinstance(value, Placeholder):
-                raise norm.error(node, f"name {name!r} is read before it is set",
-                                 cls=TranspileError)
+                raise norm.error(node, f"local variable {name!r} is read before it is set",
+                                 cls=ReadBeforeSet)
             return value
     resolver = norm.frame.resolver
     if resolver is None:

@@ -27,7 +27,8 @@ from transpile.errors import ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.branches import typed_like
 from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
-                                          store_names, sub_body, tree_eq, value_leaves)
+                                          read_before_bound, store_names, sub_body, tree_eq,
+                                          value_leaves)
 from transpile.frontend.normalize import runlists
 from transpile.frontend.parse import unrolled_container
 from transpile.frontend.normalize.returns import lift_jumping_elses
@@ -540,9 +541,21 @@ def _bound_in_a_loop_with_break(norm, node):
             norm.frame.env[n] = Placeholder()
 
 
+def _carried_from_an_earlier_iteration(norm, node):
+    """`for i ...: if i == 0: best = x[i] / else: best = max(best, x[i])`: a name the body
+    binds, not bound before the loop, and read on some path before the body binds it reads
+    the previous iteration's value. It starts as a placeholder (values.py), typed by the body
+    read ahead; a read on the first iteration would raise UnboundLocalError in Python (and
+    here at the line, where the code makes it certain)."""
+    for n in read_before_bound(node.body):
+        if n not in norm.frame.env and n in store_names(node.body):
+            norm.frame.env[n] = Placeholder()
+
+
 def stmt_For(norm, node):
     if node.orelse:
         return loop_with_else(norm, node, stmt_For)
+    _carried_from_an_earlier_iteration(norm, node)
     brk, body_stmts = lower_jumps(norm, node)
     if brk:
         _bound_in_a_loop_with_break(norm, node)
@@ -1056,6 +1069,7 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
 def stmt_While(norm, node):
     if node.orelse:
         return loop_with_else(norm, node, stmt_While)
+    _carried_from_an_earlier_iteration(norm, node)
     brk, body_stmts = lower_jumps(norm, node)
     stmts = body_stmts if brk else node.body
     test = node.test
