@@ -25,7 +25,7 @@ from .tape import (Tape, adjoint_like, assign, cast_into, float_part,  # noqa: F
                                     written_part,
                                     added_to_zero, add_at, if_array, setitem_if_array,
                                     write_in_place_if_array)
-from .special import (beta, betainc, betaln, digamma, gammainc, gammaincc, erf, erfc, erfinv, expit, gammaln, i0,
+from .special import (beta, betainc, betaln, digamma, gammainc, gammaincc, erf, erfc, erfinv, expit, gamma, gammaln, i0,
                                       i0e, i1, i1_over_x, i1e, i1e_over_x, log_ndtr, log_softmax,
                                       logit, logsumexp, ndtr, polygamma, softmax, xlog1py, xlogy)
 from .fft_adjoints import fft_adjoint, fft_forward

@@ -40,6 +40,10 @@ def erfinv(x):
     return _keep(_sp().erfinv(x), x)
 
 
+def gamma(x):
+    return _keep(_sp().gamma(x), x)
+
+
 def gammaln(x):
     return _keep(_sp().gammaln(x), x)
 

@@ -15,6 +15,7 @@ _SHAPES1 = [[()], [(3,)], [(2, 3)]]
 for _name, _expr, _dom in [
         ("erf", f"{SP}.erf(x)", "real"), ("erfc", f"{SP}.erfc(x)", "real"),
         ("erfinv", f"{SP}.erfinv(x)", "unit"), ("gammaln", f"{SP}.gammaln(x)", "pos"),
+        ("gamma", f"{SP}.gamma(x)", "pos"),
         ("digamma", f"{SP}.digamma(x)", "pos"), ("digamma", f"{SP}.psi(x)", "pos"),
         ("polygamma", f"{SP}.polygamma(1, x)", "pos"),
         ("polygamma", f"{SP}.polygamma(0, x)", "pos"),

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.special as scipy_special
 
 from fd import numerical_grad
 from transpile import grad, jit
@@ -1100,3 +1101,18 @@ def test_a_read_before_any_binding_is_python_s_unbound_local_error_at_the_line()
     with pytest.raises(UnboundLocalError, match=r"test_jit_foreign_constructs.py:\d+: local "
                        r"variable 's' is read before it is set"):
         jit(reads_before_any_binding)(np.ones(3))
+
+
+def gamma_terms(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        s += math.gamma(x[i]) * np.around(x[i] * 0.5, 0)
+    return s + np.sum(scipy_special.gamma(x) * np.around(x, 1))
+
+
+def test_math_gamma_scipy_gamma_and_np_around_compile_and_differentiate():
+    x = np.array([1.7, 2.9, 3.3])
+    same(compiled(gamma_terms, x.copy()), gamma_terms(x.copy()))
+    want = numerical_grad(gamma_terms, [x.copy()])
+    np.testing.assert_allclose(grad(gamma_terms)(x.copy()), want, rtol=1e-6)
+    np.testing.assert_allclose(jit(grad(gamma_terms))(x.copy()), want, rtol=1e-6)

@@ -44,7 +44,7 @@ _SCIPY_CPU_ONLY = {
     # SciPy rows whose Numba forms call transpile_runtime's Numba scalar functions
     # (erfinv_scalar, digamma_scalar, ...); no CUDA form written yet
     "special_betaln", "special_digamma", "special_erf", "special_erfc", "special_erfinv",
-    "special_expit", "special_gammaln", "special_log_ndtr", "special_logit", "special_ndtr",
+    "special_expit", "special_gamma", "special_gammaln", "special_log_ndtr", "special_logit", "special_ndtr",
     "special_polygamma", "special_xlog1py", "special_xlogy", "stats_norm_cdf",
     "stats_norm_logcdf", "stats_norm_logpdf", "stats_norm_logsf", "stats_norm_pdf",
     "stats_norm_sf", "stats_t_logpdf", "stats_t_pdf",

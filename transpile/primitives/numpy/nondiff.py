@@ -67,7 +67,7 @@ for _name, _int, _py in [("isnan", "false", SF.py_fn("isnan")),
     _nd(_name, getattr(np, _name), f"np.{_name}", "x", batch=E,
         bool_result=True, fresh=True,
         lower=SF.np_fn(_name), cuda_c=SF.c_float_text(_name + "({x})", _int), numba_cuda=_py)
-round_ = _nd("round", np.round, "np.round", "x, decimals=0", batch=E, lower=SF.round_,
+round_ = _nd("round", [np.round, np.around], "np.round", "x, decimals=0", batch=E, lower=SF.round_,
              cuda_c=SF.c_round)
 floor_divide = _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.floor_divide",
                    "x, y", op="//", batch=E, fresh=True, int_closed=True,

@@ -32,6 +32,7 @@ erfc = _special("erfc", "x", {"x": f"-{TWO_OVER_SQRT_PI} * np.exp(-(x * x))"},
                 lower="math.erfc({x})")
 erfinv = _special("erfinv", "x", {"x": "0.886226925452758 * np.exp(ans * ans)"},
                   lower="erfinv_scalar({x})")
+gamma = _special("gamma", "x", {"x": "ans * rt.digamma(x)"}, lower="math.gamma({x})")
 gammaln = _special("gammaln", "x", {"x": "rt.digamma(x)"}, lower="math.lgamma({x})")
 digamma = _special("digamma", "x", {"x": "rt.polygamma(1, x)"}, extra=("psi",),
                    lower="digamma_scalar({x})")
