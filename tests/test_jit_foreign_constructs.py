@@ -1116,3 +1116,18 @@ def test_math_gamma_scipy_gamma_and_np_around_compile_and_differentiate():
     want = numerical_grad(gamma_terms, [x.copy()])
     np.testing.assert_allclose(grad(gamma_terms)(x.copy()), want, rtol=1e-6)
     np.testing.assert_allclose(jit(grad(gamma_terms))(x.copy()), want, rtol=1e-6)
+
+
+def median3_filter(img):
+    out = img.copy()
+    for i in range(1, img.shape[0] - 1):
+        for j in range(1, img.shape[1] - 1):
+            out[i, j] = np.sort(img[i - 1:i + 2, j - 1:j + 2].ravel())[4]
+    return out
+
+
+def test_a_module_method_named_like_a_list_method_in_a_loop_is_not_a_loop_variable():
+    # np.sort(...) in a loop body: `np` is not a name the loop binds (it was once taken for
+    # a list sorted in place and refused as read before it is set)
+    img = np.cos(np.arange(30.0)).reshape(5, 6)
+    same(compiled(median3_filter, img.copy()), median3_filter(img.copy()))

@@ -547,8 +547,10 @@ def _carried_from_an_earlier_iteration(norm, node):
     the previous iteration's value. It starts as a placeholder (values.py), typed by the body
     read ahead; a read on the first iteration would raise UnboundLocalError in Python (and
     here at the line, where the code makes it certain)."""
+    bound = {n.id for st in node.body for n in gast.walk(st)
+             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     for n in read_before_bound(node.body):
-        if n not in norm.frame.env and n in store_names(node.body):
+        if n not in norm.frame.env and n in bound:      # (not `np` of np.sort(x))
             norm.frame.env[n] = Placeholder()
 
 
