@@ -43,6 +43,19 @@ class TreeDef:
 LEAF = TreeDef("leaf")
 
 
+def static_key(v):
+    """A value with its type, for keys of code generated for a static value: 2 and 2.0, 1
+    and True are equal in Python but generate different code (x / n of an int, a bool array)."""
+    if type(v) in (tuple, list):
+        return (type(v),) + tuple(static_key(x) for x in v)
+    return (type(v), v)
+
+
+def static_leaf(v):
+    """The TreeDef of a static value (keys[0] is the value; the key compares its type too)."""
+    return TreeDef("static", (), (v, static_key(v)))
+
+
 def tree_flatten(tree):
     """Return (leaves, treedef)."""
     leaves = []

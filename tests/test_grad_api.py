@@ -185,8 +185,8 @@ def test_callable_without_source_or_rule_is_named():
     import math
 
     def f(x):
-        return math.gamma(x)
-    with pytest.raises(transpile.NoRuleError, match="gamma"):
+        return math.ldexp(x, 1)
+    with pytest.raises(transpile.NoRuleError, match="ldexp"):
         grad(f)(2.0)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from transpile.frontend.callables import as_index
 from transpile.compile.dynamic_ints import is_dynamic_int
-from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
+from transpile.pytree import LEAF, TreeDef, static_leaf, tree_flatten, tree_map, tree_unflatten
 
 STATIC_TYPES = (bool, int, str, type(None))
 # functions passed as arguments (`lambda v, f=f: ...`, `apply(fn, x)`): static, known to the
@@ -32,7 +32,7 @@ def spec_flatten(value, dynamic_ints=False):
             v = next(statics)
             if isinstance(v, STATIC_TYPES) and not isinstance(v, np.generic) and not (
                     dynamic_ints and is_dynamic_int(v)) or isinstance(v, FUNCTION_TYPES):
-                return TreeDef("static", (), (v,))
+                return static_leaf(v)
             dyn.append(v)
             return LEAF
         return TreeDef(t.kind, tuple(mark(c) for c in t.children), t.keys)

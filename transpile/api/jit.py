@@ -61,7 +61,7 @@ from transpile.compile.worker import WorkerCompile, WorkerError
 from transpile.frontend.normalize.normalizer import SPECIALIZE
 from transpile.frontend.parse import read_binding
 from transpile.primitives.internal.control import write_back
-from transpile.pytree import TreeDef, tree_unflatten
+from transpile.pytree import TreeDef, static_key, static_leaf, tree_unflatten
 from transpile.api.shape_folding import shape_folder
 from transpile.compile.pipeline import optimized_body
 from transpile.optimize.inplace import for_printing
@@ -305,7 +305,7 @@ class Jit(Transform):
                         f"jit({self.__name__}): static argument {self._params[i].name!r} must be "
                         f"hashable (it keys the compile cache), got {type(v).__name__}; pass a "
                         "tuple instead of a list, or make it a regular argument") from None
-                trees.append(TreeDef("static", (), (v,)))
+                trees.append(static_leaf(v))
                 continue
             if isinstance(v, np.random.RandomState):
                 raise TranspileError(
@@ -363,7 +363,7 @@ class Jit(Transform):
                          (type(a) if type(a) in _PLAIN else _leaf_key(a, self.dynamic_ints))
                          for a in args])
             if self.static:
-                key += tuple([("static", args[i]) for i in self._static_order])
+                key += tuple([static_key(args[i]) for i in self._static_order])
             run = self._fast.get(key)
         except (TypeError, IndexError):
             run = None
@@ -454,7 +454,7 @@ class Jit(Transform):
         try:
             fkey = tuple(_leaf_key(a, self.dynamic_ints) for a in args)
             if self.static:
-                fkey += tuple([("static", args[i]) for i in self._static_order])
+                fkey += tuple([static_key(args[i]) for i in self._static_order])
             hash(fkey)
         except (TypeError, IndexError):
             return

@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-from transpile_runtime.pytree import TreeDef
+from transpile_runtime.pytree import static_leaf
 
 
 def unwrap_callable(fun):
@@ -55,7 +55,7 @@ def build_core_bound(fun, in_trees, build_core):
         if n in trees_by_name:
             trees.append(trees_by_name[n])
         else:
-            trees.append(TreeDef("static", (), (bound[n],)))
+            trees.append(static_leaf(bound[n]))
             statics[n] = bound[n]
     core = build_core(fn, tuple(trees), statics)
     return core

@@ -179,6 +179,8 @@ def read_binding(where):
         return read_binding(where[1])[where[2]]
     if kind == "structure":        # the structure of such a container (the code unrolls it)
         return container_structure(read_binding(where[1]))
+    if kind == "id":               # which object is bound there (the code holds that one)
+        return id(read_binding(where[1]))
     return getattr(builtins, where[1])
 
 

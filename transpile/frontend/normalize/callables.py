@@ -7,11 +7,13 @@ user class (a model object) is a Python object known while generating code, so `
 its attribute: arrays become parameters re-read from the object at every call.
 """
 import functools
+import sys
 import types
 
 import numpy as np
 
 from transpile.frontend.callables import is_data, unwrap_callable
+from transpile.frontend.parse import container_structure, unrolled_container
 from transpile.primitives.registry import lookup
 from transpile.core.ir import Const, Var
 from transpile.frontend.normalize.values import Static, Struct
@@ -58,10 +60,30 @@ def instance_attribute(norm, obj, attr, node):
         return None
     if isinstance(value, (Var, Const, Struct, Static)):
         return value                   # a pytree node rebuilt around generated-code values
-    if isinstance(value, np.ndarray) or isinstance(value, np.generic):
-        return norm.classify(value, ("attr", obj, attr), attr)
-    if isinstance(value, (bool, int, float, complex)):
-        return norm.classify(value, ("attr", obj, attr), attr)
-    if is_data(value):
+    # arrays read again at every call; numbers, strings, functions, a container's structure
+    # and the object an attribute holds are checked at every call (the code is generated
+    # again when one changes: `model.params = {...}` rebound by a training loop)
+    where = ("attr", obj, attr)
+    if type(value) in (tuple, list, dict) and not unrolled_container(value):
+        # a long container: its entries are constants of the code (which is generated again
+        # when another container, or one of another structure, is there)
+        norm.deps += [(("id", where), id(value)),
+                      (("structure", where), container_structure(value))]
         return norm.classify(value, None, attr)
-    return Static(value)
+    return norm.classify(value, where, attr)
+
+
+_LIBRARIES = {"numpy", "scipy", "numba", "transpile", "transpile_runtime", "jax", "cupy"}
+
+
+def watched_namespace(obj):
+    """A module or class of the user's (a config module, a class attribute) whose attributes
+    can change between calls, unlike a library's (np.pi, np.float64, math.tau)."""
+    if isinstance(obj, types.ModuleType):
+        name = obj.__name__
+    elif isinstance(obj, type):
+        name = getattr(obj, "__module__", None) or "builtins"
+    else:
+        return False
+    top = name.split(".")[0]
+    return top not in _LIBRARIES and top not in sys.stdlib_module_names

@@ -16,7 +16,7 @@ from transpile.errors import NoAttribute, ReadBeforeSet, ShapesNeeded, Transpile
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.bindings import emit_copy, sub_body
 from transpile.frontend.normalize.branches import dynamic_ifexp
-from transpile.frontend.normalize.callables import instance_attribute
+from transpile.frontend.normalize.callables import instance_attribute, watched_namespace
 from transpile.frontend.normalize.pytree import node_attribute
 from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_METHODS,
                                                  LEGACY_METHODS, GeneratorMethod,
@@ -90,8 +90,8 @@ def expr_Attribute(norm, node, base):
         except AttributeError:
             raise norm.error(node, f"{value.obj!r} has no attribute {attr!r}",
                              cls=TranspileError) from None
-        return norm.classify(obj, None, attr) if not isinstance(obj, (np.ndarray,)) \
-            else norm.classify(obj, None, attr)
+        where = ("attr", value.obj, attr) if watched_namespace(value.obj) else None
+        return norm.classify(obj, where, attr)
     if isinstance(value, Const) and isinstance(value.value, (str, bytes, type(None))) and \
             not hasattr(value.value, attr):
         # a string or None where the code expects an array (`x.mean()` of jit(f)("oops"))

@@ -158,6 +158,10 @@ class Normalizer:
         if isinstance(obj, (tuple, list, dict)) and where is None:
             return Static(obj)
         if not is_data(obj) and obj is not None:       # a model object, a config instance...
+            if where is not None and where[0] != "builtin":
+                # the same object at every call (another one, even an equal one, is read
+                # again: its attributes are watched on the object the code was made from)
+                self.deps.append((("id", where), id(obj)))
             return Static(obj)
         if where is not None and unrolled_container(obj):
             return self._container(obj, where, name)
