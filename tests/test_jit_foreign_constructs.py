@@ -10,7 +10,7 @@ import pytest
 import scipy.special as scipy_special
 
 from fd import numerical_grad
-from transpile import grad, jit
+from transpile import grad, jit, vmap
 from transpile.errors import TranspileWarning
 
 
@@ -1131,3 +1131,38 @@ def test_a_module_method_named_like_a_list_method_in_a_loop_is_not_a_loop_variab
     # a list sorted in place and refused as read before it is set)
     img = np.cos(np.arange(30.0)).reshape(5, 6)
     same(compiled(median3_filter, img.copy()), median3_filter(img.copy()))
+
+
+# ---- `a or b` / `a and b` as values ------------------------------------------------------------
+
+def default_if_zero(n, d):
+    k = n or d
+    m = n and d
+    return k, m
+
+
+def element_or_default(a, b):
+    return (a[0] or b) * 2.0 + (a[1] and 3.0)
+
+
+@pytest.mark.parametrize("n, d", [(0, 7), (3, 7), (0, 0), (-2, 0)])
+def test_or_and_give_an_operand_not_its_truth(n, d):
+    assert compiled(default_if_zero, n, d) == default_if_zero(n, d)
+    got = compiled(default_if_zero, n, d)
+    assert [type(v) for v in got] == [type(v) for v in default_if_zero(n, d)] or \
+        all(isinstance(v, (int, np.integer)) for v in got)
+
+
+@pytest.mark.parametrize("a", [np.array([0.0, 0.0]), np.array([1.5, 2.0]),
+                               np.array([0.0, -1.0])])
+def test_or_and_of_floats_pick_the_operand_under_jit_grad_and_vmap(a):
+    same(compiled(element_or_default, a.copy(), 2.0), element_or_default(a.copy(), 2.0))
+    # the derivative of the operand Python picks (at a == 0 it picks the other one)
+    want = [2.0 if a[0] != 0 else 0.0, 1.0 if a[1] == 0 else 0.0]
+    np.testing.assert_allclose(grad(element_or_default)(a.copy(), 2.0), want, atol=1e-12)
+    if np.all(a != 0):
+        np.testing.assert_allclose(want, numerical_grad(element_or_default, [a.copy(), 2.0]),
+                                   atol=1e-8)
+    rows = np.stack([a, a + 1.0, np.zeros(2)])
+    np.testing.assert_allclose(vmap(element_or_default, in_axes=(0, None))(rows, 2.0),
+                               [element_or_default(r, 2.0) for r in rows])

@@ -216,15 +216,22 @@ def join_values(norm, user, values, bodies, envs, node, memo=None, own=True):
 def dynamic_ifexp(norm, node, cond, base):
     cond = norm.to_arg(cond, node)
     loc = norm.b.loc
-    out = norm.namer.fresh(base)
     bodies, values = [], []
     for e in (node.body, node.orelse):
         body, value = sub_body(norm, lambda: norm.to_arg(norm.expr(e, base), e))
+        bodies.append(body)
+        values.append(value)
+    return chosen(norm, cond, bodies, values, base, loc)
+
+
+def chosen(norm, cond, bodies, values, base, loc):
+    """`values[0] if cond else values[1]`, each value computed by its statement list (an If
+    binding one new name)."""
+    out = norm.namer.fresh(base)
+    for body, value in zip(bodies, values):
         norm.b.body, saved = body, norm.b.body
         emit_copy(norm, out, value)
         norm.b.body = saved
-        bodies.append(body)
-        values.append(value)
     norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
     join_scalar_aval(norm, out, values)
     d = runlists.same_dtype(norm, values)

@@ -15,7 +15,7 @@ from transpile.core import ir
 from transpile.errors import NoAttribute, ReadBeforeSet, ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.bindings import emit_copy, sub_body
-from transpile.frontend.normalize.branches import dynamic_ifexp
+from transpile.frontend.normalize.branches import chosen, dynamic_ifexp
 from transpile.frontend.normalize.callables import instance_attribute, watched_namespace
 from transpile.frontend.normalize.pytree import node_attribute
 from transpile.frontend.normalize.random import (GENERATOR_IN_PLACE, GENERATOR_METHODS,
@@ -341,17 +341,16 @@ def _none_and_argument(norm, left, right):
 
 
 def expr_BoolOp(norm, node, base):
+    """`a and b` / `a or b`: Python's value, one of the operands (`k = n or default`), not
+    their truth; operands known when the code is generated decide it or drop out then."""
     is_and = isinstance(node.op, gast.And)
     values = []
-    for v in node.values:
+    for k, v in enumerate(node.values):
+        last = k == len(node.values) - 1
         if values:
             body, value = sub_body(norm, lambda v=v: norm.expr(v, base))
             if _may_raise(body) and not norm.static_truth(value)[0]:
-                left = values[0]
-                for w in values[1:]:
-                    left = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
-                                       {"x": norm.to_arg(left, node), "y": norm.to_arg(w, node)},
-                                       base=base)
+                left = _operand_value(norm, node, base, is_and, values)
                 values = [short_circuit(norm, node, base, is_and, left, body, value)]
                 continue
             norm.b.body += body
@@ -360,20 +359,46 @@ def expr_BoolOp(norm, node, base):
         if isinstance(value, RunList):          # `while out and ...`: its truth, not its items
             value = runlists.truth(norm, value, node)
         known, truth = norm.static_truth(value)
-        if known:
-            if is_and and not truth:
-                return value
-            if not is_and and truth:
-                return value
-            continue
+        if known and not last:
+            if truth != is_and:                 # decides it: Python stops at this operand
+                values.append(value)
+                break
+            continue                            # passed over: Python goes on to the next
         values.append(value)
-    if not values:
-        return Const(is_and)
-    result = values[0]
-    for v in values[1:]:
-        result = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
-                             {"x": norm.to_arg(result, node), "y": norm.to_arg(v, node)}, base=base)
+    return _operand_value(norm, node, base, is_and, values)
+
+
+def _operand_value(norm, node, base, is_and, values):
+    """The operand Python's and/or stops at, of `values` (the operands left to run time):
+    np.logical_and/or of truth values, else the first falsy (and) / truthy (or) one."""
+    if len(values) == 1:
+        return values[0]
+    if all(_is_truth_value(norm, v) for v in values):
+        result = values[0]
+        for v in values[1:]:
+            result = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
+                                 {"x": norm.to_arg(result, node), "y": norm.to_arg(v, node)},
+                                 base=base)
+        return result
+    result = norm.to_arg(values[-1], node)
+    for v in reversed(values[:-1]):
+        v = norm.to_arg(v, node)
+        picked = [result, v] if is_and else [v, result]     # (truthy, falsy)
+        result = chosen(norm, _truth(norm, v, base), [[], []], picked, base, norm.b.loc)
     return result
+
+
+def _truth(norm, value, base):
+    if _is_truth_value(norm, value):
+        return value
+    return norm.b.emit(by_name("not_equal"), {"x": value, "y": Const(0)}, base=f"{base}_truth")
+
+
+def _is_truth_value(norm, value):
+    if isinstance(value, Const):
+        return isinstance(value.value, (bool, np.bool_))
+    known = runlists.dtype_ndim(norm, value) if isinstance(value, Var) else None
+    return known is not None and known[0] == np.dtype(bool)
 
 
 def _may_raise(body):
@@ -397,15 +422,14 @@ def _may_raise(body):
 def short_circuit(norm, node, base, is_and, left, right_body, right):
     """`left and right` where right's code may raise (`i < n and x[i] > 0`): right runs only
     where Python would evaluate it (`out = left and right` as an if)."""
-    cond = norm.to_arg(left, node)
+    left = norm.to_arg(left, node)
+    cond = _truth(norm, left, base)
     out = norm.namer.fresh(base)
     saved = norm.b.body
     norm.b.body = right_body
-    value = norm.b.emit(by_name("logical_and" if is_and else "logical_or"),
-                        {"x": cond, "y": norm.to_arg(right, node)}, base=base)
-    emit_copy(norm, out, value)
+    emit_copy(norm, out, norm.to_arg(right, node))
     norm.b.body = decided = []
-    emit_copy(norm, out, Const(not is_and))
+    emit_copy(norm, out, Const(not is_and) if _is_truth_value(norm, left) else left)
     norm.b.body = saved
     then, orelse = (right_body, decided) if is_and else (decided, right_body)
     norm.b.body.append(ir.If(cond, then, orelse, norm.b.loc))
