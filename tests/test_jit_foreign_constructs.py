@@ -1166,3 +1166,41 @@ def test_or_and_of_floats_pick_the_operand_under_jit_grad_and_vmap(a):
     rows = np.stack([a, a + 1.0, np.zeros(2)])
     np.testing.assert_allclose(vmap(element_or_default, in_axes=(0, None))(rows, 2.0),
                                [element_or_default(r, 2.0) for r in rows])
+
+
+# ---- a copy of a builtin min/max result, updated by an augmented assignment ----------------------
+
+def copy_of_max_updated(n):
+    total = 0
+    w = 1
+    while w < n:
+        s = max(w, 2)
+        p = s
+        p *= 3
+        total += s + p
+        w += 1
+    return total
+
+
+def copy_of_min_updated(x):
+    total = 0.0
+    w = 0
+    while w < x.shape[0]:
+        s = min(x[w], 1.0)
+        p = s
+        p *= 3.0
+        total += s * p
+        w += 1
+    return total
+
+
+def test_a_copy_of_a_min_or_max_result_is_a_number_rebound_not_written_in_place():
+    # (`p *= 3` changed `s` too: 66 instead of 44)
+    assert compiled(copy_of_max_updated, 5) == copy_of_max_updated(5) == 44
+    x = np.array([0.3, 2.0, -0.5])
+    same(compiled(copy_of_min_updated, x.copy()), copy_of_min_updated(x.copy()))
+    np.testing.assert_allclose(grad(copy_of_min_updated)(x.copy()),
+                               numerical_grad(copy_of_min_updated, [x.copy()]), rtol=1e-6)
+    rows = np.stack([x, x + 0.1])
+    np.testing.assert_allclose(vmap(copy_of_min_updated)(rows),
+                               [copy_of_min_updated(r) for r in rows])

@@ -111,6 +111,9 @@ class MemoryModel:
             self.maybe[new] = self.maybe.pop(old)
         if old in self.pins:
             self.pins[new] = self.pins.pop(old)
+        for numbers in (self.int_vars, self.scalar_vars):     # (`s = max(a, b)`: a number)
+            if old in numbers:
+                numbers.add(new)
 
     def mark_fresh(self, atom):
         """np.array(y), y.flatten(), y.copy(): the result owns a new buffer."""

@@ -161,6 +161,11 @@ def _python_extreme(norm, kind, values, node, base):
                              base="cond")
         acc = norm.b.emit(by_name("where"), {"condition": norm.to_arg(better, node), "x": v,
                                              "y": acc}, base=base)
+    if isinstance(acc, Var):
+        # a number (Python's comparisons of arrays of several elements raise), which
+        # `m = max(a, b); k = m; k += 1` rebinds: never written in place, as a NumPy where's
+        # 0-d array would be
+        norm.mem.scalar_vars.add(acc.name)
     return acc
 
 
