@@ -11,7 +11,7 @@ import scipy.special as scipy_special
 
 from fd import numerical_grad
 from transpile import grad, jit, vmap
-from transpile.errors import TranspileWarning
+from transpile.errors import TranspileError, TranspileWarning
 
 
 def compiled(f, *args, **kw):
@@ -1204,3 +1204,68 @@ def test_a_copy_of_a_min_or_max_result_is_a_number_rebound_not_written_in_place(
     rows = np.stack([x, x + 0.1])
     np.testing.assert_allclose(vmap(copy_of_min_updated)(rows),
                                [copy_of_min_updated(r) for r in rows])
+
+
+# ---- a write on the path a test of the entry value would not take -------------------------------
+
+def gnome_sort(a):
+    i = 0
+    while i < a.shape[0]:
+        if i == 0 or a[i - 1] <= a[i]:
+            i += 1
+        else:
+            a[i], a[i - 1] = a[i - 1], a[i]
+            i -= 1
+
+
+def bump_after_first(a):
+    i = 0
+    for steps in range(4):
+        if i == 0:
+            i += 1
+        else:
+            a[i] = a[i] + 10.0
+    return i
+
+
+def test_a_write_on_a_path_the_entry_value_does_not_take_reaches_the_argument():
+    # (the loop body was read ahead with i == 0, which took the other path: the argument was
+    # not carried by the loop, the writes were lost and the sort never ended)
+    a = np.array([3.0, 1.0, 2.0, -4.0, 0.5])
+    want = np.sort(a)
+    b = a.copy()
+    assert compiled(gnome_sort, b) is None
+    np.testing.assert_array_equal(b, want)
+    a = np.array([3.0, 1.0, 2.0])
+    b, c = a.copy(), a.copy()
+    assert compiled(bump_after_first, b) == bump_after_first(c)
+    np.testing.assert_array_equal(b, c)
+
+
+def view_on_one_path(a):
+    cur = a
+    n = 0
+    while n < 4:
+        if cur[0] > 2:
+            cur = cur[1:]
+        cur[0] += 1.0
+        n += 1
+    return a
+
+
+def row_on_one_path(A):
+    row = A[0]
+    for i in range(A.shape[0]):
+        if A[i, 0] > 0:
+            row = A[i]
+        row[1] += 1.0
+    return A
+
+
+@pytest.mark.parametrize("f, x", [(view_on_one_path, np.arange(1.0, 6.0)),
+                                  (row_on_one_path, np.array([[1.0, 0.0], [-1.0, 0.0],
+                                                              [2.0, 0.0]]))])
+def test_a_write_through_a_name_bound_to_a_view_on_one_path_only_is_refused(f, x):
+    # (it wrote nothing, or into the wrong row)
+    with pytest.raises(TranspileError, match="may or may not share memory"):
+        jit(f)(x.copy())

@@ -1014,6 +1014,36 @@ def index_loop(norm, node, stmts, arrays, kind):
                 frame.env.pop(h, None)
 
 
+def _later_iterations(norm, stmts):
+    """Reading a loop body ahead (to find what it writes): a number the body rebinds holds
+    later iterations' values too, so a test on it (`if i == 0: i += 1 / else: a[i] = ...`)
+    is not decided by its value on entry (the write on the other path would go unseen, and
+    the array not carried by the loop). Such numbers, tested by an if whose paths write into
+    an array, are read as values known at run time."""
+    env = norm.frame.env
+    avals = norm.b.avals
+    bound = {n.id for st in stmts for n in gast.walk(st)
+             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    tested = set()
+    for st in stmts:
+        for node in gast.walk(st):
+            if isinstance(node, gast.If) and any(
+                    isinstance(m, gast.Subscript) and isinstance(m.ctx, gast.Store)
+                    for b in node.body + node.orelse for m in gast.walk(b)):
+                tested |= {m.id for m in gast.walk(node.test) if isinstance(m, gast.Name)}
+    for n in bound & tested:
+        value = env.get(n)
+        if not isinstance(value, Const) or type(value.value) not in (bool, int, float):
+            continue
+        tmp = norm.namer.fresh(n)
+        emit_copy(norm, tmp, value)
+        if type(value.value) is int:
+            norm.mem.int_vars.add(tmp)
+        if avals is not None:
+            avals[tmp] = AVal((), np.dtype(type(value.value)), type(value.value) is not bool)
+        env[n] = Var(tmp)
+
+
 def _unbound_runlists(norm, stmts):
     """A list of run-time length appended in a loop: its count has no bound known now."""
     for value in list(norm.frame.env.values()):
@@ -1037,6 +1067,7 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
                 bind(Var(tmp))
             elif target is not None:
                 norm.assign(target, Var(tmp), node)
+            _later_iterations(norm, stmts)
             run_loop_body(norm, stmts, node)
         plan = read_ahead(norm, ahead)
     carried = carried_setup(norm, stmts + ([node.target] if bind else []), plan=plan,
@@ -1088,6 +1119,7 @@ def stmt_While(norm, node):
     plan = None
     if writes_in(stmts) or _sets_placeholder(norm, stmts):
         def ahead():
+            _later_iterations(norm, stmts)
             norm.condition(test, "cond")
             run_loop_body(norm, stmts, node)
         plan = read_ahead(norm, ahead)

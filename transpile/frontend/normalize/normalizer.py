@@ -344,7 +344,11 @@ class Normalizer:
             if self.mem.referenced(value.name) or self.mem.referenced(core, (frame.env, name)) \
                     or aliased(frame.env, core, name) \
                     or any(a.name == core for a in self.arguments) \
-                    or core in getattr(self, "pending_reads", ()):   # (a, b = f(b), a)
+                    or core in getattr(self, "pending_reads", ()) \
+                    or (getattr(self, "sub_depth", 0) and self.mem.view(value.name) is not None):
+                # (`row = A[i]` / `cur = cur[1:]` in a branch or loop: the view keeps its own
+                # name, so where the paths meet the name joins, with what each path's value
+                # may share: frontend/normalize/aliasing.py)
                 # (an argument's own name stays the caller's array: what it wrote is written
                 # back into it at the end, `x[0] = 4.0; x = x * 2.0` included)
                 frame.env[name] = value    # another name still holds the old value of `core`
