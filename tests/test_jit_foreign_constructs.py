@@ -1269,3 +1269,44 @@ def test_a_write_through_a_name_bound_to_a_view_on_one_path_only_is_refused(f, x
     # (it wrote nothing, or into the wrong row)
     with pytest.raises(TranspileError, match="may or may not share memory"):
         jit(f)(x.copy())
+
+
+# ---- values returned from inside a loop keep their type ------------------------------------------
+
+def contains(a, v):
+    i = 0
+    while i < a.shape[0]:
+        if a[i] == v:
+            return True
+        i += 1
+    return False
+
+
+def find(a, v):
+    for i in range(a.shape[0]):
+        if a[i] == v:
+            return i, True
+    return -1, False
+
+
+def step_search(a, v):
+    lo = 0
+    while lo < 9:
+        mid = lo + 1
+        if a[mid] == v:
+            return mid
+        lo = mid
+    return -1
+
+
+@pytest.mark.parametrize("f, v", [(contains, 3), (contains, 30), (find, 3), (find, 30),
+                                  (step_search, 3), (step_search, 30)])
+def test_a_bool_or_int_returned_from_inside_a_loop_stays_a_bool_or_int(f, v):
+    # (True came back as 1.0 and 3 as 3.0: no longer usable as an index)
+    a = np.arange(10)
+    got, want = compiled(f, a, v), f(a, v)
+    assert got == want
+    for g, w in zip(got if isinstance(got, tuple) else (got,),
+                    want if isinstance(want, tuple) else (want,)):
+        assert isinstance(g, (bool, np.bool_)) == isinstance(w, bool)
+        assert isinstance(g, (int, np.integer)) == isinstance(w, int)

@@ -3,6 +3,8 @@ into their own statement lists and become one `If`; a variable bound differently
 paths is copied into one name at the end of each branch (and what the paths may alias is
 joined in the alias model, transpile/frontend/normalize/aliasing.py). Conditions known when the code is generated
 pick a branch before this (frontend/normalize/statements.py, frontend/normalize/expressions.py)."""
+import numpy as np
+
 from transpile.core import ir
 from transpile.frontend.normalize import runlists
 from transpile.frontend.normalize.aliasing import Stale
@@ -144,6 +146,14 @@ def _zero_like(norm, leaf, node):
     eqn = norm.mem.defs.get(leaf.name)
     if eqn is not None and eqn.prim.bool_result:
         return Const(False)
+    known = runlists.dtype_ndim(norm, leaf)      # (a variable joined from values of one type)
+    if known is not None and known[1] == 0:
+        kind = known[0].kind
+        if kind == "b":
+            return Const(False)
+        if kind in "iu" and known[0] == np.dtype(np.int64):
+            return Const(0)
+        return Const(known[0].type(0))
     return Const(0.0)
 
 
