@@ -512,3 +512,19 @@ def test_vmap_of_a_sort_of_every_element():
     X = np.random.default_rng(2).standard_normal((3, 2, 3))
     np.testing.assert_allclose(tp.vmap(flat_sort_loss)(X), [flat_sort_loss(x) for x in X],
                                rtol=1e-12)
+
+
+def weighted_args(*args):
+    return sum(a * (i + 1) for i, a in enumerate(args))
+
+
+def test_in_axes_of_a_star_args_function_has_one_entry_per_argument_passed():
+    # (refused: "in_axes has 3 entries but weighted_args takes 1 argument")
+    X = np.arange(12.0).reshape(4, 3)
+    x = np.arange(3.0)
+    got = tp.vmap(weighted_args, in_axes=(0, None, 1))(X, x, X.T)
+    np.testing.assert_allclose(got, [weighted_args(X[i], x, X[i]) for i in range(4)])
+    g = tp.vmap(tp.grad(lambda *a: np.sum(weighted_args(*a) ** 2)), in_axes=(0, None))(X, x)
+    np.testing.assert_allclose(g, [2 * (X[i] + 2 * x) for i in range(4)])
+    with pytest.raises(ValueError, match="one per argument passed"):
+        tp.vmap(weighted_args, in_axes=(0, None))(X, x, X)

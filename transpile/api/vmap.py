@@ -82,7 +82,7 @@ class Vmap(Transform):
         _check_axes_spec(out_axes, "out_axes")
         n = len(self._params)
         self._axes_given = None
-        if isinstance(in_axes, (tuple, list)) and len(in_axes) != n:
+        if isinstance(in_axes, (tuple, list)) and len(in_axes) != n and not self._star:
             required = sum(p.default is p.empty for p in self._params)
             if self._star or not required <= len(in_axes) < n:
                 raise ValueError(f"vmap: in_axes {in_axes!r} has {len(in_axes)} entries but "
@@ -114,6 +114,10 @@ class Vmap(Transform):
         names = [p.name for p in self._params]
         if self._star:          # f(*args): one tree per argument of the call
             names = [f"argument {i}" for i in range(len(in_trees))]
+            if isinstance(spec, (tuple, list)) and len(spec) != len(in_trees):
+                raise ValueError(f"vmap: in_axes {spec!r} has {len(spec)} entries, one per "
+                                 f"argument passed, but the call of {_fname(self.fun)} passes "
+                                 f"{len(in_trees)}")
         for name, s, t in zip(names, per_arg, in_trees):
             a, st = _broadcast_prefix(s, t, name, "in_axes")
             axes += a
