@@ -272,6 +272,21 @@ def test_complex_output_needs_holomorphic():
         grad(holo, holomorphic=True)(1.0)
 
 
+def test_jacobians_of_complex_values_without_holomorphic_are_refused_as_in_jax():
+    # (jacrev of a real-to-complex function dropped the imaginary part, jacfwd of |z|^2 gave
+    # d/dx only: numbers that contradicted each other)
+    from transpile import hessian, jacfwd, jacrev
+    z = np.array([1.0 + 1.0j, 0.5 - 2.0j])
+    for transform in (jacfwd, jacrev, hessian):
+        with pytest.raises(TypeError, match="real-valued inputs"):
+            transform(lambda v: np.sum(np.abs(v) ** 2))(z)
+    with pytest.raises(TypeError, match="real-valued outputs"):
+        jacrev(lambda t: np.exp(1j * t))(np.array([0.1, 0.5]))
+    # (jacfwd of a real input with complex outputs is defined, as in JAX)
+    t = np.array([0.1, 0.5])
+    np.testing.assert_allclose(jacfwd(lambda v: np.exp(1j * v))(t), np.diag(1j * np.exp(1j * t)))
+
+
 # ---- np.prod and np.cumprod where x has zeros: products of the other elements (was NaN, 0 / 0)
 
 def prod_all(x):

@@ -1310,3 +1310,17 @@ def test_a_bool_or_int_returned_from_inside_a_loop_stays_a_bool_or_int(f, v):
                     want if isinstance(want, tuple) else (want,)):
         assert isinstance(g, (bool, np.bool_)) == isinstance(w, bool)
         assert isinstance(g, (int, np.integer)) == isinstance(w, int)
+
+
+def swap_under_if(a, b):
+    for k in range(3):
+        if a.sum() > b.sum():
+            a, b = b, a
+        a[k] += 5.0
+    return a.sum(), b.sum()
+
+
+def test_a_write_through_arguments_swapped_on_one_path_is_refused():
+    # (the sums were right but neither caller's array was written)
+    with pytest.raises(TranspileError, match="may or may not share memory"):
+        jit(swap_under_if)(np.zeros(3), np.ones(3))

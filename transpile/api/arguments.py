@@ -92,6 +92,17 @@ def check_complex(values, argnums):
                     f"dtype {dtype}; pass e.g. x.astype(complex)")
 
 
+def check_real(values, what, kind="inputs"):
+    """jacfwd/jacrev/hessian without holomorphic=True take and give real values (as JAX: the
+    Jacobian of a complex function is not one array of numbers unless it is holomorphic)."""
+    for leaf in tree_flatten(values)[0]:
+        dtype = np.result_type(leaf)
+        if np.issubdtype(dtype, np.complexfloating):
+            raise TypeError(f"{what} requires real-valued {kind}, but got {dtype}; for the "
+                            f"derivative of a holomorphic function pass holomorphic=True (or "
+                            "differentiate the real and imaginary parts separately)")
+
+
 def walk_tree(tree):
     yield tree
     for c in tree.children:

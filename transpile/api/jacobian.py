@@ -17,7 +17,7 @@ from transpile_runtime.argument_overlap import overlapping
 from transpile.api.autodiff import JVP, _cached, _fname, _signature, vjp
 from transpile.errors import TranspileError
 from transpile.pytree import tree_flatten, tree_unflatten
-from transpile.api.arguments import (bind_call, check_complex, copy_arrays, has_star,
+from transpile.api.arguments import (bind_call, check_complex, check_real, copy_arrays, has_star,
                                       norm_argnums, write_back_arrays)
 
 
@@ -158,6 +158,8 @@ def jacfwd(fun, argnums=0, holomorphic=False, has_aux=False):
         args = _all_args(fun, args, kwargs)
         if holomorphic:
             check_complex(args, nums)
+        else:
+            check_real([args[a] for a in nums], "jacfwd")
         jvp_t = _cached(("jvp", nums), fun, lambda: JVP(fun, argnums=nums))
         _refuse_shared(jvp_t, args, "jacfwd")
         last, aux = [], []
@@ -239,8 +241,14 @@ def jacrev(fun, argnums=0, holomorphic=False, has_aux=False):
         args = _all_args(fun, args, kwargs)
         if holomorphic:
             check_complex(args, nums)
+        else:
+            check_real([args[a] for a in nums], "jacrev")
+
         def vjp_nums(f, *a):        # only the arguments asked for are differentiated
-            return vjp(f, *a, _argnums=nums)
+            out, pullback = vjp(f, *a, _argnums=nums)
+            if not holomorphic:
+                check_real(out, "jacrev", "outputs")
+            return out, pullback
         if not has_aux:
             return jacobian_reverse(vjp_nums, fun, args, nums, single)
         aux = []

@@ -495,6 +495,15 @@ class MemoryModel:
                 break
         self.rel[j] = (parent, op)
 
+    def _held_outside_the_join(self, name):
+        """Is this buffer one the caller sees (an argument, or a loop's variable that took one
+        on entry), so that a write into a value joined from it must reach it?"""
+        seen = set()
+        while name in self.carried_from and name not in seen:
+            seen.add(name)
+            name = self.carried_from[name]
+        return any(a.name == name for a in getattr(self.norm, "arguments", ()))
+
     def join_relation(self, j, incoming, partners):
         """Alias facts of the join variable `j` that takes the value of `incoming[k]` on path k.
         `partners` maps a tuple of incoming names to the join variable that took it (other
@@ -508,6 +517,10 @@ class MemoryModel:
             roots = set(names)
             if any(n in self.maybe for n in names):
                 self.maybe[j] = set().union(*[self.maybe.get(n, {n}) for n in names])
+            elif len(roots) > 1 and any(self._held_outside_the_join(n) for n in names):
+                # `if c: a, b = b, a` on arguments: j is one caller's array or the other's
+                self.maybe[j] = roots
+                self.rel[j] = None
             else:
                 self.rel[j] = None
             return
