@@ -151,3 +151,20 @@ def test_second_order_through_a_custom_rule_is_refused_not_zero(kind):
     for T in (hessian, lambda g: jacrev(grad(g))):
         with pytest.raises(TranspileError, match=f"custom_{kind} rule of {f.__name__}"):
             T(lambda z: np.sum(f(z)))(x)
+
+
+def test_a_bwd_cotangent_of_another_shape_than_its_argument_is_an_error():
+    # (grad of a scalar came back with shape (3,), as bwd left it unsummed over the broadcast)
+    @custom_vjp
+    def scaled(x, b):
+        return x * b
+
+    def fwd(x, b):
+        return x * b, (x, b)
+
+    def bwd(res, g):
+        x, b = res
+        return g * b, g * x          # the second should be np.sum(g * x)
+    scaled.defvjp(fwd, bwd)
+    with pytest.raises(ValueError, match=r"shape \(3,\) for 'b', whose shape is \(\)"):
+        grad(lambda b: np.sum(scaled(np.ones(3), b)))(2.0)

@@ -153,7 +153,14 @@ class custom_vjp(_Custom):
                     raise TypeError(f"{self.fun.__name__}: bwd must return a tuple of "
                                     f"{len(names)} cotangents, got {type(cts).__name__}")
                 ct = cts[_k]
-                return np.zeros_like(xs[_k]) if ct is None else ct
+                if ct is None:
+                    return np.zeros_like(xs[_k])
+                if np.shape(ct) != np.shape(xs[_k]):
+                    raise ValueError(f"{self.fun.__name__}: bwd returned a cotangent of shape "
+                                     f"{np.shape(ct)} for {names[_k]!r}, whose shape is "
+                                     f"{np.shape(xs[_k])}: a cotangent has its argument's shape "
+                                     "(sum over the axes the primal broadcast)")
+                return ct
             def tangent(*args, _k=k, _back=back):
                 # forward mode from the reverse rule: bwd is linear in g, so the tangent's
                 # element i is <bwd(res, e_i)[k], t> (one bwd call per output element)
