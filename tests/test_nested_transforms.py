@@ -132,3 +132,19 @@ def test_vjp_inside_transformed_code_is_refused_with_the_users_line():
     with pytest.raises(tp.TranspileError, match=r"test_nested_transforms.py:\d+: vjp\(\.\.\.\) "
                                                 r"inside a transformed function"):
         tp.grad(lambda z: np.sum(calls_vjp(z)))(np.ones(2))
+
+
+def scaled_dot(a, b, scale=2.0):
+    return scale * np.sum(a * b)
+
+
+def test_a_jit_function_called_with_keywords_inside_another_transform():
+    # (refused: "keyword arguments to a transformed function ... are not supported")
+    x = np.array([0.1, 0.2, 0.3])
+    jit, grad, vmap = tp.jit, tp.grad, tp.vmap
+    jf = jit(scaled_dot)
+    np.testing.assert_allclose(grad(lambda a: jf(a, b=x))(x), 2.0 * x)
+    np.testing.assert_allclose(grad(lambda a: jf(a, scale=3.0, b=x))(x), 3.0 * x)
+    np.testing.assert_allclose(jit(grad(lambda a: jf(b=a, a=x)))(x), 2.0 * x)
+    np.testing.assert_allclose(vmap(lambda a: jf(a, b=x))(np.stack([x, 2 * x])),
+                               [2.0 * np.sum(x * x), 4.0 * np.sum(x * x)])

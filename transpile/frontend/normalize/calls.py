@@ -460,8 +460,7 @@ def bind_star_params(a, names, kwonly, args, kwargs, defaults, default_value):
 
 def inline_transformed(norm, obj, args, kwargs, node, base):
     if kwargs:
-        raise norm.error(node, "keyword arguments to a transformed function called inside "
-                         "another transform are not supported")
+        args = _keywords_by_position(norm, obj, args, kwargs, node)
     trees, atoms = [], []
     for a in args:
         leaves, tree = flatten_value(a)
@@ -477,6 +476,32 @@ def inline_transformed(norm, obj, args, kwargs, node, base):
         core = with_shapes(norm, obj, key, atoms)      # (a comprehension over an array)
     outs = inline_core(norm, core, atoms)
     return unflatten_value(core.out_tree, outs)
+
+
+def _keywords_by_position(norm, obj, args, kwargs, node):
+    """`jf(a, b=x)` of a jit function inside another transform: the positional call it means
+    (parameters it skips take their defaults). Other transforms' arguments are positional
+    (argnums and in_axes count them)."""
+    params = getattr(obj, "_params", None) if hasattr(obj, "_as_positional") else None
+    if params is None or any(p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                             for p in params):
+        raise norm.error(node, "keyword arguments to a transformed function (other than a "
+                         "jit function without *args or keyword-only parameters) called "
+                         "inside another transform are not supported",
+                         hint="pass them by position")
+    kwargs = dict(kwargs)
+    full = list(args)
+    for p in params[len(args):]:
+        if p.name in kwargs:
+            full.append(kwargs.pop(p.name))
+        elif p.default is not p.empty:
+            full.append(norm.classify(p.default, None, p.name))
+        else:
+            raise norm.error(node, f"missing argument {p.name!r}", cls=TranspileError)
+    if kwargs:
+        raise norm.error(node, f"unexpected keyword argument {next(iter(kwargs))!r} (or one "
+                         "given by position too)", cls=TranspileError)
+    return full
 
 
 def with_shapes(norm, obj, key, atoms):
