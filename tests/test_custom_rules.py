@@ -168,3 +168,16 @@ def test_a_bwd_cotangent_of_another_shape_than_its_argument_is_an_error():
     scaled.defvjp(fwd, bwd)
     with pytest.raises(ValueError, match=r"shape \(3,\) for 'b', whose shape is \(\)"):
         grad(lambda b: np.sum(scaled(np.ones(3), b)))(2.0)
+
+
+def test_a_custom_function_with_several_outputs_is_refused_clearly():
+    # (grad crashed in generated code: "Cannot construct a dtype from an array"; jvp returned
+    # one stacked tangent)
+    @custom_vjp
+    def sin_cos(a):
+        return np.sin(a), np.cos(a)
+    sin_cos.defvjp(lambda a: ((np.sin(a), np.cos(a)), a),
+                   lambda a, g: (np.cos(a) * g[0] - np.sin(a) * g[1],))
+    x = np.array([0.1, 0.2])
+    with pytest.raises(TypeError, match="sin_cos: .* returns one array .* not a tuple"):
+        grad(lambda a: np.sum(sin_cos(a)[0]))(x)

@@ -98,6 +98,21 @@ def rule_helper(name, fn, path, sig, what):
 # ---- custom_vjp / custom_jvp ------------------------------------------------------------------
 
 
+def _one_output(fun):
+    """The primal as generated code calls it: a custom rule's function gives one array (its
+    rules, fwd/bwd or the jvp rule, speak about one output)."""
+    @functools.wraps(fun)
+    def primal(*args):
+        out = fun(*args)
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError(f"{fun.__name__}: a custom_vjp/custom_jvp function returns one "
+                            f"array inside a transform, not a {type(out).__name__} (several "
+                            "outputs are not supported: give each output its own custom "
+                            "function, or stack them into one array)")
+        return out
+    return primal
+
+
 class _Custom:
     """A function with a user-supplied derivative, usable inside any transform."""
 
@@ -142,7 +157,7 @@ class custom_vjp(_Custom):
         self.fwd, self.bwd = fwd, bwd
         names = self.names
         slot = _slot(self.fun.__name__)
-        path = _publish(slot, self.fun)
+        path = _publish(slot, _one_output(self.fun))
         rules, tangents = {}, {}
         for k, p in enumerate(names):
             def back(*args, _k=k):
@@ -195,7 +210,7 @@ class custom_jvp(_Custom):
         self.rule = rule
         names = self.names
         slot = _slot(self.fun.__name__)
-        path = _publish(slot, self.fun)
+        path = _publish(slot, _one_output(self.fun))
         jvps, vjps = {}, {}
         for k, p in enumerate(names):
             def tangent(*args, _k=k):
