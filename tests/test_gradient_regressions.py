@@ -612,3 +612,18 @@ def test_jit_grad_of_float32_weights_with_a_float64_accumulator_compiles():
     np.testing.assert_allclose(got, want, rtol=1e-6)
     np.testing.assert_allclose(want, numerical_grad_1d(
         lambda v: float32_conv(v, x.astype(np.float64)), w.astype(np.float64)), rtol=1e-5)
+
+
+@pytest.mark.parametrize("f", [lambda x: np.nanmean(x), lambda x: np.linalg.norm(x, 1),
+                               lambda x: np.linalg.norm(x, np.inf),
+                               lambda x: np.linalg.norm(x, ord=np.inf, axis=1),
+                               lambda x: np.nanstd(x, axis=0)])
+def test_a_float32_primal_has_a_float32_tangent(f):
+    # (the tangent came back float64: a rule's mask or count promoted it)
+    from transpile import jvp
+    x = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]], np.float32)
+    y, t = jvp(f, (x,), (np.ones_like(x),))
+    assert np.asarray(y).dtype == np.float32 and np.asarray(t).dtype == np.float32
+    eps = 1e-3
+    np.testing.assert_allclose(t, (f(x.astype(np.float64) + eps) - f(x.astype(np.float64) - eps))
+                               / (2 * eps), rtol=1e-4, atol=1e-4)

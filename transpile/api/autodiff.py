@@ -447,7 +447,18 @@ class JVP(Transform):
             refuse_overlap(f"jvp({self.__name__})", spec.core, leaves)
         out = spec.fn(*leaves, *tleaves, *spec.free_values())
         flat = list(out) if len(spec.core.outs) != 1 else [out]
+        half = len(flat) // 2      # (primal outputs, then their tangents)
+        flat[half:] = [_tangent_dtype(t, p) for t, p in zip(flat[half:], flat[:half])]
         return tree_unflatten(spec.core.out_tree, flat)
+
+
+def _tangent_dtype(t, p):
+    """A tangent has its primal's dtype, as in JAX (a float32 primal's tangent is float32, where
+    a rule's mask or count made it float64)."""
+    pd, td = np.result_type(p), np.result_type(t)
+    if pd == td or pd.kind != td.kind or pd.kind not in "fc":
+        return t
+    return tangent_like(t, p)
 
 
 _JVP_CACHE = {}
