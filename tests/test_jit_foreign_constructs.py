@@ -1324,3 +1324,25 @@ def test_a_write_through_arguments_swapped_on_one_path_is_refused():
     # (the sums were right but neither caller's array was written)
     with pytest.raises(TranspileError, match="may or may not share memory"):
         jit(swap_under_if)(np.zeros(3), np.ones(3))
+
+
+def padded_energy(x, c):
+    return np.sum(np.pad(x, ((1, 2), (0, 1)), constant_values=c) ** 2)
+
+
+def border_sum(img):
+    p = np.pad(img, 1, mode="constant", constant_values=-1.0)
+    return p[:-2, 1:-1] + p[2:, 1:-1] + img
+
+
+def test_np_pad_with_constant_values_compiles_and_differentiates_in_x_and_c():
+    # (refused: "np.pad() got an unexpected keyword argument 'constant_values'")
+    x = np.arange(6.0).reshape(2, 3) * 0.1
+    np.testing.assert_allclose(compiled(padded_energy, x, 0.7), padded_energy(x, 0.7),
+                               rtol=1e-14)
+    same(compiled(border_sum, x), border_sum(x))
+    gx, gc = grad(padded_energy, argnums=(0, 1))(x, 0.7)
+    np.testing.assert_allclose(gx, numerical_grad(padded_energy, [x, 0.7]), rtol=1e-6)
+    np.testing.assert_allclose(gc, numerical_grad(padded_energy, [x, 0.7], argnum=1), rtol=1e-6)
+    np.testing.assert_allclose(vmap(padded_energy, in_axes=(0, None))(np.stack([x, 2 * x]), 0.7),
+                               [padded_energy(x, 0.7), padded_energy(2 * x, 0.7)])

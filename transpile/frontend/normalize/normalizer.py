@@ -263,6 +263,25 @@ class Normalizer:
             axis = tuple(range(len(av.shape)))
         return self.apply(by_name("expand_dims"), [out], {"axis": Const(axis)}, node, base)
 
+    def _padded_with(self, args, kwargs, node, base):
+        """np.pad(x, w, constant_values=c) (a number c): the zero-padded x where x lies, c
+        around it (np.where over the padded mask of ones: exact, and c differentiable)."""
+        kwargs = dict(kwargs)
+        c = kwargs.pop("constant_values")
+        if isinstance(c, Struct):
+            raise self.error(node, "np.pad(..., constant_values=...) with one value per axis "
+                             "or side is not supported", hint="pad with one number c")
+        mode = kwargs.get("mode", args[2] if len(args) > 2 else Const("constant"))
+        if self.static_value(mode, node, "np.pad's mode") != "constant":
+            raise self.error(node, "np.pad's constant_values goes with mode='constant'",
+                             cls=TranspileError)
+        padded = self.apply(_PAD, args, kwargs, node, base)
+        x = args[0] if args else kwargs["x"]
+        ones = self.apply(by_name("ones_like"), [x], {"dtype": Const(np.bool_)}, node, "inside")
+        inside = self.apply(_PAD, [ones] + list(args[1:]), {k: v for k, v in kwargs.items()
+                                                            if k != "x"}, node, "inside")
+        return self.apply(by_name("where"), [inside, padded, c], {}, node, base)
+
     def static_truth(self, value):
         if isinstance(value, Const):
             return True, bool(value.value)
@@ -277,6 +296,8 @@ class Normalizer:
             args, kwargs = prim.canonical_args(args, kwargs)
         if "keepdims" in kwargs and prim in _KEEPDIMS_BY_EXPANDING:
             return self._kept_dims(prim, args, kwargs, node, base)
+        if "constant_values" in kwargs and prim is _PAD:
+            return self._padded_with(args, kwargs, node, base)
         try:
             bound = prim.bind(args, kwargs)
         except TypeError as e:
@@ -394,6 +415,7 @@ def _integer_dtype(dtype):
 
 
 _KEEPDIMS_BY_EXPANDING = tuple(by_name(n) for n in ("any", "all", "count_nonzero"))
+_PAD = by_name("pad")
 
 
 def _leaves_of(value):
