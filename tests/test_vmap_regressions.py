@@ -528,3 +528,13 @@ def test_in_axes_of_a_star_args_function_has_one_entry_per_argument_passed():
     np.testing.assert_allclose(g, [2 * (X[i] + 2 * x) for i in range(4)])
     with pytest.raises(ValueError, match="one per argument passed"):
         tp.vmap(weighted_args, in_axes=(0, None))(X, x, X)
+
+
+def test_vmap_of_nancumsum_over_the_whole_array_flattens_each_example():
+    # (AxisError: the axis=None form was batched as a reduction along axis 1)
+    xs = np.random.default_rng(3).normal(size=(3, 2, 3))
+    xs[0, 1, 2] = np.nan
+    f = lambda x: np.sum(np.nancumsum(x) * np.arange(6.0))      # noqa: E731
+    np.testing.assert_allclose(tp.vmap(lambda x: np.nancumsum(x))(xs),
+                               [np.nancumsum(x) for x in xs])
+    np.testing.assert_allclose(tp.vmap(tp.grad(f))(xs), [tp.grad(f)(x) for x in xs])

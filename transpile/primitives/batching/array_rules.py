@@ -45,7 +45,7 @@ elementwise = Rule("elementwise", elementwise_batch, elementwise_rank)
 
 # ---- reductions -----------------------------------------------------------------------------
 
-_FLATTENING = ("argmax", "argmin", "norm", "cumsum")
+_FLATTENING = ("argmax", "argmin", "norm", "cumsum", "nancumsum")
 
 
 def reduction_rank(s, eqn):
@@ -57,8 +57,8 @@ def reduction_rank(s, eqn):
     axis = axis.value
     keep = eqn.args.get("keepdims", Const(False))
     keep = keep.value if isinstance(keep, Const) else None
-    if name in ("argsort", "cumsum"):
-        return 1 if (axis is None and name == "cumsum") else r
+    if name in ("argsort", "cumsum", "nancumsum"):
+        return 1 if (axis is None and name != "argsort") else r
     if keep:
         return r
     if axis is None:

@@ -50,7 +50,7 @@ for _name in ("nanargmax", "nanargmin"):
     defprim(_name, getattr(np, _name), f"np.{_name}", "x, axis=None", nondiff=True,
             batch=R, int_result=True, numba=NF.nan_whole(_name))
 defprim("nancumsum", np.nancumsum, "np.nancumsum", "x, axis=None, dtype=None, out=None",
-        batch=_AXIS, linear=("x",),
+        batch=BR.cumulative, linear=("x",),
         vjp={"x": f"np.where({_NAN}, 0.0, rt.cumsum_vjp(g, x, axis))"},
         jvp={"x": f"np.cumsum({_MASKED_DOT}, axis=axis)"}, numba=NF.nan_whole("nancumsum"),
         array_result=True)
