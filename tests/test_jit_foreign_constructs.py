@@ -1346,3 +1346,13 @@ def test_np_pad_with_constant_values_compiles_and_differentiates_in_x_and_c():
     np.testing.assert_allclose(gc, numerical_grad(padded_energy, [x, 0.7], argnum=1), rtol=1e-6)
     np.testing.assert_allclose(vmap(padded_energy, in_axes=(0, None))(np.stack([x, 2 * x]), 0.7),
                                [padded_energy(x, 0.7), padded_energy(2 * x, 0.7)])
+
+
+def math_pow_terms(a, b, x):
+    return math.pow(a, b) + math.pow(x, 2.5)
+
+
+def test_math_pow_is_a_float_power_of_ints_too():
+    # (math.pow(2, -3) raised "a Python int to a negative int power is a float")
+    assert compiled(math_pow_terms, 2, -3, 1.5) == math_pow_terms(2, -3, 1.5)
+    np.testing.assert_allclose(grad(math_pow_terms, argnums=2)(2, -3, 1.5), 2.5 * 1.5 ** 1.5)

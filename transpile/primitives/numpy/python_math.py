@@ -20,7 +20,7 @@ _SAME_AS = {
     "atan": "arctan", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "arcsinh",
     "acosh": "arccosh", "atanh": "arctanh", "exp": "exp", "expm1": "expm1", "log10": "log10",
     "log2": "log2", "log1p": "log1p", "sqrt": "sqrt", "fabs": "absolute", "atan2": "arctan2",
-    "hypot": "hypot", "pow": "power", "erf": "special_erf", "erfc": "special_erfc", "lgamma": "special_gammaln",
+    "hypot": "hypot", "pow": "float_power", "erf": "special_erf", "erfc": "special_erfc", "lgamma": "special_gammaln",
     "gamma": "special_gamma",
     "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite", "copysign": "copysign",
     "degrees": "rad2deg", "radians": "deg2rad", "exp2": "exp2", "cbrt": "cbrt",
