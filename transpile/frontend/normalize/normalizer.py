@@ -51,6 +51,7 @@ from transpile.frontend.normalize.bindings import aliased
 from transpile.frontend.callables import is_data
 from transpile.frontend.normalize.returns import fold_early_returns, with_final_return
 from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
+from transpile.frontend.normalize.aliasing_scalars import known_array
 from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
 
 
@@ -366,7 +367,8 @@ class Normalizer:
                     or aliased(frame.env, core, name) \
                     or any(a.name == core for a in self.arguments) \
                     or core in getattr(self, "pending_reads", ()) \
-                    or (getattr(self, "sub_depth", 0) and self.mem.view(value.name) is not None):
+                    or (getattr(self, "sub_depth", 0) and self.mem.view(value.name) is not None
+                        and known_array(self.mem, value.name)):
                 # (`row = A[i]` / `cur = cur[1:]` in a branch or loop: the view keeps its own
                 # name, so where the paths meet the name joins, with what each path's value
                 # may share: frontend/normalize/aliasing.py)
