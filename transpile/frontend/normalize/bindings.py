@@ -29,6 +29,12 @@ def store_names(stmts):
     return list(dict.fromkeys(out))
 
 
+def bound_names(stmts):
+    """Names these statements bind by assignment (not lists changed through a method)."""
+    return {n.id for st in stmts for n in gast.walk(st)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
 def sub_body(norm, fn):
     saved = norm.b.body
     norm.b.body = []

@@ -26,9 +26,9 @@ ITER_PREFIX = ".iter."   # hidden env entries: the array a for loop iterates ove
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.branches import typed_like
-from transpile.frontend.normalize.bindings import (emit_copy, join_name, protect, rebuild_value,
-                                          read_before_bound, store_names, sub_body, tree_eq,
-                                          value_leaves)
+from transpile.frontend.normalize.bindings import (bound_names, emit_copy, join_name, protect,
+                                          read_before_bound, rebuild_value, store_names,
+                                          sub_body, tree_eq, value_leaves)
 from transpile.frontend.normalize import runlists
 from transpile.frontend.parse import unrolled_container
 from transpile.frontend.normalize.returns import lift_jumping_elses
@@ -547,8 +547,7 @@ def _carried_from_an_earlier_iteration(norm, node):
     the previous iteration's value. It starts as a placeholder (values.py), typed by the body
     read ahead; a read on the first iteration would raise UnboundLocalError in Python (and
     here at the line, where the code makes it certain)."""
-    bound = {n.id for st in node.body for n in gast.walk(st)
-             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    bound = bound_names(node.body)
     for n in read_before_bound(node.body):
         if n not in norm.frame.env and n in bound:      # (not `np` of np.sort(x))
             norm.frame.env[n] = Placeholder()
@@ -1022,8 +1021,7 @@ def _later_iterations(norm, stmts):
     an array, are read as values known at run time."""
     env = norm.frame.env
     avals = norm.b.avals
-    bound = {n.id for st in stmts for n in gast.walk(st)
-             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    bound = bound_names(stmts)
     tested = set()
     for st in stmts:
         for node in gast.walk(st):
