@@ -363,3 +363,26 @@ def test_python_int_out_of_the_arrays_range_raises(dtype, k):
     check("add", got[0], want[0])
     check("multiply", got[1], want[1])
     assert jit(make(["return x == k"], "x, k"), wait=True)(x, k).tolist() == [False] * 3
+
+
+def test_uint64_with_python_ints_keeps_every_bit():
+    """NumPy 2 computes `u // 3` and `u % n` (n a Python int) in uint64; the compiled forms
+    went through float64 (int64 with uint64) and lost the low bits: 2**64 - 1 // 3 gave
+    6148914691236516864, % 10 gave 6 (hunt: a hash function on uint64 words)."""
+    f = make(["s = x[0] // 3, x[0] % 10, x[1] // n, x[1] % n, np.fmod(x[0], 7)",
+              "return s, x // 3, x % n, x >> 3",
+              ], "x, n")
+    x = np.array([2 ** 64 - 1, 2 ** 63 + 12345, 2 ** 53 + 1], dtype=np.uint64)
+    j = jit(f, wait=True)
+    got, want = j(x, 1000003), f(x, 1000003)
+    assert j.last_tier == "compiled"
+    for g, w in zip(got[0] + got[1:], want[0] + want[1:]):
+        check("uint64", g, w)
+    # a length known only at run time (a loop over a slice whose end is an argument)
+    g2 = make(["out = np.zeros(k, dtype=np.uint64)",
+               "for i in range(k):",
+               "    out[i] = x[i] // n + x[i] % 10",
+               "return out, x[:k] // n"], "x, n, k")
+    got, want = jit(g2, wait=True)(x, 7, 3), g2(x, 7, 3)
+    check("uint64", got[0], want[0])
+    check("uint64", got[1], want[1])

@@ -16,7 +16,7 @@ import numpy as np
 
 from transpile.core.ir import Const, Var
 from transpile.lowering.cpu.text import (SizeNamer, atom_const_text, dtype_ctor, product_text,
-                                         shape_text, size_text, typed)
+                                         shape_text, size_text, typed, unsigned_operand)
 from transpile.optimize.fusion import FusedGroup, scalar_template
 from transpile.primitives.numpy.arrays import roll
 
@@ -83,7 +83,7 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
         if n not in local:
             local[n] = n
 
-    def operand(a, dtype):
+    def operand(a, dtype, out_dtype):
         # (an element of an array too: NumPy computes int32 with float32 in float64, where
         # Numba's scalar forms may pick float32)
         if isinstance(a, Var):
@@ -91,8 +91,10 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
             if dtype is not None and av is not None and \
                     av.dtype != np.dtype(dtype) and _promoted(av.dtype, dtype):
                 return f"{dtype_ctor(dtype)}({local[a.name]})"
+            if unsigned_operand(a, av, out_dtype):
+                return f"np.uint64({local[a.name]})"
             return local[a.name]
-        return atom_const_text(a, dtype)
+        return atom_const_text(a, dtype or unsigned_operand(a, None, out_dtype))
 
     for e in g.eqns:
         out_av = avals[e.out]
@@ -107,7 +109,7 @@ def _kernel_text(lw, g, kname, S, nd, parallel, params, arrays_in, full, axis_re
         vals = {}
         for k, a in e.args.items():
             if isinstance(a, (Var, Const)):
-                vals[k] = operand(a, None if k in e.prim.uncast else cdt)   # (where's condition)
+                vals[k] = operand(a, None if k in e.prim.uncast else cdt, out_av.dtype)   # (where's condition)
         expr = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals) \
             if "T(" in tmpl else tmpl.format(**vals)
         if not e.prim.truth:      # a truth value is stored as the bool it is

@@ -61,7 +61,7 @@ from transpile.primitives.numpy.structure import (array, astype, atleast_1d, atl
 from transpile.optimize.specialize_rewrites import BCAST
 from transpile.lowering.cpu.text import (SizeNamer, Unlowerable, atom_const_text,
                                           dtype_ctor, shape_text)
-from transpile.lowering.cpu.text import typed
+from transpile.lowering.cpu.text import typed, unsigned_operand
 from transpile_runtime.compile_worker import execute_module, module_name
 
 PARALLEL_MIN_SIZE = 1 << 18
@@ -315,9 +315,12 @@ class Lowerer:
                 cast = {k for k, v in a.items() if isinstance(v, Var) and cdt is not None and
                         k not in prim.uncast and self.av(v) is not None and
                         self.av(v).dtype != cdt and promoted(self.av(v).dtype, cdt)}
-                vals = {k: (f"{dtype_ctor(cdt)}({v.name})" if k in cast else v.name)
+                vals = {k: (f"{dtype_ctor(cdt)}({v.name})" if k in cast else
+                            f"np.uint64({v.name})" if unsigned_operand(v, self.av(v), out_av.dtype)
+                            else v.name)
                         if isinstance(v, Var) else
-                        atom_const_text(v, cdt if k not in prim.uncast else None)
+                        atom_const_text(v, (cdt if k not in prim.uncast else None) or
+                                        unsigned_operand(v, None, out_av.dtype))
                         for k, v in a.items() if isinstance(v, (Var, Const))}
                 text = tmpl.replace("T(", f"{dtype_ctor(out_av.dtype)}(").format(**vals)
                 checks = weak_int_checks([e], self.avals, self.fmt)

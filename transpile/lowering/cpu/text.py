@@ -68,6 +68,19 @@ def atom_const_text(c, dtype=None):
     return const_text(c.value, dtype)
 
 
+def unsigned_operand(a, av, out_dtype):
+    """np.uint64 where a Python int operand (a constant >= 0, or a weak int value whose range
+    the code checks) meets a uint64 result: NumPy 2 computes `u // 3` in uint64, where Numba
+    would compute int64 with uint64 in float64 and lose the low bits; else None."""
+    if np.dtype(out_dtype) != np.uint64:
+        return None
+    if isinstance(a, ir.Const):
+        ok = type(a.value) is int and a.value >= 0
+    else:
+        ok = av is not None and av.weak and np.dtype(av.dtype).kind == "i"
+    return np.uint64 if ok else None
+
+
 _CALL = re.compile(r"[\w.]\(")
 
 

@@ -23,7 +23,8 @@ line), never a result of another shape. The forms:
 import numpy as np
 
 from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
-from transpile.lowering.cpu.text import atom_const_text, dtype_ctor, shape_text, size_text
+from transpile.lowering.cpu.text import (atom_const_text, dtype_ctor, shape_text, size_text,
+                                         unsigned_operand)
 from transpile.optimize.fusion import scalar_template
 from transpile.primitives.internal.adjoint_helpers import (concat_vjp, extremum_mask, mT,
                                                           put_axis, sum_grad, unbroadcast)
@@ -302,14 +303,15 @@ def elementwise(lw, st):
         if isinstance(v, Const):
             if np.ndim(v.value):
                 return None
-            vals[k] = atom_const_text(v, cdt if k != "condition" else None)
+            vals[k] = atom_const_text(v, cdt if k != "condition" else None) if cdt else \
+                atom_const_text(v, unsigned_operand(v, None, dt))
             continue
         r = _info(lw, v) if isinstance(v, Var) else None
         if r is None:
             return None
         if r[0] >= 1:
             operands.append((v.name, r[0]))
-        vals[k] = v.name
+        vals[k] = f"np.uint64({v.name})" if unsigned_operand(v, lw.av(v), dt) else v.name
     if not operands:
         return None
     rank = max(r for _, r in operands)
