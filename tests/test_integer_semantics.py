@@ -386,3 +386,21 @@ def test_uint64_with_python_ints_keeps_every_bit():
     got, want = jit(g2, wait=True)(x, 7, 3), g2(x, 7, 3)
     check("uint64", got[0], want[0])
     check("uint64", got[1], want[1])
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "bool"])
+def test_builtin_sum_of_an_integer_array_adds_as_python_does(dtype):
+    """Python's sum(x) adds the elements to the int 0 one by one: the total keeps (and wraps
+    in) the array's dtype, where np.sum widens to int64 (jit gave np.int64(300) for two
+    uint8s, 200 + 100; Python np.uint8(44)); a float start gives a float total."""
+    f = make(["return sum(x), sum(x, 5), sum(x, 0.0), sum(m), sum(x[:2])"], "x, m")
+    x = np.array([100, 127, 90, 2], dtype=dtype) if dtype != "bool" else np.ones(4, bool)
+    m = np.stack([x, x[::-1], x])
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = f(x, m)
+        got = jit(f, wait=True)(x, m)
+        tier = jit(f)(x, m)             # the NumPy tier of a first call
+    for g, t, w in zip(got, tier, want):
+        check("sum", g, w)
+        check("sum", t, w)

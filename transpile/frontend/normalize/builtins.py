@@ -126,8 +126,24 @@ def _sum(norm, args, kwargs, node, base):
     if _is_seq(seq) or isinstance(seq, Static):
         values = items_of(norm, seq, node, "sum")
         return _fold(norm, "add", [start] + values, node, base)
-    total = norm.apply(by_name("sum"), [seq], {"axis": Const(0)}, node, base)
+    kw = {"axis": Const(0)}
+    narrow = _narrow_int(norm, seq)
+    if narrow is not None and isinstance(start, Const) and type(start.value) is int:
+        # Python adds the elements one by one to an int start: a weak int, so the sum stays
+        # in (and wraps around in) the array's own integer type, where np.sum widens to int64
+        kw["dtype"] = Const(narrow)
+    total = norm.apply(by_name("sum"), [seq], kw, node, base)
     return _fold(norm, "add", [start, total], node, base)
+
+
+def _narrow_int(norm, value):
+    """The dtype of an integer array narrower than 64 bits, where known now; else None."""
+    avals = getattr(norm.b, "avals", None)
+    av = avals.get(value.name) if isinstance(value, Var) and avals else None
+    if av is None or not av.shape:
+        return None
+    dt = np.dtype(av.dtype)
+    return dt.type if dt.kind in "iu" and dt.itemsize < 8 else None
 
 
 def _extreme(kind):
