@@ -8,6 +8,7 @@ user's functions (its body is read in a new frame, parameters bound to the argum
 Anything else has no rule. A nested `def` or lambda bound to a name is read where it is called
 (closures read the enclosing variables' values at the call).
 """
+import math
 import types
 
 import copy
@@ -263,7 +264,13 @@ def call(norm, func, args, kwargs, node, base):
         return written
     prim = lookup(obj)
     if prim is not None:
+        python_float = getattr(obj, "__module__", None) == "math" and obj not in _EXACT_MATH
+        if python_float:
+            args = [_as_double(norm, a, node, base) for a in args]
         result = norm.apply(prim, args, kwargs, node, base)
+        if python_float and obj not in _MATH_TESTS:
+            # a Python float, weak in NumPy 2 (v32 * math.sqrt(2.0) stays float32)
+            result = norm.apply(by_name("float"), [result], {}, node, base)
         if obj is np.array:
             norm.mem.mark_fresh(result)     # np.array copies; np.asarray does not
         return result
@@ -303,6 +310,22 @@ def call(norm, func, args, kwargs, node, base):
                          "function")
     raise norm.error(node, f"{obj!r} is not callable", cls=TranspileError)
 
+
+
+# math functions exact on Python ints (math.floor(2**60 + 1) is not rounded to a double)
+_EXACT_MATH = (math.floor, math.ceil, math.trunc)
+_MATH_TESTS = (math.isnan, math.isinf, math.isfinite)
+
+
+def _as_double(norm, a, node, base):
+    """An argument of a `math` function as the Python float (a C double) Python converts it
+    to: math.log of a float32 element is computed in double precision and returns a weak
+    Python float (np.float32 * math.log(v) is a float32), where its dtype is known to be
+    another real one."""
+    known = runlists.dtype_ndim(norm, a) if isinstance(a, Var) else None
+    if known is None or known[1] or known[0].kind not in "fiub" or known[0] == np.float64:
+        return a
+    return norm.apply(by_name("float"), [a], {}, node, base)
 
 
 def _astype_copy(norm, prim, x, args, kwargs, node, base):
