@@ -76,6 +76,16 @@ def register_pytree_node(cls, flatten_func, unflatten_func):
     return cls
 
 
+class AppendedList:
+    """The structure of a list a jit function built by appending (its length known only when
+    it runs) and returned: the compiled code returns one array of its items, which the
+    caller gets back as a Python list of them."""
+
+
+register_pytree_node(AppendedList, lambda obj: ([obj], None),
+                     lambda aux, children: list(children[0]))
+
+
 def node_parts(tree):
     """(cls, children, aux) when `tree` is a node (registered, NamedTuple, dataclass), else None."""
     cls = type(tree)

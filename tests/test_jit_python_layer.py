@@ -951,3 +951,32 @@ def test_builtin_round(backend):
     # round(x, n) of a NumPy number is np.round(x, n); round(x) the nearest int, ties to even
     check_jit(rounding, np.array([1.23456, 2.5, -0.0371, 3.5]), 1, backend=backend)
     check_jit(rounding, np.array([-7.125, -2.5, 0.55, 0.5]), 0, backend=backend)
+
+
+def appended_lists(t, x):
+    zeros, rows, sums = [], [], []
+    for i in range(t.shape[0]):
+        if t[i] == 0:
+            zeros.append(t[i])
+            rows.append(x[i] * 2.0)
+        sums.append(float(np.sum(x[: i + 1])))
+    return zeros, (rows, sums), len(zeros)
+
+
+def test_a_list_built_by_append_is_returned_as_a_list():
+    """jit returned the stacked array of an appended list: `r + [9]` then added 9 to every
+    item instead of appending it (hunt). The caller gets a list of the items, as Python."""
+    t = np.array([0, 3, 0, 1, 0])
+    x = np.arange(15.0).reshape(5, 3)
+    want = appended_lists(t, x)
+    for j in (jit(appended_lists), jit(appended_lists, wait=True)):
+        for tt in (t, np.array([1, 2])):            # (none appended: empty lists)
+            want = appended_lists(tt, x)
+            got = j(tt, x)
+            assert type(got[0]) is list and type(got[1][0]) is list and type(got[1][1]) is list
+            assert got[0] == want[0] and got[2] == want[2]
+            assert got[0] + [9] == want[0] + [9]
+            assert len(got[1][0]) == len(want[1][0])
+            for g, w in zip(got[1][0], want[1][0]):
+                np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(got[1][1], want[1][1])

@@ -525,7 +525,7 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         result = frame.returned if frame.returned is not None and \
                 not isinstance(frame.returned, Raised) else Const(None)
     try:
-        outs, out_tree = flatten_value(result)
+        outs, out_tree = flatten_value(result, lists=hook is not None)
     except TypeError as e:
         raise norm.error(node, str(e), cls=TranspileError) from None
     outs = [norm.to_arg(o, node) for o in outs]

@@ -6,7 +6,7 @@ Below the normalizer's modules so that they and frontend/normalize/aliasing.py c
 the normalizer back."""
 from transpile.core import ir
 from transpile.core.ir import Const
-from transpile.pytree import TreeDef
+from transpile.pytree import AppendedList, TreeDef
 
 
 # the methods of a Python list that change it in place
@@ -156,12 +156,15 @@ class LocalFunction:
         self.name = getattr(node, "name", "lambda")
 
 
-def flatten_value(value):
-    """Struct/atoms -> (flat atom list, TreeDef)."""
+def flatten_value(value, lists=False):
+    """Struct/atoms -> (flat atom list, TreeDef); with `lists`, a list of run-time length
+    (RunList) is a node that gives the caller a Python list of its items (jit's outputs)."""
+    if lists and isinstance(value, RunList):
+        return [value], TreeDef("node", (TreeDef("leaf"),), (AppendedList, None))
     if isinstance(value, Struct):
         leaves, children = [], []
         for item in value.items:
-            l, t = flatten_value(item)
+            l, t = flatten_value(item, lists)
             leaves += l
             children.append(t)
         return leaves, TreeDef(value.kind, tuple(children), value.keys)
