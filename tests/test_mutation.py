@@ -453,3 +453,47 @@ def test_jacobians_of_a_function_writing_its_argument(name):
     want = _fd_jacobian(lambda z: grad(f)(z.copy()), X0)
     np.testing.assert_allclose(H, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(x, x_after, rtol=1e-12)
+
+
+def _written_view(a):
+    v = a[1:]
+    v[0] = 7.0
+    return v
+
+
+def _written_then_transposed(A):
+    A[0, 1] = 5.0
+    return A.T, A[:, 1]
+
+
+def _written_in_a_loop(a, n):
+    v = a[1:]
+    for i in range(n):
+        v[i] += 1.0
+    return v, a
+
+
+@pytest.mark.parametrize("f,args", [(_written_view, (np.arange(4.0),)),
+                                    (_written_then_transposed, (np.arange(4.0).reshape(2, 2),)),
+                                    (_written_in_a_loop, (np.arange(5.0), 3))])
+def test_a_returned_view_of_a_written_argument_is_a_view_of_the_callers_array(f, args):
+    """jit returned a copy (the write reached the caller's array, but a later write into the
+    result did not): the result is a view of the caller's array, as from NumPy, on the NumPy
+    tier of the first call and in the compiled code."""
+    want_a = args[0].copy()
+    want = f(want_a, *args[1:])
+    want = want if isinstance(want, tuple) else (want,)
+    for j in (jit(f), jit(f, wait=True)):
+        a = args[0].copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", TranspileWarning)
+            got = j(a, *args[1:])
+        got = got if isinstance(got, tuple) else (got,)
+        np.testing.assert_array_equal(a, want_a)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+            assert np.shares_memory(g, a)
+        before = a.copy()
+        got[0][...] += 100.0                      # seen by the caller's array, as in NumPy
+        assert np.sum(a - before) == 100.0 * got[0].size
+    assert j.last_tier == "compiled"

@@ -609,6 +609,30 @@ def write_back_arguments(norm, frame, params):
                         base=f"{p}_written")
 
 
+def views_of_written_arguments(norm, frame, params, outs):
+    """jit's results that are views of an argument the function wrote into (`v = a[1:];
+    v[0] = 7; return v`, `return A.T`): taken again from the caller's array after its final
+    value was written back, so that the caller gets a view of it as from NumPy (the
+    functional value is a copy: a later write into the result would not reach `a`)."""
+    written = {}
+    for p in params:
+        final = frame.env.get(param_entry(p))
+        if isinstance(final, Var) and final.name != p:
+            written[final.name] = p
+    if not written:
+        return outs
+    out = []
+    for o in outs:
+        chain, root = norm.mem.chain(o.name) if isinstance(o, Var) else ([], None)
+        if root in written and all(op[0] in ("identity", "index", "transpose")
+                                   for _, _, op in chain):
+            o = Var(written[root])
+            for name, _, op in reversed(chain):
+                o = norm.mem._derive(op, o, name)
+        out.append(o)
+    return out
+
+
 class LoopPlan:
     """What reading a loop body ahead found: the names (in every frame) whose value changes,
     how their values end (entries that end holding the same variable stay one buffer), and

@@ -52,7 +52,9 @@ from transpile.frontend.callables import is_data
 from transpile.frontend.normalize.returns import fold_early_returns, with_final_return
 from transpile.frontend.normalize.statements import UNSUPPORTED_STMTS
 from transpile.frontend.normalize.aliasing_scalars import known_array
-from transpile.frontend.normalize.aliasing import MemoryModel, param_entry, write_back_arguments
+from transpile.frontend.normalize.aliasing import (MemoryModel, param_entry,
+                                                   views_of_written_arguments,
+                                                   write_back_arguments)
 
 
 _STATEMENTS = {**statements.STATEMENTS, **loops.STATEMENTS, **calls.STATEMENTS}
@@ -530,6 +532,8 @@ def _build_core(fn, in_trees, static_args, name_suffix):
         raise norm.error(node, str(e), cls=TranspileError) from None
     outs = [norm.to_arg(o, node) for o in outs]
     write_back_arguments(norm, frame, params)
+    if hook is not None:
+        outs = views_of_written_arguments(norm, frame, params, outs)
     core = ir.CoreFn(
         name=identifier(parsed.name) + name_suffix,
         params=params + [p for p, _, _ in norm.free],
