@@ -480,6 +480,27 @@ def _stmt(draw, prog, kinds):
         prog.emit(draw(st.sampled_from([f"m{t} = np.maximum(m{t}, {a} * {b}[i])",
                                         f"m{t} = m{t} * 0.5 + {b}[i]"])), 3)
         prog.emit(f"{t} = m{t}")
+    elif kind == "pair_while":    # a return using two counters of nested while loops
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.5"]))
+        prog.emit(f"i{t} = 0")
+        prog.emit(f"while i{t} < {N}:")
+        prog.emit(f"j{t} = i{t} + 1", 2)
+        prog.emit(f"while j{t} < {N}:", 2)
+        prog.emit(f"if {a}[i{t}] * {b}[j{t}] > {c}:", 3)
+        prog.emit(f"return np.sum(np.sin({a})) * (i{t} + 1) + j{t}", 4)
+        prog.emit(f"j{t} += 1", 3)
+        prog.emit(f"i{t} += 1", 2)
+        prog.emit(f"{t} = {_expr(draw, prog)}")
+    elif kind == "return_written":  # an early return in a loop that writes the argument
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        c = draw(st.sampled_from(["0.0", "0.5", "1.0"]))
+        prog.writes = True
+        prog.emit(f"for i in range({N}):")
+        prog.emit(f"if {b}[i] > {c}:", 2)
+        prog.emit(f"return np.sum(x * {a})", 3)
+        prog.emit(f"x[i] = x[i] * 0.5 + np.sin({b}[i])", 2)
+        prog.emit(f"{t} = x * 1.0")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
         a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
@@ -542,6 +563,10 @@ PYTHON_KINDS += ["nested_write", "py_minmax", "dict_comp", "zip_range"]
 # (session 42) a name bound first inside a loop and read there before its binding on later
 # iterations (`if i == 0: m = ... else: m = f(m)`: refused as "not defined")
 PYTHON_KINDS += ["first_iter"]
+# (session 43) a return from nested while loops reading both counters (a join of the counter
+# `j = 1` and a flag `True` once shared one variable: refused or floats), an early return in a
+# loop that writes into the argument (refused as a stale read)
+PYTHON_KINDS += ["pair_while", "return_written"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
 # values whose length depends on the data: lists (of numbers or arrays) appended under an if
 # (not under vmap: each example's list has its own length) and a loop variable whose length

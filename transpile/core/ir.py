@@ -30,6 +30,14 @@ class Const:
     def __repr__(self):
         return format_const(self.value)
 
+    def __eq__(self, other):
+        # typed: Const(1) is not Const(True) nor Const(1.0) nor Const(np.float64(1)) (a
+        # join of `j = 1` and `flag = True` once shared one variable)
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (type(self.value), self.value) == (type(other.value), other.value)
+        # (the dataclass still makes __hash__ from the value: equal values, equal hashes)
+
 
 @dataclass(frozen=True, repr=False)     # (prints as its value: Const.__repr__)
 class SizeConst(Const):

@@ -8,6 +8,7 @@ import numpy as np
 from transpile.core import ir
 from transpile.frontend.normalize import runlists
 from transpile.frontend.normalize.aliasing import Stale
+from transpile.frontend.normalize.returns import RESULT_PREFIX
 from transpile.frontend.normalize.values import RAISED, Placeholder, Raised
 from transpile.errors import ReadBeforeSet, TranspileError
 from transpile.core.ir import Const, Var
@@ -69,6 +70,7 @@ def dynamic_if(norm, node, cond):
     # the current frame first (its names get the user's names), then inlined callers
     order = sorted(range(len(frames)), key=lambda i: frames[i] is not frame)
     joined = [set() for _ in frames]
+    returned = set()        # join variables of a value returned from inside a loop
     # a join into a name (y = y_1 at the end of a branch) gives the names that held its value
     # before the if copies on that path (bindings.protect: `z = y` before `if c: y = y + 1`
     # makes z_2 = y there), so those names join too: rounds until no name is left
@@ -79,8 +81,11 @@ def dynamic_if(norm, node, cond):
         if not pending:
             break
         _join_names(norm, node, pending, frames, frame, pres, envs1, envs2, bodies, memo,
-                    joined)
+                    joined, returned)
     join_aliasing(norm, memo, frames, [envs1, envs2])
+    for j in returned & set(memo.values()):
+        norm.mem.maybe.pop(j, None)
+        norm.mem.rel[j] = None
     if isinstance(r1, Raised) or (r1 is not None and r1 is r2):
         frame.returned = r1         # (both raised, or one raised and the other returned)
     elif r1 is not None:
@@ -89,7 +94,8 @@ def dynamic_if(norm, node, cond):
     norm.b.body.append(ir.If(cond, b1, b2, loc))
 
 
-def _join_names(norm, node, pending, frames, frame, pres, envs1, envs2, bodies, memo, joined):
+def _join_names(norm, node, pending, frames, frame, pres, envs1, envs2, bodies, memo, joined,
+                returned):
     """Join the (frame index, name) pairs bound differently on the two paths of an if."""
     for i, n in pending:
         f, pre, e1, e2 = frames[i], pres[i], envs1[i], envs2[i]
@@ -106,12 +112,19 @@ def _join_names(norm, node, pending, frames, frame, pres, envs1, envs2, bodies, 
         if isinstance(e1[n], Placeholder) and isinstance(e2[n], Placeholder):
             f.env[n] = e1[n]
             continue
+        result = isinstance(e1[n], Placeholder) or isinstance(e2[n], Placeholder) or \
+            n.startswith(RESULT_PREFIX)
         if isinstance(e1[n], Placeholder):
             e1[n] = typed_like(norm, e2[n], bodies[0], node)
         elif isinstance(e2[n], Placeholder):
             e2[n] = typed_like(norm, e1[n], bodies[1], node)
         f.env[n] = join_values(norm, n, [e1[n], e2[n]], bodies, [e1, e2], node,
                                memo=memo, own=f is frame)
+        if result:
+            # a value returned from inside a loop: the loop breaks right after it is set, so
+            # no later write changes it (`return a` in a loop writing a): its own buffer
+            returned.update(l.name for l in value_leaves(f.env[n], None)[0]
+                            if isinstance(l, Var))
 
 
 def typed_like(norm, value, body, node):
@@ -147,6 +160,11 @@ def _zero_like(norm, leaf, node):
     if eqn is not None and eqn.prim.bool_result:
         return Const(False)
     known = runlists.dtype_ndim(norm, leaf)      # (a variable joined from values of one type)
+    if known is not None and known[1] > 0:
+        # an array whose length is known only at run time (`return A[i:]` in a loop): an
+        # empty one of its rank and dtype (the other path's value is read)
+        return norm.b.emit(by_name("zeros"), {"shape": Const((0,) * known[1]),
+                                              "dtype": Const(known[0].type)}, base="unset")
     if known is not None and known[1] == 0:
         kind = known[0].kind
         if kind == "b":

@@ -397,6 +397,14 @@ def carried_finish(norm, carried, node):
     _check_tentative_types(norm, carried, node)
     done = {}
     written = _written_names(getattr(node, "body", []))
+    walking = written & _rebound_to_own_view(getattr(node, "body", []))
+    if walking:
+        n = sorted(walking)[0]
+        raise norm.error(node, f"{n!r} is written through in this loop and rebound to a view "
+                         f"of itself ({n} = {n}[...]): the transforms cannot follow which "
+                         "elements of its base it covers from one iteration to the next",
+                         cls=TranspileError, construct=f"{n} = {n}[...] in a loop",
+                         hint="index the base with a moving offset instead (a[k + i])")
     joins = {j.name: n for _, n, _, names in carried.values() for j in names}
     for env, n, tree, names in carried.values():
         for leaf in value_leaves(env.get(n), None)[0] if n in written else ():
@@ -447,6 +455,43 @@ def carried_finish(norm, carried, node):
 # functions given it first (`np.add.at(y, ...)`, `np.put(y, ...)`, `np.fill_diagonal(y, v)`)
 _WRITING_METHODS = ("sort", "fill", "put")
 _WRITING_FUNCTIONS = ("at", "put", "fill_diagonal")
+
+
+def _rebound_to_own_view(stmts):
+    """Names the statements rebind to a view of themselves (`cur = cur[1:]`, `v = v.T`,
+    `w = w.reshape(-1)`)."""
+    out = set()
+    for st in stmts:
+        for n in gast.walk(st):
+            if not (isinstance(n, gast.Assign) and len(n.targets) == 1 and
+                    isinstance(n.targets[0], gast.Name)):
+                continue
+            value, name, view = n.value, n.targets[0].id, False
+            while True:
+                if isinstance(value, gast.Subscript) and _basic_index(value.slice):
+                    value = value.value
+                elif isinstance(value, gast.Attribute) and value.attr == "T":
+                    value = value.value
+                elif isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+                        and value.func.attr in _VIEW_METHODS:
+                    value = value.func.value
+                else:
+                    break
+                view = True
+            if view and isinstance(value, gast.Name) and value.id == name:
+                out.add(name)
+    return out
+
+
+_VIEW_METHODS = ("reshape", "ravel", "transpose", "squeeze", "swapaxes")
+
+
+def _basic_index(index):
+    """A subscript of slices and integer constants (a view, never a gather)."""
+    items = index.elts if isinstance(index, gast.Tuple) else [index]
+    return any(isinstance(i, gast.Slice) for i in items) and all(
+        isinstance(i, gast.Slice) or isinstance(i, gast.Constant) and
+        isinstance(i.value, int) for i in items)
 
 
 def _written_names(stmts):

@@ -22,6 +22,10 @@ import gast
 from transpile.frontend.normalize.values import PLACEHOLDER_MARK
 
 
+# the name of a value returned from inside a loop (set right before the loop breaks)
+RESULT_PREFIX = "_result_"
+
+
 def contains_return(stmts):
     """Whether a return occurs in these statements outside nested functions/lambdas/loops."""
     for st in stmts:
@@ -100,7 +104,7 @@ def _lift_loop_return(st):
     """[flag = False, result = 0.0, loop with breaks, if flag: return result] (no result when
     every return in the loop is a bare `return`)."""
     tag = getattr(st, "lineno", 0)
-    flag, result = f"_returned_{tag}", f"_result_{tag}"
+    flag, result = f"_returned_{tag}", f"{RESULT_PREFIX}{tag}"
     if _only_bare_returns([st]):
         result = None               # `return` in a loop of a function returning None
     body = _returns_to_breaks(st.body, flag, result)
