@@ -181,3 +181,72 @@ def test_a_custom_function_with_several_outputs_is_refused_clearly():
     x = np.array([0.1, 0.2])
     with pytest.raises(TypeError, match="sin_cos: .* returns one array .* not a tuple"):
         grad(lambda a: np.sum(sin_cos(a)[0]))(x)
+
+
+def _rules_whose_primal_differs():
+    """f(a) = a, while fwd and the jvp rule give 2a (a differently computed primal): JAX's
+    output under differentiation is fwd's / the rule's."""
+    @custom_vjp
+    def fv(a):
+        return a * 1.0
+    fv.defvjp(lambda a: (a * 2.0, a), lambda res, g: (g * 5.0,))
+
+    @custom_jvp
+    def fj(a):
+        return a * 1.0
+    fj.defjvp(lambda p, t: (p[0] * 2.0, t[0] * 5.0))
+    return fv, fj
+
+
+def _losses(f, xp):
+    def loss(a):
+        return xp.sum(xp.sin(f(a)))
+
+    def looped(a):
+        s = 0.0
+        for i in range(2):
+            s = s + xp.sum(f(a * (i + 1)))
+        return s
+    return loss, looped
+
+
+def test_the_primal_output_under_differentiation_is_fwds_or_the_rules_as_in_jax():
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    from transpile import jit, value_and_grad, vjp, vmap
+    fv, fj = _rules_whose_primal_differs()
+
+    @jax.custom_vjp
+    def jfv(a):
+        return a * 1.0
+    jfv.defvjp(lambda a: (a * 2.0, a), lambda res, g: (g * 5.0,))
+
+    @jax.custom_jvp
+    def jfj(a):
+        return a * 1.0
+    jfj.defjvp(lambda p, t: (p[0] * 2.0, t[0] * 5.0))
+
+    x = np.array([0.3, -1.2, 2.0])
+    X = np.stack([x, 2 * x])
+    for ours, theirs in ((fv, jfv), (fj, jfj)):
+        loss, looped = _losses(ours, np)
+        jloss, jlooped = _losses(theirs, jnp)
+        for got, want in (
+                (value_and_grad(loss)(x), jax.value_and_grad(jloss)(x)),
+                (jit(value_and_grad(loss))(x), jax.jit(jax.value_and_grad(jloss))(x)),
+                (vmap(value_and_grad(loss))(X), jax.vmap(jax.value_and_grad(jloss))(X)),
+                (value_and_grad(looped)(x), jax.value_and_grad(jlooped)(x)),
+                (vjp(ours, x)[0], jax.vjp(theirs, x)[0]),
+                (ours(x), theirs(x)),                       # not differentiated: f's output
+                (jit(loss)(x), jax.jit(jloss)(x)),
+                (vmap(ours)(X), jax.vmap(theirs)(X))):
+            for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+                np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+    t = np.array([1.0, 0.5, -2.0])
+    out, tan = jvp(fj, (x,), (t,))
+    jout, jtan = jax.jvp(jfj, (x,), (t,))
+    np.testing.assert_allclose(out, jout, rtol=1e-12)
+    np.testing.assert_allclose(tan, jtan, rtol=1e-12)
+    # JAX refuses jvp of a custom_vjp; ours transposes bwd, its primal output is fwd's
+    np.testing.assert_allclose(jvp(fv, (x,), (t,))[0], 2 * x, rtol=1e-12)

@@ -537,6 +537,12 @@ def vjp(fun, *primals, has_aux=False, _argnums=None):
     # the primal output, from the same generated function with zero cotangents
     plain = _cached("plain", fun, lambda: Plain(fun))
     out = plain(*primals)
+    if any(e.prim.diff_primal is not None for e in _ir.walk_eqns(core.body)):
+        # a custom_vjp/custom_jvp call: its output under differentiation is fwd's / the
+        # rule's (as in JAX), so the primal output comes from the generated code
+        zeros = [np.zeros_like(leaf) for leaf in tree_flatten(out)[0]]
+        out = tree_unflatten(core.out_tree,
+                             list(spec.fn(*inputs(), *zeros, *spec.free_values())))[0]
     if has_aux:
         out, aux = out
     out_shapes = [np.shape(leaf) for leaf in tree_flatten(out)[0]]

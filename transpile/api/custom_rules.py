@@ -130,6 +130,18 @@ class _Custom:
     def _sig(self):
         return ", ".join(self.names)
 
+    def _with_diff_primal(self, slot, path, primal, **rules):
+        """The row of f, and the row that stands for it where a derivative flows through the
+        call (JAX: the primal output is fwd's / the jvp rule's, not f's): same rules, its
+        result computed by `primal`."""
+        functools.update_wrapper(primal, self.fun)
+        dname = f"{slot}_diff_primal"
+        dpath = _publish(dname, _one_output(primal))
+        diff = defprim(dname, primal, dpath, self._sig(), batch="helper", **rules)
+        diff.diff_primal = diff       # marks generated code that runs it (api/autodiff.py vjp)
+        return defprim(slot, self.fun, path, self._sig(), batch="helper", diff_primal=diff,
+                       **rules)
+
     def __transpile_core__(self, in_trees):
         if self._prim is None:
             raise TranspileError(f"{self.fun.__name__}: define its rule first "
@@ -196,8 +208,9 @@ class custom_vjp(_Custom):
             rule_helper(tname, tangent, tpath, ", ".join(names) + ", t", what)
             rules[p] = f"{bpath}({', '.join(names)}, g)"
             tangents[p] = f"{tpath}({', '.join(names)}, {p}_dot)"
-        self._prim = defprim(slot, self.fun, path, self._sig(), vjp=rules, jvp=tangents,
-                             batch="helper")
+        def fwd_out(*xs):
+            return fwd(*xs)[0]
+        self._prim = self._with_diff_primal(slot, path, fwd_out, vjp=rules, jvp=tangents)
         return self
 
 
@@ -236,8 +249,10 @@ class custom_jvp(_Custom):
             rule_helper(vname, cotangent, vpath, ", ".join(names) + ", g", what)
             jvps[p] = f"{jpath}({', '.join(names)}, {p}_dot)"
             vjps[p] = f"{vpath}({', '.join(names)}, g)"
-        self._prim = defprim(slot, self.fun, path, self._sig(), jvp=jvps, vjp=vjps,
-                             batch="helper")
+        def rule_out(*xs):
+            return rule(tuple(xs), tuple(np.zeros_like(np.asarray(x, dtype=float))
+                                         for x in xs))[0]
+        self._prim = self._with_diff_primal(slot, path, rule_out, jvp=jvps, vjp=vjps)
         return self
 
 

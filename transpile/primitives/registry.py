@@ -103,6 +103,9 @@ the row's module; api/custom_rules.py passes them for user rows). Every field is
   opaque_hint  the hint of the error `opaque` raises
   user_rule  a rule the user added (transpile.custom): left out of the built-in tables
   user_path  how messages name a user's function (opaque user rows)
+  diff_primal  the row whose result stands for this one's where a derivative flows through
+          the call (custom_vjp: fwd's output, custom_jvp: the rule's primal output, as in
+          JAX); the sweeps (transpile/ad/sweep.py) put it in the call's place
   aliases  other names of the function ("scipy.special.erf"), for the docs (defalias)
   construct  how the user names the construct the row comes from, in messages ("subscript
           assignment" for rt.setitem); default: the call, `np.exp(...)`
@@ -186,7 +189,7 @@ class Primitive:
                  "int_result", "int_closed", "scalar_result", "array_result", "reduction",
                  "bool_result", "unsafe_in_select", "keep", "check", "shows_values", "product",
                  "shape_safe", "query", "refusal", "multi", "jvp_joint", "fusable",
-                 "opaque", "opaque_hint", "user_rule", "user_path", "aliases",
+                 "opaque", "opaque_hint", "user_rule", "user_path", "diff_primal", "aliases",
                  "canonical_args", "construct", "sized_by", "numba_unsized", "shape_from",
                  "printed_defaults")
 
@@ -205,7 +208,7 @@ class Primitive:
                  unsafe_in_select=False, keep=False, check=False, shows_values=False,
                  product=False, shape_safe=False, query=False, refusal=False, multi=None,
                  jvp_joint=None, fusable=False, opaque=False, opaque_hint=None,
-                 user_rule=False, user_path=None, aliases=(), canonical_args=None,
+                 user_rule=False, user_path=None, diff_primal=None, aliases=(), canonical_args=None,
                  construct=None, sized_by=None, numba_unsized=False, shape_from=None,
                  printed_defaults=()):
         self.name = name
@@ -279,6 +282,7 @@ class Primitive:
         self.opaque_hint = opaque_hint
         self.user_rule = user_rule
         self.user_path = user_path
+        self.diff_primal = diff_primal
         self.aliases = tuple(aliases)
         self.canonical_args = canonical_args
         self.printed_defaults = tuple(printed_defaults)
