@@ -457,3 +457,33 @@ def test_functools_wraps_decorator_is_not_skipped():
     def f(x):
         return np.sum(x ** 2)
     np.testing.assert_allclose(grad(f)(np.ones(2)), [4.0, 4.0])
+
+
+def test_jvp_of_an_integer_primal_needs_a_float0_tangent_as_in_jax():
+    # (an int primal with a float tangent silently gave a zero tangent: jvp(f, (3,), (1.0,))
+    # -> (6, 0), while an int array primal gave 2)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    assert np.dtype(transpile.float0) == np.dtype(jax.dtypes.float0)
+
+    def f(t):
+        return t * 2
+    for p, t in (((3,), (1.0,)), ((np.arange(3),), (np.ones(3),)), ((True,), (1.0,)),
+                 ((np.arange(3),), (np.arange(3),))):
+        with pytest.raises(TypeError):
+            jax.jvp(f, p, t)
+        with pytest.raises(TypeError, match="float0"):
+            jvp(f, p, t)
+    z = np.zeros((), dtype=transpile.float0)
+    for fun, p, t in ((f, (3,), (z,)),
+                      (lambda t, x: t * x, (np.arange(3), 2.0),
+                       (np.zeros(3, dtype=transpile.float0), 1.0)),
+                      (lambda x: (x, np.argmax(x)), (np.arange(3.0),), (np.ones(3),))):
+        got, want = jvp(fun, p, t), jax.jvp(fun, p, t)
+        gl, wl = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+        assert len(gl) == len(wl)
+        for g, w in zip(gl, wl):
+            assert np.asarray(g).dtype == np.asarray(w).dtype or \
+                np.asarray(g).dtype.kind == np.asarray(w).dtype.kind == "f"
+            if np.asarray(w).dtype != transpile.float0:
+                np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)

@@ -11,6 +11,7 @@
 """
 from transpile import primitives as _primitives  # noqa: F401  (registers the table)
 from transpile.api.autodiff import generated_path, grad, jvp, show, value_and_grad, vjp
+from transpile.api.arguments import FLOAT0 as float0  # noqa: F401  (as jax.dtypes.float0)
 from transpile.api.jacobian import jacfwd, jacobian, jacrev
 from transpile.api.jacobian_composed import hessian
 from transpile.errors import NoRuleError, TranspileError, TranspileWarning, UnsupportedSyntax
@@ -23,7 +24,7 @@ from transpile.version import __version__  # noqa: E402,F401
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "generated_path", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten",
            "tree_unflatten", "tree_structure", "register_pytree_node", "TranspileError",
-           "TranspileWarning", "UnsupportedSyntax", "NoRuleError"]
+           "TranspileWarning", "UnsupportedSyntax", "NoRuleError", "float0"]
 from transpile.api.pmap import (all_gather, axis_index, axis_size, device_count,  # noqa: E402
                             devices, local_device_count, pmap, pmax, pmean, pmin, psum)
 from transpile.api.vmap import vmap  # noqa: E402

@@ -103,6 +103,56 @@ def check_real(values, what, kind="inputs"):
                             "differentiate the real and imaginary parts separately)")
 
 
+FLOAT0 = np.dtype([("float0", np.void, 0)])   # JAX's float0: the tangent of an int or a bool
+
+
+def _is_integral(leaf):
+    if isinstance(leaf, (bool, int, np.integer, np.bool_)):
+        return True
+    return isinstance(leaf, np.ndarray) and leaf.dtype.kind in "iub"
+
+
+def float0_tangents(primals, tangents):
+    """jvp's tangents checked as JAX does: an integer or boolean primal takes a float0 tangent
+    (it has no derivative); such a tangent becomes zeros for the generated code."""
+    out = []
+    for a, (p, t) in enumerate(zip(primals, tangents)):
+        pl, pt = tree_flatten(p)
+        tl, tt = tree_flatten(t)
+        if len(pl) != len(tl):
+            out.append(t)          # the structure check of jvp itself reports it
+            continue
+        fixed = []
+        for p_leaf, t_leaf in zip(pl, tl):
+            t_dtype = np.asarray(t_leaf).dtype
+            if _is_integral(p_leaf):
+                if t_dtype != FLOAT0:
+                    p_dtype = np.asarray(p_leaf).dtype
+                    raise TypeError(
+                        f"jvp: primal {a} has dtype {p_dtype} and a tangent of dtype {t_dtype}: "
+                        "an integer or boolean primal has no derivative, its tangent must have "
+                        "dtype float0 (transpile.float0 or jax.dtypes.float0, e.g. "
+                        "np.zeros(np.shape(x), dtype=transpile.float0)), as in JAX; to "
+                        "differentiate along it pass a float primal (x.astype(float))")
+                t_leaf = np.zeros(np.shape(p_leaf)) if np.ndim(p_leaf) else 0.0
+            elif t_dtype == FLOAT0:
+                raise TypeError(f"jvp: primal {a} has dtype {np.asarray(p_leaf).dtype}: only an "
+                                "integer or boolean primal takes a float0 tangent")
+            fixed.append(t_leaf)
+        out.append(tree_unflatten(tt, fixed))
+    return tuple(out)
+
+
+def float0_outputs(outs, touts):
+    """The tangent of an integer or boolean output is float0 zeros (JAX)."""
+    ol, _ = tree_flatten(outs)
+    tl, tt = tree_flatten(touts)
+    if len(ol) != len(tl):
+        return touts
+    return tree_unflatten(tt, [np.zeros(np.shape(o), dtype=FLOAT0) if _is_integral(o) else t
+                               for o, t in zip(ol, tl)])
+
+
 def walk_tree(tree):
     yield tree
     for c in tree.children:

@@ -34,7 +34,7 @@ from transpile.compile.dynamic_ints import is_dynamic_int
 from transpile.compile.specialization import refuse_overlap
 from transpile.api.arguments import (  # noqa: F401  (spec_flatten: re-exported for api/jit.py)
     STATIC_TYPES, bind_call, check_complex, check_float, copy_arrays, leaf_ranges, norm_argnums,
-    spec_flatten, tangent_like, tree_map_zeros, walk_tree)
+    spec_flatten, tangent_like, tree_map_zeros, walk_tree, float0_tangents, float0_outputs)
 from transpile.ad.modes import forward_core, reverse_core
 from transpile.ad.reverse import make_core
 from transpile.core.avals import aval_of
@@ -481,7 +481,8 @@ def jvp(fun, primals, tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     n = len(primals)
     t = _cached(("jvp", n), fun, lambda: JVP(fun, _given(fun, n)))
-    return t.call_with(tuple(primals), tuple(tangents))
+    out, tout = t.call_with(tuple(primals), float0_tangents(primals, tangents))
+    return out, float0_outputs(out, tout)
 
 
 def _given(fun, n):
