@@ -164,3 +164,44 @@ def test_implicit_statics_one_and_true_generate_their_own_code(transform):
     t = transform(bool_or_int)
     first, second = t(xs, 1), t(xs, True)
     np.testing.assert_allclose(np.asarray(second), np.asarray(first) * 3.0 / 5.0)
+
+
+def test_replacing_the_functions_own_defaults_is_seen_by_existing_wrappers():
+    # (grad(d), vmap(d), jit(d) made before `d.__defaults__ = (3.0,)` kept using 2.0; jax.grad
+    # and jax.vmap retrace and see the new default)
+    x = np.array([0.3, -1.2, 2.0])
+    xs = np.stack([x, 2 * x])
+
+    def d(z, s=2.0):
+        return np.sum(np.sin(z)) * s
+
+    def k(z, *, s=2.0):
+        return np.sum(np.sin(z)) * s
+
+    class M:
+        def f(self, z, s=2.0):
+            return np.sum(np.sin(z)) * s
+    m = M()
+    made = [(fn, [T(fn) for T in (grad, vmap, jit, hessian, jacfwd, jacrev, value_and_grad,
+                                   lambda f: jit(grad(f)), lambda f: vmap(grad(f)))])
+            for fn in (d, k, m.f)]
+
+    def check(s):
+        for fn, (g, v, j, h, jf, jr, vg, jg, vmg) in made:
+            np.testing.assert_allclose(g(x), s * np.cos(x), rtol=1e-12)
+            np.testing.assert_allclose(v(xs), s * np.sum(np.sin(xs), axis=1), rtol=1e-12)
+            np.testing.assert_allclose(j(x), s * np.sum(np.sin(x)), rtol=1e-12)
+            np.testing.assert_allclose(j(x), s * np.sum(np.sin(x)), rtol=1e-12)  # fast path
+            np.testing.assert_allclose(h(x), -s * np.diag(np.sin(x)), rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(jf(x), s * np.cos(x), rtol=1e-12)
+            np.testing.assert_allclose(jr(x), s * np.cos(x), rtol=1e-12)
+            np.testing.assert_allclose(vg(x)[0], s * np.sum(np.sin(x)), rtol=1e-12)
+            np.testing.assert_allclose(vg(x)[1], s * np.cos(x), rtol=1e-12)
+            np.testing.assert_allclose(jg(x), s * np.cos(x), rtol=1e-12)
+            np.testing.assert_allclose(vmg(xs), s * np.cos(xs), rtol=1e-12)
+    check(2.0)
+    for new in (3.0, 4.5):
+        d.__defaults__ = (new,)
+        k.__kwdefaults__["s"] = new
+        M.f.__defaults__ = (new,)
+        check(new)

@@ -71,6 +71,8 @@ def _literal_equal(a, b):
 
 def _signature(fun):
     if isinstance(fun, Transform):
+        if hasattr(fun, "_defaults_seen"):     # (set up: not while its __init__ reads it)
+            fun.fresh_defaults()
         return fun.signature
     prim = lookup(fun)
     if prim is not None:
@@ -80,6 +82,41 @@ def _signature(fun):
         return inspect.signature(fun)
     except (TypeError, ValueError):
         raise TranspileError(f"cannot transform {fun!r}: no Python signature") from None
+
+
+def _defaults_source(fun):
+    """The Python function whose __defaults__/__kwdefaults__ give fun's parameter defaults
+    (through bound methods, functools.partial and transforms), or None."""
+    seen = 0
+    while seen < 32:
+        seen += 1
+        if isinstance(fun, Transform):
+            fun = fun.fun
+        elif isinstance(fun, functools.partial):
+            fun = fun.func
+        elif inspect.ismethod(fun):
+            fun = fun.__func__
+        else:
+            break
+    return fun if hasattr(fun, "__defaults__") and hasattr(fun, "__code__") else None
+
+
+def _defaults_state(src):
+    if src is None:
+        return None
+    kw = src.__kwdefaults__
+    return src.__defaults__, kw, tuple(kw.items()) if kw else ()
+
+
+def _same_defaults(src, seen):
+    """The same default objects as when `seen` was taken (compared by identity: a default
+    replaced by an equal value of another type counts as replaced)."""
+    d, kw, items = seen
+    if src.__defaults__ is not d or src.__kwdefaults__ is not kw:
+        return False
+    now = tuple(kw.items()) if kw else ()
+    return len(now) == len(items) and all(
+        a is c and b is e for (a, b), (c, e) in zip(now, items))
 
 
 def core_of(fun, in_trees, static_args=None):
@@ -133,6 +170,8 @@ class Transform:
         self.fun = fun
         self.signature = _signature(fun)
         self._params = list(self.signature.parameters.values())
+        self._defaults_src = _defaults_source(fun)
+        self._defaults_seen = _defaults_state(self._defaults_src)
         # f(*args) / f(**kwargs): bind() gives one value per positional argument of the call
         # (argnums count them, as in JAX), then the keyword-only ones, then one dict of the
         # extra keywords
@@ -147,10 +186,28 @@ class Transform:
 
     # -- arguments ---------------------------------------------------------------------------
 
+    def fresh_defaults(self):
+        """Re-read the signature where the function's defaults were replaced since
+        (f.__defaults__ = (3.0,)): a call that leaves an argument out takes the new default.
+        True when they were."""
+        inner = self.fun.fresh_defaults() if isinstance(self.fun, Transform) else False
+        src = self._defaults_src
+        if src is None or (not inner and _same_defaults(src, self._defaults_seen)):
+            return inner
+        self._defaults_seen = _defaults_state(src)
+        self.signature = _signature(self.fun)
+        self._params = list(self.signature.parameters.values())
+        self.defaults_replaced()
+        return True
+
+    def defaults_replaced(self):
+        """What a subclass keeps that was made from the old defaults (jit's fast paths)."""
+
     def bind(self, args, kwargs):
         """Arguments -> one value per parameter (defaults applied)."""
         if not kwargs and len(args) == len(self._params) and not self._star:
             return list(args)
+        self.fresh_defaults()
         try:
             ba = self.signature.bind(*args, **kwargs)
         except TypeError as e:

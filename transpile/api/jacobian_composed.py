@@ -50,6 +50,7 @@ class TangentMap(Transform):
         extra = inspect.Parameter("tangent", inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self.signature = inspect.Signature(params + [extra])
         self._params = params + [extra]
+        self._defaults_src = None       # (every argument is passed: no defaults)
 
     def __transpile_core__(self, in_trees):
         primal_trees = tuple(in_trees[:-1])
@@ -193,6 +194,7 @@ class CotangentMap(Transform):
         extra = inspect.Parameter("cotangent", inspect.Parameter.POSITIONAL_OR_KEYWORD)
         self.signature = inspect.Signature(params + [extra])
         self._params = params + [extra]
+        self._defaults_src = None       # (every argument is passed: no defaults)
 
     def __transpile_core__(self, in_trees):
         primal_trees = tuple(in_trees[:-1])

@@ -334,6 +334,7 @@ class Jit(Transform):
         """A call with keywords as the positional call it means (skipped parameters take their
         defaults), or None where that is not plain (*args, keyword-only parameters, an unknown
         or repeated name: the full path binds it and raises Python's error)."""
+        self.fresh_defaults()
         index = self._keyword_index
         if index is None:
             return None
@@ -372,6 +373,9 @@ class Jit(Transform):
             if out is not MISS:
                 return out
         return self._call(args, {})
+
+    def defaults_replaced(self):
+        self._forget_fast()       # its entries hold the old defaults
 
     def _forget_fast(self):
         self._fast.clear()
@@ -441,8 +445,10 @@ class Jit(Transform):
         given = len(args) if given is None else given
         entry = self._entries.get((key, given))
         if entry is None or entry.compiled is not c:
+            src = self._defaults_src
             entry = generated_entry(c, args, trees, self.dynamic_ints, self._dict_call,
-                                    given=given)
+                                    given=given,
+                                    defaults=None if src is None else (src, src.__defaults__))
             if entry is None:
                 return
             if len(self._entries) > 64:

@@ -191,6 +191,7 @@ class Vmap(Transform):
         if not kwargs and len(args) == len(self._params) and not self._star:
             passed, values = (True,) * len(args), list(args)
         else:
+            self.fresh_defaults()
             try:
                 ba = self.signature.bind(*args, **kwargs)
             except TypeError as e:

@@ -42,13 +42,15 @@ class _Unsupported(Exception):
     pass
 
 
-def generated_entry(c, args, trees, dynamic_ints, fallback, given=None):
+def generated_entry(c, args, trees, dynamic_ints, fallback, given=None, defaults=None):
     """The entry for `c` (a Compiled that runs compiled code) and positional `args` whose
     pytree structures are `trees` (Jit.flatten_args); None where it does not apply (the NumPy
     tier, free variables, arguments of other kinds). `given`: how many of `args` a call
     passes; the others are the parameters' defaults, held by the entry and checked as any
     argument (a default object changed in place to another type or shape takes the full
-    path)."""
+    path). `defaults`: (function, its __defaults__ tuple) the defaults came from: an entry
+    that holds defaults checks that the function still has them (f.__defaults__ replaced:
+    the full path)."""
     if c.eager or c.delegate is not None or not c.checked or c.statics or c.free:
         return None
     ns = {"ND": np.ndarray, "MISSING": object(), "fn": c.fn, "fallback": fallback,
@@ -127,6 +129,8 @@ def generated_entry(c, args, trees, dynamic_ints, fallback, given=None):
         bool(av.shape)
     ret = "out[0]" if single_array else "finish(out)"
     given = n if given is None else given
+    if given < n and defaults is not None:
+        conds.append(f"{new('F', defaults[0])}.__defaults__ is {new('DT', defaults[1])}")
     unpack = f"{', '.join(names[:given])}, = args" if given else "pass"
     for i in range(given, n):
         unpack += f"\n        {names[i]} = {new('DEFAULT', args[i])}"
