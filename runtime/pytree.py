@@ -56,10 +56,11 @@ def static_leaf(v):
     return TreeDef("static", (), (v, static_key(v)))
 
 
-def tree_flatten(tree):
-    """Return (leaves, treedef)."""
+def tree_flatten(tree, is_leaf=None):
+    """Return (leaves, treedef). is_leaf(subtree) -> True makes that subtree one leaf (as in
+    jax.tree_util; None too when is_leaf says so)."""
     leaves = []
-    treedef = _flatten(tree, leaves)
+    treedef = _flatten(tree, leaves, is_leaf)
     return leaves, treedef
 
 
@@ -114,18 +115,21 @@ def node_build(cls, aux, children):
     return obj
 
 
-def _flatten(tree, leaves):
+def _flatten(tree, leaves, is_leaf=None):
+    if is_leaf is not None and is_leaf(tree):
+        leaves.append(tree)
+        return LEAF
     if type(tree) in _NODES or (isinstance(tree, tuple) and hasattr(tree, "_fields")) or (
             dataclasses.is_dataclass(tree) and not isinstance(tree, type)):
         cls, children, aux = node_parts(tree)
-        return TreeDef("node", tuple(_flatten(c, leaves) for c in children), (cls, aux))
+        return TreeDef("node", tuple(_flatten(c, leaves, is_leaf) for c in children), (cls, aux))
     if isinstance(tree, tuple) and not hasattr(tree, "_fields"):
-        return TreeDef("tuple", tuple(_flatten(c, leaves) for c in tree))
+        return TreeDef("tuple", tuple(_flatten(c, leaves, is_leaf) for c in tree))
     if isinstance(tree, list):
-        return TreeDef("list", tuple(_flatten(c, leaves) for c in tree))
+        return TreeDef("list", tuple(_flatten(c, leaves, is_leaf) for c in tree))
     if isinstance(tree, dict):
         keys = tuple(sorted(tree))
-        return TreeDef("dict", tuple(_flatten(tree[k], leaves) for k in keys), keys)
+        return TreeDef("dict", tuple(_flatten(tree[k], leaves, is_leaf) for k in keys), keys)
     if tree is None:
         return TreeDef("none")
     leaves.append(tree)
@@ -162,24 +166,57 @@ def _unflatten(treedef, it):
     return tuple(children)
 
 
-def tree_leaves(tree):
-    return tree_flatten(tree)[0]
+def tree_leaves(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree):
-    return tree_flatten(tree)[1]
+def tree_structure(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f, tree, *rest):
-    """Apply f to each leaf (and the matching leaves of `rest`, which share tree's structure)."""
-    leaves, treedef = tree_flatten(tree)
+def tree_map(f, tree, *rest, is_leaf=None):
+    """Apply f to each leaf (and the matching leaves of `rest`, which share tree's structure,
+    or have a whole subtree where tree has a leaf, as in jax.tree_util). is_leaf: see
+    tree_flatten."""
+    leaves, treedef = tree_flatten(tree, is_leaf)
     others = []
     for r in rest:
         r_leaves, r_def = tree_flatten(r)
         if r_def != treedef:
-            raise ValueError(f"tree_map: structures differ: {treedef} vs {r_def}")
+            r_leaves = []
+            if not _up_to(treedef, r, r_leaves):
+                raise ValueError(f"tree_map: structures differ: {treedef} vs {r_def}")
         others.append(r_leaves)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def _up_to(treedef, tree, out):
+    """The subtrees of `tree` at the leaves of `treedef` (a prefix of its structure) into out;
+    False where treedef is not a prefix."""
+    if treedef.kind == "leaf":
+        out.append(tree)
+        return True
+    if treedef.kind == "none":
+        return tree is None
+    if treedef.kind == "static":
+        return True
+    if treedef.kind == "node":
+        parts = node_parts(tree)
+        if parts is None or parts[0] is not treedef.keys[0] or parts[2] != treedef.keys[1]:
+            return False
+        children = parts[1]
+    elif treedef.kind == "dict":
+        if not isinstance(tree, dict) or tuple(sorted(tree)) != treedef.keys:
+            return False
+        children = [tree[k] for k in treedef.keys]
+    else:
+        kind = tuple if treedef.kind == "tuple" else list
+        if not isinstance(tree, kind) or hasattr(tree, "_fields"):
+            return False
+        children = list(tree)
+    if len(children) != len(treedef.children):
+        return False
+    return all(_up_to(c, t, out) for c, t in zip(treedef.children, children))
 
 
 def treedef_children(treedef):

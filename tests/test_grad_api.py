@@ -119,6 +119,33 @@ def test_tree_utilities_match_jax_conventions():
         tree_map(lambda a, b: a, {'a': 1}, {'b': 1})
 
 
+def test_tree_utilities_take_is_leaf_and_a_prefix_structure_as_jax():
+    # (tree_map(..., is_leaf=...) raised TypeError: unexpected keyword argument)
+    jax = pytest.importorskip("jax")
+    tu = jax.tree_util
+    x = np.array([1.0, 2.0])
+    tree = {"b": [x, (3.0, None)], "a": {"z": x * 2, "y": ()}, "c": None}
+    for is_leaf in (lambda n: isinstance(n, tuple), lambda n: n is None,
+                    lambda n: isinstance(n, list), lambda n: isinstance(n, dict) and "z" in n):
+        def count(v):
+            return len(tu.tree_leaves(v)) if not isinstance(v, np.ndarray) else v.size
+        got = tree_map(count, tree, is_leaf=is_leaf)
+        want = tu.tree_map(count, tree, is_leaf=is_leaf)
+        assert got == want
+        assert [repr(v) for v in tree_leaves(tree, is_leaf=is_leaf)] == \
+            [repr(v) for v in tu.tree_leaves(tree, is_leaf=is_leaf)]
+        leaves, td = tree_flatten(tree, is_leaf=is_leaf)
+        assert len(leaves) == td.num_leaves == len(tu.tree_flatten(tree, is_leaf=is_leaf)[0])
+        jleaves, jtd = tu.tree_flatten(tree, is_leaf=is_leaf)
+        assert repr(tree_unflatten(td, leaves)) == repr(tu.tree_unflatten(jtd, jleaves))
+    # the other trees may hold a whole subtree where the first has a leaf (a prefix)
+    first, second = {"w": 1.0, "b": 2.0}, {"w": (x, x), "b": [x]}
+    got = tree_map(lambda a, b: len(b), first, second)
+    assert got == tu.tree_map(lambda a, b: len(b), first, second)
+    with pytest.raises(ValueError):
+        tree_map(lambda a, b: a, second, first)
+
+
 # ---- dtypes -----------------------------------------------------------------------------------
 
 def test_float32_in_float32_out():
@@ -487,3 +514,4 @@ def test_jvp_of_an_integer_primal_needs_a_float0_tangent_as_in_jax():
                 np.asarray(g).dtype.kind == np.asarray(w).dtype.kind == "f"
             if np.asarray(w).dtype != transpile.float0:
                 np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+

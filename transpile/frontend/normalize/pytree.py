@@ -27,6 +27,10 @@ def call_tree_util(norm, obj, args, kwargs, node, base):
     name = _TREE_UTILS.get(id(obj))
     if name is None or _TREE_UTIL_OBJS[name] is not obj:
         return None
+    if "is_leaf" in kwargs:
+        raise norm.error(node, f"{name}(..., is_leaf=...) inside a transformed function is not "
+                         "supported (the structure is fixed when the code is generated): call "
+                         f"{name} with is_leaf outside the transform, or without it here")
     if name == "tree_leaves":
         leaves, _ = _flat(norm, _one(norm, args, kwargs, "tree", node), node)
         return Struct("list", leaves)
