@@ -515,3 +515,23 @@ def test_jvp_of_an_integer_primal_needs_a_float0_tangent_as_in_jax():
             if np.asarray(w).dtype != transpile.float0:
                 np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
 
+
+def test_jvp_has_aux_as_in_jax():
+    # (jvp(..., has_aux=True) raised TypeError: unexpected keyword argument)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x, t = np.array([0.3, -1.2, 2.0]), np.array([1.0, 0.5, -2.0])
+
+    def make(xp):
+        def f(z, w):
+            return xp.sin(z) * w, {"a": z * w, "n": xp.sum(z)}
+        return f
+    got = jvp(make(np), (x, 2.0), (t, 0.5), has_aux=True)
+    want = jax.jvp(make(jnp), (x, 2.0), (t, 0.5), has_aux=True)
+    assert len(got) == 3
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+    assert jax.tree_util.tree_structure(got[2]) == jax.tree_util.tree_structure(want[2])
+    with pytest.raises(TypeError, match="pair"):
+        jvp(lambda z: np.sin(z), (x,), (t,), has_aux=True)

@@ -530,8 +530,9 @@ def _cached(kind, fun, make):
     return hit[1]
 
 
-def jvp(fun, primals, tangents):
-    """(fun(*primals), J @ tangents) by generated forward-mode source."""
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), J @ tangents) by generated forward-mode source. has_aux=True: fun
+    returns (output, aux), and jvp (output, its tangent, aux), as in JAX."""
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp(fun, primals, tangents): primals and tangents must be tuples")
     if len(primals) != len(tangents):
@@ -539,6 +540,12 @@ def jvp(fun, primals, tangents):
     n = len(primals)
     t = _cached(("jvp", n), fun, lambda: JVP(fun, _given(fun, n)))
     out, tout = t.call_with(tuple(primals), float0_tangents(primals, tangents))
+    if has_aux:
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise TypeError(f"jvp(..., has_aux=True): {_fname(fun)} must return a pair "
+                            f"(output, aux), got {type(out).__name__}"
+                            + (f" of length {len(out)}" if isinstance(out, (tuple, list)) else ""))
+        return out[0], float0_outputs(out[0], tout[0]), out[1]
     return out, float0_outputs(out, tout)
 
 
