@@ -250,3 +250,59 @@ def test_the_primal_output_under_differentiation_is_fwds_or_the_rules_as_in_jax(
     np.testing.assert_allclose(tan, jtan, rtol=1e-12)
     # JAX refuses jvp of a custom_vjp; ours transposes bwd, its primal output is fwd's
     np.testing.assert_allclose(jvp(fv, (x,), (t,))[0], 2 * x, rtol=1e-12)
+
+
+def test_nondiff_argnums_and_pytree_arguments_as_in_jax():
+    # (nondiff_argnums raised TypeError: unexpected keyword argument; a dict argument was
+    # refused: "custom rules take array arguments only")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    from functools import partial
+    from transpile import jit, value_and_grad, vmap
+
+    def make(cvjp, cjvp, xp):
+        @partial(cvjp, nondiff_argnums=(1, 2))
+        def clip(x, act, c):
+            return act(x) * 1.0
+        clip.defvjp(lambda x, act, c: (act(x) * 1.0, x),
+                    lambda act, c, x, g: (xp.clip(g * 3.0, -c, c),))
+
+        @cvjp
+        def pf(p, s):
+            return xp.sum(p["a"] * p["b"]) * s
+        pf.defvjp(lambda p, s: (xp.sum(p["a"] * p["b"]) * s, (p, s)),
+                  lambda r, g: ({"a": g * r[0]["b"] * r[1], "b": g * r[0]["a"] * r[1]},
+                                g * xp.sum(r[0]["a"] * r[0]["b"]) * 2.0))
+
+        @partial(cjvp, nondiff_argnums=(0,))
+        def scaled(k, p):
+            return xp.sin(p["w"]) * k + p["b"]
+
+        def scaled_rule(k, primals, tangents):
+            (p,), (t,) = primals, tangents
+            return xp.sin(p["w"]) * k + p["b"], xp.cos(p["w"]) * t["w"] * k * 2.0 + t["b"]
+        scaled.defjvp(scaled_rule)
+
+        def loss(x, p):
+            return (xp.sum(clip(x, xp.tanh, 0.5)) + pf(p, 1.5) +
+                    xp.sum(scaled(3.0, {"w": x, "b": p["a"]})))
+        return loss
+    ours = make(custom_vjp, custom_jvp, np)
+    theirs = make(jax.custom_vjp, jax.custom_jvp, jnp)
+    x = np.array([0.3, -1.2, 2.0])
+    P = {"a": np.array([1.0, 2.0, -1.0]), "b": np.array([3.0, 4.0, 0.5])}
+    X = np.stack([x, 2 * x])
+
+    def same(got, want):
+        gl, gt = jax.tree_util.tree_flatten(got)
+        wl, wt = jax.tree_util.tree_flatten(want)
+        assert gt == wt
+        for g, w in zip(gl, wl):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+    same(value_and_grad(ours, argnums=(0, 1))(x, P),
+         jax.value_and_grad(theirs, argnums=(0, 1))(x, P))
+    same(jit(grad(ours, argnums=1))(x, P), jax.jit(jax.grad(theirs, argnums=1))(x, P))
+    same(vmap(grad(ours), in_axes=(0, None))(X, P),
+         jax.vmap(jax.grad(theirs), in_axes=(0, None))(X, P))
+    same(ours(x, P), theirs(x, P))

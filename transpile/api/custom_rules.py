@@ -30,7 +30,7 @@ from transpile.frontend import transform_registry
 from transpile.errors import TranspileError
 from transpile.core.ir import CoreFn, Eqn, Var
 from transpile.primitives.registry import lookup, defprim as _defprim
-from transpile.pytree import LEAF, tree_flatten, tree_map
+from transpile.pytree import LEAF, TreeDef, tree_flatten, tree_map, tree_unflatten
 from transpile.api.autodiff import jvp, vjp, Grad
 
 _counter = itertools.count()
@@ -113,44 +113,127 @@ def _one_output(fun):
     return primal
 
 
-class _Custom:
-    """A function with a user-supplied derivative, usable inside any transform."""
+class _Layout:
+    """How the flat leaves the generated code passes map to the user's arguments, for one
+    structure of the arguments (pytrees, static values, nondiff_argnums)."""
 
-    def __init__(self, fun):
+    def __init__(self, custom, in_trees):
+        self.in_trees = tuple(in_trees)
+        self.nondiff = tuple(a for a in custom.nondiff_argnums if a < len(in_trees))
+        self.diff = [a for a in range(len(in_trees)) if a not in self.nondiff]
+        self.names, self.where = [], []    # per dynamic leaf: its name, (argument, position)
+        taken = set(custom.names)
+        for a, tree in enumerate(in_trees):
+            arg = custom.names[a] if a < len(custom.names) else f"arg{a}"
+            full = _full_leaves(tree)
+            dyn = [j for j, t in enumerate(full) if t == LEAF]
+            for j in dyn:
+                name = arg if tree == LEAF else f"{arg}_{j}"
+                while name in self.names or (name != arg and name in taken):
+                    name += "_"
+                self.names.append(name)
+                self.where.append((a, j))
+
+    def args(self, leaves, tangents=False):
+        """The user's arguments around these dynamic leaves (static values put back; for
+        tangents, zeros in their place)."""
+        it = iter(leaves)
+        out = []
+        for tree in self.in_trees:
+            full = [next(it) if t == LEAF else 0.0 if tangents else t.keys[0]
+                    for t in _full_leaves(tree)]
+            out.append(tree_unflatten(_all_leaves(tree), full))
+        return out
+
+    def sig(self):
+        return ", ".join(self.names)
+
+
+def _full_leaves(tree):
+    """The leaf TreeDefs of a structure, static ones included, in order."""
+    if tree.kind in ("leaf", "static"):
+        return [tree]
+    out = []
+    for c in tree.children:
+        out += _full_leaves(c)
+    return out
+
+
+def _all_leaves(tree):
+    """The structure with its static leaves made leaves (to unflatten static values in)."""
+    if tree.kind in ("leaf", "static"):
+        return LEAF
+    return TreeDef(tree.kind, tuple(_all_leaves(c) for c in tree.children), tree.keys)
+
+
+class _Custom:
+    """A function with a user-supplied derivative, usable inside any transform.
+    nondiff_argnums: arguments with no derivative (a function, a setting), passed to the
+    rules first, as in JAX."""
+
+    takes_static_args = True     # a function passed in is a static argument (normalize/calls.py)
+
+    def __init__(self, fun, nondiff_argnums=()):
         self.fun = fun
         functools.update_wrapper(self, fun, updated=())
         self.signature = inspect.signature(fun)
         self.names = list(self.signature.parameters)
-        self._prim = None
+        nums = (nondiff_argnums,) if isinstance(nondiff_argnums, int) else nondiff_argnums
+        self.nondiff_argnums = tuple(sorted(a % len(self.names) if a < 0 and self.names else a
+                                            for a in nums))
+        for a in self.nondiff_argnums:
+            if not 0 <= a < len(self.names):
+                raise ValueError(f"{type(self).__name__}({fun.__name__}): nondiff_argnums "
+                                 f"{nondiff_argnums!r} out of range ({len(self.names)} "
+                                 "parameters)")
+        self._defined = False
+        self._prims = {}
 
     @api_boundary     # tracebacks without transpile\'s frames (core/tracebacks.py)
     def __call__(self, *args, **kwargs):
         return self.fun(*args, **kwargs)
 
-    def _sig(self):
-        return ", ".join(self.names)
-
-    def _with_diff_primal(self, slot, path, primal, **rules):
+    def _with_diff_primal(self, slot, primal, layout, **rules):
         """The row of f, and the row that stands for it where a derivative flows through the
         call (JAX: the primal output is fwd's / the jvp rule's, not f's): same rules, its
         result computed by `primal`."""
         functools.update_wrapper(primal, self.fun)
         dname = f"{slot}_diff_primal"
         dpath = _publish(dname, _one_output(primal))
-        diff = defprim(dname, primal, dpath, self._sig(), batch="helper", **rules)
+        diff = defprim(dname, primal, dpath, layout.sig(), batch="helper", **rules)
         diff.diff_primal = diff       # marks generated code that runs it (api/autodiff.py vjp)
-        return defprim(slot, self.fun, path, self._sig(), batch="helper", diff_primal=diff,
+        fun = self.fun
+
+        def plain(*leaves):
+            return fun(*layout.args(leaves))
+        functools.update_wrapper(plain, fun)
+        impl = fun if layout.in_trees == tuple(LEAF for _ in layout.in_trees) else plain
+        path = _publish(slot, _one_output(plain))
+        return defprim(slot, impl, path, layout.sig(), batch="helper", diff_primal=diff,
                        **rules)
 
+    def _prim_for(self, in_trees):
+        key = tuple(in_trees)
+        prim = self._prims.get(key)
+        if prim is None:
+            prim = self._prims[key] = self._make_prim(_Layout(self, key))
+        return prim
+
     def __transpile_core__(self, in_trees):
-        if self._prim is None:
+        if not self._defined:
             raise TranspileError(f"{self.fun.__name__}: define its rule first "
                                  f"(.defvjp(fwd, bwd) or .defjvp(rule))")
-        if any(t != LEAF for t in in_trees):
-            raise TranspileError(f"{self.fun.__name__}: custom rules take array arguments only "
-                                 f"(got structures {in_trees})")
-        params = list(self.names)
-        body = [Eqn("out", self._prim, {p: Var(p) for p in params})]
+        if len(in_trees) != len(self.names):
+            raise TranspileError(f"{self.fun.__name__} takes {len(self.names)} arguments, "
+                                 f"got {len(in_trees)}")
+        try:
+            hash(tuple(in_trees))
+        except TypeError:
+            raise TranspileError(f"{self.fun.__name__}: a static argument of a custom rule "
+                                 "must be hashable") from None
+        prim = self._prim_for(in_trees)
+        params = [p.name for p in prim.params]
+        body = [Eqn("out", prim, {p: Var(p) for p in params})]
         code = getattr(self.fun, "__code__", None)
         core = CoreFn(name=self.fun.__name__, params=params, body=body, outs=[Var("out")],
                       out_tree=LEAF, filename=code.co_filename if code else "<custom>")
@@ -158,41 +241,70 @@ class _Custom:
         return core
 
 
+def _leaf_of(tree_value, pos, what):
+    """Leaf `pos` of a cotangent/tangent pytree given for an argument (None: zero)."""
+    if tree_value is None:
+        return None
+    leaves = tree_flatten(tree_value)[0]
+    if pos >= len(leaves):
+        raise TypeError(f"{what}: the structure {tree_flatten(tree_value)[1]} does not match "
+                        "its argument's")
+    return leaves[pos]
+
+
 class custom_vjp(_Custom):
     """JAX's custom_vjp: f.defvjp(fwd, bwd) with fwd(*args) -> (out, residuals) and
-    bwd(residuals, g) -> tuple of cotangents (one per argument). The generated code calls
-    fwd in the forward sweep's place of f and bwd in the backward sweep. Forward mode (jvp,
-    jacfwd) transposes bwd, one call per output element (JAX refuses jvp of a custom_vjp).
+    bwd(*nondiff_args, residuals, g) -> tuple of cotangents (one per differentiated argument,
+    a pytree like it). Where a derivative flows through a call, fwd runs in f's place (its
+    output is the call's) and bwd in the backward sweep. Forward mode (jvp, jacfwd)
+    transposes bwd, one call per output element (JAX refuses jvp of a custom_vjp).
     Derivatives of the rule itself (second order) are refused."""
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
-        names = self.names
-        slot = _slot(self.fun.__name__)
-        path = _publish(slot, _one_output(self.fun))
+        self._defined = True
+        self._prims = {}
+        return self
+
+    def _make_prim(self, layout):
+        fwd, bwd, fname = self.fwd, self.bwd, self.fun.__name__
+        names = layout.names
+        slot = _slot(fname)
         rules, tangents = {}, {}
         for k, p in enumerate(names):
-            def back(*args, _k=k):
+            a, pos = layout.where[k]
+            if a in layout.nondiff:
+                continue
+
+            def back(*args, _k=k, _a=a, _pos=pos):
                 *xs, g = args
-                _, res = fwd(*xs)
-                cts = bwd(res, g)
-                if not isinstance(cts, tuple) or len(cts) != len(names):
-                    raise TypeError(f"{self.fun.__name__}: bwd must return a tuple of "
-                                    f"{len(names)} cotangents, got {type(cts).__name__}")
-                ct = cts[_k]
+                full = layout.args(xs)
+                _, res = fwd(*full)
+                cts = bwd(*[full[i] for i in layout.nondiff], res, g)
+                n = len(layout.diff)
+                if not isinstance(cts, tuple) or len(cts) != n:
+                    raise TypeError(f"{fname}: bwd must return a tuple of {n} cotangents, got "
+                                    f"{type(cts).__name__}"
+                                    + (f" of length {len(cts)}" if isinstance(cts, tuple)
+                                       else ""))
+                ct = cts[layout.diff.index(_a)]
+                if layout.in_trees[_a] != LEAF:
+                    ct = _leaf_of(ct, _pos, f"{fname}: bwd's cotangent for "
+                                            f"{self.names[_a]!r}")
                 if ct is None:
                     return np.zeros_like(xs[_k])
                 if np.shape(ct) != np.shape(xs[_k]):
-                    raise ValueError(f"{self.fun.__name__}: bwd returned a cotangent of shape "
+                    raise ValueError(f"{fname}: bwd returned a cotangent of shape "
                                      f"{np.shape(ct)} for {names[_k]!r}, whose shape is "
                                      f"{np.shape(xs[_k])}: a cotangent has its argument's shape "
                                      "(sum over the axes the primal broadcast)")
                 return ct
+
             def tangent(*args, _k=k, _back=back):
                 # forward mode from the reverse rule: bwd is linear in g, so the tangent's
                 # element i is <bwd(res, e_i)[k], t> (one bwd call per output element)
                 *xs, t = args
-                out = np.asarray(fwd(*xs)[0])
+                out = np.asarray(fwd(*layout.args(xs))[0])
                 dtype = np.result_type(out, np.asarray(t))
                 flat = np.zeros(out.size, dtype=dtype)
                 for i in range(out.size):
@@ -203,34 +315,51 @@ class custom_vjp(_Custom):
                 return flat.reshape(out.shape) if out.ndim else dtype.type(flat[0])
             bname, tname = f"{slot}_bwd_{p}", f"{slot}_tangent_{p}"
             bpath, tpath = _publish(bname, back), _publish(tname, tangent)
-            what = f"custom_vjp rule of {self.fun.__name__}"
-            rule_helper(bname, back, bpath, ", ".join(names) + ", g", what)
-            rule_helper(tname, tangent, tpath, ", ".join(names) + ", t", what)
+            what = f"custom_vjp rule of {fname}"
+            rule_helper(bname, back, bpath, layout.sig() + ", g", what)
+            rule_helper(tname, tangent, tpath, layout.sig() + ", t", what)
             rules[p] = f"{bpath}({', '.join(names)}, g)"
             tangents[p] = f"{tpath}({', '.join(names)}, {p}_dot)"
+
         def fwd_out(*xs):
-            return fwd(*xs)[0]
-        self._prim = self._with_diff_primal(slot, path, fwd_out, vjp=rules, jvp=tangents)
-        return self
+            return fwd(*layout.args(xs))[0]
+        return self._with_diff_primal(slot, fwd_out, layout, vjp=rules, jvp=tangents)
 
 
 class custom_jvp(_Custom):
-    """JAX's custom_jvp: f.defjvp(rule) with rule(primals, tangents) -> (out, tangent_out).
-    Reverse mode transposes the rule (it is linear in the tangents) numerically, one basis
-    tangent per input element. Derivatives of the rule itself (second order) are refused."""
+    """JAX's custom_jvp: f.defjvp(rule) with rule(*nondiff_args, primals, tangents) ->
+    (out, tangent_out), primals and tangents the differentiated arguments (pytrees). Reverse
+    mode transposes the rule (it is linear in the tangents) numerically, one basis tangent
+    per input element. Derivatives of the rule itself (second order) are refused."""
 
     def defjvp(self, rule):
         self.rule = rule
-        names = self.names
-        slot = _slot(self.fun.__name__)
-        path = _publish(slot, _one_output(self.fun))
+        self._defined = True
+        self._prims = {}
+        return self
+
+    def _make_prim(self, layout):
+        rule, fname = self.rule, self.fun.__name__
+        names = layout.names
+        slot = _slot(fname)
+
+        def call_rule(xs, k=None, t=None):
+            full = layout.args(xs)
+            zeros = [np.zeros_like(np.asarray(x, dtype=float)) for x in xs]
+            if k is not None:
+                zeros[k] = t
+            tans = layout.args(zeros, tangents=True)
+            diff = layout.diff
+            return rule(*[full[i] for i in layout.nondiff], tuple(full[i] for i in diff),
+                        tuple(tans[i] for i in diff))
         jvps, vjps = {}, {}
         for k, p in enumerate(names):
+            if layout.where[k][0] in layout.nondiff:
+                continue
+
             def tangent(*args, _k=k):
                 xs, t = args[:-1], args[-1]
-                ts = [np.zeros_like(np.asarray(x, dtype=float)) for x in xs]
-                ts[_k] = t
-                return rule(tuple(xs), tuple(ts))[1]
+                return call_rule(xs, _k, t)[1]
 
             def cotangent(*args, _k=k, _tangent=tangent):
                 xs, g = args[:-1], args[-1]
@@ -244,16 +373,15 @@ class custom_jvp(_Custom):
                 return out if np.ndim(xs[_k]) else out.dtype.type(out)
             jname, vname = f"{slot}_jvp_{p}", f"{slot}_vjp_{p}"
             jpath, vpath = _publish(jname, tangent), _publish(vname, cotangent)
-            what = f"custom_jvp rule of {self.fun.__name__}"
-            rule_helper(jname, tangent, jpath, ", ".join(names) + ", t", what)
-            rule_helper(vname, cotangent, vpath, ", ".join(names) + ", g", what)
+            what = f"custom_jvp rule of {fname}"
+            rule_helper(jname, tangent, jpath, layout.sig() + ", t", what)
+            rule_helper(vname, cotangent, vpath, layout.sig() + ", g", what)
             jvps[p] = f"{jpath}({', '.join(names)}, {p}_dot)"
             vjps[p] = f"{vpath}({', '.join(names)}, g)"
+
         def rule_out(*xs):
-            return rule(tuple(xs), tuple(np.zeros_like(np.asarray(x, dtype=float))
-                                         for x in xs))[0]
-        self._prim = self._with_diff_primal(slot, path, rule_out, jvp=jvps, vjp=vjps)
-        return self
+            return call_rule(xs)[0]
+        return self._with_diff_primal(slot, rule_out, layout, jvp=jvps, vjp=vjps)
 
 
 # ---- linearize --------------------------------------------------------------------------------

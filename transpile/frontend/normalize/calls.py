@@ -485,8 +485,9 @@ def inline_transformed(norm, obj, args, kwargs, node, base):
     if kwargs:
         args = _keywords_by_position(norm, obj, args, kwargs, node)
     trees, atoms = [], []
+    statics = getattr(obj, "takes_static_args", False)
     for a in args:
-        leaves, tree = flatten_value(a)
+        leaves, tree = flatten_value(a, statics)
         trees.append(tree)
         atoms += [norm.to_arg(l, node) for l in leaves]
     ranks = known_ranks(norm, atoms) if takes_ranks(obj) else None

@@ -6,7 +6,7 @@ Below the normalizer's modules so that they and frontend/normalize/aliasing.py c
 the normalizer back."""
 from transpile.core import ir
 from transpile.core.ir import Const
-from transpile.pytree import AppendedList, TreeDef
+from transpile.pytree import AppendedList, TreeDef, static_leaf
 
 
 # the methods of a Python list that change it in place
@@ -156,15 +156,17 @@ class LocalFunction:
         self.name = getattr(node, "name", "lambda")
 
 
-def flatten_value(value, lists=False):
-    """Struct/atoms -> (flat atom list, TreeDef); with `lists`, a list of run-time length
-    (RunList) is a node that gives the caller a Python list of its items (jit's outputs)."""
+def flatten_value(value, statics=False, lists=False):
+    """Struct/atoms -> (flat atom list, TreeDef). statics: a Python object (a function) is a
+    static leaf of the TreeDef (for a callee that takes static arguments: custom rules);
+    lists: a list of run-time length (RunList) is a node that gives the caller a Python list
+    of its items (jit's outputs)."""
     if lists and isinstance(value, RunList):
         return [value], TreeDef("node", (TreeDef("leaf"),), (AppendedList, None))
     if isinstance(value, Struct):
         leaves, children = [], []
         for item in value.items:
-            l, t = flatten_value(item, lists)
+            l, t = flatten_value(item, statics, lists)
             leaves += l
             children.append(t)
         return leaves, TreeDef(value.kind, tuple(children), value.keys)
@@ -173,6 +175,12 @@ def flatten_value(value, lists=False):
             return [], TreeDef("none")
         if ir.is_literal(value.obj):
             return [Const(value.obj)], TreeDef("leaf")
+        if statics:
+            try:
+                hash(value.obj)
+                return [], static_leaf(value.obj)
+            except TypeError:
+                pass
         raise TypeError(f"cannot return the Python object {value.obj!r} from a transformed function")
     if isinstance(value, Const) and value.value is None:
         return [], TreeDef("none")
