@@ -535,3 +535,34 @@ def test_jvp_has_aux_as_in_jax():
     assert jax.tree_util.tree_structure(got[2]) == jax.tree_util.tree_structure(want[2])
     with pytest.raises(TypeError, match="pair"):
         jvp(lambda z: np.sin(z), (x,), (t,), has_aux=True)
+
+
+def test_a_vjp_function_can_be_transformed_again_as_in_jax():
+    # (vmap(pullback)(np.eye(n)), jit(pullback), grad through it: "no rule for type: it has
+    # no Python source", naming runtime/tape.py)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    from transpile import jit, vmap
+    x = np.array([0.3, -1.2, 2.0])
+    P = {"w": np.array([0.5, -1.0, 2.0]), "b": 0.7}
+
+    def make(xp):
+        def f(z, p):
+            return xp.sin(z) * z[0] * p["w"] + p["b"] * z
+        return f
+    _, pb = vjp(make(np), x, P)
+    _, jpb = jax.vjp(make(jnp), x, P)
+    eye, c = np.eye(3), np.array([1.0, -0.5, 2.0])
+
+    def same(got, want):
+        gl, gt = jax.tree_util.tree_flatten(got)
+        wl, wt = jax.tree_util.tree_flatten(want)
+        assert gt == wt
+        for g, w in zip(gl, wl):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12, atol=1e-14)
+    same(pb(c), jpb(c))
+    same(vmap(pb)(eye), jax.vmap(jpb)(eye))
+    same(jit(pb)(c), jax.jit(jpb)(c))
+    same(grad(lambda v: np.sum(pb(v)[0] ** 2) + pb(v)[1]["b"])(c),
+         jax.grad(lambda v: jnp.sum(jpb(v)[0] ** 2) + jpb(v)[1]["b"])(c))

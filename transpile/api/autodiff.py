@@ -635,7 +635,51 @@ def vjp(fun, *primals, has_aux=False, _argnums=None):
                 full[a] = g
             grads = full
         return tuple(grads)[:len(primals)]     # parameters left to their defaults: none
-    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+    pullback = Pullback(vjp_fn, spec.core, len(leaves), len(primals), has_aux or writes,
+                        leaves, _fname(fun))
+    return (out, pullback, aux) if has_aux else (out, pullback)
+
+
+class Pullback:
+    """vjp's function of the cotangent. Called, it runs the generated code; transformed again
+    (vmap(pullback)(np.eye(n)): a Jacobian row by row, jit, grad through it) its core is the
+    vjp's, the primal values bound to it as values read at each call."""
+
+    def __init__(self, call, core, n_leaves, n_primals, refuse, leaves, fname):
+        self._call, self._core, self._n = call, core, n_leaves
+        self._n_primals, self._refuse, self._fname = n_primals, refuse, fname
+        for i, leaf in enumerate(leaves):
+            setattr(self, f"_primal{i}", leaf)
+        self.__name__ = self.__qualname__ = f"vjp_fn of {fname}"
+
+    @api_boundary     # tracebacks without transpile\'s frames (core/tracebacks.py)
+    def __call__(self, ct):
+        return self._call(ct)
+
+    def __transpile_core__(self, in_trees):
+        core = self._core
+        if self._refuse:
+            raise TranspileError(f"the vjp function of {self._fname} (has_aux=True, or a "
+                                 "function that writes into its arguments) cannot be "
+                                 "transformed again: call it as it is")
+        out_tree, grad_tree = core.out_tree.children
+        if tuple(in_trees) != (out_tree,):
+            raise TranspileError(f"vjp_fn of {self._fname}: the cotangent has the structure "
+                                 f"{in_trees[0] if len(in_trees) == 1 else in_trees}, the "
+                                 f"output {out_tree}")
+        n_user = len(core.params) - len(core.free)
+        primal_params = core.params[:self._n]
+        ct_params = core.params[self._n:n_user]
+        kept = TreeDef("tuple", grad_tree.children[:self._n_primals])
+        n_out = out_tree.num_leaves
+        outs = core.outs[n_out:n_out + kept.num_leaves]
+        free = [(p, ("attr", self, f"_primal{i}"), f"primal {i} of the vjp")
+                for i, p in enumerate(primal_params)] + list(core.free)
+        params = ct_params + primal_params + [p for p, _, _ in core.free]
+        new = make_core(core, "__pullback", list(core.body), params, outs, kept)
+        new.free = free
+        new.deps = getattr(core, "deps", [])
+        return new
 
 
 # jacfwd/jacrev are marked in api/jacobian.py, hessian in api/jacobian_composed.py
