@@ -119,8 +119,9 @@ class Hessian(Transform):
             return core
         a_rank = None if ranks is None else ranks[leaf_ranges(in_trees)[a][0]] \
             if in_trees[a] == LEAF else None
-        if in_trees[a] == LEAF and a_rank != 1:
-            # any other rank (or unknown): the Jacobian of the gradient as one function
+        if in_trees[a] != LEAF or a_rank != 1:
+            # a pytree, any other rank (or unknown): the Jacobian of the gradient as one
+            # function
             rk = None if ranks is None else Ranked((in_trees, tuple(ranks),
                                                     tuple(True for _ in in_trees)))
             core = jacobian_core(Grad(self.fun, a), a, "fwd", rk or in_trees)
@@ -229,11 +230,15 @@ def jacobian_core(fun, argnum, mode, in_trees):
         in_trees, ranks, _ = in_trees
     kind = "jacfwd" if mode == "fwd" else "jacrev"
     what = f"{kind}({_fname(fun)})"
+    plain = core_of(fun, tuple(in_trees))
+    if (in_trees[argnum] != LEAF or plain.out_tree != LEAF) and \
+            _pytree_parts(in_trees[argnum]) and _pytree_parts(plain.out_tree) and \
+            len(plain.outs) == plain.out_tree.num_leaves:
+        return _pytree_jacobian(fun, argnum, mode, tuple(in_trees), ranks, plain, kind)
     if in_trees[argnum] != LEAF:
         raise TranspileError(f"{what} inside another transform needs its argument {argnum} to be "
                              "one array (it is a pytree here)", construct=what,
                              hint=f"call {kind} outside the other transform, or pass an array")
-    plain = core_of(fun, tuple(in_trees))
     if plain.out_tree != LEAF:
         f = fun
         while isinstance(f, Transform):
@@ -324,6 +329,85 @@ def jacobian_core(fun, argnum, mode, in_trees):
     core.name = vm_core.name.split("__")[0] + "__" + kind
     core.free = vm_core.free
     core.deps = getattr(vm_core, "deps", [])
+    return core
+
+
+def _pytree_parts(tree):
+    """A structure whose leaves are all arrays (no static leaf): its Jacobian is a pytree."""
+    if tree.kind == "static":
+        return False
+    return all(_pytree_parts(c) for c in tree.children)
+
+
+class _LeafView:
+    """fun as a function of one leaf of argument `argnum` (passed again as an extra last
+    argument) with one output leaf: the Jacobian of a pytree is a pytree of these."""
+
+    def __init__(self, fun, in_trees, argnum, leaf, out_leaf):
+        self.fun, self.in_trees, self.argnum = fun, in_trees, argnum
+        self.leaf, self.out_leaf = leaf, out_leaf
+        self.__name__ = _fname(fun)
+        P = inspect.Parameter
+        self.__signature__ = inspect.Signature(
+            [P(f"arg{i}", P.POSITIONAL_OR_KEYWORD) for i in range(len(in_trees) + 1)])
+
+    def __call__(self, *args):
+        raise TypeError(f"{self.__name__}: a part of a Jacobian, only transformed")
+
+    def __transpile_core__(self, trees):
+        core = core_of(self.fun, self.in_trees)
+        n_user = len(core.params) - len(core.free)
+        k = leaf_ranges(self.in_trees)[self.argnum][self.leaf]
+        names = set(core.params) | set(bound_names(core.body))
+        unused = Namer(names).fresh(core.params[k] + "_unused")
+        params = core.params[:k] + [unused] + core.params[k + 1:n_user] + [core.params[k]] + \
+            core.params[n_user:]
+        new = make_core(core, "", list(core.body), params, [core.outs[self.out_leaf]], LEAF)
+        new.free = core.free
+        new.deps = getattr(core, "deps", [])
+        return new
+
+
+def _substitute(tree, inner):
+    """`tree` with each leaf replaced by the structure `inner` (JAX's Jacobian of a pytree:
+    the output's structure outside, the argument's inside)."""
+    if tree.kind == "leaf":
+        return inner
+    return TreeDef(tree.kind, tuple(_substitute(c, inner) for c in tree.children), tree.keys)
+
+
+def _pytree_jacobian(fun, argnum, mode, in_trees, ranks, plain, kind):
+    """jacfwd/jacrev of a pytree argument or output as one core: the Jacobian of each output
+    leaf with respect to each leaf of the argument, in JAX's structure."""
+    n_user = sum(t.num_leaves for t in in_trees)
+    leaves = list(leaf_ranges(in_trees)[argnum])
+    user = [f"a{i}" for i in range(n_user)]
+    namer = Namer(set(user) | {"np", "rt"})
+    b = Builder(namer)
+    free, by_where, outs = [], {}, []
+    for i in range(len(plain.outs)):
+        for j, k in enumerate(leaves):
+            view = _LeafView(fun, in_trees, argnum, j, i)
+            trees = in_trees + (LEAF,)
+            rk = None
+            if ranks is not None:
+                rk = Ranked((trees, tuple(ranks) + (ranks[k],), tuple(True for _ in trees)))
+            sub = jacobian_core(view, len(in_trees), mode, rk or trees)
+            sub_user = len(sub.params) - len(sub.free)
+            mapping = {p: Var(q) for p, q in zip(sub.params[:sub_user], user + [user[k]])}
+            for p, w, desc in sub.free:
+                if w not in by_where:
+                    by_where[w] = namer.fresh(p)
+                    free.append((by_where[w], w, desc))
+                mapping[p] = Var(by_where[w])
+            b.body += rename_body(sub.body, mapping, namer, sub.outs)
+            o = sub.outs[0]
+            outs.append(mapping.get(o.name, o) if isinstance(o, Var) else o)
+    tree = _substitute(plain.out_tree, in_trees[argnum])
+    core = make_core(plain, "", b.body, user + [p for p, _, _ in free], outs, tree)
+    core.name = plain.name.split("__")[0] + "__" + kind
+    core.free = free
+    core.deps = getattr(plain, "deps", [])
     return core
 
 
