@@ -566,3 +566,35 @@ def test_a_vjp_function_can_be_transformed_again_as_in_jax():
     same(jit(pb)(c), jax.jit(jpb)(c))
     same(grad(lambda v: np.sum(pb(v)[0] ** 2) + pb(v)[1]["b"])(c),
          jax.grad(lambda v: jnp.sum(jpb(v)[0] ** 2) + jpb(v)[1]["b"])(c))
+
+
+def test_functools_partial_of_a_transformed_function_can_be_transformed_as_in_jax():
+    # (grad(partial(jit(f), n=2)) and the like: "cannot transform functools.partial(<jit of
+    # f>, n=2): it is not a Python function")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    from functools import partial
+    from transpile import jit, vmap
+    x = np.array([0.3, -1.2, 2.0])
+    X = np.stack([x, 2 * x])
+    c = x.copy()
+
+    def power_sum(xp):
+        return lambda z, n: xp.sum(xp.sin(z) ** n)
+
+    def weighted(xp):
+        return lambda w, z: xp.sum(xp.tanh(z * w))
+
+    def prod(xp):
+        return lambda a, b: xp.sum(xp.sin(a) * b)
+
+    def same(got, want):
+        np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12)
+    same(grad(partial(jit(power_sum(np), static_argnums=1), n=3))(x),
+         jax.grad(partial(jax.jit(power_sum(jnp), static_argnums=1), n=3))(x))
+    vw = vmap(partial(jit(weighted(np)), c))
+    same(vw(X), jax.vmap(partial(jax.jit(weighted(jnp)), c))(X))
+    c *= 2.0                          # the bound array is read at each call
+    same(vw(X), jax.vmap(partial(jax.jit(weighted(jnp)), c))(X))
+    same(jit(partial(grad(prod(np)), b=x))(x), jax.jit(partial(jax.grad(prod(jnp)), b=x))(x))

@@ -119,9 +119,50 @@ def _same_defaults(src, seen):
         a is c and b is e for (a, b), (c, e) in zip(now, items))
 
 
+def _transformed_partial(fun):
+    """functools.partial of a transformed function (partial(jit(f), n=2)), maybe nested."""
+    while isinstance(fun, functools.partial):
+        fun = fun.func
+    return isinstance(fun, Transform) or hasattr(fun, "__transpile_core__")
+
+
+def partial_core(fun, in_trees):
+    """The core of functools.partial(T, *args, **kw) of a transformed T: T's core for the
+    bound values' structures, the bound arrays read from the partial at each call (as free
+    variables), the keyword-bound ones passed as arguments (its signature keeps them)."""
+    inner = fun.func
+    names = list(_signature(inner).parameters)
+    k = len(fun.args)
+    if k > len(names):
+        raise TypeError(f"{_fname(fun)}: too many positional arguments bound")
+    trees, bound = [], []
+    for i, v in enumerate(fun.args):
+        dyn, tree = spec_flatten(v)
+        if dyn and tree != LEAF:
+            raise TranspileError(f"cannot transform {fun!r}: a bound positional argument that "
+                                 "is a pytree of arrays (bind it by keyword instead)")
+        trees.append(tree)
+        if dyn:
+            bound.append((i, names[i]))
+    core = core_of(inner, tuple(trees) + tuple(in_trees))
+    n_user = len(core.params) - len(core.free)
+    n_bound = len(bound)
+    leaf_params = core.params[:n_user]
+    bound_params = leaf_params[:n_bound]
+    free = [(p, ("item", ("attr", fun, "args"), i), f"argument {name!r} bound by partial")
+            for p, (i, name) in zip(bound_params, bound)] + list(core.free)
+    params = leaf_params[n_bound:] + bound_params + [p for p, _, _ in core.free]
+    new = make_core(core, "", list(core.body), params, list(core.outs), core.out_tree)
+    new.free = free
+    new.deps = getattr(core, "deps", [])
+    return new
+
+
 def core_of(fun, in_trees, static_args=None):
     if isinstance(fun, Transform) or hasattr(fun, "__transpile_core__"):
         return fun.__transpile_core__(in_trees)
+    if isinstance(fun, functools.partial) and _transformed_partial(fun):
+        return partial_core(fun, in_trees)
     if not callable(fun):
         raise TypeError(f"expected a function, got {type(fun).__name__}")
     prim = lookup(fun)
