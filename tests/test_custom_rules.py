@@ -87,6 +87,33 @@ def test_stop_gradient():
     assert grad(f)(3.0) == 4.0
 
 
+def test_stop_gradient_of_a_pytree_as_in_jax():
+    # (a dict was refused: "a dict cannot be passed to a NumPy function")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    from transpile import jit, vmap
+    x = np.array([0.3, -1.2, 2.0])
+    p = {"a": x, "b": (x * 2.0, 0.5)}
+
+    def make(xp, sg):
+        def f(q):
+            s = sg(q)
+            return xp.sum(s["a"] * q["a"] ** 2 + q["b"][0] * s["b"][0]) * s["b"][1] + q["b"][1]
+        return f
+    ours, theirs = make(np, stop_gradient), make(jnp, jax.lax.stop_gradient)
+    for T, J in ((grad, jax.grad), (lambda f: jit(grad(f)), lambda f: jax.jit(jax.grad(f)))):
+        got, want = T(ours)(p), J(theirs)(p)
+        gl, gt = jax.tree_util.tree_flatten(got)
+        wl, wt = jax.tree_util.tree_flatten(want)
+        assert gt == wt
+        for g, w in zip(gl, wl):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+    batch = {"a": np.stack([x, x]), "b": (np.stack([x, 2 * x]), np.array([0.5, 0.7]))}
+    np.testing.assert_allclose(vmap(grad(ours))(batch)["a"],
+                               jax.vmap(jax.grad(theirs))(batch)["a"], rtol=1e-12)
+
+
 defrule(scipy.special.exp10, "x", deriv={"x": "ans * 2.302585092994046"})
 
 

@@ -10,6 +10,7 @@ and `Params(w, b)` written in the function builds one.
 import dataclasses
 
 from transpile_runtime import pytree as rt_pytree
+from transpile_runtime.broadcasting import stop_gradient as rt_stop_gradient
 from transpile.core.ir import Const, Var
 from transpile.frontend.normalize.values import Static, Struct, flatten_value, unflatten_value
 
@@ -23,7 +24,13 @@ def _flat(norm, value, node):
 
 
 def call_tree_util(norm, obj, args, kwargs, node, base):
-    """tree_map / tree_leaves / tree_flatten / tree_unflatten / tree_structure; None otherwise."""
+    """tree_map / tree_leaves / tree_flatten / tree_unflatten / tree_structure, and
+    stop_gradient of a pytree (leaf by leaf, as jax.lax.stop_gradient); None otherwise."""
+    if obj is rt_stop_gradient and len(args) == 1 and not kwargs and \
+            isinstance(args[0], Struct):
+        leaves, tree = _flat(norm, args[0], node)
+        return unflatten_value(tree, [norm.call(Static(obj), [leaf], {}, node, base)
+                                      for leaf in leaves])
     name = _TREE_UTILS.get(id(obj))
     if name is None or _TREE_UTIL_OBJS[name] is not obj:
         return None
