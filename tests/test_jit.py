@@ -476,3 +476,17 @@ def test_an_int_range_bound_stays_dynamic_under_jit_and_jit_grad():
         want = np.full(3, sum(range(n)) / (1.0 + step))
         np.testing.assert_allclose(g(x, n, step), want, rtol=1e-12)
     assert j.compile_count == 1 and g.compile_count == 1
+
+
+def test_jax_jit_keywords_are_accepted_and_change_nothing():
+    # (jit(f, donate_argnums=0) raised TypeError: unexpected keyword argument)
+    def step(w, g):
+        return w - 0.1 * g
+    w, g = np.arange(3.0), np.ones(3)
+    for kw in ({"donate_argnums": 0}, {"donate_argnames": ("w",)}, {"inline": True},
+               {"keep_unused": True}, {"donate_argnums": (0, 1), "static_argnums": ()}):
+        out = jit(step, **kw)(w, g)
+        np.testing.assert_allclose(out, np.arange(3.0) - 0.1)
+        np.testing.assert_allclose(w, np.arange(3.0))       # the donated argument is kept
+    out = jit(donate_argnums=0)(step)(w, g)
+    np.testing.assert_allclose(out, np.arange(3.0) - 0.1)

@@ -937,7 +937,8 @@ class Jit(Transform):
         return codegen.write_source(codegen.module_text(c.core, c.plan.origin), c.core.name)
 
 
-def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu", wait=None):
+def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu", wait=None, *,
+        donate_argnums=(), donate_argnames=(), inline=False, keep_unused=False):
     """Compile `fun` per abstract signature (shapes, dtypes, static values) with Numba.
 
     Usable bare (@jit), with arguments (@jit(static_argnames="normal")) or as jit(f, ...).
@@ -951,7 +952,13 @@ def jit(fun=None, static_argnums=(), static_argnames=(), backend="cpu", wait=Non
     makes calls compile first (the old behaviour; also TRANSPILE_TIERS=0 for every function);
     `jit(f).compile(*example_args)` compiles ahead of time, `jit(f).wait()` waits for the
     background compiles.
+
+    donate_argnums/donate_argnames, inline and keep_unused are accepted for code written for
+    jax.jit and change nothing: the arguments' buffers are never reused for the outputs (a
+    donated argument keeps its value), and a jit function called inside another transform is
+    always inlined there.
     """
+    del donate_argnums, donate_argnames, inline, keep_unused
     if fun is None:
         return lambda f: Jit(f, static_argnums, static_argnames, backend, wait)
     return Jit(fun, static_argnums, static_argnames, backend, wait)
