@@ -402,3 +402,44 @@ def test_jit_of_vmap_with_a_dead_loop_compiles():
         np.testing.assert_allclose(jit(vmap(grad(_dead_loop_with_break)))(xs), np.cos(xs))
     np.testing.assert_allclose(vmap(_dead_loop_with_break)(xs),
                                [_dead_loop_with_break(r) for r in xs])
+
+
+def test_axes_given_as_a_namedtuple_or_a_registered_node_as_in_jax():
+    # (a NamedTuple in_axes: "has a structure (P) but the value is a single array"; a
+    # registered class: "in_axes must be an int, None, or a tuple/list/dict of those")
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    from collections import namedtuple
+    from transpile import register_pytree_node
+    x = np.array([0.3, -1.2, 2.0])
+    X = np.stack([x, 2 * x])
+    P = namedtuple("P", "w b")
+
+    def f(p):
+        return p.w * p.b
+
+    def same(got, want):
+        gl, gt = jax.tree_util.tree_flatten(got)
+        wl, wt = jax.tree_util.tree_flatten(want)
+        assert gt == wt
+        for g, w in zip(gl, wl):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-12)
+    same(vmap(f, in_axes=(P(0, None),))(P(X, 2.0)),
+         jax.vmap(f, in_axes=(P(0, None),))(P(X, 2.0)))
+    same(vmap(f, in_axes=(P(1, None),))(P(X.T, 2.0)),
+         jax.vmap(f, in_axes=(P(1, None),))(P(X.T, 2.0)))
+
+    def g(a):
+        return P(a * 2.0, np.sum(a))
+    same(vmap(g, out_axes=P(1, 0))(X), jax.vmap(g, out_axes=P(1, 0))(X))
+
+    class Pt:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+    register_pytree_node(Pt, lambda p: ((p.a, p.b), None), lambda aux, ch: Pt(*ch))
+    jax.tree_util.register_pytree_node(Pt, lambda p: ((p.a, p.b), None),
+                                       lambda aux, ch: Pt(*ch))
+    same(vmap(lambda p: p.a * p.b, in_axes=(Pt(0, None),))(Pt(X, 1.5)),
+         jax.vmap(lambda p: p.a * p.b, in_axes=(Pt(0, None),))(Pt(X, 1.5)))
+    with pytest.raises(ValueError, match="P"):
+        vmap(f, in_axes=(P(0, None),))(X)

@@ -18,7 +18,7 @@ from transpile.core import ir
 from transpile.core.ir import Const, Eqn, Var
 from transpile.primitives.internal.control import write_back
 from transpile.frontend.parse import read_binding
-from transpile.pytree import LEAF, tree_unflatten
+from transpile.pytree import LEAF, node_parts, tree_unflatten
 from transpile.ad.tape_split import split_tapes
 from transpile.batching.vectorize import BatchSweep, RestartSweep, WholeFunctionLoop, reads
 from transpile.batching.branches import RaggedBranches
@@ -26,8 +26,21 @@ from transpile.ad.reverse import make_core
 from transpile.frontend.transform_registry import Ranked  # noqa: F401  (vmap.Ranked: re-exported)
 
 
+def _spec_node(spec):
+    """A pytree node given as an axes spec (a NamedTuple, dataclass or registered class, as
+    JAX allows any pytree prefix): (class, children, aux), else None."""
+    if isinstance(spec, (dict, list)) or type(spec) is tuple:
+        return None
+    return node_parts(spec)
+
+
 def _check_axes_spec(spec, what):
     if spec is None or isinstance(spec, int) and not isinstance(spec, bool):
+        return
+    node = _spec_node(spec)
+    if node is not None:
+        for s in node[1]:
+            _check_axes_spec(s, what)
         return
     if isinstance(spec, (tuple, list)):
         for s in spec:
@@ -48,6 +61,22 @@ def _broadcast_prefix(spec, tree, where, what):
         return [(spec, where)] * tree.num_leaves, \
             [where] if tree.kind == "static" and spec is not None else []
     kinds = {tuple: "tuple", list: "list", dict: "dict"}
+    node = _spec_node(spec)
+    if node is not None or tree.kind == "node":
+        if node is None or tree.kind != "node" or node[0] is not tree.keys[0]:
+            have = tree.keys[0].__name__ if tree.kind == "node" else \
+                "a single array" if tree.kind == "leaf" else f"a {tree.kind}"
+            raise ValueError(f"vmap: {what} {spec!r} for {where} has the structure "
+                             f"{type(spec).__name__} but the value is {have}")
+        if len(node[1]) != len(tree.children):
+            raise ValueError(f"vmap: {what} for {where} has {len(node[1])} entries but the "
+                             f"value has {len(tree.children)}")
+        out, statics = [], []
+        for i, (s, c) in enumerate(zip(node[1], tree.children)):
+            o, st = _broadcast_prefix(s, c, f"{where}[{i}]", what)
+            out += o
+            statics += st
+        return out, statics
     if tree.kind not in ("tuple", "list", "dict"):
         raise ValueError(f"vmap: {what} {spec!r} for {where} has a structure ({type(spec).__name__}) "
                          f"but the value is a single array")
@@ -366,9 +395,10 @@ class Vmap(Transform):
     def place_outputs(self, sweep, inner):
         spec = self.out_axes
         tree = inner.out_tree
-        if isinstance(spec, (tuple, list, dict)) and tree.kind in ("tuple", "list", "dict"):
+        structured = isinstance(spec, (tuple, list, dict)) or _spec_node(spec) is not None
+        if structured and tree.kind in ("tuple", "list", "dict", "node"):
             axes, _ = _broadcast_prefix(spec, tree, "output", "out_axes")
-        elif isinstance(spec, (tuple, list, dict)):
+        elif structured:
             raise ValueError(f"vmap: out_axes {spec!r} has a structure but {_fname(self.fun)} "
                              "returns a single value")
         else:
