@@ -443,3 +443,15 @@ def test_axes_given_as_a_namedtuple_or_a_registered_node_as_in_jax():
          jax.vmap(lambda p: p.a * p.b, in_axes=(Pt(0, None),))(Pt(X, 1.5)))
     with pytest.raises(ValueError, match="P"):
         vmap(f, in_axes=(P(0, None),))(X)
+
+
+def test_vmap_errors_name_the_leaf_of_a_pytree_argument():
+    # (both leaves were called "p": "p axis 0 has size 5, p axis 0 has size 4")
+    X = np.ones((4, 3))
+    with pytest.raises(ValueError, match=r"p\['b'\] axis 0 has size 5, p\['w'\] axis 0 has "
+                                         r"size 4"):
+        vmap(lambda p: p["w"] * p["b"])({"w": X, "b": np.ones(5)})
+    with pytest.raises(ValueError, match=r"out of range for p\['b'\]"):
+        vmap(lambda p: p["w"] * p["b"])({"w": X, "b": 2.0})
+    with pytest.raises(ValueError, match=r"q\[1\] axis 0 has size 2"):
+        vmap(lambda q: q[0] * q[1])((X, np.ones((2, 3))))

@@ -54,11 +54,22 @@ def _check_axes_spec(spec, what):
                     f"got {spec!r}")
 
 
+def _leaf_paths(tree, where):
+    """A description of each leaf of `tree` for messages: p['w'], p[0] (as JAX's key paths)."""
+    if tree.kind == "leaf":
+        return [where]
+    out = []
+    for i, c in enumerate(tree.children):
+        key = tree.keys[i] if tree.kind == "dict" else i
+        out += _leaf_paths(c, f"{where}[{key!r}]")
+    return out
+
+
 def _broadcast_prefix(spec, tree, where, what):
     """in_axes/out_axes prefix -> one axis (or None) per leaf of `tree`; with a description
     of each leaf for error messages."""
     if spec is None or isinstance(spec, int):
-        return [(spec, where)] * tree.num_leaves, \
+        return [(spec, w) for w in _leaf_paths(tree, where)], \
             [where] if tree.kind == "static" and spec is not None else []
     kinds = {tuple: "tuple", list: "list", dict: "dict"}
     node = _spec_node(spec)
