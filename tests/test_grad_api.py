@@ -598,3 +598,14 @@ def test_functools_partial_of_a_transformed_function_can_be_transformed_as_in_ja
     c *= 2.0                          # the bound array is read at each call
     same(vw(X), jax.vmap(partial(jax.jit(weighted(jnp)), c))(X))
     same(jit(partial(grad(prod(np)), b=x))(x), jax.jit(partial(jax.grad(prod(jnp)), b=x))(x))
+
+
+def test_hessian_and_holomorphic_jacobian_errors_name_the_transform_called():
+    # (hessian of an int array said "grad requires <lambda> to return a float"; jacfwd/jacrev
+    # with holomorphic=True of a real input said "grad(..., holomorphic=True)")
+    with pytest.raises(TypeError, match=r"^hessian requires float inputs"):
+        hessian(lambda t: np.sum(t ** 3))(np.arange(3))
+    for name, T in (("jacfwd", jacfwd), ("jacrev", jacrev)):
+        with pytest.raises(TypeError, match=rf"^{name}\(\.\.\., holomorphic=True\) requires "
+                                            "complex inputs"):
+            T(lambda t: t * 2, holomorphic=True)(np.ones(2))

@@ -81,14 +81,15 @@ def check_float(values, argnums, what):
                     "Pass floats, e.g. 2.0 instead of 2, or x.astype(float).")
 
 
-def check_complex(values, argnums):
-    """grad(..., holomorphic=True) differentiates complex arguments only (as JAX)."""
+def check_complex(values, argnums, what="grad"):
+    """grad(..., holomorphic=True) differentiates complex arguments only (as JAX); `what`:
+    the transform the user called."""
     for a in argnums:
         for leaf in tree_flatten(values[a])[0]:
             dtype = np.result_type(leaf)
             if not np.issubdtype(dtype, np.complexfloating):
                 raise TypeError(
-                    f"grad(..., holomorphic=True) requires complex inputs, but argument {a} has "
+                    f"{what}(..., holomorphic=True) requires complex inputs, but argument {a} has "
                     f"dtype {dtype}; pass e.g. x.astype(complex)")
 
 

@@ -157,7 +157,7 @@ def jacfwd(fun, argnums=0, holomorphic=False, has_aux=False):
     def jac(*args, **kwargs):
         args = _all_args(fun, args, kwargs)
         if holomorphic:
-            check_complex(args, nums)
+            check_complex(args, nums, "jacfwd")
         else:
             check_real([args[a] for a in nums], "jacfwd")
         jvp_t = _cached(("jvp", nums), fun, lambda: JVP(fun, argnums=nums))
@@ -240,7 +240,7 @@ def jacrev(fun, argnums=0, holomorphic=False, has_aux=False):
     def jac(*args, **kwargs):
         args = _all_args(fun, args, kwargs)
         if holomorphic:
-            check_complex(args, nums)
+            check_complex(args, nums, "jacrev")
         else:
             check_real([args[a] for a in nums], "jacrev")
 

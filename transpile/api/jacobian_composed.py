@@ -18,7 +18,7 @@ from transpile.core.ir import Const, IndexArg, TupleArg, Var, bound_names
 from transpile.frontend.normalize.normalizer import Builder, Namer
 from transpile.primitives import by_name
 from transpile.pytree import LEAF, TreeDef
-from transpile.api.arguments import leaf_ranges
+from transpile.api.arguments import check_float, leaf_ranges
 from transpile.ad.modes import forward_core, reverse_core
 from transpile.ad.reverse import make_core
 from transpile.api.vmap import Ranked, Vmap
@@ -79,7 +79,9 @@ class Hessian(Transform):
 
     @api_boundary     # tracebacks without transpile\'s frames (core/tracebacks.py)
     def __call__(self, *args, **kwargs):
-        leaves, trees = self.flatten_args(self.bind(args, kwargs))
+        values = self.bind(args, kwargs)
+        check_float(values, [self.argnum], "hessian")   # (not grad's message about outputs)
+        leaves, trees = self.flatten_args(values)
         ranks = tuple(int(np.ndim(leaf)) for leaf in leaves)
         if self.scalar_output(trees, ranks):
             return self._eager(*args, **kwargs)
