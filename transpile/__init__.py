@@ -24,7 +24,7 @@ from transpile.version import __version__  # noqa: E402,F401
 __all__ = ["grad", "value_and_grad", "jvp", "vjp", "jacfwd", "jacrev", "jacobian", "hessian",
            "show", "generated_path", "stop_gradient", "tree_map", "tree_leaves", "tree_flatten",
            "tree_unflatten", "tree_structure", "register_pytree_node", "TranspileError",
-           "TranspileWarning", "UnsupportedSyntax", "NoRuleError", "float0"]
+           "TranspileWarning", "UnsupportedSyntax", "NoRuleError"]
 from transpile.api.pmap import (all_gather, axis_index, axis_size, device_count,  # noqa: E402
                             devices, local_device_count, pmap, pmax, pmean, pmin, psum)
 from transpile.api.vmap import vmap  # noqa: E402
