@@ -289,3 +289,38 @@ def test_jacobians_with_a_string_argument():
         h = tp.hessian(lambda x, m: np.sum(scaled_by_mode(x, m)))(x3, mode)
         np.testing.assert_allclose(
             h, jax.hessian(lambda x: jnp.sum(jax_f(x, mode)))(x3), rtol=1e-12, atol=1e-14)
+
+
+def _with_aux_dict(x):
+    return np.sin(x) * x[0], {"n": np.sum(x ** 2), "x": x * 2.0}
+
+
+def _with_aux_dict_jnp(x):
+    return jnp.sin(x) * x[0], {"n": jnp.sum(x ** 2), "x": x * 2.0}
+
+
+def test_jacobians_with_aux_inside_other_transforms_match_jax():
+    # (vmap(jacrev(f, has_aux=True)), jit(...), a jacfwd with aux inside a jit'd function:
+    # "jacrev(f, has_aux=True) cannot be transformed again (jit, grad, vmap) yet")
+    X = np.stack([x3, 2 * x3])
+
+    def inner(x):
+        J, aux = tp.jacfwd(_with_aux_dict, has_aux=True)(x)
+        return np.sum(J ** 2) + aux["n"]
+
+    def jinner(x):
+        J, aux = jax.jacfwd(_with_aux_dict_jnp, has_aux=True)(x)
+        return jnp.sum(J ** 2) + aux["n"]
+    cases = [(tp.jit(inner)(x3), jax.jit(jinner)(x3)),
+             (tp.grad(inner)(x3), jax.grad(jinner)(x3))]
+    for ours, theirs in ((tp.jacrev, jax.jacrev), (tp.jacfwd, jax.jacfwd)):
+        cases.append((tp.vmap(ours(_with_aux_dict, has_aux=True))(X),
+                      jax.vmap(theirs(_with_aux_dict_jnp, has_aux=True))(X)))
+        cases.append((tp.jit(ours(_with_aux_dict, has_aux=True))(x3),
+                      jax.jit(theirs(_with_aux_dict_jnp, has_aux=True))(x3)))
+    for got, want in cases:
+        gl, gt = jax.tree_util.tree_flatten(got)
+        wl, wt = jax.tree_util.tree_flatten(want)
+        assert gt == wt
+        for g, w in zip(gl, wl):
+            np.testing.assert_allclose(g, np.asarray(w), rtol=1e-10, atol=1e-12)

@@ -207,6 +207,10 @@ def _aux_pair(fun, out):
 
 def _not_transformable(kind, fun, argnums=0, has_aux=False):
     mode = "fwd" if kind == "jacfwd" else "rev"
+    if has_aux and isinstance(argnums, int):
+        def aux_core(in_trees):      # (Jacobian, aux) as one generated function
+            return _JACOBIAN_CORE["jacobian_aux_core"](fun, argnums, mode, in_trees)
+        return aux_core
     if has_aux:
         def refuse_aux(in_trees):
             raise TranspileError(

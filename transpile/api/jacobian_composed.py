@@ -370,6 +370,64 @@ class _LeafView:
         return new
 
 
+class _OutputView:
+    """fun with only its first output (the Jacobian's, where fun returns (output, aux))."""
+
+    def __init__(self, fun, n_args):
+        self.fun = fun
+        self.__name__ = _fname(fun)
+        P = inspect.Parameter
+        self.__signature__ = inspect.Signature(
+            [P(f"arg{i}", P.POSITIONAL_OR_KEYWORD) for i in range(n_args)])
+
+    def __call__(self, *args):
+        raise TypeError(f"{self.__name__}: a part of a Jacobian, only transformed")
+
+    def __transpile_core__(self, trees):
+        core = core_of(self.fun, trees)
+        first = core.out_tree.children[0]
+        new = make_core(core, "", list(core.body), list(core.params),
+                        list(core.outs[:first.num_leaves]), first)
+        new.free = core.free
+        new.deps = getattr(core, "deps", [])
+        return new
+
+
+@register_jacobian_core
+def jacobian_aux_core(fun, argnum, mode, in_trees):
+    """jacfwd/jacrev(fun, argnum, has_aux=True) as one core: (the Jacobian of fun's first
+    output, its aux as computed)."""
+    trees = in_trees[0] if isinstance(in_trees, Ranked) else in_trees
+    kind = "jacfwd" if mode == "fwd" else "jacrev"
+    plain = core_of(fun, tuple(trees))
+    if plain.out_tree.kind != "tuple" or len(plain.out_tree.children) != 2:
+        raise TranspileError(f"has_aux=True requires {_fname(fun)} to return a pair "
+                             "(output, aux)", construct=f"{kind}({_fname(fun)}, has_aux=True)")
+    jac = jacobian_core(_OutputView(fun, len(trees)), argnum, mode, in_trees)
+    n_user = sum(t.num_leaves for t in trees)
+    user = [f"a{i}" for i in range(n_user)]
+    namer = Namer(set(user) | {"np", "rt"})
+    b = Builder(namer)
+    free, by_where, outs = [], {}, []
+    first = plain.out_tree.children[0].num_leaves
+    for sub, keep in ((jac, slice(None)), (plain, slice(first, None))):
+        sub_user = len(sub.params) - len(sub.free)
+        mapping = {p: Var(q) for p, q in zip(sub.params[:sub_user], user)}
+        for p, w, desc in sub.free:
+            if w not in by_where:
+                by_where[w] = namer.fresh(p)
+                free.append((by_where[w], w, desc))
+            mapping[p] = Var(by_where[w])
+        b.body += rename_body(sub.body, mapping, namer, sub.outs)
+        outs += [mapping.get(o.name, o) if isinstance(o, Var) else o for o in sub.outs[keep]]
+    tree = TreeDef("tuple", (jac.out_tree, plain.out_tree.children[1]))
+    core = make_core(plain, "", b.body, user + [p for p, _, _ in free], outs, tree)
+    core.name = plain.name.split("__")[0] + "__" + kind
+    core.free = free
+    core.deps = getattr(plain, "deps", [])
+    return core
+
+
 def _substitute(tree, inner):
     """`tree` with each leaf replaced by the structure `inner` (JAX's Jacobian of a pytree:
     the output's structure outside, the argument's inside)."""
