@@ -296,10 +296,16 @@ def tensordot_vjp(ct, a, b, axes, which):
     return np.transpose(out, np.argsort(order))
 
 
-def diff_vjp(ct, n=1, axis=-1):
+def diff_vjp(ct, n=1, axis=-1, like=None):
     """Cotangent of x in np.diff(x, n, axis): n times, pad a zero at both ends and take
-    minus the difference (the transpose of one difference)."""
+    minus the difference (the transpose of one difference). `like` is x (read for its shape):
+    where x has n entries or fewer along the axis, np.diff's result is empty and the
+    cotangent is zeros of x's shape."""
     ct = np.asarray(ct)
+    if like is not None and np.shape(like)[axis] <= n:
+        shape = list(ct.shape)
+        shape[axis] = np.shape(like)[axis]
+        return np.zeros(shape, ct.dtype)
     for _ in range(n):
         widths = [(0, 0)] * ct.ndim
         widths[axis] = (1, 1)

@@ -535,6 +535,8 @@ def diff_vjp(lw, eqn):
     if k is None or not isinstance(n, (int, np.integer)) or n < 1:
         return None
     lines, src, shape = [], lw.fmt(ct), list(cs.shape)
+    if os_.shape[k] <= n:       # x has n entries or fewer along the axis: np.diff was empty
+        return f"np.zeros({_shape(os_.shape)}, {_dt(os_.dtype)})"
     for step in range(int(n)):
         dst = out if step == n - 1 else f"{out}_d{step + 1}"
         m = shape[k]
