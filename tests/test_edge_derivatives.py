@@ -2,6 +2,7 @@
 checked against central differences (float64) and JAX:
 
     grad(lambda x: np.sum(np.diff(x, n=2, axis=0)))(np.ones((1, 3)))   had shape (2, 3), not (1, 3)
+    jvp of np.linalg.matrix_power(a, 0) was the scalar 0; hessian of matrix_power(a, k) raised
 """
 import warnings
 
@@ -79,3 +80,49 @@ def test_diff_cotangent_unchanged_where_axis_is_long_enough():
     np.testing.assert_allclose(_fd_grad(diff_twice_squared, x), want, rtol=1e-7, atol=1e-8)
     np.testing.assert_allclose(tp.grad(diff_twice_squared)(x), want, rtol=1e-12)
     np.testing.assert_allclose(_quiet(tp.jit(tp.grad(diff_twice_squared)), x), want, rtol=1e-12)
+
+
+# ---- np.linalg.matrix_power: A^0 = I has a zero derivative of x's shape ----------------------
+
+A3 = np.array([[3.0, 0.5, 0.2], [0.1, 2.0, 0.3], [0.4, 0.2, 2.5]])
+
+
+def power_zero_times(a):
+    return np.linalg.matrix_power(a, 0) * a
+
+
+def test_matrix_power_zero_tangent_has_x_shape():
+    t = np.arange(9.0).reshape(3, 3)
+    out, tan = tp.jvp(lambda a: np.linalg.matrix_power(a, 0), (A3,), (t,))
+    np.testing.assert_allclose(out, np.eye(3))
+    assert tan.shape == (3, 3) and tan.dtype == np.float64
+    np.testing.assert_array_equal(tan, 0.0)
+    out32, tan32 = tp.jvp(lambda a: np.linalg.matrix_power(a, 0), (A3.astype(np.float32),),
+                          (t.astype(np.float32),))
+    assert tan32.shape == (3, 3) and tan32.dtype == np.float32
+    want = np.asarray(jax.jacfwd(lambda a: jnp.linalg.matrix_power(a, 0) * a)(A3))
+    for jac in (tp.jacfwd, tp.jacrev):
+        got = jac(power_zero_times)(A3)
+        assert got.shape == (3, 3, 3, 3)
+        np.testing.assert_allclose(got, want, atol=1e-12)
+    got = _quiet(tp.vmap(tp.jacfwd(power_zero_times)), np.stack([A3, 2 * A3]))
+    assert got.shape == (2, 3, 3, 3, 3)
+    np.testing.assert_allclose(got[1], want, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [3, 2, 1, -1, -2])
+def test_matrix_power_hessian(k):
+    # the hessian differentiates the rule's own matrix_power(x, 0) terms (it used to raise:
+    # matmul on the scalar tangent 0)
+    def f(a):
+        return np.sum(np.linalg.matrix_power(a, k) * A3)
+
+    def jf(a):
+        return jnp.sum(jnp.linalg.matrix_power(a, k) * A3)
+    want = np.asarray(jax.hessian(jf)(A3))
+    got = tp.hessian(f)(A3)
+    assert got.shape == (3, 3, 3, 3)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-10)
+    gradf = tp.grad(f)
+    fd = np.stack([_fd_grad(lambda a, i=i: gradf(a)[i], A3) for i in np.ndindex(3, 3)])
+    np.testing.assert_allclose(got.reshape(9, 3, 3), fd, rtol=1e-5, atol=1e-6)

@@ -161,7 +161,7 @@ def _mpow_jvp(eqn, k):
     n = eqn.args["n"].value
     mid = "x_dot" if n >= 0 else "(-(np.linalg.inv(x) @ x_dot @ np.linalg.inv(x)))"
     out = _mpow_terms(eqn, None, None, mid, "x" if n >= 0 else "np.linalg.inv(x)")
-    return out if out == "0" else out[0]
+    return "np.zeros_like(x_dot)" if out == "0" else out[0]   # A^0 = I: a zero of x's shape
 
 
 matrix_power = defprim("matrix_power", np.linalg.matrix_power, "np.linalg.matrix_power", "x, n",
