@@ -3,6 +3,8 @@ checked against central differences (float64) and JAX:
 
     grad(lambda x: np.sum(np.diff(x, n=2, axis=0)))(np.ones((1, 3)))   had shape (2, 3), not (1, 3)
     jvp of np.linalg.matrix_power(a, 0) was the scalar 0; hessian of matrix_power(a, k) raised
+    jacfwd(lambda x: np.mean(x, axis=1))(np.zeros((2, 0))) had shape (2, 0), not (2, 2, 0)
+    vmap(jacrev(lambda x: np.diff(x, n=2, axis=0)))(np.ones((4, 2, 3))) had shape (4, 0, 3)
 """
 import warnings
 
@@ -126,3 +128,60 @@ def test_matrix_power_hessian(k):
     gradf = tp.grad(f)
     fd = np.stack([_fd_grad(lambda a, i=i: gradf(a)[i], A3) for i in np.ndindex(3, 3)])
     np.testing.assert_allclose(got.reshape(9, 3, 3), fd, rtol=1e-5, atol=1e-6)
+
+
+# ---- Jacobians with zero-size arrays keep every axis -----------------------------------------
+
+def mean_rows(x):
+    return np.mean(x, axis=1)
+
+
+def diff_rows(x):
+    return np.diff(x, n=2, axis=0)
+
+
+def test_jacfwd_of_an_empty_argument_has_output_and_argument_axes():
+    x = np.zeros((2, 0))
+    want = jax.jacfwd(lambda x: jnp.mean(x, axis=1))(x).shape
+    assert want == (2, 2, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # the mean of nothing
+        for jac in (tp.jacfwd, tp.jacrev):
+            got = jac(mean_rows)(x)
+            assert got.shape == want and got.dtype == np.float64
+
+
+@pytest.mark.parametrize("jac,jjac", [(tp.jacrev, jax.jacrev), (tp.jacfwd, jax.jacfwd)],
+                         ids=["jacrev", "jacfwd"])
+def test_vmap_jacobian_of_an_empty_output(jac, jjac):
+    xs = np.arange(24.0).reshape(4, 2, 3)
+    want = np.asarray(jax.vmap(jjac(lambda x: jnp.diff(x, n=2, axis=0)))(xs))
+    assert want.shape == (4, 0, 3, 2, 3)
+    got = _quiet(tp.vmap(jac(diff_rows)), xs)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(jac(diff_rows)(xs[0]).shape, (0, 3, 2, 3))
+
+
+@pytest.mark.parametrize("n,axis", [(1, 0), (2, 1), (1, -1), (3, -2)])
+def test_vmap_of_diff_and_its_gradient(n, axis):
+    xs = np.cos(np.arange(60.0)).reshape(3, 5, 4)
+    w = np.sin(np.arange(60.0)).reshape(3, 5, 4)
+
+    def f(x, w):
+        d = np.diff(x * w[0], n, axis)
+        return np.sum(d * d)
+
+    def jf(x, w):
+        d = jnp.diff(x * w[0], n, axis)
+        return jnp.sum(d * d)
+    np.testing.assert_allclose(
+        _quiet(tp.vmap(lambda x: np.diff(x, n, axis)), xs),
+        np.stack([np.diff(x, n, axis) for x in xs]), rtol=1e-14)
+    want = np.asarray(jax.vmap(jax.grad(jf), in_axes=(0, None))(xs, w))
+    got = _quiet(tp.vmap(tp.grad(f), in_axes=(0, None)), xs, w)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(_fd_grad(lambda x: f(x, w), xs[1]), want[1], rtol=1e-6, atol=1e-7)
+    hess = _quiet(tp.vmap(tp.jacrev(tp.grad(f)), in_axes=(0, None)), xs[:, :3, :2], w[:, :3, :2])
+    np.testing.assert_allclose(
+        hess, np.asarray(jax.vmap(jax.hessian(jf), in_axes=(0, None))(xs[:, :3, :2], w[:, :3, :2])),
+        rtol=1e-12, atol=1e-12)

@@ -60,7 +60,7 @@ def _assemble(out_tree, in_trees, blocks, single):
 
 def jacobian_forward(call_jvp, args, nums, single):
     """call_jvp(args, tangents) -> output tangent (pytree)."""
-    blocks, in_trees, out_tree = [], [], None
+    blocks, in_trees, out_tree, zero_out = [], [], None, []
     for a in nums:
         leaves, in_tree = tree_flatten(args[a])
         in_trees.append(in_tree)
@@ -76,8 +76,11 @@ def jacobian_forward(call_jvp, args, nums, single):
                 tout = call_jvp(args, tangents)
                 t_leaves, out_tree = tree_flatten(tout)
                 cols[k].append([np.asarray(t) for t in t_leaves])
-        if out_tree is None:        # an argument with no elements
-            _, out_tree = tree_flatten(call_jvp(args, [_zeros(v) for v in args]))
+        if any(not c for c in cols) and not zero_out:
+            # a leaf with no elements has no column: its blocks are empty, of shape
+            # out.shape + leaf.shape, read from one call with zero tangents
+            t_leaves, out_tree = tree_flatten(call_jvp(args, [_zeros(v) for v in args]))
+            zero_out[:] = [np.asarray(t) for t in t_leaves]
         per_o = []
         for o in range(out_tree.num_leaves):
             row = []
@@ -88,7 +91,7 @@ def jacobian_forward(call_jvp, args, nums, single):
                     blk = np.stack(cs, axis=-1)
                     row.append(blk.reshape(cs[0].shape + x.shape))
                 else:
-                    row.append(np.zeros(x.shape))
+                    row.append(np.zeros(zero_out[o].shape + x.shape, zero_out[o].dtype))
             per_o.append(row)
         blocks.append(per_o)
     return _assemble(out_tree, in_trees, blocks, single)

@@ -280,8 +280,10 @@ for _name, _prim in [("cumprod", cumprod), ("repeat", repeat),
         defmethod(_name, _prim)
 
 # ---- np.diff and its transpose -----------------------------------------------------------------
-diff = defprim("diff", np.diff, "np.diff", "x, n=1, axis=-1", linear=("x",), batch=per_example,
-               vjp={"x": "rt.diff_vjp(g, n, axis, x)"}, numba=NF.diff)
+diff = defprim("diff", np.diff, "np.diff", "x, n=1, axis=-1", linear=("x",),
+               batch=axis_rule(["axis"]), vjp={"x": "rt.diff_vjp(g, n, axis, x)"}, numba=NF.diff)
 diff_vjp = defprim("diff_vjp", AA.diff_vjp, "rt.diff_vjp", "ct, n=1, axis=-1, like=None",
-                   linear=("ct",), shape_args=("like",), batch=per_example,
+                   linear=("ct",), shape_args=("like",),
+                   batch=axis_rule(["axis"], array_params=("ct", "like"),
+                                   rank=lambda s, e: s.r(e.args["ct"])),
                    vjp={"ct": "np.diff(g, n, axis)"}, numba=NF.diff_vjp)
