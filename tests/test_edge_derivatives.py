@@ -5,6 +5,7 @@ checked against central differences (float64) and JAX:
     jvp of np.linalg.matrix_power(a, 0) was the scalar 0; hessian of matrix_power(a, k) raised
     jacfwd(lambda x: np.mean(x, axis=1))(np.zeros((2, 0))) had shape (2, 0), not (2, 2, 0)
     vmap(jacrev(lambda x: np.diff(x, n=2, axis=0)))(np.ones((4, 2, 3))) had shape (4, 0, 3)
+    grad of np.hypot at (0, 0), np.cbrt at 0, np.logaddexp(inf, inf) were nan (JAX: finite / inf)
 """
 import warnings
 
@@ -185,3 +186,77 @@ def test_vmap_of_diff_and_its_gradient(n, axis):
     np.testing.assert_allclose(
         hess, np.asarray(jax.vmap(jax.hessian(jf), in_axes=(0, None))(xs[:, :3, :2], w[:, :3, :2])),
         rtol=1e-12, atol=1e-12)
+
+
+# ---- np.hypot at (0, 0), np.cbrt at 0, np.logaddexp at +inf: JAX's values, not nan -----------
+
+def _grads2(f, a, b):
+    return np.array(tp.grad(f, (0, 1))(a, b)), np.array(_quiet(tp.jit(tp.grad(f, (0, 1))), a, b))
+
+
+def hypot2(a, b):
+    return np.hypot(a, b)
+
+
+def logaddexp_2(a, b):
+    return np.logaddexp(a, b)
+
+
+def logaddexp2_2(a, b):
+    return np.logaddexp2(a, b)
+
+
+@pytest.mark.parametrize("a,b", [(0.0, 0.0), (-0.0, 0.0), (0.0, 2.0), (2.0, 0.0), (3.0, -4.0)])
+def test_hypot_subgradient_at_origin_as_jax(a, b):
+    want = np.array(jax.grad(jnp.hypot, (0, 1))(a, b))
+    for got in _grads2(hypot2, a, b):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    v = np.array([a, b])
+    want_h = np.asarray(jax.hessian(lambda v: jnp.hypot(v[0], v[1]))(v))
+    got_h = tp.hessian(lambda v: np.hypot(v[0], v[1]))(v)
+    np.testing.assert_allclose(got_h, want_h, rtol=1e-12, atol=1e-15)
+    if a or b:       # away from the kink: central differences
+        np.testing.assert_allclose(want, [_fd_grad(lambda t: np.hypot(t, b), a),
+                                          _fd_grad(lambda t: np.hypot(a, t), b)], rtol=1e-7)
+    # one zero pair in a vector no longer poisons the whole jvp with nan
+    x = np.array([0.0, 3.0])
+    y = np.array([0.0, 4.0])
+    _, tan = tp.jvp(lambda x: np.sum(np.hypot(x, y)), (x,), (np.ones(2),))
+    np.testing.assert_allclose(tan, 0.5 + 0.6)
+
+
+@pytest.mark.parametrize("f,jf", [(logaddexp_2, jnp.logaddexp), (logaddexp2_2, jnp.logaddexp2)],
+                         ids=["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("a,b", [(np.inf, np.inf), (np.inf, -np.inf), (-np.inf, 1.0),
+                                 (2.0, 1.0), (-3.0, 0.5)])
+def test_logaddexp_at_infinity_as_jax(f, jf, a, b):
+    want = np.array(jax.grad(jf, (0, 1))(a, b))
+    for got in _grads2(f, a, b):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    if np.isfinite(a) and np.isfinite(b):
+        np.testing.assert_allclose(want, [_fd_grad(lambda t: f(t, b), a),
+                                          _fd_grad(lambda t: f(a, t), b)], rtol=1e-7)
+
+
+def test_logaddexp_of_inf_and_a_finite_value():
+    # d/dy logaddexp(inf, y) is 0 (logaddexp(inf, y) = inf for every y); the infinite operand
+    # gets 1. (JAX gives exp(y) for the finite one: not followed.)
+    for got in _grads2(logaddexp_2, np.inf, 1.0):
+        np.testing.assert_array_equal(got, [1.0, 0.0])
+    for got in _grads2(logaddexp2_2, 1.0, np.inf):
+        np.testing.assert_array_equal(got, [0.0, 1.0])
+
+
+def test_cbrt_derivative_at_zero_is_inf_as_jax():
+    for x in (0.0, np.float64(0.0)):
+        assert tp.grad(np.cbrt)(x) == float(jax.grad(jnp.cbrt)(0.0)) == np.inf
+        assert _quiet(tp.jit(tp.grad(np.cbrt)), x) == np.inf
+    x = np.array([0.0, -8.0, 0.125], np.float32)
+    got = tp.grad(lambda x: np.sum(np.cbrt(x)))(x)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got, [np.inf, 1 / 12, 4 / 3], rtol=1e-6)
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(_fd_grad(lambda t: np.cbrt(t), x64[1]), 1 / 12, rtol=1e-8)
+    np.testing.assert_allclose(
+        tp.hessian(lambda x: np.sum(np.cbrt(x)))(x64[1:]),
+        np.asarray(jax.hessian(lambda x: jnp.sum(jnp.cbrt(x)))(x64[1:])), rtol=1e-12)

@@ -49,7 +49,9 @@ square = defprim("square", np.square, "np.square", "x", batch=E, deriv={"x": "2 
 sqrt = defprim("sqrt", np.sqrt, "np.sqrt", "x", batch=E, deriv={"x": "0.5 / ans"},
                vjp={"x": "g * 0.5 / ans"}, jvp={"x": "x_dot * 0.5 / ans"},
                lower=SF.np_fn("sqrt"), cuda_c=SF.c_fn("sqrt"), numba_cuda=SF.py_fn("sqrt"))
-cbrt = defprim("cbrt", np.cbrt, "np.cbrt", "x", batch=E, deriv={"x": "ans / (3 * x)"},
+# d cbrt(x) = 1 / (3 cbrt(x)^2): +inf at 0 (as JAX; ans / (3 x) was 0 / 0 there)
+cbrt = defprim("cbrt", np.cbrt, "np.cbrt", "x", batch=E, deriv={"x": "1 / (3 * ans * ans)"},
+               vjp={"x": "g / (3 * ans * ans)"}, jvp={"x": "x_dot / (3 * ans * ans)"},
                lower=SF.np_fn("cbrt"), cuda_c=SF.c_fn("cbrt"))
 reciprocal = defprim("reciprocal", np.reciprocal, "np.reciprocal", "x", batch=E,
                      deriv={"x": "-(ans * ans)"},
@@ -76,8 +78,10 @@ log10 = defprim("log10", np.log10, "np.log10", "x", batch=E,
 log1p = defprim("log1p", np.log1p, "np.log1p", "x", batch=E, deriv={"x": "1 / (1 + x)"},
                 vjp={"x": "g / (1 + x)"}, jvp={"x": "x_dot / (1 + x)"},
                 lower=SF.np_fn("log1p"), cuda_c=SF.c_fn("log1p"), numba_cuda=SF.py_fn("log1p"))
+# d/dx = exp(x - ans); an operand at +inf is the result and gets 1 (inf - inf was nan there)
 logaddexp = defprim("logaddexp", np.logaddexp, "np.logaddexp", "x, y", batch=E,
-                    deriv={"x": "np.exp(x - ans)", "y": "np.exp(y - ans)"},
+                    deriv={"x": "np.exp(np.where(x == np.inf, 0.0, x - ans))",
+                           "y": "np.exp(np.where(y == np.inf, 0.0, y - ans))"},
                     lower="np.logaddexp({x}, {y})", cuda_c=SF.c_helper("tp_logaddexp", "x", "y"))
 
 # ---- trigonometric and hyperbolic ------------------------------------------------------------
@@ -99,8 +103,12 @@ arctan2 = defprim("arctan2", np.arctan2, "np.arctan2", "x, y", batch=E,
                   deriv={"x": "y / (x * x + y * y)", "y": "-x / (x * x + y * y)"},
                   lower="np.arctan2({x}, {y})", cuda_c=SF.c_fn("atan2", "x", "y"),
                   numba_cuda=SF.py_fn("atan2", "x", "y"))
+# d/dx = x / ans; at x == y == 0 the subgradient (0.5, 0.5), as JAX (the inner where keeps
+# the branch not taken finite, so that second derivatives there are 0, not nan)
+_HYPOT_R = "np.where(ans == 0, 1.0, ans)"
 hypot = defprim("hypot", np.hypot, "np.hypot", "x, y", batch=E,
-                deriv={"x": "x / ans", "y": "y / ans"},
+                deriv={"x": f"np.where(ans == 0, 0.5, x / {_HYPOT_R})",
+                       "y": f"np.where(ans == 0, 0.5, y / {_HYPOT_R})"},
                 lower="np.hypot({x}, {y})", cuda_c=SF.c_fn("hypot", "x", "y"),
                 numba_cuda=SF.py_fn("hypot", "x", "y"))
 # |x| with the sign of y (y's sign bit: -0.0 counts as negative); no derivative flows to y
@@ -191,7 +199,8 @@ sinc = defprim("sinc", np.sinc, "np.sinc", "x", batch=E, deriv={
     "x": "np.where(x == 0, 0.0 * x, (np.cos(3.141592653589793 * x) - ans) / "
          "np.where(x == 0, 1.0 + 0.0 * x, x))"}, lower="np.sinc({x})")
 logaddexp2 = defprim("logaddexp2", np.logaddexp2, "np.logaddexp2", "x, y", batch=E,
-                     deriv={"x": "np.exp2(x - ans)", "y": "np.exp2(y - ans)"},
+                     deriv={"x": "np.exp2(np.where(x == np.inf, 0.0, x - ans))",
+                            "y": "np.exp2(np.where(y == np.inf, 0.0, y - ans))"},
                      lower="np.logaddexp2({x}, {y})")
 for _name, _fns, _k in [("deg2rad", [np.deg2rad, np.radians], "0.017453292519943295"),
                         ("rad2deg", [np.rad2deg, np.degrees], "57.29577951308232")]:
