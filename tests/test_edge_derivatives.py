@@ -6,6 +6,7 @@ checked against central differences (float64) and JAX:
     jacfwd(lambda x: np.mean(x, axis=1))(np.zeros((2, 0))) had shape (2, 0), not (2, 2, 0)
     vmap(jacrev(lambda x: np.diff(x, n=2, axis=0)))(np.ones((4, 2, 3))) had shape (4, 0, 3)
     grad of np.hypot at (0, 0), np.cbrt at 0, np.logaddexp(inf, inf) were nan (JAX: finite / inf)
+    vmap(jacrev(np.linalg.cholesky)) and vmap(jacrev/jacfwd) through qr raised in np.linalg.solve
 """
 import warnings
 
@@ -260,3 +261,68 @@ def test_cbrt_derivative_at_zero_is_inf_as_jax():
     np.testing.assert_allclose(
         tp.hessian(lambda x: np.sum(np.cbrt(x)))(x64[1:]),
         np.asarray(jax.hessian(lambda x: jnp.sum(jnp.cbrt(x)))(x64[1:])), rtol=1e-12)
+
+
+# ---- vmap of Jacobians through linalg rules: np.linalg.solve on stacks of matrices -------------
+
+def _spd(rng, *shape):
+    a = rng.standard_normal(shape + (3, 3))
+    return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3)
+
+
+def cholesky_of(a):
+    return np.linalg.cholesky(a)
+
+
+def qr_r_of(a):
+    q, r = np.linalg.qr(a)
+    return r
+
+
+def qr_q_of(a):
+    q, r = np.linalg.qr(a)
+    return q
+
+
+@pytest.mark.parametrize("jac", [tp.jacrev, tp.jacfwd], ids=["jacrev", "jacfwd"])
+@pytest.mark.parametrize("f,jf,shape", [
+    (cholesky_of, None, (3, 3)),
+    (qr_r_of, lambda a: jnp.linalg.qr(a)[1], (3, 3)),
+    (qr_r_of, lambda a: jnp.linalg.qr(a)[1], (4, 3)),
+    (qr_q_of, lambda a: jnp.linalg.qr(a)[0], (4, 3)),
+], ids=["cholesky", "qr_r", "qr_r_tall", "qr_q_tall"])
+def test_vmap_of_jacobian_through_linalg(jac, f, jf, shape):
+    rng = np.random.default_rng(0)
+    xs = _spd(rng, 2) if shape == (3, 3) else rng.standard_normal((2,) + shape)
+    got = _quiet(tp.vmap(jac(f)), xs)
+    out_shape = f(xs[0]).shape
+    assert got.shape == (2,) + out_shape + shape
+    for i in range(2):
+        # central differences of NumPy's own function (cholesky reads the lower triangle)
+        fd = np.stack([_fd_grad(lambda a, k=k: f(a)[k], xs[i]) for k in np.ndindex(out_shape)])
+        np.testing.assert_allclose(got[i].reshape(fd.shape), fd, rtol=1e-6, atol=1e-7)
+    if jf is not None:
+        np.testing.assert_allclose(got, np.asarray(jax.vmap(jax.jacrev(jf))(xs)), rtol=1e-10,
+                                   atol=1e-12)
+
+
+def test_vmap_of_solve_with_stacks_of_matrices_and_vectors():
+    rng = np.random.default_rng(1)
+    a = _spd(rng, 2)
+    a_stack = _spd(rng, 2, 4)
+    b_stack = rng.standard_normal((2, 5, 3, 2))
+    b_vec = rng.standard_normal((2, 3))
+    cases = [
+        (lambda a, b: np.linalg.solve(a, b), (a, b_stack)),          # b: a stack per example
+        (lambda a, b: np.linalg.solve(a, b), (a_stack, b_vec)),      # a: a stack, b a vector
+        (lambda a, b: np.linalg.solve(a, b), (a_stack, b_stack[:, :4])),
+    ]
+    for f, (x, y) in cases:
+        want = np.stack([np.linalg.solve(x[i], y[i]) for i in range(2)])
+        np.testing.assert_allclose(_quiet(tp.vmap(f), x, y), want, rtol=1e-12)
+        np.testing.assert_allclose(_quiet(tp.vmap(f, in_axes=(None, 0)), x[0], y),
+                                   np.stack([np.linalg.solve(x[0], y[i]) for i in range(2)]),
+                                   rtol=1e-12)
+    want = np.asarray(jax.vmap(jax.jacrev(jnp.linalg.solve, argnums=(0, 1)))(a, b_vec)[0])
+    got = _quiet(tp.vmap(tp.jacrev(lambda a, b: np.linalg.solve(a, b))), a, b_vec)
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)

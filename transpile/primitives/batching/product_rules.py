@@ -44,7 +44,10 @@ def product_rank(s, eqn):
     if name == "inv":
         return s.r(a["x"])
     if name == "solve":
-        return s.r(a["b"])
+        ra, rb = s.r(a["a"]), s.r(a["b"])
+        if rb is None or rb >= 2 and ra is None:
+            return None
+        return max(ra, rb) if rb >= 2 else None if ra is None else ra - 1
     rx, ry = s.r(a["x"]), s.r(a["y"])
     if rx is None or ry is None:
         return None
@@ -124,16 +127,22 @@ def _batch_einsum(s, eqn):
 
 
 def _batch_solve(s, eqn):
+    """NumPy 2's solve(a, b): b is a vector when 1-D, else a matrix or a stack of matrices
+    (a nested vmap, a Jacobian's basis axis); the stack axes of a and b broadcast, so both get
+    the same rank after the batch axis."""
     a, b = eqn.args["a"], eqn.args["b"]
-    rb = s.r(b)
-    if rb is None:
+    ra, rb = s.r(a), s.r(b)
+    if ra is None or rb is None:
         raise NoRule("rank unknown")
     a = a if s.b(a) else s.broadcast(a)
     b = b if s.b(b) else s.broadcast(b)
-    if rb == 2:
-        return s.final(eqn.prim, {"a": a, "b": b})
+    if rb >= 2:
+        r = max(ra, rb)
+        return s.final(eqn.prim, {"a": s.align(a, r), "b": s.align(b, r)})
+    r = max(ra, 2)
     col = s.emit("expand_dims", {"x": b, "axis": Const(-1)}, base=b.name + "_col", rank=2)
-    sol = s.emit(eqn.prim, {"a": a, "b": col}, base=eqn.out + "_col", rank=2)
+    sol = s.emit(eqn.prim, {"a": s.align(a, r), "b": s.align(col, r)}, base=eqn.out + "_col",
+                 rank=r)
     s.final("getitem", {"x": sol, "index": IndexArg((Ellipsis, Const(0)))})
 
 
