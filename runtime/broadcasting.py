@@ -72,13 +72,14 @@ def select_weight(x, y):
 
 
 def clip_mask(x, lo=None, hi=None):
-    """1 where lo <= x <= hi (the clip passes x through), else 0; in x's dtype."""
+    """1 where lo <= x <= hi (the clip passes x through), else 0; in x's dtype, of the shape
+    x and the bounds broadcast to."""
     x = np.asarray(x)
     inside = np.ones(x.shape, dtype=bool)
     if lo is not None:
-        inside &= x >= lo
+        inside = inside & (x >= lo)
     if hi is not None:
-        inside &= x <= hi
+        inside = inside & (x <= hi)
     dtype = x.dtype if np.issubdtype(x.dtype, np.inexact) else np.float64
     return inside.astype(dtype)
 

@@ -134,6 +134,10 @@ case("fmax", "np.fmax(np.where(x > 0, np.nan, x), y)", [(4,), (4,)], domain="dis
      jit_always=True)
 case("fmin", "np.fmin(x, np.where(y > 0, np.nan, y))", [(4,), (4,)], domain="distinct",
      jit_always=True)
+# the bounds of np.clip are differentiated too (lo where x < lo <= hi, hi where x > hi or lo > hi)
+for _expr, _s in [("np.clip(x, y, z)", [(4,), (4,), (4,)]), ("np.clip(x, y, None)", [(2, 3), (3,)]),
+                  ("np.clip(x, None, y)", [(3,), ()]), ("np.clip(x, y, y + 0.5)", [(), (3,)])]:
+    case("clip", _expr, _s, domain="distinct", jit_always=True)
 for _expr, _s in [("np.ldexp(x, 3)", (2, 3)), ("np.ldexp(x, np.array([1, -2, 0]))", (3,)),
                   ("np.ldexp(x * x, -1)", ())]:
     case("ldexp", _expr, [_s], dtypes=("float64", "float32"))

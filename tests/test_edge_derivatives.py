@@ -7,6 +7,7 @@ checked against central differences (float64) and JAX:
     vmap(jacrev(lambda x: np.diff(x, n=2, axis=0)))(np.ones((4, 2, 3))) had shape (4, 0, 3)
     grad of np.hypot at (0, 0), np.cbrt at 0, np.logaddexp(inf, inf) were nan (JAX: finite / inf)
     vmap(jacrev(np.linalg.cholesky)) and vmap(jacrev/jacfwd) through qr raised in np.linalg.solve
+    grad of np.clip with respect to its bounds was refused
 """
 import warnings
 
@@ -326,3 +327,53 @@ def test_vmap_of_solve_with_stacks_of_matrices_and_vectors():
     want = np.asarray(jax.vmap(jax.jacrev(jnp.linalg.solve, argnums=(0, 1)))(a, b_vec)[0])
     got = _quiet(tp.vmap(tp.jacrev(lambda a, b: np.linalg.solve(a, b))), a, b_vec)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+
+
+# ---- np.clip: derivatives with respect to its bounds ------------------------------------------
+
+CX = np.array([-1.0, 0.5, 2.0, 0.9, -0.7])
+CLO = np.array([-0.5, 0.0, 0.3, 1.2, -0.2])     # lo > hi at entry 3: the result is hi
+CHI = np.array([1.0, 0.8, 1.5, 0.6, 0.1])
+CW = np.arange(1.0, 6.0)
+
+
+def clip_both(x, lo, hi):
+    return np.sum(np.clip(x, lo, hi) * CW)
+
+
+def clip_low(x, lo):
+    return np.sum(np.clip(x, lo, None) ** 2)
+
+
+def clip_high(x, hi):
+    return np.sum(np.clip(x, None, hi) ** 2)
+
+
+def clip_scalar_low(x, lo):
+    return np.sum(np.clip(x, lo, 1.0) * CW)
+
+
+@pytest.mark.parametrize("f,jf,args", [
+    (clip_both, lambda x, lo, hi: jnp.sum(jnp.clip(x, lo, hi) * CW), (CX, CLO, CHI)),
+    (clip_low, lambda x, lo: jnp.sum(jnp.clip(x, lo, None) ** 2), (CX, CLO)),
+    (clip_high, lambda x, hi: jnp.sum(jnp.clip(x, None, hi) ** 2), (CX, CHI)),
+    (clip_scalar_low, lambda x, lo: jnp.sum(jnp.clip(x, lo, 1.0) * CW), (CX, 0.2)),
+], ids=["both", "low", "high", "scalar_low"])
+def test_clip_bounds_are_differentiated(f, jf, args):
+    nums = tuple(range(len(args)))
+    want = [np.asarray(v) for v in jax.grad(jf, nums)(*args)]
+    for i, a in enumerate(args):       # (no point sits on a kink)
+        fd = _fd_grad(lambda t, i=i: f(*args[:i], t, *args[i + 1:]), a)
+        np.testing.assert_allclose(fd, want[i], atol=1e-8)
+    for got in (tp.grad(f, nums)(*args), _quiet(tp.jit(tp.grad(f, nums)), *args)):
+        for g, w, a in zip(got, want, args):
+            assert np.shape(g) == np.shape(a)
+            np.testing.assert_allclose(g, w, atol=1e-14)
+    _, tan = tp.jvp(lambda b: f(args[0], b, *args[2:]), (args[1],), (np.ones_like(args[1]),))
+    np.testing.assert_allclose(tan, np.sum(want[1]), rtol=1e-14)
+    los = np.stack([np.asarray(args[1]), np.asarray(args[1]) - 0.25])
+    got = _quiet(tp.vmap(tp.grad(f, 1), in_axes=(None, 0) + (None,) * (len(args) - 2)),
+                 args[0], los, *args[2:])
+    np.testing.assert_allclose(
+        got, np.asarray(jax.vmap(jax.grad(jf, 1), in_axes=(None, 0) + (None,) * (len(args) - 2))(
+            args[0], los, *args[2:])), atol=1e-14)

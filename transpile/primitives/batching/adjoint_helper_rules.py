@@ -19,7 +19,7 @@ def _flag(s, atom):
 def helper_rank(s, eqn):
     name, a = eqn.prim.name, eqn.args
     like = {"unbroadcast": "x", "broadcast_like": "like", "sum_grad": "x", "cast_like": "t", "grad_like": "t",
-            "mT": "x", "check_scalar_output": "out", "extremum_mask": "x", "clip_mask": "x",
+            "mT": "x", "check_scalar_output": "out", "extremum_mask": "x",
             "matmul_vjp_left": "x", "matmul_vjp_right": "y", "dot_vjp_left": "x",
             "dot_vjp_right": "y", "getitem_vjp": "x", "concat_vjp": "ct", "concat_pad": None,
             "put_axis": "like", "transpose_back": "x", "cumsum_vjp": "x", "check_norm_ord": "x",
@@ -29,6 +29,8 @@ def helper_rank(s, eqn):
         return 0 if name != "transpose_inverse" else None
     if name == "select_weight":
         return _max_rank([s.r(a["x"]), s.r(a["y"])])
+    if name == "clip_mask":        # x and the bounds broadcast together
+        return _max_rank([s.r(a[k]) for k in ("x", "lo", "hi") if k in a])
     if name == "expand_last":
         r = s.r(a["x"])
         return None if r is None else r + 1

@@ -171,8 +171,12 @@ where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=
                 lower="({x} if {condition} else {y})", cuda_c=SF.c_text("{condition} ? {x} : {y}"),
                 numba_cuda=SF.py_text("{x} if {condition} else {y}"), operands=("x", "y"),
                 uncast=("condition",), logical=True, array_result=True, fresh=True)
+# np.clip(x, lo, hi) = min(max(x, lo), hi): x gets the derivative where lo <= x <= hi (at the
+# bounds too), lo where x < lo <= hi, hi where x > hi or lo > hi (a missing bound: None)
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
-               deriv={"x": "rt.clip_mask(x, a_min, a_max)"},
+               deriv={"x": "rt.clip_mask(x, a_min, a_max)",
+                      "a_min": "(x < a_min) * rt.clip_mask(a_min, None, a_max)",
+                      "a_max": "1 - (x <= a_max) * rt.clip_mask(a_max, a_min, None)"},
                lower=SF.clip, cuda_c=SF.c_clip, operands=("x", "a_min", "a_max"),
                printed_defaults=("a_min", "a_max"))
 defmethod("clip", clip)
