@@ -8,6 +8,7 @@ checked against central differences (float64) and JAX:
     grad of np.hypot at (0, 0), np.cbrt at 0, np.logaddexp(inf, inf) were nan (JAX: finite / inf)
     vmap(jacrev(np.linalg.cholesky)) and vmap(jacrev/jacfwd) through qr raised in np.linalg.solve
     grad of np.clip with respect to its bounds was refused
+    hessians of np.prod / np.cumprod where x has zeros missed the terms through the zeros
 """
 import warnings
 
@@ -377,3 +378,78 @@ def test_clip_bounds_are_differentiated(f, jf, args):
     np.testing.assert_allclose(
         got, np.asarray(jax.vmap(jax.grad(jf, 1), in_axes=(None, 0) + (None,) * (len(args) - 2))(
             args[0], los, *args[2:])), atol=1e-14)
+
+
+# ---- second derivatives of np.prod / np.cumprod where x has zeros ----------------------------
+
+PW = np.array([[1.0, -2.0, 0.5], [3.0, 1.5, -1.0]])
+
+
+def prod_all(x):
+    return np.prod(x)
+
+
+def prod_rows(x):
+    return np.sum(np.prod(x, axis=1) * PW[:, 0])
+
+
+def prod_cols_keep(x):
+    return np.sum(np.prod(x, axis=0, keepdims=True) ** 2)
+
+
+def cumprod_flat(x):
+    return np.sum(np.cumprod(x) * PW.ravel())
+
+
+def cumprod_cols(x):
+    return np.sum(np.cumprod(x, axis=1) * PW)
+
+
+def cumprod_rows(x):
+    return np.sum(np.cumprod(x, axis=0) ** 2 * PW)
+
+
+_PROD_CASES = [
+    (prod_all, lambda x: jnp.prod(x)),
+    (prod_rows, lambda x: jnp.sum(jnp.prod(x, axis=1) * PW[:, 0])),
+    (prod_cols_keep, lambda x: jnp.sum(jnp.prod(x, axis=0, keepdims=True) ** 2)),
+    (cumprod_flat, lambda x: jnp.sum(jnp.cumprod(x) * PW.ravel())),
+    (cumprod_cols, lambda x: jnp.sum(jnp.cumprod(x, axis=1) * PW)),
+    (cumprod_rows, lambda x: jnp.sum(jnp.cumprod(x, axis=0) ** 2 * PW)),
+]
+_ZERO_POINTS = {
+    "none": [[2.0, -0.5, 3.0], [1.5, 0.7, -1.2]],
+    "one": [[2.0, 0.0, 3.0], [1.5, 0.7, -1.2]],
+    "two_in_a_row": [[2.0, 0.0, 0.0], [1.5, 0.7, -1.2]],
+    "two_apart": [[0.0, 0.7, 3.0], [1.5, 0.0, -1.2]],
+    "three": [[0.0, 0.0, 3.0], [0.0, 0.7, -1.2]],
+    "many": [[0.0, 0.0, 0.0], [1.5, 0.0, 0.0]],
+}
+
+
+@pytest.mark.parametrize("point", list(_ZERO_POINTS), ids=list(_ZERO_POINTS))
+@pytest.mark.parametrize("f,jf", _PROD_CASES, ids=[c[0].__name__ for c in _PROD_CASES])
+def test_prod_and_cumprod_second_derivatives_at_zeros(f, jf, point):
+    x = np.array(_ZERO_POINTS[point])
+    want_g = np.asarray(jax.grad(jf)(x))
+    want_h = np.asarray(jax.hessian(jf)(x))
+    # the function is a polynomial: central differences of the gradient are exact up to rounding
+    np.testing.assert_allclose(_fd_grad(f, x), want_g, rtol=1e-7, atol=1e-8)
+    gf = tp.grad(f)
+    fd_h = np.stack([_fd_grad(lambda a, i=i: gf(a)[i], x) for i in np.ndindex(x.shape)])
+    np.testing.assert_allclose(fd_h.reshape(want_h.shape), want_h, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(gf(x), want_g, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(tp.hessian(f)(x), want_h, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(tp.jacrev(tp.grad(f))(x), want_h, rtol=1e-12, atol=1e-14)
+    if point == "two_apart":        # (a Numba compile per function: one point)
+        np.testing.assert_allclose(_quiet(tp.jit(tp.hessian(f)), x), want_h, rtol=1e-12,
+                                   atol=1e-14)
+    xs = np.stack([x, x[::-1]])
+    np.testing.assert_allclose(_quiet(tp.vmap(tp.hessian(f)), xs),
+                               np.asarray(jax.vmap(jax.hessian(jf))(xs)), rtol=1e-12, atol=1e-14)
+
+
+def test_prod_gradient_keeps_float32():
+    x = np.array([2.0, 0.0, 3.0], np.float32)
+    for f in (lambda x: np.prod(x), lambda x: np.sum(np.cumprod(x))):
+        assert tp.grad(f)(x).dtype == np.float32

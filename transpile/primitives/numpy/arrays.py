@@ -258,18 +258,33 @@ put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, a
                     shape_args=("like",), linear=("ct",), batch=per_example,
                     vjp={"ct": "rt.take_along(g, idx, axis)"}, numba=NF.put_along)
 
-# ---- cumulative product: d y_j / d x_i = prod_{l <= j, l != i} x_l (j >= i) ---------------------
-# y_j / x_i is 0 / 0 where x_i = 0, so with Q the cumulative product of x with its zeros read as
-# 1 and c the count of zeros so far: before the first zero (c = 0) the terms are Q_j / x_i; at
-# the first zero (c = 1) Q_j; past the second, 0
+# ---- cumulative product: d y_k / d x_i = prod_{l <= k, l != i} x_l (k >= i) ---------------------
+# y_k / x_i is 0 / 0 where x_i = 0. With Q the cumulative product of x with its zeros read as 1,
+# c the count of zeros so far, z x's zero entries (0, with their derivative) and cz their
+# cumulative sum, the tangent of y_k is Q_k times
+#   c = 0:  sum_i t_i / x_i
+#   c = 1:  t_j + cz_k sum_{i != j} t_i / x_i              (j the zero: cz_k = x_j)
+#   c = 2:  t_j1 x_j2 + t_j2 x_j1 = (t_j1 + t_j2) cz_k - (t_j1 x_j1 + t_j2 x_j2)
+#   more:   0
+# i.e. Q (a cumsum(t w) + b cumsum(t e) - (c == 2) cumsum(t z)) with w = 1 / x off the zeros, e
+# the zeros' indicator; the reverse rule is its transpose. Each case is y's tangent as a
+# function of x to first order, so second derivatives are exact where x has zeros too.
 _NZ = "np.where(x == 0, 1, x)"
 _CZ = "np.cumsum(x == 0, axis=axis)"
 _Q = f"np.cumprod({_NZ}, axis=axis)"
-_CUMPROD_VJP = (f"np.where(x == 0, np.where(np.reshape({_CZ}, np.shape(x)) == 1, "
-                f"rt.cumsum_vjp(g * {_Q} * ({_CZ} == 1), x, axis), 0), "
-                f"rt.cumsum_vjp(g * {_Q} * ({_CZ} == 0), x, axis) / {_NZ})")
-_CUMPROD_JVP = (f"np.where({_CZ} == 0, {_Q} * np.cumsum(x_dot / {_NZ}, axis=axis), "
-                f"np.where({_CZ} == 1, {_Q} * np.cumsum(x_dot * (x == 0), axis=axis), 0))")
+_W = f"np.where(x == 0, 0, 1 / {_NZ})"
+_E = "(x == 0)"
+_Z = "np.where(x == 0, x, 0)"
+_ZC = f"np.cumsum({_Z}, axis=axis)"
+_A = f"(({_CZ} == 0) + ({_CZ} == 1) * {_ZC})"
+_B = f"(({_CZ} == 1) + ({_CZ} == 2) * {_ZC})"
+_C2 = f"({_CZ} == 2)"
+_CUMPROD_VJP = (f"{_W} * rt.cumsum_vjp(g * {_Q} * {_A}, x, axis) + "
+                f"{_E} * rt.cumsum_vjp(g * {_Q} * {_B}, x, axis) - "
+                f"{_Z} * rt.cumsum_vjp(g * {_Q} * {_C2}, x, axis)")
+_CUMPROD_JVP = (f"{_Q} * ({_A} * np.cumsum(x_dot * {_W}, axis=axis) + "
+                f"{_B} * np.cumsum(x_dot * {_E}, axis=axis) - "
+                f"{_C2} * np.cumsum(x_dot * {_Z}, axis=axis))")
 cumprod = defprim("cumprod", np.cumprod, "np.cumprod", "x, axis=None, dtype=None, out=None",
                   batch=per_example, vjp={"x": _CUMPROD_VJP}, jvp={"x": _CUMPROD_JVP},
                   numba=NF.cumprod)

@@ -15,13 +15,19 @@ mean = defprim("mean", np.mean, "np.mean", SIG, batch=R, linear=("x",),
                vjp={"x": "rt.sum_grad(g, x, axis, keepdims) / rt.reduced_count(x, axis)"},
                reduction=True, reduce="mean")
 # d prod / d x_i: the product of the other elements, exact where x has zeros (ans / x is 0 / 0
-# there): with no zero in the reduced slice ans / x_i, with one the product of the nonzero
-# elements at the zero and 0 elsewhere, with two or more 0
+# there). With P the product of the nonzero elements of the reduced slice and zs the sum of its
+# zero elements (0, but with the derivative of those elements): no zero, P / x_i; one zero, P at
+# the zero and zs P / x_i elsewhere; two, (zs - x_i) P at a zero and 0 elsewhere; more, 0. Each
+# branch is the other elements' product as a function of x (the zeros written as zs), so its
+# own derivative (second derivatives of prod) is exact too.
 _ZEROS = "np.sum(x == 0, axis=axis, keepdims=True)"
 _NONZERO = "np.where(x == 0, 1, x)"
-_OTHERS = (f"np.where({_ZEROS} == 0, np.prod({_NONZERO}, axis=axis, keepdims=True) / {_NONZERO}, "
-           f"np.where(({_ZEROS} == 1) & (x == 0), np.prod({_NONZERO}, axis=axis, keepdims=True), "
-           "0))")
+_ZERO_ENTRIES = "np.where(x == 0, x, 0)"
+_P = f"np.prod({_NONZERO}, axis=axis, keepdims=True)"
+_ZS = f"np.sum({_ZERO_ENTRIES}, axis=axis, keepdims=True)"
+_OTHERS = (f"np.where({_ZEROS} == 0, {_P} / {_NONZERO}, "
+           f"np.where({_ZEROS} == 1, np.where(x == 0, {_P}, {_ZS} * {_P} / {_NONZERO}), "
+           f"np.where(({_ZEROS} == 2) & (x == 0), ({_ZS} - {_ZERO_ENTRIES}) * {_P}, 0)))")
 prod = defprim("prod", np.prod, "np.prod", SIG, batch=R,
                vjp={"x": f"rt.sum_grad(g, x, axis, keepdims) * {_OTHERS}"},
                jvp={"x": f"np.sum(x_dot * {_OTHERS}, axis=axis, keepdims=keepdims)"},
