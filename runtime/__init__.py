@@ -40,7 +40,7 @@ from .array_adjoints import (diff_vjp, joined_array, joined_array_vjp, joined_pa
                                               kron_vjp_left, kron_vjp_right, linspace_part,
                                               linspace_part_vjp, pad_vjp, put_along, repeat_vjp, roll_back,
                                               sort_perm, split_part, split_part_vjp, take_along,
-                                              tensordot_vjp, einsum_scatter)
+                                              tensordot_vjp, einsum_scatter, vander_slope)
 from .complex_parts import (abs_factor, abs_factor_jvp, abs_factor_vjp, angle_jvp,  # noqa: E402
                                              angle_vjp, diag_vjp, match_complex)
 from .linalg_adjoints import (check_real_eigh, check_real_linalg, check_svd_vectors, copyltu, copyltu_t, eig_values,  # noqa: E402

@@ -371,3 +371,16 @@ def einsum_scatter(t, x, spec):
     view = np.einsum(f"{dst}->{uniq}", out)     # a writable view of that diagonal
     view[...] = t
     return out
+
+
+def vander_slope(x, N=None, increasing=False, order=1):
+    """The order-th derivative of each entry of np.vander(x, N, increasing) in its x: column
+    x ** p becomes p (p - 1) ... (p - order + 1) x ** (p - order), 0 where p < order."""
+    x = np.asarray(x)
+    n = len(x) if N is None else int(N)
+    p = np.arange(n) if increasing else np.arange(n)[::-1]
+    coef = np.ones(n)
+    for j in range(int(order)):
+        coef = coef * (p - j)
+    dtype = np.result_type(x, 1.0)
+    return (coef * np.asarray(x, dtype)[:, None] ** np.maximum(p - order, 0)).astype(dtype)

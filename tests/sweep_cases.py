@@ -458,6 +458,9 @@ for _name, _expr, _shapes, _dom in [
     case(_name, _expr, _shapes, domain=_dom,
          dtypes=_F32 if _shapes in ([(6,)], [(4,)]) and "nan" not in _expr else ("float64",))
 
+case("vander", "np.vander(x)", [(3,)])
+case("vander", "np.vander(x, 4, increasing=True)", [(3,)])
+case("vander", "np.vander(x, 2)", [(4,)])
 case("gradient", "np.gradient(x)", [(5,)])
 case("gradient", "np.gradient(x, 0.5, axis=1, edge_order=2)", [(3, 4)])
 case("gradient", "np.gradient(x, [0.0, 0.3, 1.0, 1.2])", [(4,)])
@@ -477,7 +480,7 @@ for _p in ('select vstack '
 # (its result's length is read at run time; the sweep's loss multiplies it by weights of a
 # fixed shape, whose unbroadcast against a run-time length has no lowering)
 JIT_FALLBACK['bincount'] = 'unbroadcast of a run-time length'
-for _p in ('multi_dot interp take append').split():
+for _p in ('multi_dot interp take append vander').split():
     JIT_FALLBACK[_p] = 'no Numba lowering of the row or of a helper in its derivative'
 for _p in ('eig eigvals').split():
     JIT_FALLBACK[_p] = 'numpy.linalg: no Numba lowering of the row or of its derivative'

@@ -9,6 +9,7 @@ checked against central differences (float64) and JAX:
     vmap(jacrev(np.linalg.cholesky)) and vmap(jacrev/jacfwd) through qr raised in np.linalg.solve
     grad of np.clip with respect to its bounds was refused
     hessians of np.prod / np.cumprod where x has zeros missed the terms through the zeros
+    np.vander was refused under grad
 """
 import warnings
 
@@ -453,3 +454,36 @@ def test_prod_gradient_keeps_float32():
     x = np.array([2.0, 0.0, 3.0], np.float32)
     for f in (lambda x: np.prod(x), lambda x: np.sum(np.cumprod(x))):
         assert tp.grad(f)(x).dtype == np.float32
+
+
+# ---- np.vander under grad (it was refused: its NumPy source calls np.promote_types) ------------
+
+VW = np.arange(12.0).reshape(4, 3) - 5.0
+
+
+@pytest.mark.parametrize("n,increasing", [(None, False), (3, True), (3, False), (1, False),
+                                          (5, True)])
+def test_vander_derivatives(n, increasing):
+    def f(x):
+        return np.sum(np.vander(x, n, increasing) ** 2)
+
+    def jf(x):
+        return jnp.sum(jnp.vander(x, n, increasing) ** 2)
+    x = np.array([0.5, -1.2, 2.0, 0.3])
+    np.testing.assert_allclose(tp.grad(f)(x), np.asarray(jax.grad(jf)(x)), rtol=1e-12)
+    np.testing.assert_allclose(_fd_grad(f, x), np.asarray(jax.grad(jf)(x)), rtol=1e-7)
+    np.testing.assert_allclose(tp.hessian(f)(x), np.asarray(jax.hessian(jf)(x)), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(tp.jacfwd(lambda x: np.vander(x, n, increasing))(x),
+                               np.asarray(jax.jacfwd(lambda x: jnp.vander(x, n, increasing))(x)),
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(tp.jacrev(tp.hessian(f))(x),
+                               np.asarray(jax.jacrev(jax.hessian(jf))(x)), rtol=1e-12, atol=1e-12)
+    # at x = 0 (JAX gives nan there: 0 ** -1 in its rule): central differences
+    x0 = np.array([0.0, -1.2, 2.0])
+    np.testing.assert_allclose(tp.grad(f)(x0), _fd_grad(f, x0), rtol=1e-7, atol=1e-8)
+    xs = np.stack([x, x + 0.5])
+    np.testing.assert_allclose(_quiet(tp.vmap(tp.grad(f)), xs),
+                               np.asarray(jax.vmap(jax.grad(jf))(xs)), rtol=1e-12)
+    np.testing.assert_allclose(_quiet(tp.jit(tp.grad(f)), x), np.asarray(jax.grad(jf)(x)),
+                               rtol=1e-12)

@@ -258,6 +258,17 @@ put_along = defprim("put_along", AA.put_along, "rt.put_along", "ct, like, idx, a
                     shape_args=("like",), linear=("ct",), batch=per_example,
                     vjp={"ct": "rt.take_along(g, idx, axis)"}, numba=NF.put_along)
 
+# ---- np.vander: columns x ** p; each derivative is a vander_slope of one order more --------------
+_VANDER_VJP = "np.sum(g * rt.vander_slope(x, N, increasing, {k}), axis=1)"
+_VANDER_JVP = "np.expand_dims(x_dot, 1) * rt.vander_slope(x, N, increasing, {k})"
+vander = defprim("vander", np.vander, "np.vander", "x, N=None, increasing=False",
+                 batch=per_example, vjp={"x": _VANDER_VJP.format(k=1)},
+                 jvp={"x": _VANDER_JVP.format(k=1)}, array_result=True, fresh=True)
+vander_slope = defprim("vander_slope", AA.vander_slope, "rt.vander_slope",
+                       "x, N=None, increasing=False, order=1", batch=per_example,
+                       vjp={"x": _VANDER_VJP.format(k="order + 1")},
+                       jvp={"x": _VANDER_JVP.format(k="order + 1")})
+
 # ---- cumulative product: d y_k / d x_i = prod_{l <= k, l != i} x_l (k >= i) ---------------------
 # y_k / x_i is 0 / 0 where x_i = 0. With Q the cumulative product of x with its zeros read as 1,
 # c the count of zeros so far, z x's zero entries (0, with their derivative) and cz their
