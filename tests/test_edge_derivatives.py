@@ -10,6 +10,7 @@ checked against central differences (float64) and JAX:
     grad of np.clip with respect to its bounds was refused
     hessians of np.prod / np.cumprod where x has zeros missed the terms through the zeros
     np.vander was refused under grad
+    np.fmax / np.fmin split a tie 0.5 / 0.5 (JAX: all to y)
 """
 import warnings
 
@@ -487,3 +488,25 @@ def test_vander_derivatives(n, increasing):
                                np.asarray(jax.vmap(jax.grad(jf))(xs)), rtol=1e-12)
     np.testing.assert_allclose(_quiet(tp.jit(tp.grad(f)), x), np.asarray(jax.grad(jf)(x)),
                                rtol=1e-12)
+
+
+# ---- np.fmax / np.fmin at ties and NaNs: JAX's choice (the tie goes to y) ----------------------
+
+@pytest.mark.parametrize("f,jf", [(np.fmax, jnp.fmax), (np.fmin, jnp.fmin)], ids=["fmax", "fmin"])
+def test_fmax_fmin_ties_and_nans_as_jax(f, jf):
+    x = np.array([1.0, 2.0, 1.0, np.nan, 1.0, np.nan, 0.0])
+    y = np.array([1.0, 1.0, 2.0, 1.0, np.nan, np.nan, -0.0])
+    w = np.arange(1.0, 8.0)
+
+    def loss(x, y):
+        return np.sum(f(x, y) * w)
+    want = np.array(jax.grad(lambda x, y: jnp.sum(jf(x, y) * w), (0, 1))(x, y))
+    for got in (tp.grad(loss, (0, 1))(x, y), _quiet(tp.jit(tp.grad(loss, (0, 1))), x, y)):
+        np.testing.assert_array_equal(np.array(got), want)
+    # away from ties and NaNs: central differences
+    xf = np.array([1.0, 2.0, -0.5, 0.3, 4.0, -2.0, 0.0])
+    yf = np.array([1.5, 1.0, 0.25, -0.3, 4.5, -1.0, 0.1])
+    g = tp.grad(loss, (0, 1))(xf, yf)
+    np.testing.assert_allclose(g[0], _fd_grad(lambda t: loss(t, yf), xf), atol=1e-8)
+    np.testing.assert_allclose(g[1], _fd_grad(lambda t: loss(xf, t), yf), atol=1e-8)
+    assert tp.grad(lambda a: np.sum(f(a, y[:3])))(x[:3].astype(np.float32)).dtype == np.float32

@@ -156,14 +156,14 @@ minimum = defprim("minimum", np.minimum, "np.minimum", "x, y", batch=E,
                   lower="np.minimum({x}, {y})", cuda_c=SF.c_helper("tp_minimum", "x", "y"),
                   numba_cuda=SF.py_helper("tp_minimum", "x", "y"), int_closed=True)
 # np.fmax / np.fmin: a NaN operand is ignored (the other one is the result, and gets the
-# derivative); NaN only where both are NaN
+# derivative); as in JAX, x gets it where it wins or y is NaN, y everywhere else (ties included)
+_FMAX_X = "(x > y) | np.isnan(y)"
+_FMIN_X = "(x < y) | np.isnan(y)"
 fmax = defprim("fmax", np.fmax, "np.fmax", "x, y", batch=E,
-               deriv={"x": "rt.select_weight(x, np.where(np.isnan(y), -np.inf, y))",
-                      "y": "rt.select_weight(y, np.where(np.isnan(x), -np.inf, x))"},
+               deriv={"x": _FMAX_X, "y": f"np.logical_not({_FMAX_X})"},
                lower="np.fmax({x}, {y})", int_closed=True)
 fmin = defprim("fmin", np.fmin, "np.fmin", "x, y", batch=E,
-               deriv={"x": "rt.select_weight(np.where(np.isnan(y), np.inf, y), x)",
-                      "y": "rt.select_weight(np.where(np.isnan(x), np.inf, x), y)"},
+               deriv={"x": _FMIN_X, "y": f"np.logical_not({_FMIN_X})"},
                lower="np.fmin({x}, {y})", int_closed=True)
 where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=("x", "y"),
                 vjp={"x": "np.where(condition, g, 0)", "y": "np.where(condition, 0, g)"},
