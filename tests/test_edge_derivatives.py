@@ -11,6 +11,7 @@ checked against central differences (float64) and JAX:
     hessians of np.prod / np.cumprod where x has zeros missed the terms through the zeros
     np.vander was refused under grad
     np.fmax / np.fmin split a tie 0.5 / 0.5 (JAX: all to y)
+    np.sum / prod / max / min with where= or initial= were refused
 """
 import warnings
 
@@ -510,3 +511,65 @@ def test_fmax_fmin_ties_and_nans_as_jax(f, jf):
     np.testing.assert_allclose(g[0], _fd_grad(lambda t: loss(t, yf), xf), atol=1e-8)
     np.testing.assert_allclose(g[1], _fd_grad(lambda t: loss(xf, t), yf), atol=1e-8)
     assert tp.grad(lambda a: np.sum(f(a, y[:3])))(x[:3].astype(np.float32)).dtype == np.float32
+
+
+# ---- reductions with where= and initial= (they were refused: unexpected keyword) ---------------
+
+RX = np.array([[1.0, 2.0, 3.0], [0.5, -1.0, 2.0]])
+RM = np.array([[True, False, True], [False, True, True]])
+
+
+def sum_initial(x):
+    return np.sum(np.sum(x, axis=0, initial=2.0) ** 2)
+
+
+def max_initial(x):
+    return np.sum(np.max(x, axis=0, initial=0.75))
+
+
+def sum_where(x):
+    return np.sum(x ** 2, where=RM)
+
+
+def sum_where_kept(x):
+    return np.sum(np.sum(x ** 2, axis=1, where=RM, keepdims=True) * x)
+
+
+def prod_where_initial(x):
+    return np.prod(x, where=RM, initial=2.0)
+
+
+def min_where_initial(x):
+    return np.sum(np.min(x, axis=1, where=RM, initial=5.0) ** 2)
+
+
+_WHERE_CASES = [
+    (sum_initial, lambda x: jnp.sum(jnp.sum(x, axis=0, initial=2.0) ** 2)),
+    (max_initial, lambda x: jnp.sum(jnp.max(x, axis=0, initial=0.75))),
+    (sum_where, lambda x: jnp.sum(x ** 2, where=RM)),
+    (sum_where_kept, lambda x: jnp.sum(jnp.sum(x ** 2, axis=1, where=RM, keepdims=True) * x)),
+    (prod_where_initial, lambda x: jnp.prod(x, where=RM, initial=2.0)),
+    (min_where_initial, lambda x: jnp.sum(jnp.min(x, axis=1, where=RM, initial=5.0) ** 2)),
+]
+
+
+@pytest.mark.parametrize("f,jf", _WHERE_CASES, ids=[c[0].__name__ for c in _WHERE_CASES])
+def test_reductions_with_where_and_initial(f, jf):
+    np.testing.assert_allclose(f(RX), float(jf(RX)), rtol=1e-14)
+    want = np.asarray(jax.grad(jf)(RX))
+    np.testing.assert_allclose(_fd_grad(f, RX), want, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(tp.grad(f)(RX), want, rtol=1e-13)
+    np.testing.assert_allclose(_quiet(tp.jit(tp.grad(f)), RX), want, rtol=1e-13)
+    np.testing.assert_allclose(tp.hessian(f)(RX), np.asarray(jax.hessian(jf)(RX)), rtol=1e-13,
+                               atol=1e-14)
+    xs = np.stack([RX, RX * 1.5])
+    np.testing.assert_allclose(_quiet(tp.vmap(tp.grad(f)), xs),
+                               np.asarray(jax.vmap(jax.grad(jf))(xs)), rtol=1e-13)
+    assert tp.grad(f)(RX.astype(np.float32)).dtype == np.float32
+
+
+def test_max_with_where_needs_initial():
+    def f(x):
+        return np.max(x, where=RM)
+    with pytest.raises(Exception, match="initial"):
+        tp.grad(f)(RX)

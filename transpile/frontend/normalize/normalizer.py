@@ -266,6 +266,34 @@ class Normalizer:
             axis = tuple(range(len(av.shape)))
         return self.apply(by_name("expand_dims"), [out], {"axis": Const(axis)}, node, base)
 
+    def _reduced_where(self, prim, args, kwargs, node, base):
+        """np.sum/prod/max/min(x, ..., where=m, initial=c) (rows without them): the entries m
+        leaves out replaced by the reduction's identity (0, 1; c for max and min, which NumPy
+        requires then), the plain reduction, then c combined with it (c + sum, c * prod,
+        np.maximum / np.minimum with c): the same numbers, and m and c as data."""
+        kwargs = dict(kwargs)
+        mask, init = kwargs.pop("where", None), kwargs.pop("initial", None)
+        combine, identity = _WHERE_REDUCTIONS[prim]
+        if mask is not None:
+            if identity is None and init is None:
+                raise self.error(node, f"{prim.path}(..., where=...) needs initial= (as in "
+                                 "NumPy: the value of a slice with no entry)",
+                                 cls=TranspileError)
+            args = list(args)
+            if args:
+                x = args.pop(0)
+            elif "x" in kwargs:
+                x = kwargs.pop("x")
+            else:
+                x = kwargs.pop("a")
+            fill = Const(identity) if identity is not None else init
+            x = self.apply(by_name("where"), [mask, x, fill], {}, node, base)
+            args = [x] + args
+        out = self.apply(prim, args, kwargs, node, base)
+        if init is None:
+            return out
+        return self.apply(by_name(combine), [out, init], {}, node, base)
+
     def _padded_with(self, args, kwargs, node, base):
         """np.pad(x, w, constant_values=c) (a number c): the zero-padded x where x lies, c
         around it (np.where over the padded mask of ones: exact, and c differentiable)."""
@@ -301,6 +329,8 @@ class Normalizer:
             return self._kept_dims(prim, args, kwargs, node, base)
         if "constant_values" in kwargs and prim is _PAD:
             return self._padded_with(args, kwargs, node, base)
+        if ("where" in kwargs or "initial" in kwargs) and prim in _WHERE_REDUCTIONS:
+            return self._reduced_where(prim, args, kwargs, node, base)
         try:
             bound = prim.bind(args, kwargs)
         except TypeError as e:
@@ -420,6 +450,10 @@ def _integer_dtype(dtype):
 
 _KEEPDIMS_BY_EXPANDING = tuple(by_name(n) for n in ("any", "all", "count_nonzero"))
 _PAD = by_name("pad")
+# reductions given where= / initial=: (how initial combines with the result, the entry that
+# where= leaves out is read as: None for max and min, which take initial)
+_WHERE_REDUCTIONS = {by_name("sum"): ("add", 0), by_name("prod"): ("multiply", 1),
+                     by_name("max"): ("maximum", None), by_name("min"): ("minimum", None)}
 
 
 def _leaves_of(value):
