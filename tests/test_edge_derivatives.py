@@ -12,6 +12,7 @@ checked against central differences (float64) and JAX:
     np.vander was refused under grad
     np.fmax / np.fmin split a tie 0.5 / 0.5 (JAX: all to y)
     np.sum / prod / max / min with where= or initial= were refused
+    np.linalg.outer / np.linalg.trace (NumPy 2) were refused
 """
 import warnings
 
@@ -573,3 +574,35 @@ def test_max_with_where_needs_initial():
         return np.max(x, where=RM)
     with pytest.raises(Exception, match="initial"):
         tp.grad(f)(RX)
+
+
+# ---- NumPy 2's np.linalg.outer / np.linalg.trace (their source passes out= / dtype=) -----------
+
+def linalg_outer(x):
+    return np.sum(np.linalg.outer(x[0], RX[1]) ** 2)
+
+
+def linalg_trace(x):
+    return np.sum(np.linalg.trace(np.stack([x[:, :2], x[:, 1:]])) ** 2)
+
+
+def outer_into(x):
+    buf = np.zeros((3, 3))
+    np.outer(x[0], x[1], out=buf)
+    return np.sum(buf ** 2)
+
+
+@pytest.mark.parametrize("f,jf", [
+    (linalg_outer, lambda x: jnp.sum(jnp.linalg.outer(x[0], RX[1]) ** 2)),
+    (linalg_trace, lambda x: jnp.sum(jnp.linalg.trace(jnp.stack([x[:, :2], x[:, 1:]])) ** 2)),
+    (outer_into, lambda x: jnp.sum(jnp.outer(x[0], x[1]) ** 2)),
+], ids=["linalg_outer", "linalg_trace", "outer_out"])
+def test_numpy2_linalg_aliases(f, jf):
+    if not hasattr(np.linalg, "outer"):
+        pytest.skip("NumPy 1 has no np.linalg.outer / trace")
+    want = np.asarray(jax.grad(jf)(RX))
+    np.testing.assert_allclose(_fd_grad(f, RX), want, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(tp.grad(f)(RX), want, rtol=1e-13)
+    np.testing.assert_allclose(_quiet(tp.jit(tp.grad(f)), RX), want, rtol=1e-13)
+    np.testing.assert_allclose(tp.hessian(f)(RX), np.asarray(jax.hessian(jf)(RX)), rtol=1e-13,
+                               atol=1e-14)

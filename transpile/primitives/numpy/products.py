@@ -22,7 +22,8 @@ matmul = defprim("matmul", [np.matmul, operator.matmul], "np.matmul", "x, y", op
 dot = defprim("dot", np.dot, "np.dot", "x, y", batch=L, linear=("x", "y"),
               vjp={"x": "rt.dot_vjp_left(g, x, y)", "y": "rt.dot_vjp_right(g, x, y)"},
               fresh=True, product=True)
-outer = defprim("outer", np.outer, "np.outer", "x, y", batch=L, linear=("x", "y"),
+# (out: np.linalg.outer's NumPy source passes out=None)
+outer = defprim("outer", np.outer, "np.outer", "x, y, out=None", batch=L, linear=("x", "y"),
                 vjp={"x": "np.reshape(np.dot(g, np.ravel(y)), np.shape(x))",
                      "y": "np.reshape(np.dot(np.ravel(x), g), np.shape(y))"},
                      array_result=True, fresh=True)

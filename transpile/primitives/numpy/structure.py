@@ -65,8 +65,10 @@ tile = defprim("tile", np.tile, "np.tile", "x, reps", batch=S, linear=("x",),
 diagonal = defprim("diagonal", np.diagonal, "np.diagonal", "x, offset=0, axis1=0, axis2=1",
                    batch=S, linear=("x",), vjp={"x": "rt.diagonal_vjp(g, x, offset, axis1, axis2)"},
                    array_result=True, view="opaque", numba=NF.diagonal)
-trace = defprim("trace", np.trace, "np.trace", "x, offset=0, axis1=0, axis2=1", batch=S,
-                linear=("x",), vjp={"x": "rt.diagonal_vjp(rt.expand_last(g), x, offset, axis1, axis2)"},
+# (dtype and out: np.linalg.trace's NumPy source passes them)
+trace = defprim("trace", np.trace, "np.trace",
+                "x, offset=0, axis1=0, axis2=1, dtype=None, out=None", batch=S, linear=("x",),
+                vjp={"x": "rt.diagonal_vjp(rt.expand_last(g), x, offset, axis1, axis2)"},
                 numba=NF.trace)
 
 defmethod("T", transpose)          # attribute x.T
