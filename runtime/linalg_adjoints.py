@@ -113,6 +113,13 @@ def qr_r(x):
 
 
 def _qr_jvp(t, x):
+    m, n = np.shape(x)[-2:]
+    if m < n:
+        # a wide x = [X | Y]: Q R_X = X is the QR of the square X, and R = [R_X | Q^T Y]
+        dq, dr_x = _qr_jvp(t[..., :m], x[..., :m])
+        q = np.linalg.qr(x[..., :m])[0]
+        dr_y = np.swapaxes(dq, -1, -2) @ x[..., m:] + np.swapaxes(q, -1, -2) @ t[..., m:]
+        return dq, np.concatenate([dr_x, dr_y], axis=-1)
     q, r = np.linalg.qr(x)
     dx_rinv = np.swapaxes(np.linalg.solve(np.swapaxes(r, -1, -2), np.swapaxes(t, -1, -2)), -1, -2)
     qt = np.swapaxes(q, -1, -2) @ dx_rinv

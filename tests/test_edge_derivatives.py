@@ -13,6 +13,7 @@ checked against central differences (float64) and JAX:
     np.fmax / np.fmin split a tie 0.5 / 0.5 (JAX: all to y)
     np.sum / prod / max / min with where= or initial= were refused
     np.linalg.outer / np.linalg.trace (NumPy 2) were refused
+    jvp / jacfwd of np.linalg.qr of a wide matrix raised LinAlgError (reverse mode still does)
 """
 import warnings
 
@@ -606,3 +607,31 @@ def test_numpy2_linalg_aliases(f, jf):
     np.testing.assert_allclose(_quiet(tp.jit(tp.grad(f)), RX), want, rtol=1e-13)
     np.testing.assert_allclose(tp.hessian(f)(RX), np.asarray(jax.hessian(jf)(RX)), rtol=1e-13,
                                atol=1e-14)
+
+
+# ---- np.linalg.qr of a wide matrix (m < n) in forward mode --------------------------------------
+
+def qr_wide(a):
+    q, r = np.linalg.qr(a)
+    return r * 2.0 + np.sum(q * q[::-1])
+
+
+def test_qr_of_a_wide_matrix_forward_mode():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((2, 3))
+    t = rng.standard_normal((2, 3))
+
+    def jf(a):
+        q, r = jnp.linalg.qr(a)
+        return r * 2.0 + jnp.sum(q * q[::-1])
+    _, tan = tp.jvp(qr_wide, (a,), (t,))
+    eps = 1e-6
+    np.testing.assert_allclose(tan, (qr_wide(a + eps * t) - qr_wide(a - eps * t)) / (2 * eps),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(tan, np.asarray(jax.jvp(jf, (a,), (t,))[1]), rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(tp.jacfwd(qr_wide)(a), np.asarray(jax.jacfwd(jf)(a)), rtol=1e-10,
+                               atol=1e-12)
+    a3 = rng.standard_normal((3, 2, 3))
+    np.testing.assert_allclose(_quiet(tp.vmap(tp.jacfwd(qr_wide)), a3),
+                               np.asarray(jax.vmap(jax.jacfwd(jf))(a3)), rtol=1e-10, atol=1e-12)
