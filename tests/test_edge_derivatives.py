@@ -1,5 +1,6 @@
-"""Derivatives at the edges of a function's domain that used to be wrong or to crash, each
-checked against central differences (float64) and JAX:
+"""Derivatives that used to be wrong, to crash or to be refused (edge points such as zeros,
+ties and infinities, empty arrays, keyword arguments), each checked against central
+differences (float64) and JAX:
 
     grad(lambda x: np.sum(np.diff(x, n=2, axis=0)))(np.ones((1, 3)))   had shape (2, 3), not (1, 3)
     jvp of np.linalg.matrix_power(a, 0) was the scalar 0; hessian of matrix_power(a, k) raised
