@@ -3,6 +3,8 @@ checked against central finite differences in float64."""
 import numpy as np
 import pytest
 
+import transpile
+
 from fd_helpers import numgrad
 from transpile import TranspileError, grad, jit, jvp, show, value_and_grad
 
@@ -15,7 +17,9 @@ def check(f, x, *rest, atol=1e-6):
     want = numgrad(lambda v: f(v, *rest), x)
     np.testing.assert_allclose(g, want, atol=atol, rtol=1e-6)
     t = RNG.standard_normal(np.shape(x))
-    zeros = tuple(np.zeros_like(r) if isinstance(r, np.ndarray) else r for r in rest)
+    # (an integer primal takes a float0 tangent, as in JAX)
+    zeros = tuple(np.zeros(np.shape(r), dtype=transpile.float0)
+                  if np.asarray(r).dtype.kind in "biu" else np.zeros_like(r) for r in rest)
     _, tan = jvp(f, (x,) + rest, (t,) + zeros)
     np.testing.assert_allclose(tan, np.sum(want * t), atol=atol, rtol=1e-6)
     return g

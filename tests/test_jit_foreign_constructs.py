@@ -1474,3 +1474,102 @@ def test_an_early_return_of_an_argument_written_in_the_loop():
         same(A2, A1)
     g = grad(lambda x: np.sum(clip_until_negative(x.copy()) ** 2))(np.array([0.3, 0.5, -1.0, 2.0]))
     np.testing.assert_allclose(g, [0.6, 1.0, -2.0, 4.0])
+
+
+def keeps_before_empty_loop(x, n):
+    k = 2
+    for k in range(n):
+        x = x * 1.0
+    return x[k] * k
+
+
+def last_index(x, n):
+    k = -1
+    for k in range(n):
+        pass
+    return k + x[0]
+
+
+def cholesky_sum(A):
+    n = A.shape[0]
+    L = np.zeros_like(A)
+    for j in range(n):
+        s = A[j, j]
+        for k in range(j):          # runs zero times for j == 0, leaving k unbound
+            s -= L[j, k] ** 2
+        L[j, j] = np.sqrt(s)
+        for i in range(j + 1, n):
+            t = A[i, j]
+            for k in range(j):
+                t -= L[i, k] * L[j, k]
+            L[i, j] = t / L[j, j]
+    return np.sum(L)
+
+
+def test_a_loop_target_keeps_its_value_when_the_loop_runs_zero_times():
+    # (jit gave k == 0 after `for k in range(0)`; vmap with a per-example count too, and
+    # jit(vmap) raised TypeError on the unbound counter)
+    x = np.array([1.0, 2.0, 3.0])
+    for n in (0, 1, 3):
+        assert compiled(keeps_before_empty_loop, x, n) == keeps_before_empty_loop(x, n)
+        g = grad(keeps_before_empty_loop)(x, n)
+        np.testing.assert_allclose(g, numerical_grad(keeps_before_empty_loop, (x, n)), atol=1e-6)
+    X, N = np.arange(12.0).reshape(3, 4), np.array([0, 2, 4])
+    want = [last_index(X[i], N[i]) for i in range(3)]
+    np.testing.assert_array_equal(vmap(last_index)(X, N), want)
+    np.testing.assert_array_equal(jit(vmap(last_index), wait=True)(X, N), want)
+
+
+def test_grad_of_a_textbook_cholesky_whose_inner_loops_start_empty():
+    # (eager grad raised UnboundLocalError: the counter of `for k in range(0)` was read)
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((3, 3))
+    A = M @ M.T + 3 * np.eye(3)
+    want = numerical_grad(cholesky_sum, (A,))
+    np.testing.assert_allclose(grad(cholesky_sum)(A), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(jit(grad(cholesky_sum))(A), want, rtol=1e-6, atol=1e-7)
+
+
+def write_on_one_path(a):
+    if a[0] > 0:
+        a[0] = 5.0
+    a[0] += 1.0
+    return a
+
+
+def pivot_rows(A):
+    for k in range(2):
+        if A[k, 0] > 0:
+            tmp = A[k].copy()
+            A[k] = A[2]
+            A[2] = tmp
+        A[k, k] += 1.0
+    return A
+
+
+def boundary(u, f):
+    for i in range(u.shape[0]):
+        if i == 0:
+            u[i] = 2.0
+        u[i] += f[i]
+    return u
+
+
+@pytest.mark.parametrize("f, args", [(write_on_one_path, (np.array([1.0, 2.0, 3.0]),)),
+                                     (write_on_one_path, (np.array([-1.0, 2.0, 3.0]),)),
+                                     (pivot_rows, (np.array([[1.0, 2, 3], [4, 5, 6], [7, 8, 10]]),)),
+                                     (boundary, (np.zeros(4), np.ones(4)))])
+def test_a_write_into_an_argument_on_one_path_then_another_write(f, args):
+    # (refused: "may or may not share memory ... a view or an alias on one path only" — a
+    # regression of the refusal of `if c: a, b = b, a` on arguments)
+    want_args = [a.copy() for a in args]
+    want = f(*want_args)
+    got_args = [a.copy() for a in args]
+    got = compiled(f, *got_args)
+    same(got, want)
+    for g, w in zip(got_args, want_args):
+        same(g, w)
+    x = args[0]
+    np.testing.assert_allclose(grad(lambda v: np.sum(f(v.copy(), *args[1:]) ** 2))(x),
+                               numerical_grad(lambda v, *r: np.sum(f(v.copy(), *r) ** 2),
+                                              (x,) + args[1:]), rtol=1e-6, atol=1e-6)

@@ -480,8 +480,12 @@ class BatchSweep:
                 body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Var(n)}, loc))
             elif (n in outs or n in branch_writes) and not whole:
                 # bound on some paths only: defined (None) on the others, so that code which
-                # saves every name of the loop body (reverse mode's tape) can read it
-                body.append(Eqn(mapping[n].name, by_name("identity"), {"x": Const(None)}, loc))
+                # saves every name of the loop body (reverse mode's tape) can read it; a range
+                # loop's counter, unbound where the loop runs zero times, is an int there
+                # (the code after the loop reads the value the name held before it)
+                unset = Const(0) if any(isinstance(st, ir.ForRange) and st.var == n
+                                        for st in stmts) else Const(None)
+                body.append(Eqn(mapping[n].name, by_name("identity"), {"x": unset}, loc))
         body += [rename_stmt(s, mapping) for s in stmts]
         for o in sorted(outs):
             store = {"parts": parts[o], "i": Var(i), "value": mapping[o], "n": self.B}

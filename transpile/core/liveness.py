@@ -34,6 +34,9 @@ def dce(body, outs):
             if st.out not in live and st.prim.pure:
                 continue
             live.update(st.vars_read())
+        elif isinstance(st, ir.If) and not dce(st.body, [Var(n) for n in live]) and \
+                not dce(st.orelse, [Var(n) for n in live]):
+            continue        # (an if whose paths only bind names never read)
         elif not isinstance(st, ir.Comment):
             live.update(reads(st))
         kept.append(st)

@@ -91,6 +91,8 @@ class MemoryModel:
         self.carried_from = {}  # a loop's join variable -> the name it held on entry
         self.events = None      # while reading a loop body ahead: the entries each write rebinds
         self.pins = {}          # core name -> (kind, why, hint): writes refused (pin)
+        # a range loop's counter left unbound where it ran zero times -> (start, stop, step)
+        self.unbound_unless_run = {}
 
     # -- recording -----------------------------------------------------------------------------
 

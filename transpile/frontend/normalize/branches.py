@@ -7,7 +7,7 @@ import numpy as np
 
 from transpile.core import ir
 from transpile.frontend.normalize import runlists
-from transpile.frontend.normalize.aliasing import Stale
+from transpile.frontend.normalize.aliasing import PARAM_PREFIX, Stale
 from transpile.frontend.normalize.returns import RESULT_PREFIX
 from transpile.frontend.normalize.values import RAISED, Placeholder, Raised
 from transpile.errors import ReadBeforeSet, TranspileError
@@ -180,6 +180,10 @@ def join_aliasing(norm, memo, frames, branch_envs):
     partners = {tuple(a.name for a in key if isinstance(a, Var)): j for key, j in memo.items()}
     for key, j in memo.items():
         norm.mem.join_relation(j, list(key), partners)
+        if _versions_of_one_argument(norm, key, branch_envs):
+            # `if c: a[0] = 5` on an argument: a on each path is that path's version of the
+            # caller's array (a write on one path only), not another array
+            norm.mem.maybe.pop(j, None)
         # a path's value also held by a name that does not join into j: j may alias it
         for k, envs in enumerate(branch_envs):
             leaf = key[k]
@@ -192,6 +196,22 @@ def join_aliasing(norm, memo, frames, branch_envs):
                     if any(l == leaf for l in value_leaves(value, None)[0]) and not any(
                             l == Var(j) for l in value_leaves(f.env.get(name), None)[0]):
                         norm.mem.maybe.setdefault(j, set()).add(norm.mem.root(leaf.name))
+
+
+def _versions_of_one_argument(norm, key, branch_envs):
+    """Is the value on each path of an if the version of one argument's buffer that path
+    leaves (its hidden entry, aliasing.param_entry), where none of them may alias another?"""
+    if any(isinstance(a, Var) and a.name in norm.mem.maybe for a in key) or \
+            not all(isinstance(a, Var) for a in key):
+        return False
+    entries = None
+    for k, envs in enumerate(branch_envs):
+        here = {name for env in envs for name, value in env.items()
+                if name.startswith(PARAM_PREFIX) and value == key[k]}
+        entries = here if entries is None else entries & here
+        if not entries:
+            return False
+    return True
 
 
 def join_values(norm, user, values, bodies, envs, node, memo=None, own=True):

@@ -25,7 +25,7 @@ from transpile.frontend.normalize.aliasing import (PARAM_PREFIX, Stale, read_ahe
 ITER_PREFIX = ".iter."   # hidden env entries: the array a for loop iterates over
 from transpile.errors import ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
-from transpile.frontend.normalize.branches import typed_like
+from transpile.frontend.normalize.branches import chosen, typed_like
 from transpile.frontend.normalize.bindings import (bound_names, emit_copy, join_name, protect,
                                           read_before_bound, rebuild_value, store_names,
                                           sub_body, tree_eq, value_leaves)
@@ -221,10 +221,11 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
                 continue
             j = join_name(norm, n, k, len(leaves)) if env is frame.env else \
                 norm.namer.fresh(n.lstrip("."))
-            if leaf == Var(j) and (j in written_args
+            if leaf == Var(j) and (j in written_args or j in norm.mem.unbound_unless_run
                                    or held_elsewhere(norm, j, plan, gkey, env, n)):
                 j = norm.namer.fresh(j)
             if leaf != Var(j):
+                leaf = _bound_if_the_loop_ran(norm, leaf, n)
                 protect(norm, env, j, n)
                 emit_copy(norm, j, leaf)
                 entered.append((j, leaf))
@@ -1097,6 +1098,7 @@ def _unbound_runlists(norm, stmts):
 def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     frame = norm.frame
     loc = norm.b.loc
+    before = frame.env.get(target.id) if isinstance(target, gast.Name) else None
     _unbound_runlists(norm, stmts)
     plan = None
     if writes_in(stmts) or _sets_placeholder(norm, stmts):
@@ -1140,6 +1142,39 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
             h.presized = False          # appends after the loop may have to grow it
     norm.b.loc = loc
     norm.b.body.append(ir.ForRange(var, start, stop, step, body_stmts, loc))
+    if isinstance(target, gast.Name) and target.id not in carried:
+        if before is None:          # unbound where the loop ran zero times, as in Python
+            norm.mem.unbound_unless_run[var] = (start, stop, step)
+        _target_after(norm, target.id, var, before, start, stop, step, loc)
+
+
+def _bound_if_the_loop_ran(norm, leaf, name):
+    """A loop that carries the counter of an earlier range loop that may have run zero times
+    and left it unbound (`for k in range(j)` ... then `for i ...: for k in range(2)` in a
+    textbook Cholesky): its entry value is that counter where the loop ran, else 0, which
+    the later loop rebinds before any read (the generated code read the unbound name)."""
+    if not isinstance(leaf, Var) or leaf.name not in norm.mem.unbound_unless_run:
+        return leaf
+    start, stop, step = norm.mem.unbound_unless_run[leaf.name]
+    runs = norm.b.emit(by_name("greater" if step.value > 0 else "less"),
+                       {"x": stop, "y": start}, base="runs")
+    return chosen(norm, runs, [[], []], [leaf, Const(0)], name, norm.b.loc)
+
+
+def _target_after(norm, name, var, before, start, stop, step, loc):
+    """The loop's target after a loop that may run zero times keeps the value it held before
+    (`k = 2; for k in range(n): ...` leaves k == 2 when n == 0), as in Python."""
+    if not isinstance(before, (Var, Const)) or not (
+            isinstance(step, Const) and isinstance(step.value, (int, np.integer))):
+        return
+    runs = norm.b.emit(by_name("greater" if step.value > 0 else "less"),
+                       {"x": stop, "y": start}, base="runs")
+    known, truth = norm.static_truth(runs)
+    if known:
+        if not truth:
+            norm.frame.env[name] = before
+        return
+    norm.frame.env[name] = chosen(norm, runs, [[], []], [Var(var), before], name, loc)
 
 
 def stmt_While(norm, node):
