@@ -1573,3 +1573,36 @@ def test_a_write_into_an_argument_on_one_path_then_another_write(f, args):
     np.testing.assert_allclose(grad(lambda v: np.sum(f(v.copy(), *args[1:]) ** 2))(x),
                                numerical_grad(lambda v, *r: np.sum(f(v.copy(), *r) ** 2),
                                               (x,) + args[1:]), rtol=1e-6, atol=1e-6)
+
+
+def decay(x, lr):
+    for i in range(3):
+        lr *= 0.5
+    return x * lr
+
+
+def halving(x, h0):
+    h = h0
+    for i in range(3):
+        h /= 2
+    return x * h
+
+
+def collatz_steps(n):
+    s = 0
+    while n != 1:
+        n = 3 * n + 1 if n % 2 else n
+        n //= 2 if n % 2 == 0 else 1
+        s += 1
+    return s
+
+
+def test_a_number_argument_updated_by_an_augmented_assignment_in_a_loop():
+    # (ShapesNeeded: "whether it is an array (written in place) or a number (rebound) is not
+    # known" although jit is called with a Python float; collatz was refused as a possible alias)
+    assert compiled(decay, 2.0, 0.1) == decay(2.0, 0.1)
+    assert compiled(halving, 2.0, 0.1) == halving(2.0, 0.1)
+    assert compiled(halving, 2.0, np.float64(0.1)) == halving(2.0, np.float64(0.1))
+    assert compiled(collatz_steps, 6) == collatz_steps(6)
+    assert compiled(collatz_steps, 27) == collatz_steps(27)
+    np.testing.assert_allclose(grad(decay)(2.0, 0.1), 0.1 / 8)

@@ -463,6 +463,10 @@ class MemoryModel:
             return False
         if current.name in self.int_vars or current.name in self.scalar_vars:
             return False
+        avals = self.norm.b.avals
+        av = avals.get(current.name) if avals is not None else None
+        if av is not None and not av.shape:
+            return False        # a number (under jit, a Python float argument: `lr *= 0.5`)
         eqn = self.defs.get(current.name)
         if eqn is not None and (eqn.prim.scalar_result or self.is_int(current)):
             return False
@@ -497,6 +501,14 @@ class MemoryModel:
                 break
         self.rel[j] = (parent, op)
 
+    def is_number(self, name):
+        """Is this value known to be a number (an int, a scalar, a 0-d value under jit)?"""
+        if name in self.int_vars or name in self.scalar_vars:
+            return True
+        avals = self.norm.b.avals
+        av = avals.get(name) if avals is not None else None
+        return av is not None and not av.shape
+
     def _held_outside_the_join(self, name):
         """Is this buffer one the caller sees (an argument, or a loop's variable that took one
         on entry), so that a write into a value joined from it must reach it?"""
@@ -511,8 +523,8 @@ class MemoryModel:
         `partners` maps a tuple of incoming names to the join variable that took it (other
         names joined at the same place)."""
         names = [a.name for a in incoming if isinstance(a, Var)]
-        if len(names) != len(incoming):
-            self.rel[j] = None
+        if len(names) != len(incoming) or all(self.is_number(n) for n in names):
+            self.rel[j] = None          # (numbers share no memory)
             return
         views = [self.view(n) for n in names]
         if all(v is None for v in views):

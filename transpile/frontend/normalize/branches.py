@@ -282,13 +282,16 @@ def chosen(norm, cond, bodies, values, base, loc):
         norm.b.body = saved
     norm.b.body.append(ir.If(cond, bodies[0], bodies[1], loc))
     join_scalar_aval(norm, out, values)
+    if all(norm.mem.is_int(v) for v in values):
+        norm.mem.int_vars.add(out)          # an integer on both paths
     d = runlists.same_dtype(norm, values)
     if d is not None:
         norm.mem.dtypes[out] = d
     # `new = cur if c else np.zeros_like(cur)`: out is cur's buffer on one path only, so a
     # write through either name is refused (frontend/normalize/aliasing.py) rather than seen by one of them only
     norm.mem.join_relation(out, values, {})
-    if any(v != values[0] for v in values[1:]):
+    if any(v != values[0] for v in values[1:]) and not all(
+            not isinstance(v, Var) or norm.mem.is_number(v.name) for v in values):
         for v in values:
             if isinstance(v, Var) and norm.mem.referenced(v.name):
                 norm.mem.maybe.setdefault(out, set()).add(norm.mem.root(v.name))

@@ -265,8 +265,10 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
         if len({j for _, j in held}) > 1:      # one array on entry, several names for it after
             for n, j in held:
                 carried.split[j] = n.replace(PARAM_PREFIX, "")
+    avals = norm.b.avals
     for arg, js in at_entry.items():
-        if len(js) > 1:
+        av = avals.get(arg) if avals is not None else None
+        if len(js) > 1 and (av is None or av.shape):
             # `x += v` on an argument in the loop: an array is written in place (the caller
             # sees it), a number is rebound; which one x is must be known to follow it
             raise norm.error(node, f"{arg!r} is written in a loop by an augmented assignment, "
