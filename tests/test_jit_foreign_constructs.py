@@ -1606,3 +1606,22 @@ def test_a_number_argument_updated_by_an_augmented_assignment_in_a_loop():
     assert compiled(collatz_steps, 6) == collatz_steps(6)
     assert compiled(collatz_steps, 27) == collatz_steps(27)
     np.testing.assert_allclose(grad(decay)(2.0, 0.1), 0.1 / 8)
+
+
+def step_size_control(x):
+    h = 1.0
+    for i in range(2):
+        h = h * max(0.2, x[0] * x[1])
+        h = h * np.where(x[1] > 0.5, 1.0, 0.5)
+    return h
+
+
+def test_second_derivatives_through_a_loop_with_max_and_where():
+    # (hessian/jacfwd(grad)/jacrev(grad) raised "no derivative rule for argument 'condition'
+    # of np.where": the condition, computed from the input, is read only for its truth)
+    from transpile import hessian, jacfwd, jacrev
+    x = np.array([1.0, 2.0])
+    want = np.array([[2 * x[1] ** 2, 4 * x[0] * x[1]], [4 * x[0] * x[1], 2 * x[0] ** 2]])
+    np.testing.assert_allclose(hessian(step_size_control)(x), want)
+    np.testing.assert_allclose(jacfwd(grad(step_size_control))(x), want)
+    np.testing.assert_allclose(jacrev(grad(step_size_control))(x), want)

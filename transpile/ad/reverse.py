@@ -30,7 +30,7 @@ def contributions(eqn, active, mode):
     rules = prim.vjp if mode == "vjp" else prim.jvp
     out = []
     for pname, value in eqn.args.items():
-        if pname in prim.shape_args:
+        if pname in prim.shape_args or pname in prim.discrete:
             continue
         items = list(enumerate(value.items)) if isinstance(value, TupleArg) else [(None, value)]
         for k, atom in items:

@@ -27,6 +27,8 @@ Entry fields:
           result's (shape, dtype, weak) known without running it (rng.normal(0.0, 1.0, n)), or
           None
   shape_args  arguments read only for their shape/dtype (no derivative flows through them)
+  discrete  arguments read only for their truth value (where's condition): no derivative
+              flows through them, even from a value that depends on the input
   batch   batching rule or kind, used by vmap
   data_shape  the result's shape depends on the values (np.unique, np.argwhere): never
           inferred from stand-ins, so jit runs such a call's function with NumPy
@@ -179,6 +181,7 @@ def _split_top(s):
 class Primitive:
     __slots__ = ("name", "impl", "path", "params", "op", "nondiff", "diff", "deriv", "vjp",
                  "jvp", "linear", "batch", "lower", "numba", "data_shape", "doc", "shape_args",
+                 "discrete",
                  "pure", "effect_aval",
                  # lowerings
                  "lower_loop", "lower_py", "cuda_c", "numba_cuda", "operands", "uncast",
@@ -195,7 +198,7 @@ class Primitive:
 
     def __init__(self, name, impl, path, sig, *, op=None, diff=None, deriv=None, vjp=None,
                  jvp=None, linear=(), batch=None, nondiff=False, doc=None,
-                 shape_args=(), pure=True, effect_aval=None, numba=None,
+                 shape_args=(), discrete=(), pure=True, effect_aval=None, numba=None,
                  data_shape=False,
                  # lowerings
                  lower=None, lower_loop=None, lower_py=None, cuda_c=None, numba_cuda=None, operands=None,
@@ -230,6 +233,7 @@ class Primitive:
         self.numba_unsized = numba_unsized
         self.shape_from = shape_from
         self.doc = doc
+        self.discrete = tuple(discrete)       # read for their truth value: no derivative
         self.shape_args = tuple(shape_args)   # read only for their shape: no derivative flows
         self.pure = pure   # False: must run at run time, never evaluated while generating code
         self.effect_aval = effect_aval

@@ -170,7 +170,8 @@ where = defprim("where", np.where, "np.where", "condition, x, y", batch=E, diff=
                 jvp={"x": "np.where(condition, x_dot, 0)", "y": "np.where(condition, 0, y_dot)"},
                 lower="({x} if {condition} else {y})", cuda_c=SF.c_text("{condition} ? {x} : {y}"),
                 numba_cuda=SF.py_text("{x} if {condition} else {y}"), operands=("x", "y"),
-                uncast=("condition",), logical=True, array_result=True, fresh=True)
+                uncast=("condition",), discrete=("condition",), logical=True,
+                array_result=True, fresh=True)
 # np.clip(x, lo, hi) = min(max(x, lo), hi): x gets the derivative where lo <= x <= hi (at the
 # bounds too), lo where x < lo <= hi, hi where x > hi or lo > hi (a missing bound: None)
 clip = defprim("clip", np.clip, "np.clip", "x, a_min=None, a_max=None", batch=E,
