@@ -24,20 +24,14 @@ import pytest
 import transpile as tp
 from transpile.errors import TranspileWarning
 
+from fd_helpers import numgrad
+
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 jnp = jax.numpy
 
 
-def _fd_grad(f, x, eps=1e-6):
-    """Central differences of a scalar f at x (float64)."""
-    x = np.asarray(x, dtype=np.float64)
-    g = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return g
+_fd_grad = numgrad          # central differences of a scalar f at x (float64)
 
 
 def _quiet(fn, *args):

@@ -411,14 +411,7 @@ def jacobian_aux_core(fun, argnum, mode, in_trees):
     free, by_where, outs = [], {}, []
     first = plain.out_tree.children[0].num_leaves
     for sub, keep in ((jac, slice(None)), (plain, slice(first, None))):
-        sub_user = len(sub.params) - len(sub.free)
-        mapping = {p: Var(q) for p, q in zip(sub.params[:sub_user], user)}
-        for p, w, desc in sub.free:
-            if w not in by_where:
-                by_where[w] = namer.fresh(p)
-                free.append((by_where[w], w, desc))
-            mapping[p] = Var(by_where[w])
-        b.body += rename_body(sub.body, mapping, namer, sub.outs)
+        mapping = _spliced(sub, user, namer, by_where, free, b)
         outs += [mapping.get(o.name, o) if isinstance(o, Var) else o for o in sub.outs[keep]]
     tree = TreeDef("tuple", (jac.out_tree, plain.out_tree.children[1]))
     core = make_core(plain, "", b.body, user + [p for p, _, _ in free], outs, tree)
@@ -453,14 +446,7 @@ def _pytree_jacobian(fun, argnum, mode, in_trees, ranks, plain, kind):
             if ranks is not None:
                 rk = Ranked((trees, tuple(ranks) + (ranks[k],), tuple(True for _ in trees)))
             sub = jacobian_core(view, len(in_trees), mode, rk or trees)
-            sub_user = len(sub.params) - len(sub.free)
-            mapping = {p: Var(q) for p, q in zip(sub.params[:sub_user], user + [user[k]])}
-            for p, w, desc in sub.free:
-                if w not in by_where:
-                    by_where[w] = namer.fresh(p)
-                    free.append((by_where[w], w, desc))
-                mapping[p] = Var(by_where[w])
-            b.body += rename_body(sub.body, mapping, namer, sub.outs)
+            mapping = _spliced(sub, user + [user[k]], namer, by_where, free, b)
             o = sub.outs[0]
             outs.append(mapping.get(o.name, o) if isinstance(o, Var) else o)
     tree = _substitute(plain.out_tree, in_trees[argnum])
@@ -563,3 +549,17 @@ def jacobians_core(fun, nums, mode, in_trees):
     core.free = free
     core.deps = [d for c in cores for d in getattr(c, "deps", [])]
     return core
+
+
+def _spliced(sub, args, namer, by_where, free, b):
+    """Append `sub`'s body to b with its parameters renamed to `args` and its free values
+    shared by where they are read from (`by_where`, `free` grow); returns the renaming."""
+    sub_user = len(sub.params) - len(sub.free)
+    mapping = {p: Var(q) for p, q in zip(sub.params[:sub_user], args)}
+    for p, w, desc in sub.free:
+        if w not in by_where:
+            by_where[w] = namer.fresh(p)
+            free.append((by_where[w], w, desc))
+        mapping[p] = Var(by_where[w])
+    b.body += rename_body(sub.body, mapping, namer, sub.outs)
+    return mapping
