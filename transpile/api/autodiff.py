@@ -104,15 +104,16 @@ def _defaults_source(fun):
 def _defaults_state(src):
     if src is None:
         return None
-    kw = src.__kwdefaults__
-    return src.__defaults__, kw, tuple(kw.items()) if kw else ()
+    kw = getattr(src, "__kwdefaults__", None)       # (a Numba dispatcher has none)
+    return getattr(src, "__defaults__", None), kw, tuple(kw.items()) if kw else ()
 
 
 def _same_defaults(src, seen):
     """The same default objects as when `seen` was taken (compared by identity: a default
     replaced by an equal value of another type counts as replaced)."""
     d, kw, items = seen
-    if src.__defaults__ is not d or src.__kwdefaults__ is not kw:
+    if getattr(src, "__defaults__", None) is not d or \
+            getattr(src, "__kwdefaults__", None) is not kw:
         return False
     now = tuple(kw.items()) if kw else ()
     return len(now) == len(items) and all(

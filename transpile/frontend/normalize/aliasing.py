@@ -465,8 +465,8 @@ class MemoryModel:
             return False
         avals = self.norm.b.avals
         av = avals.get(current.name) if avals is not None else None
-        if av is not None and not av.shape:
-            return False        # a number (under jit, a Python float argument: `lr *= 0.5`)
+        if av is not None and av.weak:
+            return False        # a Python number (under jit, a float argument: `lr *= 0.5`)
         eqn = self.defs.get(current.name)
         if eqn is not None and (eqn.prim.scalar_result or self.is_int(current)):
             return False
@@ -502,12 +502,12 @@ class MemoryModel:
         self.rel[j] = (parent, op)
 
     def is_number(self, name):
-        """Is this value known to be a number (an int, a scalar, a 0-d value under jit)?"""
+        """Is this value known to be a number (an int, a scalar, a Python number under jit)?"""
         if name in self.int_vars or name in self.scalar_vars:
             return True
         avals = self.norm.b.avals
         av = avals.get(name) if avals is not None else None
-        return av is not None and not av.shape
+        return av is not None and av.weak      # (a 0-d array argument may alias)
 
     def _held_outside_the_join(self, name):
         """Is this buffer one the caller sees (an argument, or a loop's variable that took one
@@ -635,9 +635,20 @@ def views_of_written_arguments(norm, frame, params, outs):
             written[final.name] = p
     if not written:
         return outs
-    out = []
+    avals = norm.b.avals or {}
+    # (only arrays: the code takes the view where it likes, before or after the write-back,
+    # and a view sees it either way; an element read must stay the functional value)
+    chains = []
     for o in outs:
         chain, root = norm.mem.chain(o.name) if isinstance(o, Var) else ([], None)
+        av = avals.get(o.name) if isinstance(o, Var) else None
+        if chain and (av is None or not av.shape):
+            chain, root = [], None
+        chains.append((chain, root))
+    if not any(chain and root in written for chain, root in chains):
+        return outs     # (the argument itself returned: it is the caller's array already)
+    out = []
+    for o, (chain, root) in zip(outs, chains):
         if root in written and all(op[0] in ("identity", "index", "transpose")
                                    for _, _, op in chain):
             o = Var(written[root])

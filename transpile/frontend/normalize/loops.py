@@ -268,7 +268,7 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
     avals = norm.b.avals
     for arg, js in at_entry.items():
         av = avals.get(arg) if avals is not None else None
-        if len(js) > 1 and (av is None or av.shape):
+        if len(js) > 1 and (av is None or not av.weak):
             # `x += v` on an argument in the loop: an array is written in place (the caller
             # sees it), a number is rebound; which one x is must be known to follow it
             raise norm.error(node, f"{arg!r} is written in a loop by an augmented assignment, "
