@@ -142,6 +142,26 @@ def test_static_assert_decides_when_generating():
         grad(lambda x: np.sum(f(x)))(np.zeros((2, 2)))
 
 
+def test_code_after_a_static_false_assert_is_not_compiled():
+    # normalize(X) of a 1-D X: the assert fails for every call of that rank, so `Z[:, j]`
+    # (invalid for a vector) is never compiled and no NumPy fallback is warned about.
+    def normalize(X, eps):
+        assert X.ndim == 2, "X must be 2-D"
+        sd = X.std(axis=0, ddof=1)
+        Z = (X - X.mean(axis=0)) / (sd + eps)
+        for j in range(Z.shape[1]):
+            if sd[j] == 0:
+                Z[:, j] = 0.0
+        return np.sum(Z ** 3)
+    X = np.random.default_rng(0).standard_normal((6, 3))
+    jf = jit(normalize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(jf(X, 1e-9), normalize(X, 1e-9))
+        with pytest.raises(AssertionError, match="X must be 2-D"):
+            jf(np.ones(3), 1e-9)
+
+
 def test_refusals_name_the_line():
     class MyError(Exception):
         pass

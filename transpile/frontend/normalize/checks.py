@@ -29,6 +29,7 @@ def stmt_Assert(norm, node):
     template, values = message(norm, node, [node.msg] if node.msg is not None else [])
     if known:           # always false: raises whenever the function runs
         _emit(norm, "raise_error", [Const("AssertionError"), Const(template)] + values, node)
+        norm.frame.returned = RAISED    # nothing after it runs: not compiled, not warned about
         return
     cond = norm.to_arg(cond, node.test)
     _emit(norm, "check_assert", [cond, Const(template)] + values, node)
