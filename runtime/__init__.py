@@ -6,7 +6,7 @@ from .adjoints import (check_scalar_output, concat_pad, concat_vjp, dot_vjp_left
                               dot_vjp_right, getitem_vjp, matmul_vjp_left, matmul_vjp_right,
                               put_axis, take_axis, transpose_inverse)
 from . import random  # noqa: F401  (rt.random.normal: transpile.random in generated code)
-from .helpers import (attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
+from .helpers import (attr_c_contiguous, numpy_scalar, attr_dtype, attr_ndim, attr_shape, attr_size, check_norm_ord,
                              generator_draw, legacy_draw, tuple_concat,
                              cumsum_vjp, diagonal_vjp, expand_last, getitem, log_base,
                              tile_vjp, transpose_back)
@@ -62,5 +62,6 @@ from .stats_adjoints import (signal_convolve, signal_correlate, signal_crop, sig
 from . import custom_rules  # noqa: F401,E402
 from .numpy_rows import (builtin_round, complex_of, diff_extend, diff_extend_jvp,  # noqa: E402
                          diff_extend_vjp, histogram_counts, histogram_edges, outer_expand,
-                         running_extremum_jvp, running_extremum_vjp, running_source, triangle_part,
+                         running_extremum_jvp, running_extremum_vjp, running_source, sinc_at_zero,
+                         triangle_part,
                          unravel_part, item)

@@ -84,6 +84,17 @@ def attr_dtype(x):
     return np.result_type(x)
 
 
+def numpy_scalar(x):
+    """A Python number as NumPy's scalar of its type (np.exp(0.5) is an np.float64, strong in
+    NumPy 2 promotion: np.exp(0.5) * v32 is float64); arrays and NumPy scalars as they are."""
+    return np.asarray(x)[()] if isinstance(x, (bool, int, float, complex)) else x
+
+
+def attr_c_contiguous(x):
+    """x.flags.c_contiguous (a number: True): whether a reshape of x is a view of it."""
+    return bool(x.flags.c_contiguous) if isinstance(x, np.ndarray) else True
+
+
 def generator_draw(rng, method, args, kwnames):
     """rng.method(*args) on a np.random.Generator (its state advances); the last len(kwnames)
     arguments are passed by keyword."""

@@ -29,6 +29,7 @@ instead of falling back. Built by api/jit.py (Jit._install_fast) from a Compiled
 import numpy as np
 
 from transpile.compile.dynamic_ints import LIMIT, is_dynamic_int
+from transpile.compile.specialization import contiguous_params
 from transpile_runtime.argument_overlap import shares
 
 MISS = object()
@@ -121,6 +122,9 @@ def generated_entry(c, args, trees, dynamic_ints, fallback, given=None, defaults
         else:
             return None
     passed = ", ".join(leaves)
+    for k in contiguous_params(c.core):
+        if k < len(leaves):     # (other layouts: the full path runs the function itself)
+            conds.append(f"{leaves[k]}.flags.c_contiguous")
     if c.writes_args and len(leaves) > 1:
         # arguments that share memory take the full path, which refuses them
         conds.append(f"not SHARES({passed})")

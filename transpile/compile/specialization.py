@@ -16,6 +16,7 @@ from transpile.compile.backends import (DeferredModule, _call_guarding_cache, _c
 from transpile.frontend.parse import read_binding
 from transpile.errors import TranspileError
 from transpile.primitives.internal.control import write_back
+from transpile.primitives.numpy.nondiff import attr_c_contiguous
 from transpile.pytree import tree_unflatten
 from transpile.core.runtime_errors import located
 from transpile.optimize.specialize import aval_of
@@ -27,13 +28,41 @@ from transpile.optimize.inplace import for_printing
 
 
 class ArgumentsOverlap(TranspileError):
-    """Two arguments of a call share memory and the function writes into its arguments."""
+    """A call the generated code does not give NumPy's meaning to (jit of a plain function
+    runs the function itself): two arguments share memory and the function writes into its
+    arguments, or an argument it writes through a reshape of is not C-contiguous."""
+
+
+class ArgumentNotContiguous(ArgumentsOverlap):
+    """An argument the function writes through a reshape/ravel of is not C-contiguous."""
+
+
+def contiguous_params(core):
+    """Positions of the arguments whose reshape/ravel the code takes as a view and writes
+    through (frontend/normalize/aliasing.py checks their layout: rt.attr_c_contiguous)."""
+    found = getattr(core, "_contiguous_params", None)
+    if found is None:
+        index = {p: k for k, p in enumerate(core.params)}
+        found = sorted({index[e.args["x"].name] for e in ir.walk_eqns(core.body)
+                        if e.prim is attr_c_contiguous and isinstance(e.args["x"], Var)
+                        and e.args["x"].name in index})
+        core._contiguous_params = found
+    return found
 
 
 def refuse_overlap(name, core, leaves):
     """A function that writes into its arguments, called with two arguments that share memory
-    (f(a, a)): an error, not other numbers than NumPy's (jit of a plain function catches it
-    and runs the function itself)."""
+    (f(a, a)) or with an argument it writes through a reshape of that is not C-contiguous
+    (NumPy's reshape copies then): an error, not other numbers than NumPy's (jit of a plain
+    function catches it and runs the function itself)."""
+    for k in contiguous_params(core):
+        x = leaves[k] if k < len(leaves) else None
+        if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
+            raise ArgumentNotContiguous(
+                f"{name}: argument {core.params[k]!r} is not C-contiguous and the function "
+                "writes into it or through a reshape/ravel of it; the generated code takes "
+                "that reshape as a view (NumPy copies an array of this layout)",
+                hint=f"pass np.ascontiguousarray(...) for {core.params[k]!r}")
     pair = overlapping(leaves)
     if pair is None:
         return

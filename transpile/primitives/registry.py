@@ -79,7 +79,8 @@ the row's module; api/custom_rules.py passes them for user rows). Every field is
   subscript_write  `x[index] = v` on a copy of x, which may become a write in place
   view    NumPy returns a view of argument x (transpile/frontend/normalize/aliasing.py): "same" (the array
           itself), "index" (x[index]), "transpose", "reshape" (a view when x is contiguous),
-          or "opaque" (a view not written back through: np.diagonal, x.real)
+          "axes" (adds or removes axes of length 1: a view of any array), or "opaque" (a
+          view not written back through: np.diagonal, x.real)
   int_result  the result is an integer scalar (len, int, np.argmax)
   int_closed  integer operands give an integer result (+, -, *, //, %, min, max)
   scalar_result  the result is a Python/NumPy scalar, never a buffer (float(), x.item())
@@ -262,7 +263,7 @@ class Primitive:
         self.no_buffer = no_buffer
         self.meta = meta
         self.subscript_write = subscript_write
-        if view not in (None, "same", "index", "transpose", "reshape", "opaque"):
+        if view not in (None, "same", "index", "transpose", "reshape", "axes", "opaque"):
             raise ValueError(f"primitive {name}: unknown view kind {view!r}")
         self.view = view
         self.int_result = int_result

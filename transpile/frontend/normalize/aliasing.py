@@ -93,6 +93,9 @@ class MemoryModel:
         self.pins = {}          # core name -> (kind, why, hint): writes refused (pin)
         # a range loop's counter left unbound where it ran zero times -> (start, stop, step)
         self.unbound_unless_run = {}
+        # arguments a reshape/ravel view was taken of, as if the caller's array were
+        # C-contiguous (NumPy copies otherwise): checked when the function writes into them
+        self.reshaped_arguments = set()
 
     # -- recording -----------------------------------------------------------------------------
 
@@ -191,11 +194,24 @@ class MemoryModel:
             if not isinstance(axes, Const):
                 return x, Opaque("np.transpose with computed axes")
             return x, ("transpose", axes.value)
+        op = ("reshape", eqn.prim, tuple(sorted((k, v) for k, v in eqn.args.items()
+                                                if k != "x")))
+        if kind == "axes":            # np.squeeze, np.expand_dims: a view of any array
+            return x, op
         # reshape-like: a view when the base is contiguous
         if not self.contiguous(x.name):
             return x, Opaque(f"{eqn.prim.name} of an array that may not be contiguous")
-        return x, ("reshape", eqn.prim, tuple(sorted((k, v) for k, v in eqn.args.items()
-                                                     if k != "x")))
+        param = self._argument_of(self.root(x.name))
+        if param is not None:         # a view only if the caller's array is C-contiguous
+            self.reshaped_arguments.add(param)
+        return x, op
+
+    def _argument_of(self, root):
+        """The user's argument whose buffer `root` is (its current version), or None."""
+        for _, name, value in self.entries():
+            if name.startswith(PARAM_PREFIX) and isinstance(value, Var) and value.name == root:
+                return name[len(PARAM_PREFIX):]
+        return None
 
     def _an_array_index(self, it):
         """An index item that is an integer or boolean array for certain: a list, an array
@@ -612,6 +628,17 @@ def write_back_arguments(norm, frame, params):
     norm.b.loc = frame.loc(frame.parsed.node) if frame.parsed is not None else None
     for p in params:
         final = frame.env.get(param_entry(p))
+        if p in norm.mem.reshaped_arguments and isinstance(final, Var) and final.name != p:
+            # `r = a.ravel(); r[0] = 7` took r as a view: true only of a C-contiguous `a`
+            # (jit runs other calls as plain Python: compile/specialization.py, refuse_overlap)
+            flag = norm.b.emit(_by_name("attr_c_contiguous"), {"x": Var(p)},
+                               base=f"{p}_c_contiguous")
+            message = (f"the function writes into argument {p!r} or through a reshape/ravel "
+                       f"of it, which is a view only of a C-contiguous array: pass "
+                       f"np.ascontiguousarray({p})")
+            norm.apply(_by_name("check_assert"), [flag, Const(message)], {}, None, "check")
+    for p in params:
+        final = frame.env.get(param_entry(p))
         if isinstance(final, Stale):
             raise TranspileError(f"the argument {p!r} was written through a view the transforms "
                                  f"cannot follow: {final.why}")
@@ -649,7 +676,8 @@ def views_of_written_arguments(norm, frame, params, outs):
         return outs     # (the argument itself returned: it is the caller's array already)
     out = []
     for o, (chain, root) in zip(outs, chains):
-        if root in written and all(op[0] in ("identity", "index", "transpose")
+        if root in written and all(not isinstance(op, Opaque) and
+                                   op[0] in ("identity", "index", "transpose", "reshape")
                                    for _, _, op in chain):
             o = Var(written[root])
             for name, _, op in reversed(chain):

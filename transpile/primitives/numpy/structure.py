@@ -23,9 +23,9 @@ ravel = defprim("ravel", np.ravel, "np.ravel", "x", batch=S, linear=("x",),
                 vjp={"x": "np.reshape(g, np.shape(x))"}, array_result=True, view="reshape")
 expand_dims = defprim("expand_dims", np.expand_dims, "np.expand_dims", "x, axis", batch=S,
                       linear=("x",), vjp={"x": "np.reshape(g, np.shape(x))"},
-                      array_result=True, view="reshape")
+                      array_result=True, view="axes")
 squeeze = defprim("squeeze", np.squeeze, "np.squeeze", "x, axis=None", batch=S, linear=("x",),
-                  vjp={"x": "np.reshape(g, np.shape(x))"}, array_result=True, view="reshape")
+                  vjp={"x": "np.reshape(g, np.shape(x))"}, array_result=True, view="axes")
 atleast_1d = defprim("atleast_1d", np.atleast_1d, "np.atleast_1d", "x", batch=S, linear=("x",),
                      vjp={"x": "np.reshape(g, np.shape(x))"}, array_result=True, view="opaque")
 atleast_2d = defprim("atleast_2d", np.atleast_2d, "np.atleast_2d", "x", batch=S, linear=("x",),
