@@ -6,6 +6,13 @@ import numpy as np
 
 # ---- ufunc.outer: a reshaped to a.shape + (1,) * b.ndim (the ufunc's own row broadcasts) ------
 
+def sinc_at_zero(k, x):
+    """The k-th derivative of np.sinc at 0, shaped and typed like x (the value the derivative
+    rules of sinc take at x == 0): (-1)**(k/2) pi**k / (k + 1) for even k, 0 for odd k."""
+    c = 0.0 if k % 2 else (-1.0) ** (k // 2) * np.pi ** k / (k + 1)
+    return np.full(np.shape(x), c, dtype=np.result_type(x, 1.0))
+
+
 def outer_expand(a, b):
     a = np.asarray(a)
     return np.reshape(a, a.shape + (1,) * np.ndim(b))

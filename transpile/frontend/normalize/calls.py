@@ -271,6 +271,10 @@ def call(norm, func, args, kwargs, node, base):
         if python_float and obj not in _MATH_TESTS:
             # a Python float, weak in NumPy 2 (v32 * math.sqrt(2.0) stays float32)
             result = norm.apply(by_name("float"), [result], {}, node, base)
+        elif _weak_number(norm, result) and _numpy_function(obj):
+            # np.sqrt(2.0), np.exp(x) of a Python float: a NumPy scalar, strong in NumPy 2
+            # (np.sqrt(2.0) * v32 is float64), where Python operators keep Python numbers
+            result = norm.apply(by_name("numpy_scalar"), [result], {}, node, base)
         if obj is np.array:
             norm.mem.mark_fresh(result)     # np.array copies; np.asarray does not
         return result
@@ -310,6 +314,21 @@ def call(norm, func, args, kwargs, node, base):
                          "function")
     raise norm.error(node, f"{obj!r} is not callable", cls=TranspileError)
 
+
+
+def _numpy_function(obj):
+    """A function of NumPy's (np.exp, np.maximum), not a Python operator or builtin."""
+    return isinstance(obj, np.ufunc) or \
+        (getattr(obj, "__module__", None) or "").split(".")[0] == "numpy"
+
+
+def _weak_number(norm, atom):
+    """Is `atom` known, under jit, to be a Python number (a weak scalar)?"""
+    avals = norm.b.avals
+    if isinstance(atom, Const):
+        return isinstance(atom.value, (bool, int, float, complex))
+    av = avals.get(atom.name) if avals is not None and isinstance(atom, Var) else None
+    return av is not None and av.weak
 
 
 # math functions exact on Python ints (math.floor(2**60 + 1) is not rounded to a double)

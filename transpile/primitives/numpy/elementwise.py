@@ -8,6 +8,7 @@ from transpile.core.ir import Const
 from transpile.primitives.batching import rules as BR
 from transpile.primitives import scalar_forms as SF
 from transpile.primitives.registry import defmethod, defprim
+from transpile_runtime import numpy_rows as NR
 
 E = BR.elementwise
 
@@ -199,9 +200,19 @@ def _clip_bounds(args, kwargs):
 clip.canonical_args = _clip_bounds
 
 # ---- np.sinc, np.logaddexp2, degrees and radians, np.float_power -------------------------------
-# d sinc(x) / dx = (cos(pi x) - sinc(x)) / x, 0 at x = 0
+# d sinc(x) / dx = (cos(pi x) - sinc(x)) / x away from 0; at x = 0 the k-th derivative is
+# rt.sinc_at_zero(k, x), whose own derivative is the (k + 1)-th: every order right at 0
+def _sinc_at_zero_scalar(eqn):
+    k = eqn.args.get("k")
+    if not isinstance(k, Const):
+        return None
+    return f"T({NR.sinc_at_zero(k.value, 0.0).item()!r})"
+
+
+sinc_at_zero = defprim("sinc_at_zero", NR.sinc_at_zero, "rt.sinc_at_zero", "k, x", batch=E,
+                       deriv={"x": "rt.sinc_at_zero(k + 1, x)"}, lower=_sinc_at_zero_scalar)
 sinc = defprim("sinc", np.sinc, "np.sinc", "x", batch=E, deriv={
-    "x": "np.where(x == 0, 0.0 * x, (np.cos(3.141592653589793 * x) - ans) / "
+    "x": "np.where(x == 0, rt.sinc_at_zero(1, x), (np.cos(3.141592653589793 * x) - ans) / "
          "np.where(x == 0, 1.0 + 0.0 * x, x))"}, lower="np.sinc({x})")
 logaddexp2 = defprim("logaddexp2", np.logaddexp2, "np.logaddexp2", "x, y", batch=E,
                      deriv={"x": "np.exp2(np.where(x == np.inf, 0.0, x - ans))",

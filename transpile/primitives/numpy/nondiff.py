@@ -9,7 +9,7 @@ from transpile.primitives.batching.axis_rules import per_example
 from transpile.primitives.batching.base import Rule
 from transpile.primitives import scalar_forms as SF, numba_forms as NF
 from transpile.primitives.registry import by_name, defmethod, defprim
-from transpile_runtime import numpy_rows as NR
+from transpile_runtime import helpers as H, numpy_rows as NR
 
 E = BR.elementwise
 
@@ -148,6 +148,14 @@ attr_size = _nd("attr_size", None, "rt.attr_size", "x", op="attr:size", batch=BR
                 int_result=True, meta=True, no_buffer=True, query=True, shape_safe=True)
 attr_dtype = _nd("attr_dtype", None, "rt.attr_dtype", "x", op="attr:dtype", batch=BR.query,
                  meta=True, no_buffer=True, query=True, shape_safe=True)
+# whether np.reshape/ravel of an argument is a view (NumPy copies other layouts): checked
+# where the function writes through such a view (frontend/normalize/aliasing.py); of an
+# argument: never known while generating code, the layout being the caller's
+attr_c_contiguous = _nd("attr_c_contiguous", H.attr_c_contiguous, "rt.attr_c_contiguous", "x", batch="helper",
+                        bool_result=True, no_buffer=True, scalar_result=True,
+                        numba=lambda lw, eqn: f"{lw.fmt(eqn.args['x'])}.flags.c_contiguous"
+                        if lw.av(eqn.args["x"]) is not None and lw.av(eqn.args["x"]).ndim
+                        else "True")
 range_ = _nd("range", range, "range", "start, stop=None, step=None", batch=BR.query)
 any_ = _nd("any", np.any, "np.any", "x, axis=None", batch=BR.reduction, numba=NF.whole("any"),
            bool_result=True)
@@ -179,6 +187,11 @@ item = defprim("item", NR.item, "rt.item", "x", batch=BR.query, linear=("x",),
                else lw.fmt(eqn.args["x"]))
 defmethod("item", item)
 # float(x) keeps its derivative (it is the identity on values); int/bool are piecewise constant.
+# the NumPy scalar a NumPy function returns for Python numbers (frontend/normalize/calls.py):
+# the identity on values, a strong type (np.sqrt(2.0) * v32 is float64, as in NumPy 2)
+numpy_scalar = defprim("numpy_scalar", H.numpy_scalar, "rt.numpy_scalar", "x", batch="helper",
+                       linear=("x",), vjp={"x": "rt.cast_like(g, x)"}, no_buffer=True,
+                       shape_safe=True, numba=lambda lw, eqn: lw.fmt(eqn.args["x"]))
 float_ = defprim("float", float, "float", "x", batch=BR.query, linear=("x",),
                  vjp={"x": "rt.cast_like(g, x)"},
         no_buffer=True, scalar_result=True, shape_safe=True, unsafe_in_select=True)
