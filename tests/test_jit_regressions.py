@@ -1455,3 +1455,24 @@ def test_keepdims_on_any_all_and_count_nonzero():
     for got, want in zip(jit(any_all_count_keepdims)(B), any_all_count_keepdims(B)):
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def _last_counter(x, n):
+    s = 0.0
+    for k in range(n):
+        s += x[k]
+    return s * k          # k is unbound when the loop ran zero times (Python raises)
+
+
+def test_a_loop_counter_read_after_a_zero_trip_loop_raises_as_python():
+    x = np.arange(1.0, 5.0)
+    assert jit(_last_counter)(x, 3) == _last_counter(x, 3)
+    np.testing.assert_allclose(grad(_last_counter)(x, 3), [2.0, 2.0, 2.0, 0.0])
+    for t in (_last_counter, jit(_last_counter), grad(_last_counter)):
+        with pytest.raises(UnboundLocalError, match="'k'"):
+            t(x, 0)
+    with pytest.raises(UnboundLocalError, match="'k'"):
+        vmap(_last_counter, in_axes=(0, None))(np.ones((2, 4)), 0)
+    X = np.arange(8.0).reshape(2, 4)
+    np.testing.assert_allclose(vmap(_last_counter, in_axes=(0, None))(X, 2),
+                               [_last_counter(X[0], 2), _last_counter(X[1], 2)])

@@ -93,6 +93,7 @@ class MemoryModel:
         self.pins = {}          # core name -> (kind, why, hint): writes refused (pin)
         # a range loop's counter left unbound where it ran zero times -> (start, stop, step)
         self.unbound_unless_run = {}
+        self.unbound_checked = set()    # (name, id(body)): reads of it checked there
         # arguments a reshape/ravel view was taken of, as if the caller's array were
         # C-contiguous (NumPy copies otherwise): checked when the function writes into them
         self.reshaped_arguments = set()

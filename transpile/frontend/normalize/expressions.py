@@ -59,6 +59,8 @@ def expr_Name(norm, node, base):
             if isinstance(value, Placeholder):
                 raise norm.error(node, f"local variable {name!r} is read before it is set",
                                  cls=ReadBeforeSet)
+            if isinstance(value, Var) and value.name in norm.mem.unbound_unless_run:
+                _check_bound(norm, name, value, node)
             return value
     resolver = norm.frame.resolver
     if resolver is None:
@@ -68,6 +70,26 @@ def expr_Name(norm, node, base):
     except NameError:
         raise norm.error(node, f"name {name!r} is not defined", cls=TranspileError) from None
     return norm.classify(obj, where, name)
+
+
+def _check_bound(norm, name, value, node):
+    """The counter of a range loop that may have run zero times, read where no value was
+    bound before the loop: UnboundLocalError where the loop did not run, as in Python."""
+    checked = norm.mem.unbound_checked
+    if (value.name, id(norm.b.body)) in checked:
+        return
+    start, stop, step = norm.mem.unbound_unless_run[value.name]
+    no_trip = norm.b.emit(by_name("less_equal" if step.value > 0 else "greater_equal"),
+                          {"x": stop, "y": start}, base="no_trip")
+    known, truth = norm.static_truth(no_trip)
+    if known and not truth:
+        return
+    message = f"cannot access local variable {name!r} where it is not associated with a value"
+    stmts, _ = sub_body(norm, lambda: norm.apply(
+        by_name("raise_error"), [Const("UnboundLocalError"), Const(message)], {}, node,
+        "check"))
+    norm.b.body.append(ir.If(no_trip, stmts, [], norm.b.loc))
+    checked.add((value.name, id(norm.b.body)))
 
 
 def expr_Attribute(norm, node, base):
