@@ -1476,3 +1476,31 @@ def test_a_loop_counter_read_after_a_zero_trip_loop_raises_as_python():
     X = np.arange(8.0).reshape(2, 4)
     np.testing.assert_allclose(vmap(_last_counter, in_axes=(0, None))(X, 2),
                                [_last_counter(X[0], 2), _last_counter(X[1], 2)])
+
+
+def _horner_rev(x):
+    s = 0.0
+    for i in range(len(x))[::-1]:
+        s = s * 0.5 + x[i]
+    return s
+
+
+def _back_substitution(U, b):
+    n = b.shape[0]
+    x = np.zeros(n)
+    for i in np.arange(n)[::-1]:
+        x[i] = (b[i] - U[i, i + 1:] @ x[i + 1:]) / U[i, i]
+    return x
+
+
+def test_a_range_sliced_backwards_is_a_reversed_range_loop():
+    import warnings
+    from transpile.errors import TranspileWarning
+    x = np.array([1.0, 3.0, 2.0, 5.0])
+    U = np.triu(np.random.default_rng(0).uniform(1.0, 2.0, (4, 4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)     # (was: the whole function in NumPy)
+        assert jit(_horner_rev)(x) == _horner_rev(x)
+        assert jit(_horner_rev)(np.zeros(0)) == 0.0
+        np.testing.assert_allclose(jit(_back_substitution)(U, x), np.linalg.solve(U, x))
+    np.testing.assert_allclose(grad(_horner_rev)(x), numerical_grad(_horner_rev, [x]), rtol=1e-7)

@@ -617,6 +617,8 @@ def stmt_For(norm, node):
         stmts = [gast.copy_location(gast.If(test=gast.copy_location(test, node),
                                             body=body_stmts, orelse=[]), node)]
     it = node.iter
+    if _reversed_range(norm, it):      # for i in range(n)[::-1]: reversed(range(n))
+        return reversed_loop(norm, node, stmts, it.value)
     func = None
     if isinstance(it, gast.Call):
         func = norm.expr(it.func, "f")
@@ -737,6 +739,18 @@ def _target_in_guard(norm, node, body):
     node = copy.copy(node)
     node.target = gast.copy_location(_name(hidden, store=True), node.target)
     return node, [bind] + list(body)
+
+
+def _reversed_range(norm, it):
+    """Is `it` a range (or np.arange) call sliced with [::-1]?"""
+    if not (isinstance(it, gast.Subscript) and isinstance(it.slice, gast.Slice)):
+        return False
+    sl, step = it.slice, it.slice.step
+    minus_one = isinstance(step, gast.UnaryOp) and isinstance(step.op, gast.USub) and \
+        isinstance(step.operand, gast.Constant) and step.operand.value == 1
+    return sl.lower is None and sl.upper is None and (
+        minus_one or isinstance(step, gast.Constant) and step.value == -1) and \
+        (_is_call_of(norm, it.value, range) or _is_call_of(norm, it.value, np.arange))
 
 
 def reversed_loop(norm, node, stmts, seq):
