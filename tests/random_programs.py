@@ -501,6 +501,13 @@ def _stmt(draw, prog, kinds):
         prog.emit(f"return np.sum(x * {a})", 3)
         prog.emit(f"x[i] = x[i] * 0.5 + np.sin({b}[i])", 2)
         prog.emit(f"{t} = x * 1.0")
+    elif kind == "rev_range":     # a range sliced backwards (the function ran in NumPy)
+        a, b = _pick(draw, prog), _pick(draw, prog)
+        stop = draw(st.sampled_from([str(N), f"len({b})", f"{N} - 1"]))
+        prog.emit(f"s{t} = {a} * 0.0")
+        prog.emit(f"for i in {draw(st.sampled_from(['range', 'np.arange']))}({stop})[::-1]:")
+        prog.emit(f"s{t} = s{t} * 0.5 + {b}[i] * {a}", 2)
+        prog.emit(f"{t} = s{t} + i")
     elif kind == "append_if":     # a list appended under an if on the data (a RunList)
         a, b = _appended_under_if(draw, prog, f"l{t}", "{b}[i] * 2.0")
         form = draw(st.integers(0, 1))
@@ -567,6 +574,9 @@ PYTHON_KINDS += ["first_iter"]
 # `j = 1` and a flag `True` once shared one variable: refused or floats), an early return in a
 # loop that writes into the argument (refused as a stale read)
 PYTHON_KINDS += ["pair_while", "return_written"]
+# (session 44) `for i in range(n)[::-1]` (the whole function ran in NumPy), its counter read
+# after the loop
+PYTHON_KINDS += ["rev_range"]
 FOREIGN_NEW_KINDS += PYTHON_KINDS
 # values whose length depends on the data: lists (of numbers or arrays) appended under an if
 # (not under vmap: each example's list has its own length) and a loop variable whose length
