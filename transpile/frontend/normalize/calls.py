@@ -326,7 +326,8 @@ def _weak_number(norm, atom):
     """Is `atom` known, under jit, to be a Python number (a weak scalar)?"""
     avals = norm.b.avals
     if isinstance(atom, Const):
-        return isinstance(atom.value, (bool, int, float, complex))
+        return isinstance(atom.value, (bool, int, float, complex)) and \
+            not isinstance(atom.value, np.generic)
     av = avals.get(atom.name) if avals is not None and isinstance(atom, Var) else None
     return av is not None and av.weak
 
