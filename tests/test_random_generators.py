@@ -290,3 +290,41 @@ def test_a_draw_whose_numbers_are_unused_still_advances_the_stream():
     exactly(strict(tp.jit(f), mine, x), f(theirs, x))
     assert mine.bit_generator.state == theirs.bit_generator.state
     exactly(strict(tp.jit(g), x, 2), g(x, 2))
+
+
+def _fisher_yates(rng, a):
+    for i in range(a.shape[0] - 1, 0, -1):
+        j = rng.integers(0, i + 1)
+        a[i], a[j] = a[j], a[i]
+    return a
+
+
+def _walk(rng, n, steps):
+    x = np.zeros(n)
+    for t in range(steps):
+        x += rng.standard_normal(n) * 0.1          # sized by a run-time int
+        k = rng.integers(0, t + 1)                 # bounded by one
+        x[k % n] += rng.uniform(0.0, t + 1.0)
+    return x
+
+
+def _legacy_draws(seed, n):
+    rs = np.random.RandomState(seed)
+    out = np.zeros(n)
+    for i in range(n):
+        out[i] = rs.randint(0, i + 1)
+    return out
+
+
+def test_draws_bounded_by_a_loop_counter_compile():
+    import warnings
+    from transpile.errors import TranspileWarning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)   # (the whole function ran in NumPy)
+        j = tp.jit(_fisher_yates)
+        np.testing.assert_array_equal(j(np.random.default_rng(1), np.arange(9)),
+                                      _fisher_yates(np.random.default_rng(1), np.arange(9)))
+        assert j.last_tier == "compiled"
+        np.testing.assert_allclose(tp.jit(_walk)(np.random.default_rng(3), 5, 10),
+                                   _walk(np.random.default_rng(3), 5, 10))
+        np.testing.assert_array_equal(tp.jit(_legacy_draws)(3, 7), _legacy_draws(3, 7))

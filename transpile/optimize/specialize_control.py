@@ -375,6 +375,8 @@ def sized_by_run_time_int(sp, eqn):
     prim = eqn.prim
     if prim.elementwise or prim.fusable or prim.shape_safe:   # shape never set by an int's value
         return False
+    if prim.effect_aval is not None:     # a draw: its rule tells a bound from a size itself
+        return False
     args = eqn.args if prim.sized_by is None else \
         {k: v for k, v in eqn.args.items() if k in prim.sized_by}
     for a in ir.iter_atoms(v for v in args.values() if not isinstance(v, ir.IndexArg)):

@@ -52,7 +52,20 @@ def _split(names, items):
 
 def _draw_aval(args, aval, throwaway=None):
     """The draw's shape and dtype: the same call on a throwaway generator, with stand-ins for
-    the arguments known only at run time (a location array, a bound read from an argument)."""
+    the arguments known only at run time (a location array, a bound read from an argument).
+    An integer known only at run time may be a bound (`integers(0, i + 1)`) or a size
+    (`standard_normal(n)`): the call is made with two stand-ins for it, and a shape that
+    differs between them is not known (None)."""
+    first = _draw_with(args, aval, throwaway, 1)
+    if first is None or not any(
+            not isinstance(item, Const) and aval(item) is not None and
+            aval(item).dtype.kind in "iu" for item in _items(args["args"])):
+        return first
+    second = _draw_with(args, aval, None if throwaway is None else type(throwaway)(0), 7)
+    return first if second is not None and second[0] == first[0] else None
+
+
+def _draw_with(args, aval, throwaway, offset):
     values = []
     for i, item in enumerate(_items(args["args"])):
         if isinstance(item, Const):
@@ -61,7 +74,7 @@ def _draw_aval(args, aval, throwaway=None):
         av = aval(item)
         if av is None:
             return None
-        fill = i + 1 if av.dtype.kind in "biu" else 0.5
+        fill = i + offset if av.dtype.kind in "biu" else 0.5
         values.append(np.full(av.shape, fill, av.dtype) if av.shape else av.dtype.type(fill))
     a, kw = _split(args["kwnames"].value, values)
     try:
