@@ -53,6 +53,10 @@ def walk_stmts(body):
             yield from walk_stmts(st.body)
 
 
+def _reads(body):
+    return {n for st in body for n in ir.names_read(st)}
+
+
 def useful_names(body, outs):
     """Names whose value reaches an output through differentiable statements."""
     useful = {o.name for o in outs if isinstance(o, Var)}
@@ -119,13 +123,18 @@ class ControlReverseSweep(ReverseSweep):
         # names bound only inside a branch (an early return's values): possibly unbound
         # elsewhere, so an adjoint made for them outside their branch starts as 0.0
         top = set(self.params) | {st.out for st in self.body if isinstance(st, Eqn)}
-        one_side, both = set(), set()
+        # and names bound only in a loop's body, read on one side of an if only (the last
+        # item of a loop that may have run zero times, `if runs: v_3 = v else: v_3 = 0`)
+        one_side, both, in_loops, guarded = set(), set(), set(), set()
         for st in walk_stmts(self.body):
             if isinstance(st, ir.If):
                 a, b = set(ir.bound_names(st.body)), set(ir.bound_names(st.orelse))
                 one_side |= a ^ b
                 both |= a & b
-        self.branch_only = one_side - both - top
+                guarded |= _reads(st.body) ^ _reads(st.orelse)
+            elif isinstance(st, (ir.ForRange, ir.While)):
+                in_loops |= set(ir.bound_names(st.body))
+        self.branch_only = (one_side - both - top) | (in_loops & guarded - top)
         self.tape = None
         self.dtapes = {}
         self.block_pushes = {}

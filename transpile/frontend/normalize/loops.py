@@ -1115,6 +1115,8 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     frame = norm.frame
     loc = norm.b.loc
     before = frame.env.get(target.id) if isinstance(target, gast.Name) else None
+    bound_before = {t.id for t in gast.walk(node.target) if isinstance(t, gast.Name)
+                    and t.id in frame.env} if bind is not None else set()
     _unbound_runlists(norm, stmts)
     plan = None
     if writes_in(stmts) or _sets_placeholder(norm, stmts):
@@ -1162,6 +1164,24 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
         if before is None:          # unbound where the loop ran zero times, as in Python
             norm.mem.unbound_unless_run[var] = (start, stop, step)
         _target_after(norm, target.id, var, before, start, stop, step, loc)
+    elif bind is not None:
+        _items_unbound_unless_run(norm, node.target, var, body_stmts, bound_before,
+                                  (start, stop, step))
+
+
+def _items_unbound_unless_run(norm, target, var, body_stmts, bound_before, bounds):
+    """`for v in x[:n]` (an index loop): a target name the loop bound for the first time
+    holds values made in the body, unbound where the loop ran zero times, as in Python; a later
+    loop that carries the name enters with 0 there (_bound_if_the_loop_ran), not the unbound
+    value. (A name bound before the loop is carried by it and keeps its value.)"""
+    made = set(ir.bound_names(body_stmts)) | {var}
+    for t in gast.walk(target):
+        if not isinstance(t, gast.Name) or t.id in bound_before or \
+                t.id not in norm.frame.env:
+            continue
+        for leaf in value_leaves(norm.frame.env.get(t.id), None)[0]:
+            if isinstance(leaf, Var) and leaf.name in made:
+                norm.mem.unbound_unless_run[leaf.name] = bounds
 
 
 def _bound_if_the_loop_ran(norm, leaf, name):

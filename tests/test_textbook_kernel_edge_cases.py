@@ -1,0 +1,61 @@
+"""Textbook numerical kernels at their edges (a loop over an empty slice, a 1x1 matrix, a
+pivot chosen per example): each form against plain NumPy/Python, and derivatives against
+central finite differences in float64."""
+import warnings
+
+import numpy as np
+import pytest
+
+from fd import numerical_grad
+from transpile import grad, hessian, jit, jvp, vmap
+from transpile.errors import TranspileWarning
+
+
+def compiled(f, *args, **kw):
+    """jit(f)(*args) with any fallback to NumPy raised as an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        return jit(f, **kw)(*args)
+
+
+# ---- `for v in array` that runs zero times, its name reused by a later (nested) loop ------------
+
+def over_items(x, n):
+    s = 0.0
+    for v in x[:n]:             # no item when n == 0: v stays unbound
+        s += v
+    for i in range(1):
+        for v in x[:2]:         # the same name, one loop deeper
+            s += v * v
+    return s
+
+
+def over_rows(A, n):
+    s = 0.0
+    for i, v in enumerate(A[0, :n]):
+        s += v * i
+    for j in range(A.shape[0]):
+        for i, v in enumerate(A[j]):
+            s += v * v * (i + 1)
+    return s
+
+
+@pytest.mark.parametrize("f, x", [
+    (over_items, np.array([1.5, 2.0, 3.0])),
+    (over_rows, np.array([[1.5, 2.0], [3.0, -1.0]])),
+])
+@pytest.mark.parametrize("n", [0, 2])
+def test_an_item_loop_that_ran_zero_times_then_its_name_reused_one_loop_deeper(f, x, n):
+    # (eager grad, jvp and hessian raised UnboundLocalError for v)
+    want = numerical_grad(f, (x, n))
+    np.testing.assert_allclose(grad(f)(x, n), want, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(jit(grad(f))(x, n), want, rtol=1e-6, atol=1e-7)
+    t = np.ones_like(x)
+    y, dy = jvp(lambda z: f(z, n), (x,), (t,))
+    assert y == pytest.approx(f(x, n))
+    assert dy == pytest.approx(np.sum(want * t))
+    H = hessian(lambda z: f(z, n))(x)
+    Hfd = numerical_grad(lambda z: grad(f)(z, n), (x,))   # d(grad)/dz summed over outputs
+    np.testing.assert_allclose(np.sum(H.reshape(x.size, x.size), axis=0).reshape(x.shape),
+                               Hfd, rtol=1e-5, atol=1e-6)
+    assert compiled(f, x, n) == pytest.approx(f(x, n))
