@@ -59,3 +59,49 @@ def test_an_item_loop_that_ran_zero_times_then_its_name_reused_one_loop_deeper(f
     np.testing.assert_allclose(np.sum(H.reshape(x.size, x.size), axis=0).reshape(x.shape),
                                Hfd, rtol=1e-5, atol=1e-6)
     assert compiled(f, x, n) == pytest.approx(f(x, n))
+
+
+# ---- Gaussian elimination with a fancy-index row swap, on a 1x1 matrix --------------------------
+
+def eliminate(A):
+    A = A.copy()
+    n = A.shape[0]
+    for k in range(n):
+        p = k
+        for i in range(k + 1, n):       # runs zero times at k == n - 1 (always for n == 1)
+            if abs(A[i, k]) > abs(A[p, k]):
+                p = i
+        if p != k:
+            A[[k, p]] = A[[p, k]]
+        for i in range(k + 1, n):       # the same name: entered with the one above
+            A[i] -= A[i, k] / A[k, k] * A[k]
+    return A
+
+
+def eliminate_with_fft(A):
+    A = A.copy()
+    n = A.shape[0]
+    for k in range(n):
+        for i in range(k + 1, n):
+            A[i, k] += 0.0
+        A[k] += np.fft.fft(A[k]).real * 0.0     # Numba has no FFT: this part runs in NumPy
+        for i in range(k + 1, n):
+            A[i] -= A[i, k] / A[k, k] * A[k]
+    return A
+
+
+@pytest.mark.parametrize("A", [np.array([[3.0]]), np.array([[1.0, 2.0], [3.0, 1.0]]),
+                               np.array([[1.0, 2.0, 0.5], [3.0, 1.0, 1.0], [2.0, 1.0, 4.0]])])
+def test_elimination_with_a_fancy_index_row_swap_compiles_for_every_size(A):
+    # (1x1: the swap ran in NumPy, "unknown result shape", then UnboundLocalError for i)
+    np.testing.assert_allclose(compiled(eliminate, A), eliminate(A), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_two_range_loops_of_one_name_in_a_part_run_in_numpy(n):
+    # (the second loop's variable was entered from the first one's, unbound where that one
+    # ran zero times: UnboundLocalError in the part run in NumPy)
+    A = np.arange(1.0, 1.0 + n * n).reshape(n, n) + 3 * np.eye(n)
+    with pytest.warns(TranspileWarning, match="fft"):
+        got = jit(eliminate_with_fft)(A)
+    np.testing.assert_allclose(got, eliminate_with_fft(A), rtol=1e-12, atol=1e-14)

@@ -125,6 +125,27 @@ def _rename_fixed(st, mapping, fixed):
     return st
 
 
+def _init_loop_vars(body, names):
+    """`i = 0` before each range loop binding one of `names` (_SSA.copy_before)."""
+    if not names:
+        return body
+    out = []
+    for st in body:
+        if isinstance(st, ir.If):
+            st = ir.If(st.cond, _init_loop_vars(st.body, names),
+                       _init_loop_vars(st.orelse, names), st.loc)
+        elif isinstance(st, ir.ForRange):
+            if st.var in names:
+                out.append(Eqn(st.var, _assign(), {"x": Const(0)}, st.loc))
+            st = ir.ForRange(st.var, st.start, st.stop, st.step,
+                             _init_loop_vars(st.body, names), st.loc)
+        elif isinstance(st, ir.While):
+            st = ir.While(_init_loop_vars(st.cond_body, names), st.cond,
+                          _init_loop_vars(st.body, names), st.loc)
+        out.append(st)
+    return out
+
+
 def ssa(core, namer):
     """Rename so that no straight-line name is bound twice (parameters count as bound).
 
@@ -136,7 +157,7 @@ def ssa(core, namer):
     if ir.has_control_flow(core.body):
         s = _SSA(namer, set(core.params))
         mapping = {p: Var(p) for p in core.params}
-        body = s.block(core.body, mapping)
+        body = _init_loop_vars(s.block(core.body, mapping), s.read_unbound)
         outs = [map_atoms(o, _sub(mapping)) if isinstance(o, (Var, Const)) else o
                 for o in core.outs]
         return body, outs
@@ -166,6 +187,16 @@ class _SSA:
         self.seen = set(params)
         self.partial = set()    # names bound on one path of an earlier if only
         self.in_loop = False
+        self.loop_vars = set()  # range loops' variables: unbound where the loop ran zero times
+        self.read_unbound = set()   # those of them copied where they may be unbound
+
+    def copy_before(self, out, atom, loc):
+        """A copy made before a loop: of a range loop's variable, which that loop leaves
+        unbound where it ran zero times (`for i in range(k + 1, n)` twice in a row, k == n - 1),
+        that variable is first bound to 0 before its loop (_init_loop_vars)."""
+        if isinstance(atom, Var) and atom.name in self.loop_vars:
+            self.read_unbound.add(atom.name)
+        return self.copy(out, atom, loc)
 
     def bind(self, name, mapping):
         new = name if name not in self.seen else self.namer.numbered(_stem(name), start=2)
@@ -236,7 +267,7 @@ class _SSA:
         for n in carried:
             c = self.namer.numbered(_stem(n), start=2)
             self.seen.add(c)
-            pre.append(self.copy(c, mapping[n], st.loc))
+            pre.append(self.copy_before(c, mapping[n], st.loc))
             loop_names[n] = Var(c)
         mapping.update(loop_names)
         m = dict(mapping)
@@ -247,7 +278,8 @@ class _SSA:
             if self.in_loop and prior is not None:
                 # a loop that runs zero times leaves its variable as it was (a backward loop's
                 # index, carried by the enclosing loop, is copied back after it)
-                pre.append(self.copy(var, prior, st.loc))
+                pre.append(self.copy_before(var, prior, st.loc))
+            self.loop_vars.add(var)
             cond_body, cond = None, None
         else:
             cond_body = self.block(st.cond_body, m)

@@ -167,6 +167,11 @@ class Specializer:
                     # an integer known at run time (a loop index): 0, inside any axis the
                     # result could come from (1 is past the end of an axis of length 1)
                     items.append(0)
+                elif isinstance(it, Var) and self.avals.get(it.name) is not None and \
+                        self.avals[it.name].dtype.kind in "iu":
+                    # an index array made at run time (`A[[k, p]]` of a 1-row A): zeros, as
+                    # the integers above (ones are past the end of an axis of length 1)
+                    items.append(np.zeros(self.avals[it.name].shape, self.avals[it.name].dtype))
                 elif isinstance(it, (Var, Const)):
                     items.append(self.value(it, True))
                 elif isinstance(it, TupleArg):
@@ -721,6 +726,11 @@ class Specializer:
                 else:
                     out.append(ir.If(cond, self.block(st.body), self.block(st.orelse), st.loc))
             elif isinstance(st, (ir.ForRange, ir.While)):
+                if isinstance(st, ir.ForRange) and st.var in self.subst:
+                    # a range loop that runs zero times leaves its variable as it was: the
+                    # value folded into its name is bound to it again (read after the loop)
+                    out.append(Eqn(st.var, by_name("assign"), {"x": self.subst[st.var]},
+                                   st.loc))
                 out.append(specialize_loop(self, st))
             elif isinstance(st, ir.Push):
                 out.append(specialize_push(self, st))
