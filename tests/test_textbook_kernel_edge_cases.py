@@ -105,3 +105,60 @@ def test_two_range_loops_of_one_name_in_a_part_run_in_numpy(n):
     with pytest.warns(TranspileWarning, match="fft"):
         got = jit(eliminate_with_fft)(A)
     np.testing.assert_allclose(got, eliminate_with_fft(A), rtol=1e-12, atol=1e-14)
+
+
+# ---- vmap: a per-example scalar inside a list index (partial pivoting) --------------------------
+
+def pick(b):
+    p = np.argmax(b)
+    return b[[p, 0]]
+
+
+def pick_at(b, i):
+    return b[[i, 0]]
+
+
+def gauss_solve(A, b):
+    A = A.copy()
+    b = b.copy()
+    n = A.shape[0]
+    for k in range(n - 1):
+        p = k + np.argmax(np.abs(A[k:, k]))
+        A[[k, p]] = A[[p, k]]           # p differs from one example to the next
+        b[[k, p]] = b[[p, k]]
+        for i in range(k + 1, n):
+            f = A[i, k] / A[k, k]
+            A[i, k:] -= f * A[k, k:]
+            b[i] -= f * b[k]
+    x = np.zeros(n)
+    for i in range(n - 1, -1, -1):
+        x[i] = (b[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
+    return x
+
+
+def test_vmap_of_a_list_index_holding_a_per_example_scalar():
+    # (vmap raised ValueError: the list [p, 0] of a batched p was made a ragged array)
+    B = np.array([[1.0, 3, 2], [5.0, 1, 2], [0.0, 1, 4]])
+    want = np.stack([pick(r) for r in B])
+    np.testing.assert_array_equal(vmap(pick)(B), want)
+    np.testing.assert_array_equal(jit(vmap(pick))(B), want)
+    idx = np.array([1, 2, 0])
+    want = np.stack([pick_at(r, i) for r, i in zip(B, idx)])
+    np.testing.assert_array_equal(vmap(pick_at)(B, idx), want)
+    np.testing.assert_array_equal(vmap(pick_at, in_axes=(None, 0))(B[0], idx),
+                                  np.stack([pick_at(B[0], i) for i in idx]))
+
+
+def test_vmap_of_gaussian_elimination_with_a_per_example_pivot():
+    rng = np.random.default_rng(1)
+    As = rng.standard_normal((4, 3, 3))
+    bs = rng.standard_normal((4, 3))
+    want = np.stack([gauss_solve(A, b) for A, b in zip(As, bs)])
+    np.testing.assert_allclose(want, np.linalg.solve(As, bs[..., None])[..., 0], rtol=1e-9)
+    np.testing.assert_allclose(vmap(gauss_solve)(As, bs), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(vmap(gauss_solve))(As, bs), want, rtol=1e-12)
+    loss = lambda A, b: np.sum(gauss_solve(A, b) ** 2)
+    g = vmap(grad(loss))(As, bs)
+    for k in range(4):
+        np.testing.assert_allclose(g[k], numerical_grad(loss, (As[k], bs[k])),
+                                   rtol=1e-5, atol=1e-7)

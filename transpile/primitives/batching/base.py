@@ -47,13 +47,19 @@ def _only_batched(s, eqn, allowed):
     for k, v in eqn.args.items():
         if k in allowed:
             continue
-        items = v.items if isinstance(v, (TupleArg, IndexArg)) else [v]
-        for it in items:
-            if isinstance(it, SliceArg):
-                it = [it.lower, it.upper, it.step]
-            for a in (it if isinstance(it, list) else [it]):
-                if s.b(a):
-                    raise NoRule(f"argument {k} is batched")
+        if any(s.b(a) for a in _atoms(v)):
+            raise NoRule(f"argument {k} is batched")
+
+
+def _atoms(v):
+    """The atoms of an argument, inside slices and lists in an index too (`x[[p, 0]]`)."""
+    if isinstance(v, (TupleArg, IndexArg)):
+        for it in v.items:
+            yield from _atoms(it)
+    elif isinstance(v, SliceArg):
+        yield from (v.lower, v.upper, v.step)
+    else:
+        yield v
 
 
 def _shift(axis):
