@@ -162,3 +162,24 @@ def test_vmap_of_gaussian_elimination_with_a_per_example_pivot():
     for k in range(4):
         np.testing.assert_allclose(g[k], numerical_grad(loss, (As[k], bs[k])),
                                    rtol=1e-5, atol=1e-7)
+
+
+# ---- vmap: a loop's counter rebound in an if on batched data, then a write index ----------------
+
+def skip_next(x):
+    out = np.zeros(x.shape[0])
+    for i in range(2):
+        if x[i] > 0:
+            out[i] = 1.0
+            i = i + 1               # C-style "skip the next element"
+        out[i] += 5.0
+    return out
+
+
+def test_vmap_of_a_loop_counter_rebound_on_one_path_then_written_at():
+    # (vmap raised TypeError: the per-example loop of the write indexed the loop's int counter)
+    X = np.array([[1.0, -1.0, 0.0], [-1.0, 1.0, 0.0], [2.0, 3.0, -1.0]])
+    want = np.stack([skip_next(r) for r in X])
+    np.testing.assert_array_equal(vmap(skip_next)(X), want)
+    np.testing.assert_array_equal(jit(vmap(skip_next))(X), want)
+    np.testing.assert_array_equal(compiled(skip_next, X[0]), skip_next(X[0]))

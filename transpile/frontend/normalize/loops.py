@@ -1136,7 +1136,10 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     carried = carried_setup(norm, stmts + ([node.target] if bind else []), plan=plan,
                             node=node, trips=lambda: _trip_count(norm, start, stop, step))
     if isinstance(target, gast.Name):
-        var = norm.core_name(target.id) if target.id not in carried else \
+        # a counter the body rebinds (`i = i + 1` in an if) has a name of its own: the
+        # rebound value is another variable (a batched one under vmap, where the counter
+        # is the same for every example)
+        var = norm.core_name(target.id) if target.id not in store_names(stmts) else \
             norm.namer.fresh(target.id)
     else:
         var = norm.namer.fresh("k" if bind else "i")
