@@ -8,7 +8,7 @@ import pytest
 
 from fd import numerical_grad
 from transpile import grad, hessian, jit, jvp, vmap
-from transpile.errors import TranspileWarning
+from transpile.errors import TranspileError, TranspileWarning
 
 
 def compiled(f, *args, **kw):
@@ -183,3 +183,26 @@ def test_vmap_of_a_loop_counter_rebound_on_one_path_then_written_at():
     np.testing.assert_array_equal(vmap(skip_next)(X), want)
     np.testing.assert_array_equal(jit(vmap(skip_next))(X), want)
     np.testing.assert_array_equal(compiled(skip_next, X[0]), skip_next(X[0]))
+
+
+# ---- an argument written in a loop body, then rebound in the same body: a clear refusal ---------
+
+def stream_then_collide(a, steps):
+    for s in range(steps):
+        a[0] += 1.0             # the caller's array, on the first iteration only
+        a = a * 0.5             # a new array from then on
+    return a
+
+
+@pytest.mark.parametrize("transform", ["jit", "grad", "vmap"])
+def test_an_argument_written_then_rebound_in_a_loop_body_is_refused_naming_it(transform):
+    # (grad named the caller's variable z, not the function's a, and no message said what
+    # the trouble is: the caller's array written on the first iteration only)
+    x = np.arange(3.0)
+    call = {"jit": lambda: jit(stream_then_collide)(x.copy(), 2),
+            "grad": lambda: grad(lambda z: np.sum(stream_then_collide(z, 2)))(x.copy()),
+            "vmap": lambda: vmap(stream_then_collide, in_axes=(0, None))(np.stack([x, x]), 2)}
+    line = stream_then_collide.__code__.co_firstlineno + 1
+    with pytest.raises(TranspileError, match=rf"test_textbook_kernel_edge_cases.py:{line}: "
+                       r"'a' is written in place by the loop body and then rebound"):
+        call[transform]()

@@ -698,6 +698,7 @@ class LoopPlan:
         self.post_values = {}   # (id(env), name) -> its value at the end of the body
         self.events = []
         self.split = None       # a message if a write was seen by names that end differently
+        self.split_argument = False     # ... one of them the caller's array (an argument)
 
     def key(self, env, name, k):
         post = self.post.get((id(env), name))
@@ -749,9 +750,13 @@ def read_ahead(norm, run):
             plan.post[(id(f.env), name)] = tuple(l.name for l in leaves(after)) \
                 if after is not None else ()
             plan.post_values[(id(f.env), name)] = after
+    here = id(norm.frame.env)
     for touched in plan.events:
         by_new = {}
-        for env_id, name, new in touched:
+        # the names of the loop's own frame first, the user's before hidden ones (the name a
+        # refusal reports: `a` in the function written, not the caller's `z` it was called with)
+        for env_id, name, new in sorted(touched, key=lambda t: (t[0] != here,
+                                                                t[1].startswith("."))):
             end = plan.post.get((env_id, name))
             if end is not None:
                 by_new.setdefault(new, []).append((name, end))
@@ -759,6 +764,7 @@ def read_ahead(norm, run):
             split = _split_by_write(group)
             if split is not None:
                 plan.split = split
+                plan.split_argument = any(n.startswith(PARAM_PREFIX) for n, _ in group)
     return plan
 
 

@@ -162,6 +162,16 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
     frame = norm.frame
     entries = [(frame.env, n) for n in store_names(stmts) + list(extra)]
     if plan is not None:
+        if plan.split and plan.split_argument:
+            raise norm.error(node, f"{plan.split!r} is written in place by the loop body and "
+                             "then rebound to another array in the same body: the caller's "
+                             "array is written on the first iteration only, which the "
+                             "transforms cannot follow",
+                             construct="for/while loop", cls=TranspileError,
+                             hint=f"keep one buffer ({plan.split}[...] = ... instead of "
+                                  f"{plan.split} = ...), or write into a copy "
+                                  f"({plan.split} = {plan.split}.copy() before the loop) and "
+                                  "copy what the caller must see into the argument after it")
         if plan.split:
             raise norm.error(node, f"{plan.split!r} shares an array with another name when "
                              "a loop body writes into it, but the two are bound to different "
