@@ -206,3 +206,75 @@ def test_an_argument_written_then_rebound_in_a_loop_body_is_refused_naming_it(tr
     with pytest.raises(TranspileError, match=rf"test_textbook_kernel_edge_cases.py:{line}: "
                        r"'a' is written in place by the loop body and then rebound"):
         call[transform]()
+
+
+# ---- vmap: a number argument updated by an augmented assignment in a loop -----------------------
+
+def halvings(x, n):
+    c = 0.0
+    while n > 1:
+        n //= 2
+        c += x
+    return c
+
+
+def halve_three_times(x, n):
+    for i in range(3):
+        n //= 2
+    return x * n
+
+
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n //= 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def decay(x, lr):
+    for i in range(3):
+        lr *= 0.5
+    return x * lr
+
+
+@pytest.mark.parametrize("f, args", [
+    (halvings, (np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 5, 16, 7]))),
+    (halve_three_times, (np.array([1.0, 2.0, 3.0, 4.0]), np.array([1, 5, 16, 70]))),
+    (collatz_steps, (np.array([1, 6, 7, 27]),)),
+    (decay, (np.array([1.0, 2.0, 3.0, 4.0]), np.array([0.1, 0.2, 0.3, 0.4]))),
+])
+def test_vmap_of_a_per_example_number_updated_in_a_loop(f, args):
+    # (ShapesNeeded: one example of a mapped vector is a number, never a 0-d array)
+    want = np.array([f(*[a[k].item() for a in args]) for k in range(len(args[0]))])
+    np.testing.assert_allclose(vmap(f)(*args), want, rtol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TranspileWarning)   # (a batched while: partly NumPy)
+        np.testing.assert_allclose(jit(vmap(f))(*args), want, rtol=1e-12)
+
+
+def kadane(x):
+    best = x[0]
+    cur = x[0]
+    for i in range(1, len(x)):
+        if cur < 0:
+            cur = x[i]
+        else:
+            cur += x[i]
+        if cur > best:
+            best = cur
+    return best
+
+
+def test_kadane_over_a_list_of_floats_under_grad_jit_and_vmap():
+    # (eager grad of the list refused cur as "may or may not share memory")
+    L = [-2.0, 1.0, -3.0, 4.0, -1.0, 2.0, 1.0, -5.0, 4.0]
+    assert compiled(kadane, L) == kadane(L)
+    g = np.array(grad(kadane)(L), dtype=float)
+    np.testing.assert_allclose(g, numerical_grad(lambda z: kadane(list(z)), (np.array(L),)),
+                               atol=1e-7)
+    X = np.array([L, L[::-1], [1.0] * 9])
+    np.testing.assert_allclose(vmap(kadane)(X), [kadane(list(r)) for r in X])

@@ -36,4 +36,7 @@ def shape_folder(in_avals):
         builder.avals = sp.avals        # (a vmap called inside picks rules by these ranks)
         builder.unsized = sp.unsized    # (rank and dtype of values of run-time length)
         builder.shape_folder = shape_folder     # (and folds its function's shapes if needed)
+        # parameters that are numbers whatever their dtype (one example's scalar under vmap,
+        # never a 0-d array): `n //= 2` in a loop rebinds them
+        builder.numbers = {params[i] for i in getattr(in_avals, "numbers", ())}
     return hook

@@ -113,6 +113,15 @@ def _broadcast_prefix(spec, tree, where, what):
     return out, statics
 
 
+class Examples(list):
+    """One example's avals (Vmap.inner_avals), with the positions of those that are
+    numbers: a mapped axis of length one example leaves a NumPy scalar, not a 0-d array."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.numbers = set()
+
+
 class Vmap(Transform):
     suffix = "__vmap"
 
@@ -177,14 +186,16 @@ class Vmap(Transform):
         axes, _ = self.leaf_axes(trees, passed)
         if len(axes) != len(avals):
             return None
-        out = []
-        for av, (ax, _) in zip(avals, axes):
+        out = Examples()
+        for k, (av, (ax, _)) in enumerate(zip(avals, axes)):
             if ax is None:
                 out.append(av)
                 continue
             shape = list(av.shape)
             del shape[ax]
             out.append(type(av)(tuple(shape), av.dtype, av.weak))
+            if not shape:
+                out.numbers.add(k)      # a NumPy scalar, never a 0-d array
         return out
 
     def check_call(self, leaves, trees, passed=None):

@@ -31,7 +31,7 @@ import numpy as np
 
 from transpile.frontend.normalize import aliasing_scalars as S
 from transpile.frontend.normalize.aliasing_scalars import _stem, leaves  # noqa: F401 (shared with aliasing_scalars)
-from transpile.errors import TranspileError, UnsupportedSyntax
+from transpile.errors import ShapesNeeded, TranspileError, UnsupportedSyntax
 from transpile.core.ir import Const, Eqn, IndexArg, SliceArg, TupleArg, Var
 from transpile.primitives import by_name
 from transpile.frontend.normalize.values import Struct
@@ -338,11 +338,15 @@ class MemoryModel:
                                       "base array with an index")
         if root in self.maybe or any(c in self.maybe for c, _, _ in chain) \
                 or target.name in self.maybe:
+            # (where the shapes are not known, numbers look like arrays that may share
+            # memory: `cur = x[i]` or `cur += x[i]` of a list of floats; with the shapes known
+            # the transform generates the code again)
             raise self.error(node, f"writing into {user!r}, which may or may not share memory "
                              "with another array depending on the path taken (an if/loop binds "
                              "it to a view or an alias on one path only)",
                              hint="make the copy explicit (np.copy(...)) on every path, or write "
-                                  "into the base array")
+                                  "into the base array",
+                             cls=ShapesNeeded if N.b.avals is None else TranspileError)
         if self.pins:
             self._check_pins(target, chain, root, node, user)
         if root in self.outside:

@@ -276,9 +276,10 @@ def carried_setup(norm, stmts, extra=(), plan=None, node=None, trips=None):
             for n, j in held:
                 carried.split[j] = n.replace(PARAM_PREFIX, "")
     avals = norm.b.avals
+    numbers = getattr(norm.b, "numbers", ())
     for arg, js in at_entry.items():
         av = avals.get(arg) if avals is not None else None
-        if len(js) > 1 and (av is None or not av.weak):
+        if len(js) > 1 and (av is None or not av.weak) and arg not in numbers:
             # `x += v` on an argument in the loop: an array is written in place (the caller
             # sees it), a number is rebound; which one x is must be known to follow it
             raise norm.error(node, f"{arg!r} is written in a loop by an augmented assignment, "
