@@ -278,3 +278,47 @@ def test_kadane_over_a_list_of_floats_under_grad_jit_and_vmap():
                                atol=1e-7)
     X = np.array([L, L[::-1], [1.0] * 9])
     np.testing.assert_allclose(vmap(kadane)(X), [kadane(list(r)) for r in X])
+
+
+# ---- s = b[piv[i]]; s -= ... : an element read through an int array, then updated ---------------
+
+def permuted_forward_substitution(L, b, piv):
+    n = b.shape[0]
+    y = np.zeros(n)
+    for i in range(n):
+        s = b[piv[i]]               # a number: NumPy copied the element
+        for j in range(i):
+            s -= L[i, j] * y[j]
+        y[i] = s
+    return y
+
+
+def row_through_an_index_vector(A, idx):
+    r = A[idx[0]]                   # a row view of A: the write below changes A
+    r += 1.0
+    return A * A
+
+
+def test_an_element_read_through_an_int_array_then_updated_under_grad_and_vmap():
+    # (grad and vmap refused s as "a view made by y[index] with an index that may be an
+    # integer array"; b[piv[i]] of a vector is a number)
+    rng = np.random.default_rng(2)
+    L = np.tril(rng.standard_normal((3, 3)), -1) + np.eye(3)
+    b = rng.standard_normal(3)
+    piv = np.array([2, 0, 1])
+    loss = lambda L, b: np.sum(permuted_forward_substitution(L, b, piv) ** 2)
+    for k in (0, 1):
+        want = numerical_grad(loss, (L, b), argnum=k)
+        np.testing.assert_allclose(grad(loss, argnums=k)(L, b), want, rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(jit(grad(loss, argnums=k))(L, b), want, rtol=1e-6, atol=1e-8)
+    B = rng.standard_normal((4, 3))
+    want = np.stack([permuted_forward_substitution(L, r, piv) for r in B])
+    f = vmap(permuted_forward_substitution, in_axes=(None, 0, None))
+    np.testing.assert_allclose(f(L, B, piv), want, rtol=1e-12)
+    np.testing.assert_allclose(jit(f)(L, B, piv), want, rtol=1e-12)
+    # a row view through an index vector: the write reaches A, its derivative too
+    A = np.arange(6.0).reshape(2, 3)
+    idx = np.array([1, 0])
+    loss2 = lambda A, idx: np.sum(row_through_an_index_vector(A.copy(), idx))
+    np.testing.assert_allclose(grad(loss2)(A, idx),
+                               numerical_grad(lambda A: loss2(A, idx), (A,)), rtol=1e-6)

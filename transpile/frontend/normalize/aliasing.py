@@ -133,6 +133,10 @@ class MemoryModel:
             return False
         if atom.name in self.int_vars:
             return True
+        avals = self.norm.b.avals       # (shapes known: `idx[k]` of an int vector is an int)
+        av = avals.get(atom.name) if avals is not None else None
+        if av is not None and not av.shape and av.dtype.kind in "iu":
+            return True
         eqn = self.defs.get(atom.name)
         if eqn is None:
             return False
@@ -188,7 +192,8 @@ class MemoryModel:
                 if self._an_array_index(it):
                     return None     # y[[0, 2]], y[idx], y[mask]: NumPy copies
                 # an array (or unknown) index: NumPy copies, unless it is an integer scalar
-                return x, Opaque("y[index] with an index that may be an integer array")
+                return x, Opaque("indexing with a value that may be an integer array "
+                                 "(a row view or a copy)")
             return x, ("index", index)
         if kind == "transpose":
             axes = eqn.args.get("axes", Const(None))
@@ -331,11 +336,14 @@ class MemoryModel:
         chain, root = self.chain(target.name)
         for child, parent, op in chain:
             if isinstance(op, Opaque):
+                # (where the shapes are not known: `s = b[piv[i]]` of a vector b is a number,
+                # which the shapes tell; the transform generates the code again with them)
                 raise self.error(node, f"writing into {user!r}, which is a view made by "
                                  f"{op.what}: the transforms cannot tell which elements of its "
                                  "base this write changes",
                                  hint="make the copy explicit (np.copy(...)) or write into the "
-                                      "base array with an index")
+                                      "base array with an index",
+                                 cls=ShapesNeeded if N.b.avals is None else TranspileError)
         if root in self.maybe or any(c in self.maybe for c, _, _ in chain) \
                 or target.name in self.maybe:
             # (where the shapes are not known, numbers look like arrays that may share
