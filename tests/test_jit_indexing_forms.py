@@ -770,3 +770,104 @@ def test_vmap_of_indexing_forms(f, make):
     want = np.stack([f(*[a[b] for a in args]) for b in range(3)])
     np.testing.assert_allclose(vmap(f)(*args), want, rtol=1e-13, atol=0)
     np.testing.assert_allclose(compiled(vmap(f), *args), want, rtol=1e-13, atol=0)
+
+
+# ---- a list of run-time values as an index: x[[i, j]] (NumPy: the array np.asarray makes) -------
+
+def rows_ij(A, i, j):
+    return A[[i, j]]
+
+
+def rows_ij_sum(A, i, j):
+    return A[[i, j]].sum()
+
+
+def rows_i_const(A, i, j):
+    return A[[i, 2]]
+
+
+def cols_ij(A, i, j):
+    return A[:, [i % 3, j % 3]]
+
+
+def rows_ij_col(A, i, j):
+    return A[[i, j], 1]
+
+
+def named_list_index(A, i, j):
+    idx = [i, j]
+    return A[idx]
+
+
+def nested_list_index(A, i, j):
+    return A[[[i], [j]]]
+
+
+def take_ij(A, i, j):
+    return np.take(A, [i, j], axis=0)
+
+
+def swap_rows_fancy(A, i, j):
+    A[[i, j]] = A[[j, i]]
+
+
+def lu_partial_pivot(A):
+    n = A.shape[0]
+    piv = np.arange(n)
+    for k in range(n - 1):
+        p = k + np.argmax(np.abs(A[k:, k]))
+        if p != k:
+            A[[k, p]] = A[[p, k]]
+            piv[[k, p]] = piv[[p, k]]
+        A[k + 1:, k] /= A[k, k]
+        A[k + 1:, k + 1:] -= np.outer(A[k + 1:, k], A[k, k + 1:])
+    return piv
+
+
+LIST_INDEX_READS = [rows_ij, rows_ij_sum, rows_i_const, cols_ij, rows_ij_col, named_list_index,
+                    nested_list_index, take_ij]
+
+
+@pytest.mark.parametrize("f", LIST_INDEX_READS, ids=lambda f: f.__name__)
+def test_vmap_of_list_index_of_batched_scalars(f):
+    """vmap over i, j: each example gathers its own rows (the list was batched as a constant
+    index, A[:, [i, j]]: every example gathered the rows of all examples, silently)."""
+    A = np.arange(36.0).reshape(3, 4, 3)
+    i, j = np.array([0, 1, 2]), np.array([3, 3, 0])
+    want = np.stack([f(A[b], i[b], j[b]) for b in range(3)])
+    for got in (vmap(f)(A, i, j), compiled(vmap(f), A, i, j)):
+        assert np.shape(got) == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("f", [cols_ij, named_list_index], ids=lambda f: f.__name__)
+def test_jit_list_index_of_arrays(f):
+    """A[:, [i, j]] / A[[i, j]] of index arrays i, j: a (2, n) index array as in NumPy (jit
+    lowered A[:] or a syntax error)."""
+    A = np.arange(36.0).reshape(3, 4, 3)
+    i, j = np.array([0, 1]), np.array([2, 2])
+    want = f(A, i, j)
+    got = compiled(f, A, i, j)
+    assert got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_vmap_of_fancy_row_swaps():
+    """Row swaps by a list of batched indices (LU with partial pivoting), in place in the
+    batched argument, as the loop over the examples does it."""
+    A = np.arange(36.0).reshape(3, 4, 3)
+    i, j = np.array([0, 1, 2]), np.array([3, 3, 0])
+    want = A.copy()
+    for b in range(3):
+        swap_rows_fancy(want[b], i[b], j[b])
+    for v in (vmap(swap_rows_fancy), jit(vmap(swap_rows_fancy), wait=True)):
+        got = A.copy()
+        v(got, i, j)
+        np.testing.assert_array_equal(got, want)
+    M = rng(7).random((3, 5, 5))
+    want = M.copy()
+    wpiv = np.stack([lu_partial_pivot(want[b]) for b in range(3)])
+    for v in (vmap(lu_partial_pivot), jit(vmap(lu_partial_pivot), wait=True)):
+        got = M.copy()
+        np.testing.assert_array_equal(v(got), wpiv)
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)

@@ -17,7 +17,7 @@ from transpile.primitives import by_name
 # parameters that hold a sequence of arrays (each item is one array)
 _SEQUENCE_PARAMS = ("arrays", "tup", "condlist", "choicelist")
 # parameters that are arrays even when the primitive has no derivative rule for them
-_ARRAY_PARAMS = ("x", "y", "condition", "a", "b", "start", "stop")
+_ARRAY_PARAMS = ("x", "y", "condition", "a", "b", "start", "stop", "indices")
 
 
 def _has_traced(value, Struct):

@@ -575,9 +575,9 @@ def subscript_index(norm, node, base):
                     _index_tuple(norm, v) is not None:
                 # x[t] of a tuple t = (i, j): x[i, j], as Python passes it (not x[[i, j]])
                 for item in _index_tuple(norm, v):
-                    items += _index_items(norm, item, e)
+                    items += _index_items(norm, item, e, base)
             else:
-                items += _index_items(norm, v, e)
+                items += _index_items(norm, v, e, base)
     return IndexArg(tuple(items))
 
 
@@ -590,9 +590,14 @@ def _index_tuple(norm, v):
     return None
 
 
-def _index_items(norm, v, e):
+def _index_items(norm, v, e, base):
     """The index items of one value in a subscript: None (np.newaxis), a slice(...) or an
-    Ellipsis known now, or an array/number."""
+    Ellipsis known now, or an array/number. A list (or tuple) holding values known only at run
+    time, x[[i, j]], is the integer array NumPy makes of it (np.asarray): stacked here, so the
+    transforms see one index array (vmap batches it; a literal list of traced names would be
+    taken for an unbatched constant)."""
+    if isinstance(v, Struct) and v.kind in ("list", "tuple"):
+        v = array_literals.stack_struct(norm, v, e, base)
     if isinstance(v, Const) and v.value is None or isinstance(v, Static) and v.obj is None:
         return [None]
     if isinstance(v, Const) and v.value is Ellipsis or isinstance(v, Static) and \
