@@ -707,6 +707,36 @@ def test_out_keyword_writes_the_result_into_the_array(f, nargs):
         same(g, w)
 
 
+def square_add_positional_out(Z, C):
+    np.multiply(Z, Z, Z)             # a ufunc's out given by position (npbench mandelbrot)
+    np.add(Z, C, Z)
+    return Z
+
+
+def exp_positional_out_value(x):
+    t = np.empty_like(x)
+    w = np.exp(x, t)                 # w is t
+    return w[0] + np.sum(t * x)
+
+
+@pytest.mark.parametrize("f", [square_add_positional_out, exp_positional_out_value],
+                         ids=lambda f: f.__name__)
+def test_positional_out_of_a_ufunc_writes_the_result_into_the_array(f):
+    """np.multiply(Z, Z, Z) was refused as a statement "with no effect" (np.add(Z, C, Z) in
+    an expression: "takes 2 arguments"); the last argument is the ufunc's out."""
+    rng = np.random.default_rng(6)
+    args = [rng.standard_normal(5) for _ in range(f.__code__.co_argcount)]
+    want_args = [a.copy() for a in args]
+    want = f(*want_args)
+    got_args = [a.copy() for a in args]
+    same(compiled(f, *got_args), want)
+    for g, w in zip(got_args, want_args):
+        same(g, w)
+    x = np.array([0.5, -1.0, 2.0, 0.25])
+    want = numerical_grad(exp_positional_out_value, [x.copy()])
+    np.testing.assert_allclose(grad(exp_positional_out_value)(x), want, rtol=1e-6, atol=1e-8)
+
+
 def test_out_keyword_differentiates():
     x = np.array([0.5, -1.0, 2.0, 0.25])
     want = numerical_grad(sqrt_into_buffer, [x.copy()])

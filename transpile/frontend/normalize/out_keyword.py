@@ -12,11 +12,14 @@ from transpile.frontend.normalize.values import BoundMethod, Static
 
 def numpy_out_call(norm, node):
     """The `out=` keyword of a NumPy call (`np.add(x, y, out=x)`, `np.clip(x, lo, hi,
-    out=x)`, `x.sum(axis=0, out=t)`), or None: the call's result is written into it."""
+    out=x)`, `x.sum(axis=0, out=t)`), or None: the call's result is written into it. A ufunc
+    takes it by position too, after its inputs: `np.multiply(Z, Z, Z)` (a keyword made here)."""
     if not isinstance(node, gast.Call):
         return None
     kw = next((k for k in node.keywords if k.arg == "out"), None)
-    if kw is None or isinstance(kw.value, gast.Constant) and kw.value.value is None:
+    if kw is None:
+        return _positional_out(norm, node)
+    if isinstance(kw.value, gast.Constant) and kw.value.value is None:
         return None
     try:
         func = norm.expr(node.func, "f")
@@ -30,13 +33,30 @@ def numpy_out_call(norm, node):
     return None
 
 
+def _positional_out(norm, node):
+    """`np.add(x, y, t)`: a ufunc of one output given one argument more than its inputs; the
+    last is its out (as the keyword `out=t`, which stands for it here)."""
+    if not node.args or any(isinstance(a, gast.Starred) for a in node.args) or \
+            isinstance(node.args[-1], gast.Constant):
+        return None
+    try:
+        func = norm.expr(node.func, "f")
+    except TranspileError:
+        return None
+    obj = func.obj if isinstance(func, Static) else None
+    if not isinstance(obj, np.ufunc) or obj.nout != 1 or len(node.args) != obj.nin + 1:
+        return None
+    return gast.keyword(arg="out", value=node.args[-1])
+
+
 def call_into_out(norm, node, kw, base):
     """`f(..., out=t)`: `t[...] = f(...)` (t keeps its dtype, every alias of t sees the
     write), and the value of the call is t."""
     target = kw.value
     if isinstance(target, gast.Tuple) and len(target.elts) == 1:
         target = target.elts[0]
-    call_ = gast.copy_location(gast.Call(func=node.func, args=node.args,
+    call_ = gast.copy_location(gast.Call(func=node.func,
+                                         args=[a for a in node.args if a is not kw.value],
                                          keywords=[k for k in node.keywords if k is not kw]),
                                node)
     if isinstance(target, gast.Subscript):
