@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import scipy.special as scipy_special
 
+import foreign_kernels
 from fd import numerical_grad
 from transpile import grad, jit, vmap
 from transpile.errors import TranspileError, TranspileWarning
@@ -1654,3 +1655,25 @@ def test_second_derivatives_through_a_loop_with_max_and_where():
     np.testing.assert_allclose(hessian(step_size_control)(x), want)
     np.testing.assert_allclose(jacfwd(grad(step_size_control))(x), want)
     np.testing.assert_allclose(jacrev(grad(step_size_control))(x), want)
+
+
+# ---- a user function called through its module as a statement: kernels.step(u) ------------------
+
+def normalize_then_clamp_via_module(A):
+    B = A.copy()
+    foreign_kernels.normalize_rows_inplace(B)      # writes into B; its value is None
+    foreign_kernels.clamp_inplace(B, -0.5, 0.5)
+    return np.sum(B[:, 0] * B[:, 1]) + np.sum(B)
+
+
+def test_a_writing_function_called_through_its_module_is_followed():
+    """`mod.f(u)` as a statement was refused as "an expression statement has no effect"
+    (`f(u)` by its name was followed into f and its writes kept)."""
+    A = np.random.default_rng(8).standard_normal((4, 3))
+    got_A, want_A = A.copy(), A.copy()
+    same(compiled(normalize_then_clamp_via_module, got_A),
+         normalize_then_clamp_via_module(want_A))
+    same(got_A, want_A)
+    want = numerical_grad(normalize_then_clamp_via_module, [A.copy()])
+    np.testing.assert_allclose(grad(normalize_then_clamp_via_module)(A), want, rtol=1e-6,
+                               atol=1e-8)

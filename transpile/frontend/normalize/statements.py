@@ -491,14 +491,30 @@ def _holds(value, lst, depth=0):
 
 
 def writing_call(norm, call):
-    """Is this call (an expression statement) to a user function or local def?"""
+    """Is this call (an expression statement) to a user function or local def, by its name
+    or through a module (`step(u)`, `solvers.step(u)`)?"""
     try:
-        func = norm.expr(call.func, "f") if isinstance(call.func, gast.Name) else None
+        func = norm.expr(call.func, "f") if isinstance(call.func, gast.Name) or \
+            _module_attribute(norm, call.func) else None
     except TranspileError:
         return False
     return isinstance(func, LocalFunction) or (
         isinstance(func, Static) and isinstance(func.obj, types.FunctionType)
         and lookup(func.obj) is None)
+
+
+def _module_attribute(norm, node):
+    """Is `node` an attribute of a module, `mod.f` or `pkg.mod.f` (read without effects)?"""
+    root = node
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    if root is node or not isinstance(root, gast.Name):
+        return False
+    try:
+        value = norm.expr(root, "f")
+    except TranspileError:
+        return False
+    return isinstance(value, Static) and isinstance(value.obj, types.ModuleType)
 
 
 def stmt_Assign(norm, node):
