@@ -104,6 +104,7 @@ class MemoryModel:
         self.defs[eqn.out] = eqn
         self.rel.pop(eqn.out, None)
         self.maybe.pop(eqn.out, None)
+        self.unbound_unless_run.pop(eqn.out, None)    # (a later loop binding the same name)
 
     def renamed(self, old, new):
         eqn = self.defs.pop(old, None)
@@ -111,6 +112,7 @@ class MemoryModel:
             self.defs[new] = eqn
         self.rel.pop(new, None)
         self.maybe.pop(new, None)
+        self.unbound_unless_run.pop(new, None)
         if old in self.rel:
             self.rel[new] = self.rel.pop(old)
         if old in self.maybe:
@@ -729,6 +731,7 @@ def read_ahead(norm, run):
     saved_body, saved_loc = norm.b.body, norm.b.loc
     saved_events, saved_rel, saved_maybe = mem.events, dict(mem.rel), dict(mem.maybe)
     saved_pins = dict(mem.pins)
+    saved_unbound = dict(mem.unbound_unless_run)
     norm.b.body = []
     mem.events = []
     plan = LoopPlan()
@@ -753,6 +756,8 @@ def read_ahead(norm, run):
         mem.maybe.update(saved_maybe)
         mem.pins.clear()
         mem.pins.update(saved_pins)
+        mem.unbound_unless_run.clear()
+        mem.unbound_unless_run.update(saved_unbound)
     for (f, pre, _, _), (_, post) in zip(snap, posts):
         for name, value in pre.items():
             after = post.get(name)

@@ -1158,6 +1158,7 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     _int_aval(norm, var)
 
     def body():
+        norm.mem.unbound_unless_run.pop(var, None)      # bound inside its own loop
         if isinstance(target, gast.Name):
             frame.env[target.id] = Var(var)
         elif bind is not None:
@@ -1177,6 +1178,8 @@ def range_loop(norm, node, stmts, start, stop, step, target=None, bind=None):
     if isinstance(target, gast.Name) and target.id not in carried:
         if before is None:          # unbound where the loop ran zero times, as in Python
             norm.mem.unbound_unless_run[var] = (start, stop, step)
+        else:
+            norm.mem.unbound_unless_run.pop(var, None)
         _target_after(norm, target.id, var, before, start, stop, step, loc)
     elif bind is not None:
         _items_unbound_unless_run(norm, node.target, var, body_stmts, bound_before,
