@@ -1677,3 +1677,32 @@ def test_a_writing_function_called_through_its_module_is_followed():
     want = numerical_grad(normalize_then_clamp_via_module, [A.copy()])
     np.testing.assert_allclose(grad(normalize_then_clamp_via_module)(A), want, rtol=1e-6,
                                atol=1e-8)
+
+
+# ---- an array and a list literal of numbers known at run time: x + [a, b] ------------------------
+
+def shift_by_list(x, a, b):
+    y = x.copy()
+    y[:2] += [a, b]                  # NumPy: the list is an array, added elementwise
+    return np.sum((x + [a, b, a * b]) ** 2) + np.sum(([b, a, 1.0] - x) ** 3) + np.sum(y ** 2)
+
+
+def repeated_list_length(x, n):
+    z = [0.0] * n                    # a list repeated, not an array
+    return x * len(z)
+
+
+def test_array_with_a_list_of_run_time_numbers_is_elementwise():
+    """x + [a, b] was refused ("arithmetic on a tuple/list/dict")."""
+    x = np.array([0.5, -1.0, 2.0])
+    same(compiled(shift_by_list, x, 0.3, 0.7), shift_by_list(x, 0.3, 0.7))
+    same(compiled(repeated_list_length, x, 3), repeated_list_length(x, 3))
+    for argnums, at in ((0, x), (1, 0.3)):
+        want = numerical_grad(lambda v: shift_by_list(*((v, 0.3, 0.7) if argnums == 0 else
+                                                          (x, float(v), 0.7))),
+                              [np.array(at, dtype=float)])
+        np.testing.assert_allclose(grad(shift_by_list, argnums=argnums)(x, 0.3, 0.7), want,
+                                   rtol=1e-6, atol=1e-8)
+    X, a, b = np.random.default_rng(9).random((3, 3)), np.array([0.1, 0.2, 0.3]), np.ones(3)
+    want = np.array([shift_by_list(X[k], a[k], b[k]) for k in range(3)])
+    np.testing.assert_allclose(vmap(shift_by_list)(X, a, b), want, rtol=1e-13)

@@ -37,7 +37,7 @@ def stack_struct(norm, value, node, base):
     return norm.b.emit(by_name("stack"), args, base=base)
 
 
-def _one_array(norm, value, node, base):
+def sequence_array(norm, value, node, base):
     """An item of a sequence of arrays (np.concatenate(([0.0], x))): a list of numbers becomes
     an array as NumPy makes it (np.asarray), a list holding traced values a stack."""
     if isinstance(value, Struct) and value.kind in ("list", "tuple") and value.items and \
@@ -57,10 +57,10 @@ def array_arguments(norm, prim, bound, node, base):
             continue
         if p.kind == "var" or name in _SEQUENCE_PARAMS:
             if isinstance(value, Struct) and value.kind != "dict":
-                bound[name] = Struct(value.kind, [_one_array(norm, v, node, base)
+                bound[name] = Struct(value.kind, [sequence_array(norm, v, node, base)
                                                   for v in value.items])
             elif isinstance(value, tuple):
-                bound[name] = tuple(_one_array(norm, v, node, base) for v in value)
+                bound[name] = tuple(sequence_array(norm, v, node, base) for v in value)
         elif name in rules or name in _ARRAY_PARAMS:
             bound[name] = stack_struct(norm, value, node, base)
     return bound

@@ -167,6 +167,11 @@ def expr_BinOp(norm, node, base):
                     isinstance(k, Const) and isinstance(k.value, (int, np.integer)) and \
                     not isinstance(k.value, (bool, np.bool_)):
                 return Struct(seq.kind, list(seq.items) * max(int(k.value), 0))
+        array_op = _sequence_with_array(norm, node, op, left, right, base)
+        if array_op is not None:          # x + [a, b]: NumPy's elementwise op
+            left, right = array_op
+            return norm.b.emit(by_name(op), {"x": norm.to_arg(left, node),
+                                             "y": norm.to_arg(right, node)}, base=base)
         raise norm.error(node, "arithmetic on a tuple/list/dict is not supported",
                          hint="use np.array(...) or operate on the elements")
     return norm.b.emit(by_name(op), {"x": norm.to_arg(left, node), "y": norm.to_arg(right, node)},
@@ -197,6 +202,26 @@ def _runlist_binop(norm, node, op, left, right):
                      "joins lists with +, repeats one with * int, and refuses other "
                      "operators)", cls=TranspileError,
                      hint="use np.array(lst) for elementwise arithmetic")
+
+
+def _sequence_with_array(norm, node, op, left, right, base):
+    """`x + [a, b]`, `(c, s) * v`: a list or tuple meeting an array (a value not known to be
+    a number: Python refuses float + list) is the array NumPy makes of it; (left, right) with
+    that array in its place, or None. With `*` the other must be known to be an array
+    (`[0.0] * n` repeats the list)."""
+    def is_seq(v):
+        return isinstance(v, Struct) and v.kind in ("list", "tuple")
+    if is_seq(left) == is_seq(right):
+        return None
+    seq, other = (left, right) if is_seq(left) else (right, left)
+    if not isinstance(other, (Var, Const)):
+        return None
+    d = runlists.dtype_ndim(norm, other)
+    if d is not None and d[1] == 0 or d is None and (isinstance(other, Const) or
+                                                     op == "multiply"):
+        return None
+    arr = array_literals.sequence_array(norm, seq, node, base)
+    return (arr, other) if seq is left else (other, arr)
 
 
 def _as_struct(value, other):
