@@ -649,3 +649,31 @@ def test_block_matches_numpy_and_differentiates():
         assert g.shape == w.shape and g.dtype == w.dtype
         np.testing.assert_array_equal(g, w)
     check_grad(lambda A: np.sum(np.sin(np.block([[A, A.T], [A * 2, A]]))), [A], 0)
+
+
+# ---- np.ndarray(shape, dtype): a buffer as np.empty makes it (npbench's vadv) --------------------
+
+def tridiagonal_sweep(a, d):
+    n = d.shape[0]
+    c = np.ndarray((n, d.shape[1]), dtype=d.dtype)     # every row written before it is read
+    e = np.ndarray(d.shape, d.dtype)
+    c[0] = a / 2.0
+    e[0] = d[0] / 2.0
+    for k in range(1, n):
+        m = 1.0 / (2.0 - a * c[k - 1])
+        c[k] = a * m
+        e[k] = (d[k] + a * e[k - 1]) * m
+    return e
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_ndarray_constructor_is_an_empty_buffer(dtype):
+    """np.ndarray((n, m), dtype=...) had no rule (NoRuleError)."""
+    d = RNG.random((5, 3)).astype(dtype)
+    got, want = compiled(tridiagonal_sweep, 0.5, d)
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == np.float32 else 1e-13)
+    if dtype == np.float64:
+        want = numerical_grad(lambda x: np.sum(tridiagonal_sweep(0.5, x) ** 2), [d.copy()])
+        np.testing.assert_allclose(grad(lambda x: np.sum(tridiagonal_sweep(0.5, x) ** 2))(d),
+                                   want, rtol=1e-6, atol=1e-8)

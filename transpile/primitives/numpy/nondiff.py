@@ -75,7 +75,9 @@ floor_divide = _nd("floor_divide", [np.floor_divide, operator.floordiv], "np.flo
                    cuda_c=SF.c_helper("tp_floor_divide", "x", "y"))
 
 # creation from a shape or from another array's shape
-zeros, ones, empty = [_nd(_name, getattr(np, _name), f"np.{_name}", "shape, dtype=None",
+# (np.ndarray(shape, dtype), as npbench's vadv makes its buffers, is np.empty)
+zeros, ones, empty = [_nd(_name, [getattr(np, _name)] + ([np.ndarray] if _name == "empty" else []),
+                          f"np.{_name}", "shape, dtype=None",
                           batch=BR.creation, array_result=True, fresh=True)
                       for _name in ["zeros", "ones", "empty"]]
 zeros_like, ones_like, empty_like = [
