@@ -1706,3 +1706,29 @@ def test_array_with_a_list_of_run_time_numbers_is_elementwise():
     X, a, b = np.random.default_rng(9).random((3, 3)), np.array([0.1, 0.2, 0.3]), np.ones(3)
     want = np.array([shift_by_list(X[k], a[k], b[k]) for k in range(3)])
     np.testing.assert_allclose(vmap(shift_by_list)(X, a, b), want, rtol=1e-13)
+
+
+# ---- np.mgrid[0:R, 0:R] (npbench's stockham and mandelbrot) -------------------------------------
+
+def dft_matrix_mgrid(R):
+    i, j = np.mgrid[0:R, 0:R]
+    return np.exp(-2j * np.pi * i * j / R)
+
+
+def odd_steps_mgrid(n):
+    return np.mgrid[1:n:2] * 1.5
+
+
+def weighted_by_coordinates(x):
+    i, j = np.mgrid[0:x.shape[0], 0:x.shape[1]]
+    return np.sum(x * i + x ** 2 * j)
+
+
+def test_mgrid_of_slices_compiles_and_differentiates():
+    """np.mgrid[0:R, 0:R] was refused ("unsupported expression: Slice")."""
+    same(compiled(dft_matrix_mgrid, 4), dft_matrix_mgrid(4))
+    same(compiled(odd_steps_mgrid, 9), odd_steps_mgrid(9))
+    x = np.random.default_rng(10).random((3, 4))
+    same(compiled(weighted_by_coordinates, x), weighted_by_coordinates(x))
+    want = numerical_grad(weighted_by_coordinates, [x.copy()])
+    np.testing.assert_allclose(grad(weighted_by_coordinates)(x), want, rtol=1e-6, atol=1e-8)

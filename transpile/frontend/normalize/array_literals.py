@@ -94,6 +94,29 @@ def index_concat(norm, obj, node, base):
     return norm.apply(by_name("column_stack"), [Struct("tuple", pieces)], {}, node, base)
 
 
+def index_mgrid(norm, node, base):
+    """np.mgrid[a:b, c:d]: np.stack(np.meshgrid(np.arange(a, b), np.arange(c, d),
+    indexing='ij')); one slice: its np.arange. A complex step (a count of points) is refused."""
+    elts = node.slice.elts if isinstance(node.slice, gast.Tuple) else [node.slice]
+    if not all(isinstance(e, gast.Slice) and e.upper is not None for e in elts):
+        raise norm.error(node, "np.mgrid[...] needs slices with a stop (np.mgrid[0:n, 0:m])",
+                         cls=TranspileError)
+    ranges = []
+    for e in elts:
+        start, stop, step = [Const(0) if p is None and k == 0 else Const(1) if p is None else
+                             norm.atom(p, base)
+                             for k, p in enumerate((e.lower, e.upper, e.step))]
+        if isinstance(step, Const) and isinstance(step.value, complex):
+            raise norm.error(node, "np.mgrid[...] with a complex step (a number of points) is "
+                             "not supported inside a transformed function", cls=TranspileError,
+                             hint="use np.linspace and np.meshgrid(..., indexing='ij')")
+        ranges.append(norm.apply(by_name("arange"), [start, stop, step], {}, node, base))
+    if len(ranges) == 1:
+        return ranges[0]
+    grids = norm.apply(by_name("meshgrid"), ranges, {"indexing": Const("ij")}, node, base)
+    return norm.apply(by_name("stack"), [grids], {}, node, base)
+
+
 def multi_output(norm, prim, bound, node, base):
     """A function returning several arrays (np.split, np.linalg.eigh, ...) -> a tuple of one
     primitive call per output; `prim.multi(bound, const)` lists (part name, extra args)."""

@@ -558,6 +558,8 @@ def expr_Subscript(norm, node, base):
         return runlists.getitem(norm, value, norm.atom(node.slice, base), node)
     if isinstance(value, Static) and array_literals.is_concatenator(value.obj):
         return array_literals.index_concat(norm, value.obj, node, base)
+    if isinstance(value, Static) and value.obj is np.mgrid:
+        return array_literals.index_mgrid(norm, node, base)
     if isinstance(value, (Struct, Static)):
         key = norm.expr(node.slice, base) if not isinstance(node.slice, gast.Slice) else None
         if isinstance(node.slice, gast.Slice):
