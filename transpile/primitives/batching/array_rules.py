@@ -1,8 +1,6 @@
 """Batching rules for array operations: elementwise, reductions (and cumulative ones), shape
 and structure (reshape, transpose, concatenate, ...), indexing, array creation and shape
 queries. The rule protocol is described in primitives/batching/base.py."""
-import numpy as np
-
 from transpile.core.ir import Const, IndexArg, SliceArg, TupleArg, Var
 from transpile.primitives.batching.base import (NON_ARRAY, NoRule, Rule, _const, _max_rank,
                                                 _only_batched, _shift, args_with)
@@ -278,22 +276,9 @@ def index_rank(s, eqn):
     return out
 
 
-def _batched_list_index(s, it):
-    """`b[[p, 0]]` with p per example: the list as a batched integer array, one row of
-    positions per example (stacked along axis 1), indexed as a batched index array."""
-    if any(isinstance(v, Const) and isinstance(v.value, (bool, np.bool_)) or
-           s.dtype_kind(v) == "b" or s.r(v) != 0 for v in it.items):
-        raise NoRule("a list index of booleans or arrays with a batched item")
-    rows = tuple(v if s.b(v) else s.broadcast(v) for v in it.items)
-    return s.emit("stack", {"arrays": TupleArg(rows, "list"), "axis": Const(1)},
-                  base="at", rank=1)
-
-
 def index_batch(s, eqn):
     x, index = eqn.args["x"], eqn.args["index"]
-    items = [_batched_list_index(s, it) if isinstance(it, TupleArg) and
-             any(isinstance(v, Var) and s.b(v) for v in it.items) else it
-             for it in index.items]
+    items = list(index.items)
     batched = [i for i, it in enumerate(items) if isinstance(it, (Var, Const)) and s.b(it)]
     for it in items:
         if isinstance(it, SliceArg) and any(s.b(p) for p in (it.lower, it.upper, it.step)):
