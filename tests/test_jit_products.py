@@ -109,3 +109,31 @@ def test_a_rank_two_update_writes_no_outer_product():
     _close(mine[0], theirs[0])              # the caller's A updated alike
     code = [ln for ln in src.splitlines() if not ln.strip().startswith("#")]
     assert not [ln for ln in code if "np.outer" in ln or "np.empty((A__n0, A__n0)" in ln]
+
+
+def _int_gemm(alpha, beta, C, A, B):
+    C *= beta
+    C += alpha * A @ B
+
+
+def _int_products(A, B, v, w):
+    return A @ B, A @ v, w @ A, v @ v, np.dot(A, v), (A @ B).sum()
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.int16])
+def test_integer_matrix_products_compile(dtype):
+    # (Numba's np.dot takes floats only: the whole function ran in NumPy)
+    rng = np.random.default_rng(0)
+    A = rng.integers(0, 50, (3, 4)).astype(dtype)
+    B = rng.integers(0, 50, (4, 2)).astype(dtype)
+    v, w = rng.integers(0, 9, 4).astype(dtype), rng.integers(0, 9, 3).astype(dtype)
+    want_C, got_C = np.ones((3, 2), dtype), np.ones((3, 2), dtype)
+    _int_gemm(3, 2, want_C, A, B)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", TranspileWarning)
+        jit(_int_gemm)(3, 2, got_C, A, B)
+        got = jit(_int_products)(A, B, v, w)
+    np.testing.assert_array_equal(got_C, want_C)
+    for g, want in zip(got, _int_products(A, B, v, w)):
+        np.testing.assert_array_equal(g, want)
+        assert np.result_type(g) == np.result_type(want)

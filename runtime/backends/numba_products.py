@@ -53,3 +53,45 @@ def blas_dot(x, y):
 @njit(inline="always", cache=True)
 def _contiguous(a):
     return a.flags.c_contiguous or a.flags.f_contiguous
+
+
+# ---- integer products: Numba's np.dot takes floats and complex numbers only ----------------
+# (accumulated in the operands' dtype, wrapping as NumPy's integer matmul does)
+
+@njit(cache=True)
+def int_vecdot(x, y):
+    acc = x.dtype.type(0)
+    for k in range(x.shape[0]):
+        acc += x[k] * y[k]
+    return acc
+
+
+@njit(cache=True)
+def int_matvec(x, y):
+    out = np.zeros(x.shape[0], x.dtype)
+    for i in range(x.shape[0]):
+        acc = x.dtype.type(0)
+        for k in range(x.shape[1]):
+            acc += x[i, k] * y[k]
+        out[i] = acc
+    return out
+
+
+@njit(cache=True)
+def int_vecmat(x, y):
+    out = np.zeros(y.shape[1], y.dtype)
+    for k in range(x.shape[0]):
+        for j in range(y.shape[1]):
+            out[j] += x[k] * y[k, j]
+    return out
+
+
+@njit(cache=True)
+def int_matmat(x, y):
+    out = np.zeros((x.shape[0], y.shape[1]), x.dtype)
+    for i in range(x.shape[0]):
+        for k in range(x.shape[1]):
+            a = x[i, k]
+            for j in range(y.shape[1]):
+                out[i, j] += a * y[k, j]
+    return out

@@ -340,6 +340,13 @@ class Lowerer:
             dt = dtype_ctor(out_av.dtype)
             xt = self._cast(x, out_av.dtype)
             yt = self._cast(y, out_av.dtype)
+            if out_av.dtype.kind in "iu":         # (Numba's np.dot: floats and complex only)
+                if xs.ndim == 0 or ys.ndim == 0:
+                    return f"{xt} * {yt}"
+                helper = {(1, 1): "int_vecdot", (2, 1): "int_matvec", (1, 2): "int_vecmat",
+                          (2, 2): "int_matmat"}[(xs.ndim, ys.ndim)]
+                text = f"{helper}({xt}, {yt})"
+                return f"{dt}({text})" if not out_av.shape else text
             if not out_av.shape:
                 return f"{dt}(np.dot({xt}, {yt}))"
             if out_av.dtype.kind in "fc":         # (large products: NumPy's threaded BLAS)
@@ -683,6 +690,8 @@ from transpile_runtime.backends.numba_special import (
     trigamma_scalar)
 from transpile_runtime.backends.numba_linalg import eigh_lapack, svd_values_lapack
 from transpile_runtime.backends.numba_products import blas_dot
+from transpile_runtime.backends.numba_products import int_matmat, int_matvec
+from transpile_runtime.backends.numba_products import int_vecdot, int_vecmat
 
 FASTMATH = {{"reassoc", "contract"}}   # reductions may reorder sums (as XLA does); NaN/inf kept
 """
