@@ -57,7 +57,7 @@ _NO_GPU_FORM_YET = {
     "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift",
     "math_ceil", "math_floor", "math_trunc", "deg2rad", "rad2deg", "fmod", "heaviside",
     "fmax", "fmin", "float_power", "complex",
-    "logaddexp2", "nan_to_num", "sinc", "isclose",
+    "logaddexp2", "nan_to_num", "sinc", "sinc_at_zero", "isclose",
     # the derivative mask of np.clip: its row is a runtime helper that the GPU plans never
     # fuse (not elementwise for them), so it has no GPU form
     "clip_mask",

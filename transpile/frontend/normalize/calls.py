@@ -317,9 +317,9 @@ def call(norm, func, args, kwargs, node, base):
 
 
 def _numpy_function(obj):
-    """A function of NumPy's (np.exp, np.maximum), not a Python operator or builtin."""
-    return isinstance(obj, np.ufunc) or \
-        (getattr(obj, "__module__", None) or "").split(".")[0] == "numpy"
+    """A NumPy ufunc (np.exp, np.maximum): of Python numbers it returns a NumPy scalar (other
+    NumPy functions differ: np.allclose and np.random.normal return Python numbers)."""
+    return isinstance(obj, np.ufunc)
 
 
 def _weak_number(norm, atom):
