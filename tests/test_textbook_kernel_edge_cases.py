@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from fd import numerical_grad
+from test_jit_foreign_constructs import solve_with_partial_pivoting
 from transpile import grad, hessian, jit, jvp, vmap
 from transpile.errors import TranspileError, TranspileWarning
 
@@ -118,22 +119,8 @@ def pick_at(b, i):
     return b[[i, 0]]
 
 
-def gauss_solve(A, b):
-    A = A.copy()
-    b = b.copy()
-    n = A.shape[0]
-    for k in range(n - 1):
-        p = k + np.argmax(np.abs(A[k:, k]))
-        A[[k, p]] = A[[p, k]]           # p differs from one example to the next
-        b[[k, p]] = b[[p, k]]
-        for i in range(k + 1, n):
-            f = A[i, k] / A[k, k]
-            A[i, k:] -= f * A[k, k:]
-            b[i] -= f * b[k]
-    x = np.zeros(n)
-    for i in range(n - 1, -1, -1):
-        x[i] = (b[i] - A[i, i + 1:] @ x[i + 1:]) / A[i, i]
-    return x
+# partial pivoting with p per example under vmap: the solver of test_jit_foreign_constructs
+gauss_solve = solve_with_partial_pivoting
 
 
 def test_vmap_of_a_list_index_holding_a_per_example_scalar():

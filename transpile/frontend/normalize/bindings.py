@@ -207,3 +207,11 @@ def read_before_bound(stmts):
                 bound.update(store_names([st]))
     run(stmts, set())
     return exposed
+
+
+def trip_test(norm, start, stop, step, runs=True):
+    """`stop > start` (step > 0; `<` for a negative step): does a range loop run at all?
+    runs=False: the opposite test, `stop <= start`, that it runs zero times."""
+    up = step.value > 0
+    name = ("greater" if up else "less") if runs else ("less_equal" if up else "greater_equal")
+    return norm.b.emit(by_name(name), {"x": stop, "y": start}, base="runs" if runs else "no_trip")

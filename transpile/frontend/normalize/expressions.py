@@ -14,7 +14,7 @@ from transpile.frontend.normalize.aliasing import Stale, stale_error
 from transpile.core import ir
 from transpile.errors import NoAttribute, ReadBeforeSet, ShapesNeeded, TranspileError
 from transpile.core.ir import Const, IndexArg, SliceArg, Var
-from transpile.frontend.normalize.bindings import emit_copy, sub_body
+from transpile.frontend.normalize.bindings import emit_copy, sub_body, trip_test
 from transpile.frontend.normalize.branches import chosen, dynamic_ifexp
 from transpile.frontend.normalize.callables import instance_attribute, watched_namespace
 from transpile.frontend.normalize.pytree import node_attribute
@@ -79,8 +79,7 @@ def _check_bound(norm, name, value, node):
     if (value.name, id(norm.b.body)) in checked:
         return
     start, stop, step = norm.mem.unbound_unless_run[value.name]
-    no_trip = norm.b.emit(by_name("less_equal" if step.value > 0 else "greater_equal"),
-                          {"x": stop, "y": start}, base="no_trip")
+    no_trip = trip_test(norm, start, stop, step, runs=False)
     known, truth = norm.static_truth(no_trip)
     if known and not truth:
         return

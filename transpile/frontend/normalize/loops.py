@@ -28,7 +28,7 @@ from transpile.core.ir import Const, IndexArg, SliceArg, Var
 from transpile.frontend.normalize.branches import chosen, typed_like
 from transpile.frontend.normalize.bindings import (bound_names, emit_copy, join_name, protect,
                                           read_before_bound, rebuild_value, store_names,
-                                          sub_body, tree_eq, value_leaves)
+                                          sub_body, tree_eq, trip_test, value_leaves)
 from transpile.frontend.normalize import runlists
 from transpile.frontend.parse import unrolled_container
 from transpile.frontend.normalize.returns import lift_jumping_elses
@@ -1209,9 +1209,9 @@ def _bound_if_the_loop_ran(norm, leaf, name):
     if not isinstance(leaf, Var) or leaf.name not in norm.mem.unbound_unless_run:
         return leaf
     start, stop, step = norm.mem.unbound_unless_run[leaf.name]
-    runs = norm.b.emit(by_name("greater" if step.value > 0 else "less"),
-                       {"x": stop, "y": start}, base="runs")
+    runs = trip_test(norm, start, stop, step)
     return chosen(norm, runs, [[], []], [leaf, Const(0)], name, norm.b.loc)
+
 
 
 def _target_after(norm, name, var, before, start, stop, step, loc):
@@ -1220,8 +1220,7 @@ def _target_after(norm, name, var, before, start, stop, step, loc):
     if not isinstance(before, (Var, Const)) or not (
             isinstance(step, Const) and isinstance(step.value, (int, np.integer))):
         return
-    runs = norm.b.emit(by_name("greater" if step.value > 0 else "less"),
-                       {"x": stop, "y": start}, base="runs")
+    runs = trip_test(norm, start, stop, step)
     known, truth = norm.static_truth(runs)
     if known:
         if not truth:
